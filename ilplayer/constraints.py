@@ -1,0 +1,116 @@
+"""Learnable constraint sets ``A y <= b`` and the random constraints of supplementary A.
+
+Each constraint is a hyperplane with normal ``a_j``, its own origin ``o_j`` and a signed offset
+``r_j`` (paper, "Constraint parametrization"): ``a_j·(y - o_j) <= r_j``, i.e.
+``b_j = r_j + a_j·o_j``. (The paper writes ``b = r - a·o`` in its code's ``A y + b <= 0``
+convention; it is the same hyperplane.) A learnable origin lets a constraint rotate about a
+point near the data instead of about the global origin.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ilplayer.problem import Bounds, as_bounds
+
+__all__ = ["ORIGINS", "StaticConstraints", "sample_random_constraints"]
+
+ORIGINS = ("learnable", "corner", "center")
+INITIAL_OFFSET = -0.2
+"""Initial ``r``: the reference's bias 0.2 in ``a·(y - o) + 0.2 <= 0``; each constraint starts
+0.2 away from its origin, on the side that excludes it."""
+
+
+def sample_random_constraints(
+    num_constraints: int,
+    num_variables: int,
+    lb: Bounds = 0,
+    ub: Bounds = 1,
+    *,
+    generator: torch.Generator | None = None,
+    feasible_point: torch.Tensor | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random constraints as in supplementary A (Random Constraints).
+
+    Origins are uniform in the centre sub-cube of the box (half its edge length), normals are
+    uniform in [-0.5, 0.5]^n and normalised, offsets are ``INITIAL_OFFSET``. Constraints that
+    ``feasible_point`` violates get their normal and offset negated, so that the point (and
+    thus the problem) stays feasible.
+
+    Returns:
+        ``(normals, offsets, origins)`` of shapes (m, n), (m,), (m, n);
+        ``A = normals`` and ``b = offsets + (normals * origins).sum(-1)``.
+    """
+    if num_constraints < 1 or num_variables < 1:
+        raise ValueError(f"num_constraints and num_variables must be >= 1, got "
+                         f"{num_constraints} and {num_variables}")
+    lo = torch.as_tensor(as_bounds(lb, num_variables, "lb"), dtype=dtype)
+    hi = torch.as_tensor(as_bounds(ub, num_variables, "ub"), dtype=dtype)
+    shape = (num_constraints, num_variables)
+    normals = torch.rand(shape, generator=generator, dtype=dtype) - 0.5
+    normals = normals / torch.linalg.vector_norm(normals, dim=-1, keepdim=True)
+    centre, half_edge = (lo + hi) / 2, (hi - lo) / 4
+    origins = centre + (2 * torch.rand(shape, generator=generator, dtype=dtype) - 1) * half_edge
+    offsets = torch.full((num_constraints,), INITIAL_OFFSET, dtype=dtype)
+    if feasible_point is not None:
+        point = torch.as_tensor(feasible_point, dtype=dtype)
+        violated = (normals * (point - origins)).sum(-1) > offsets
+        flip = 1.0 - 2.0 * violated.to(dtype)
+        normals, offsets = normals * flip[:, None], offsets * flip
+    return normals, offsets, origins
+
+
+class StaticConstraints(torch.nn.Module):
+    """A learnable set of ``m`` constraints on ``n`` variables; ``forward()`` returns ``(A, b)``.
+
+    Args:
+        num_constraints, num_variables: ``m`` and ``n``.
+        lb, ub: the variable box (used to place the origins).
+        origin: ``"learnable"`` (the paper: ``b = r + a·o`` with learnable ``o``),
+            ``"corner"`` (direct ``A, b`` with the origin fixed at ``lb``) or ``"center"``
+            (origin fixed at the box centre): the ablation rows of the supplementary.
+        normalize: divide each row ``(a_j, b_j)`` by ``|a_j|`` (as the reference does).
+        seed: seed of the initialisation (supplementary A, without the feasibility flip:
+            CombOptNet recovers from an infeasible start).
+        dtype: parameter dtype.
+
+    Example:
+        >>> A, b = StaticConstraints(num_constraints=4, num_variables=16, lb=0, ub=1, seed=0)()
+        >>> A.shape, b.shape
+        (torch.Size([4, 16]), torch.Size([4]))
+    """
+
+    def __init__(self, num_constraints: int, num_variables: int, lb: Bounds = 0, ub: Bounds = 1,
+                 origin: str = "learnable", normalize: bool = True, seed: int | None = None,
+                 dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        if origin not in ORIGINS:
+            raise ValueError(f"origin must be one of {ORIGINS}, got {origin!r}")
+        generator = torch.Generator()
+        generator.manual_seed(torch.seed() if seed is None else seed)
+        normals, offsets, origins = sample_random_constraints(
+            num_constraints, num_variables, lb, ub, generator=generator)
+        lo = torch.as_tensor(as_bounds(lb, num_variables, "lb"), dtype=torch.float64)
+        hi = torch.as_tensor(as_bounds(ub, num_variables, "ub"), dtype=torch.float64)
+        self.origin = origin
+        self.normalize = normalize
+        self.normals = torch.nn.Parameter(normals.to(dtype))
+        self.offsets = torch.nn.Parameter(offsets.to(dtype))
+        if origin == "learnable":
+            self.origins = torch.nn.Parameter(origins.to(dtype))
+        else:
+            fixed = lo if origin == "corner" else (lo + hi) / 2
+            self.register_buffer("origins", fixed.expand(num_constraints, -1).to(dtype).clone())
+
+    def forward(self) -> tuple[torch.Tensor, torch.Tensor]:
+        A = self.normals
+        b = self.offsets + (self.normals * self.origins).sum(-1)
+        if self.normalize:
+            norm = torch.linalg.vector_norm(A, dim=-1)
+            A, b = A / norm[:, None], b / norm
+        return A, b
+
+    def extra_repr(self) -> str:
+        m, n = self.normals.shape
+        return f"num_constraints={m}, num_variables={n}, origin={self.origin!r}, normalize={self.normalize}"

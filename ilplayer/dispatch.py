@@ -1,0 +1,103 @@
+"""Runs a validated batch through a backend and checks what comes back.
+
+A device-native backend (``Capability.DEVICE_TENSORS``) gets the tensors as they are. Any
+other backend gets one float64 host copy, split into groups sharing ``(A, b)``. A failing
+group becomes ``Status.ERROR`` rows with a warning naming the instances; it never sinks the
+batch. A returned solution that is not integral, leaves the box or violates ``A y <= b`` is
+demoted to ``Status.ERROR`` too: a backend's bug must not become a silent wrong answer.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+
+from ilplayer.problem import ProblemTensors
+from ilplayer.solver import Capability, ILPBatch, SolveResult, Solver, Status
+
+__all__ = ["SolverFailureWarning", "placeholder_solution", "solve_problem"]
+
+VERIFY_TOL = 1e-6  # integrality and constraint tolerance when checking a backend's answer
+
+
+class SolverFailureWarning(RuntimeWarning):
+    """A backend failed on some instances; they are marked ``Status.ERROR``."""
+
+
+def placeholder_solution(lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+    """The ``y`` given to rows without a solution: the box centre, rounded down.
+
+    For the usual boxes ([0, 1] and [-5, 5]) this is the zero vector the reference
+    implementation uses. The backward treats it as the point to move away from.
+    """
+    return np.floor((lb + ub) / 2).astype(np.float64)
+
+
+def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str) -> SolveResult:
+    y, status = result.y.copy(), result.status.copy()
+    solved = np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT))
+    rounded = np.round(y)
+    bad = solved & ~np.isfinite(y).all(axis=1)
+    bad |= solved & (np.abs(y - rounded) > VERIFY_TOL).any(axis=1)
+    bad |= solved & ((rounded < batch.lb) | (rounded > batch.ub)).any(axis=1)
+    excess = rounded @ batch.A.T - batch.b
+    bad |= solved & (excess > VERIFY_TOL * (1.0 + np.abs(batch.b))).any(axis=1)
+    if bad.any():
+        warnings.warn(f"solver {solver!r} returned an invalid solution (not integral, outside "
+                      f"the box or violating A y <= b) for instances {rows[bad].tolist()}; they "
+                      "are marked Status.ERROR", SolverFailureWarning, stacklevel=4)
+        status[bad] = Status.ERROR
+    objective = np.where(solved & ~bad, np.einsum("kn,kn->k", batch.c, rounded), np.nan)
+    return SolveResult(y=rounded, status=status, objective=objective)
+
+
+def _solve_host(problem: ProblemTensors, solver: Solver) -> tuple[np.ndarray, ...]:
+    B, n = problem.batch_size, problem.num_variables
+    y = np.zeros((B, n))
+    status = np.full(B, int(Status.ERROR), dtype=np.int8)
+    objective = np.full(B, np.nan)
+    for rows, batch in problem.host_groups():
+        try:
+            result = solver.solve(batch)
+            if result.y.shape != (len(rows), n):
+                raise RuntimeError(f"returned y of shape {result.y.shape}, expected {(len(rows), n)}")
+        except Exception as exc:  # one failing group must not sink the batch
+            warnings.warn(f"solver {solver.name!r} failed on instances {rows.tolist()}: "
+                          f"{type(exc).__name__}: {exc}", SolverFailureWarning, stacklevel=3)
+            continue
+        result = _verify(batch, result, rows, solver.name)
+        y[rows], status[rows], objective[rows] = result.y, result.status, result.objective
+    return y, status, objective
+
+
+def solve_problem(problem: ProblemTensors, solver: Solver
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Solve ``problem`` with ``solver``.
+
+    Returns ``(y, status, objective)`` on ``problem.device``: ``y`` float64 (B, n) with the
+    placeholder where there is no solution, ``status`` int8 (B,), ``objective`` float64 (B,).
+    """
+    solver.check(problem)  # refuse what the backend cannot do, before solving anything
+    device = problem.device
+    if Capability.DEVICE_TENSORS in solver.capabilities:
+        try:
+            y, status, objective = solver.solve_tensors(problem)
+        except Exception as exc:
+            warnings.warn(f"solver {solver.name!r} failed on the whole batch: "
+                          f"{type(exc).__name__}: {exc}", SolverFailureWarning, stacklevel=2)
+            y = torch.zeros(problem.c.shape, dtype=torch.float64, device=device)
+            status = torch.full((problem.batch_size,), int(Status.ERROR), dtype=torch.int8,
+                                device=device)
+            objective = torch.full((problem.batch_size,), float("nan"), dtype=torch.float64,
+                                   device=device)
+    else:
+        y_np, status_np, objective_np = _solve_host(problem, solver)
+        y = torch.from_numpy(y_np).to(device)
+        status = torch.from_numpy(status_np).to(device)
+        objective = torch.from_numpy(objective_np).to(device)
+    has_solution = (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
+    placeholder = torch.from_numpy(placeholder_solution(problem.lb, problem.ub)).to(device)
+    y = torch.where(has_solution[:, None], y.to(torch.float64), placeholder)
+    return y, status, objective

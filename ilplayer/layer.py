@@ -1,0 +1,165 @@
+"""The public entry points: :func:`solve` (no autograd) and :class:`ILPLayer` (CombOptNet)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ilplayer.dispatch import solve_problem
+from ilplayer.gradients import BASES, combopt_backward
+from ilplayer.plugins import get_solver
+from ilplayer.problem import Bounds, validate_problem
+from ilplayer.solver import Solver, Status
+
+__all__ = ["ILPLayer", "solve"]
+
+
+def _make_solver(solver: str | Solver, solver_options: dict[str, Any] | None) -> Solver:
+    if isinstance(solver, Solver):
+        if solver_options:
+            raise ValueError("solver_options only apply when solver is given by name")
+        return solver
+    return get_solver(solver, **(solver_options or {}))
+
+
+def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub: Bounds = 1,
+          solver: str | Solver = "bruteforce", solver_options: dict[str, Any] | None = None
+          ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Solve ``min c_i·y s.t. A y <= b, lb <= y <= ub, y integer`` for every row of ``c``.
+
+    Args:
+        c: costs (B, n).
+        A: constraints (m, n), shared by the batch, or (B, m, n).
+        b: right-hand sides (m,) or (B, m).
+        lb, ub: integer bounds, scalars or one per variable.
+        solver: a registered backend name or a :class:`Solver` instance.
+        solver_options: keyword options for the backend (when given by name).
+
+    Returns:
+        ``(y, status)``: ``y`` (B, n) in ``c``'s dtype and device, detached; ``status`` (B,)
+        int8 :class:`Status` codes on the same device. Rows without a solution hold the box
+        centre (rounded down) as a placeholder.
+
+    Example:
+        >>> c = torch.tensor([[-1.0, -2.0]]); A = torch.tensor([[1.0, 1.0]]); b = torch.tensor([1.0])
+        >>> y, status = solve(c, A, b, lb=0, ub=1)
+        >>> y.tolist(), Status.names(status)
+        ([[0.0, 1.0]], ['optimal'])
+    """
+    problem = validate_problem(c, A, b, lb, ub)
+    backend = _make_solver(solver, solver_options)
+    try:
+        y, status, _ = solve_problem(problem, backend)
+    finally:
+        if backend is not solver:
+            backend.close()
+    return y.to(c.dtype), status
+
+
+@dataclass(frozen=True)
+class _BackwardOptions:
+    tau: float | None
+    basis: str
+    project_to_box: bool
+    feasibility_tol: float
+
+
+class _CombOptNetFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, solver: Solver, options: _BackwardOptions
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub)
+        y64, status, _ = solve_problem(problem, solver)
+        y = y64.to(c.dtype)
+        dtype = torch.promote_types(torch.promote_types(c.dtype, A.dtype), b.dtype)
+        ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
+        ctx.options = options
+        ctx.save_for_backward(A, b, y, status)
+        ctx.mark_non_differentiable(status)
+        ctx.dtypes = (c.dtype, dtype)
+        return y, status
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None
+                 ) -> tuple[torch.Tensor | None, ...]:
+        A, b, y, status = ctx.saved_tensors
+        c_dtype, dtype = ctx.dtypes
+        lb, ub = ctx.bounds
+        options: _BackwardOptions = ctx.options
+        need_c, need_A, need_b = ctx.needs_input_grad[:3]
+        dc, dA, db = combopt_backward(
+            dy.to(dtype), A.to(dtype), b.to(dtype), y.to(dtype), status, lb, ub,
+            tau=options.tau, basis=options.basis, project_to_box=options.project_to_box,
+            feasibility_tol=options.feasibility_tol, need_constraint_grads=need_A or need_b)
+        return (dc.to(c_dtype) if need_c else None,
+                dA.to(A.dtype) if need_A else None,
+                db.to(b.dtype) if need_b else None,
+                None, None, None, None)
+
+
+class ILPLayer(torch.nn.Module):
+    """An integer linear program as a layer: ``y = argmin c·y s.t. A y <= b, lb <= y <= ub``.
+
+    The forward pass runs the chosen exact backend; the backward pass returns the CombOptNet
+    gradients for ``c``, ``A`` and ``b`` (pure torch on the inputs' device).
+
+    Args:
+        lb, ub: integer bounds of the variables, scalars or one per variable.
+        solver: backend name (see :func:`ilplayer.list_solvers`) or a :class:`Solver`.
+        solver_options: keyword options for the backend.
+        tau: soft-min temperature of supplementary A.1 (the paper uses 0.5); ``None`` for the
+            hard minimum.
+        basis: ``"delta"`` (the paper's basis of dominant directions) or ``"canonical"``.
+        project_to_box: project ``y - dy`` onto the box before decomposing (supplementary B.1).
+        feasibility_tol: tolerance of the backward's feasibility test for the targets.
+
+    Attributes:
+        last_status: int8 tensor of :class:`Status` codes from the last forward pass.
+
+    Example:
+        >>> layer = ILPLayer(lb=0, ub=1, solver="bruteforce", tau=0.5)
+        >>> constraints = StaticConstraints(num_constraints=2, num_variables=8, lb=0, ub=1)
+        >>> y = layer(torch.randn(4, 8), *constraints())
+        >>> y.shape, layer.last_status.shape
+        (torch.Size([4, 8]), torch.Size([4]))
+    """
+
+    def __init__(self, lb: Bounds = 0, ub: Bounds = 1, solver: str | Solver = "bruteforce",
+                 solver_options: dict[str, Any] | None = None, tau: float | None = 0.5,
+                 basis: str = "delta", project_to_box: bool = True,
+                 feasibility_tol: float = 1e-6) -> None:
+        super().__init__()
+        if tau is not None and not (isinstance(tau, (int, float)) and tau > 0):
+            raise ValueError(f"tau must be a positive number or None (hard minimum), got {tau!r}")
+        if basis not in BASES:
+            raise ValueError(f"basis must be one of {BASES}, got {basis!r}")
+        if not isinstance(project_to_box, bool):
+            raise TypeError(f"project_to_box must be True or False, got {project_to_box!r}")
+        if not feasibility_tol >= 0:
+            raise ValueError(f"feasibility_tol must be >= 0, got {feasibility_tol!r}")
+        self.lb, self.ub = lb, ub
+        self.solver = _make_solver(solver, solver_options)
+        self._owns_solver = not isinstance(solver, Solver)
+        self.options = _BackwardOptions(tau=None if tau is None else float(tau), basis=basis,
+                                        project_to_box=project_to_box,
+                                        feasibility_tol=float(feasibility_tol))
+        self.last_status: torch.Tensor | None = None
+
+    def forward(self, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m)."""
+        y, status = _CombOptNetFunction.apply(c, A, b, self.lb, self.ub, self.solver, self.options)
+        self.last_status = status
+        return y
+
+    def close(self) -> None:
+        """Release the backend's native models (when the layer created the backend)."""
+        if self._owns_solver:
+            self.solver.close()
+
+    def extra_repr(self) -> str:
+        o = self.options
+        return (f"lb={self.lb}, ub={self.ub}, solver={self.solver.name!r}, tau={o.tau}, "
+                f"basis={o.basis!r}, project_to_box={o.project_to_box}")

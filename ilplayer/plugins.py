@@ -1,0 +1,273 @@
+"""The solver registry: pluggy plugins from the ``ilplayer`` entry-point group, plus in-process
+registrations.
+
+Entry points are loaded once, lazily, on the first registry query. A plugin that fails to load
+becomes a warning, never a crash. Set ``ILPLAYER_DISABLE_PLUGIN_AUTOLOAD=1`` to skip entry
+points (the built-in backends stay registered).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from ilplayer import hookspecs
+from ilplayer.solver import Solver
+
+__all__ = [
+    "AUTOLOAD_ENV",
+    "ENTRY_POINT_GROUP",
+    "PluginLoadWarning",
+    "SolverNotInstalledError",
+    "SolverSpec",
+    "UnknownSolverError",
+    "available_solvers",
+    "get_solver",
+    "get_solver_spec",
+    "list_solvers",
+    "plugin_manager",
+    "register_solver",
+    "unregister_solver",
+]
+
+ENTRY_POINT_GROUP = "ilplayer"
+AUTOLOAD_ENV = "ILPLAYER_DISABLE_PLUGIN_AUTOLOAD"
+
+# First-party backends that live in their own distributions: named in errors so that a user
+# who asks for one that is not installed learns which extra provides it.
+FIRST_PARTY_BACKENDS = {
+    "highs": "ilplayer-highs",
+    "gurobi": "ilplayer-gurobi",
+    "cpsat": "ilplayer-cpsat",
+    "scip": "ilplayer-scip",
+    "pyomo": "ilplayer-pyomo",
+}
+
+
+class UnknownSolverError(ValueError, LookupError):
+    """No backend of that name is registered."""
+
+
+class SolverNotInstalledError(ImportError):
+    """The backend is registered but the library it drives is not installed."""
+
+
+class PluginLoadWarning(UserWarning):
+    """A plugin distribution could not be loaded; its backends are missing."""
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """How to build one backend, without importing it. Picklable, so that a worker process can
+    rebuild the solver from it.
+
+    Args:
+        name: the name users pass as ``solver=...``.
+        target: ``"module:Class"`` imported on first use, or the :class:`Solver` subclass.
+        requires: import names of the native libraries (checked with ``find_spec`` only).
+        distribution: the distribution that provides the backend (for messages and listings).
+        install_hint: the command that installs what is missing.
+        description: one line for ``ilplayer solvers``.
+
+    Example:
+        >>> SolverSpec(name="highs", target="ilplayer_highs.solver:HighsSolver",
+        ...            requires=("highspy",), distribution="ilplayer-highs")  # doctest: +ELLIPSIS
+        SolverSpec(name='highs', ...)
+    """
+
+    name: str
+    target: str | type[Solver]
+    requires: tuple[str, ...] = ()
+    distribution: str | None = None
+    install_hint: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or any(ch.isspace() for ch in self.name):
+            raise ValueError(f"solver name must be a non-empty string without spaces, got {self.name!r}")
+        if isinstance(self.target, str) and ":" not in self.target:
+            raise ValueError(f"target must look like 'package.module:ClassName', got {self.target!r}")
+        object.__setattr__(self, "requires", tuple(self.requires))
+
+    def missing_requirements(self) -> list[str]:
+        """Import names of ``requires`` that cannot be found (no import is performed)."""
+        return [mod for mod in self.requires if importlib.util.find_spec(mod) is None]
+
+    def load(self) -> type[Solver]:
+        """Import and return the solver class."""
+        missing = self.missing_requirements()
+        if missing:
+            hint = self.install_hint or f"pip install {' '.join(missing)}"
+            raise SolverNotInstalledError(
+                f"solver {self.name!r} needs the Python package(s) {', '.join(missing)}, "
+                f"which are not installed: {hint}")
+        if not isinstance(self.target, str):
+            return self.target
+        module_name, _, attr = self.target.partition(":")
+        cls = getattr(importlib.import_module(module_name), attr)
+        if not (isinstance(cls, type) and issubclass(cls, Solver)):
+            raise TypeError(f"{self.target} is not a subclass of ilplayer.Solver")
+        return cls
+
+    def is_available(self) -> bool:
+        """True when the native library is installed and the class says it is usable."""
+        if self.missing_requirements():
+            return False
+        try:
+            return bool(self.load().is_available())
+        except Exception:  # a broken backend is unavailable, not fatal
+            return False
+
+    def create(self, **options: Any) -> Solver:
+        """Build a solver instance with ``options`` (passed to the class constructor)."""
+        return self.load()(**options)
+
+
+class _Registry:
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._loaded = False
+        self._specs: dict[str, SolverSpec] = {}
+        self.manager = pluggy.PluginManager(ENTRY_POINT_GROUP)
+        self.manager.add_hookspecs(hookspecs)
+
+    def _add(self, spec: SolverSpec, source: str, replace: bool = False) -> None:
+        if not isinstance(spec, SolverSpec):
+            raise TypeError(f"register() takes a SolverSpec, got {type(spec).__name__} from {source}")
+        if spec.name in self._specs and not replace:
+            warnings.warn(f"solver {spec.name!r} from {source} is already registered; keeping the "
+                          "first registration", PluginLoadWarning, stacklevel=3)
+            return
+        self._specs[spec.name] = spec
+
+    def _collect(self, plugin: object, source: str) -> None:
+        self.manager.register(plugin, name=source)
+        try:
+            self.manager.check_pending()  # catches misspelt ilplayer_* hooks
+            others = [p for p in self.manager.get_plugins() if p is not plugin]
+            hook = self.manager.subset_hook_caller("ilplayer_register_solvers", remove_plugins=others)
+            hook(register=lambda spec: self._add(spec, source))
+        except Exception:
+            self.manager.unregister(plugin)
+            raise
+
+    def ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            from ilplayer.solvers import builtin
+
+            self._collect(builtin, "ilplayer.solvers.builtin")
+            if os.environ.get(AUTOLOAD_ENV, "").strip().lower() not in ("1", "true", "yes"):
+                for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+                    source = f"entry point {ep.name!r} ({ep.value})"
+                    try:
+                        self._collect(ep.load(), source)
+                    except Exception as exc:  # a broken plugin must not break ilplayer
+                        warnings.warn(f"could not load ilplayer plugin {source}: "
+                                      f"{type(exc).__name__}: {exc}", PluginLoadWarning, stacklevel=2)
+            self._loaded = True
+
+    def specs(self) -> dict[str, SolverSpec]:
+        self.ensure_loaded()
+        return dict(self._specs)
+
+    def register(self, spec: SolverSpec, replace: bool) -> None:
+        self.ensure_loaded()
+        with self._lock:
+            if spec.name in self._specs and not replace:
+                raise ValueError(f"a solver named {spec.name!r} is already registered; "
+                                 "pass replace=True to override it")
+            self._add(spec, "register_solver()", replace=True)
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            self._specs.pop(name, None)
+
+
+_registry = _Registry()
+
+
+def plugin_manager() -> pluggy.PluginManager:
+    """The pluggy manager (plugins loaded). For introspection and tests."""
+    _registry.ensure_loaded()
+    return _registry.manager
+
+
+def _unknown(name: str, specs: dict[str, SolverSpec]) -> UnknownSolverError:
+    registered = sorted(specs)
+    msg = f"unknown solver {name!r}. Registered solvers: {', '.join(registered) or 'none'}."
+    base = name.split(":", 1)[0]
+    if base in FIRST_PARTY_BACKENDS:
+        msg += (f" {base!r} is provided by the distribution {FIRST_PARTY_BACKENDS[base]}: "
+                f"pip install 'ilplayer[{base}]'.")
+    else:
+        close = difflib.get_close_matches(name, registered + sorted(FIRST_PARTY_BACKENDS), n=1)
+        if close:
+            msg += f" Did you mean {close[0]!r}?"
+    return UnknownSolverError(msg)
+
+
+def get_solver_spec(name: str) -> SolverSpec:
+    """The registered :class:`SolverSpec` for ``name``."""
+    if not isinstance(name, str):
+        raise TypeError(f"solver must be a name (str) or a Solver instance, got {type(name).__name__}")
+    specs = _registry.specs()
+    if name not in specs:
+        raise _unknown(name, specs)
+    return specs[name]
+
+
+def get_solver(name: str, **options: Any) -> Solver:
+    """Build the backend ``name`` with ``options``.
+
+    Raises:
+        UnknownSolverError: no such backend (lists the registered ones, suggests the closest).
+        SolverNotInstalledError: the backend's library is missing (says what to install).
+
+    Example:
+        >>> solver = ilplayer.get_solver("bruteforce", max_points=2**16)  # doctest: +SKIP
+    """
+    return get_solver_spec(name).create(**options)
+
+
+def list_solvers() -> list[str]:
+    """Names of every registered backend, installed or not."""
+    return sorted(_registry.specs())
+
+
+def available_solvers() -> list[str]:
+    """Names of the registered backends whose libraries are installed and usable."""
+    return [name for name, spec in sorted(_registry.specs().items()) if spec.is_available()]
+
+
+def register_solver(name: str, solver_class: type[Solver], *, replace: bool = False,
+                    description: str = "") -> SolverSpec:
+    """Register an in-process backend under ``name``.
+
+    Example:
+        >>> ilplayer.register_solver("mine", MySolver)   # doctest: +SKIP
+        >>> ilplayer.solve(c, A, b, lb=0, ub=1, solver="mine")   # doctest: +SKIP
+    """
+    if not (isinstance(solver_class, type) and issubclass(solver_class, Solver)):
+        raise TypeError(f"solver_class must be a subclass of ilplayer.Solver, got {solver_class!r}")
+    spec = SolverSpec(name=name, target=solver_class, description=description or
+                      (solver_class.__doc__ or "").strip().split("\n")[0])
+    _registry.register(spec, replace=replace)
+    return spec
+
+
+def unregister_solver(name: str) -> None:
+    """Remove a backend registered in this process (no error when absent)."""
+    _registry.unregister(name)

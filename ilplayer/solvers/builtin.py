@@ -1,0 +1,18 @@
+"""Plugin module registering the backends built into ``ilplayer``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ilplayer.hookspecs import hookimpl
+from ilplayer.plugins import SolverSpec
+
+
+@hookimpl
+def ilplayer_register_solvers(register: Callable[[SolverSpec], None]) -> None:
+    register(SolverSpec(
+        name="bruteforce",
+        target="ilplayer.solvers.bruteforce:BruteForceSolver",
+        distribution="ilplayer",
+        description="exact enumeration of the box in torch, on the tensors' device (small boxes)",
+    ))
