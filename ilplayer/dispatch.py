@@ -58,17 +58,22 @@ def _solve_host(problem: ProblemTensors, solver: Solver) -> tuple[np.ndarray, ..
     y = np.zeros((B, n))
     status = np.full(B, int(Status.ERROR), dtype=np.int8)
     objective = np.full(B, np.nan)
+    failed: list[int] = []
+    first_error = ""
     for rows, batch in problem.host_groups():
         try:
             result = solver.solve(batch)
             if result.y.shape != (len(rows), n):
                 raise RuntimeError(f"returned y of shape {result.y.shape}, expected {(len(rows), n)}")
         except Exception as exc:  # one failing group must not sink the batch
-            warnings.warn(f"solver {solver.name!r} failed on instances {rows.tolist()}: "
-                          f"{type(exc).__name__}: {exc}", SolverFailureWarning, stacklevel=3)
+            failed.extend(rows.tolist())
+            first_error = first_error or f"{type(exc).__name__}: {exc}"
             continue
         result = _verify(batch, result, rows, solver.name)
         y[rows], status[rows], objective[rows] = result.y, result.status, result.objective
+    if failed:
+        warnings.warn(f"solver {solver.name!r} failed on instances {sorted(failed)} (marked "
+                      f"Status.ERROR); first error: {first_error}", SolverFailureWarning, stacklevel=3)
     return y, status, objective
 
 

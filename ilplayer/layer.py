@@ -74,7 +74,9 @@ class _CombOptNetFunction(torch.autograd.Function):
         problem = validate_problem(c, A, b, lb, ub)
         y64, status, _ = solve_problem(problem, solver)
         y = y64.to(c.dtype)
+        # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
         dtype = torch.promote_types(torch.promote_types(c.dtype, A.dtype), b.dtype)
+        dtype = torch.promote_types(dtype, torch.float32)
         ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
         ctx.options = options
         ctx.save_for_backward(A, b, y, status)

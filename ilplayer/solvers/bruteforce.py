@@ -74,9 +74,10 @@ class BruteForceSolver(Solver):
         for size in sizes:
             total *= size
         if total > self.max_points:
+            values = str(sizes[0]) if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
             raise ValueError(
                 f"lb/ub: the box holds {total:.3g} integer points ({len(sizes)} variables with "
-                f"{min(sizes)}..{max(sizes)} values each), more than solver 'bruteforce' enumerates "
+                f"{values} values each), more than solver 'bruteforce' enumerates "
                 f"(max_points={self.max_points}). Use a MIP backend (see "
                 "ilplayer.available_solvers()) or raise solver_options={'max_points': ...}.")
         return total
@@ -89,8 +90,8 @@ class BruteForceSolver(Solver):
         total = self._check_size(lb_np, ub_np)
         device = c.device
         c, A, b = (t.to(torch.float64) for t in (c, A, b))
-        lb = torch.as_tensor(lb_np, dtype=torch.int64, device=device)
-        ub = torch.as_tensor(ub_np, dtype=torch.int64, device=device)
+        lb = torch.tensor(lb_np, dtype=torch.int64, device=device)
+        ub = torch.tensor(ub_np, dtype=torch.int64, device=device)
         batch, m = c.shape[0], A.shape[-2]
         shared = A.dim() == 2 and b.dim() == 1
         if not shared:

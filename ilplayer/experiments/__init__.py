@@ -1,0 +1,1 @@
+"""The paper's demonstrations: datasets and training loops."""

@@ -1,0 +1,55 @@
+"""Small host-side (NumPy) backends for tests of the host path of the core."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ilplayer import ILPBatch, Solver, SolveResult, Status
+
+
+class EnumerationSolver(Solver):
+    """Exact NumPy enumeration; counts the (A, b) groups it is given."""
+
+    name = "enumeration"
+
+    def __init__(self) -> None:
+        self.groups_seen = 0
+
+    def solve(self, batch: ILPBatch) -> SolveResult:
+        self.groups_seen += 1
+        points = np.array(list(itertools.product(*[range(l, u + 1) for l, u in
+                                                   zip(batch.lb, batch.ub)])), dtype=float)
+        feasible = points[(points @ batch.A.T <= batch.b + 1e-6).all(axis=1)]
+        k, n = batch.c.shape
+        if len(feasible) == 0:
+            return SolveResult(y=np.zeros((k, n)), status=np.full(k, Status.INFEASIBLE),
+                               objective=np.full(k, np.nan))
+        costs = batch.c @ feasible.T
+        best = costs.argmin(axis=1)
+        return SolveResult(y=feasible[best], status=np.full(k, Status.OPTIMAL),
+                           objective=costs[np.arange(k), best])
+
+
+class FlakySolver(EnumerationSolver):
+    """Raises on groups whose first cost entry is negative."""
+
+    name = "flaky"
+
+    def solve(self, batch: ILPBatch) -> SolveResult:
+        if batch.c[0, 0] < 0:
+            raise RuntimeError("native library crashed")
+        return super().solve(batch)
+
+
+class LyingSolver(EnumerationSolver):
+    """Claims optimality for a point that violates the constraints."""
+
+    name = "lying"
+
+    def solve(self, batch: ILPBatch) -> SolveResult:
+        result = super().solve(batch)
+        y = np.array(batch.ub, dtype=float)[None, :].repeat(batch.num_instances, 0)
+        return SolveResult(y=y, status=np.full(batch.num_instances, Status.OPTIMAL),
+                           objective=result.objective)

@@ -1,0 +1,8 @@
+"""A plugin whose hook name is misspelt: loading it must warn, not crash."""
+
+from ilplayer import hookimpl
+
+
+@hookimpl
+def ilplayer_register_solver(register):  # missing trailing "s"
+    raise AssertionError("never called")

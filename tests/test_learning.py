@@ -1,0 +1,33 @@
+"""Learning works: hidden constraints are recovered, and an infeasible start recovers."""
+
+from __future__ import annotations
+
+import torch
+
+import ilplayer
+from ilplayer import Status
+from ilplayer.experiments.random_constraints import make_dataset, train_static_constraints
+
+
+def test_learns_a_hidden_constraint_set_from_costs_and_solutions():
+    data = make_dataset(num_variables=8, num_constraints=2, box="binary", seed=0)
+    assert data.box_baseline_accuracy < 0.5
+    _, history = train_static_constraints(data, epochs=12, lr=5e-3, seed=100, target_accuracy=0.9)
+    assert history[-1]["accuracy"] >= 0.9, history
+
+
+def test_training_from_an_infeasible_constraint_set_recovers():
+    data = make_dataset(num_variables=8, num_constraints=2, box="binary", seed=0)
+    model = ilplayer.StaticConstraints(2, 8, seed=100, dtype=torch.float64)
+    with torch.no_grad():  # two opposite half-spaces around one origin: an empty region
+        model.normals[1] = -model.normals[0]
+        model.origins[1] = model.origins[0]
+        model.offsets.fill_(-0.5)
+    _, status = ilplayer.solve(data.c_test, *model(), lb=0, ub=1)
+    assert (status == Status.INFEASIBLE).all()
+    _, history = train_static_constraints(data, model=model, epochs=12, lr=5e-3, seed=100,
+                                          target_accuracy=0.9)
+    assert history[0]["infeasible_fraction"] < 1.0
+    _, status = ilplayer.solve(data.c_test, *model(), lb=0, ub=1)
+    assert (status == Status.OPTIMAL).all()
+    assert history[-1]["accuracy"] >= 0.9, history

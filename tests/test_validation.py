@@ -1,0 +1,75 @@
+"""Every bad input raises before anything is solved, naming the argument and the problem."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ilplayer
+
+c, A, b = torch.zeros(2, 3), torch.ones(1, 3), torch.ones(1)
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((c.clone().fill_(float("nan")), A, b), ValueError, r"c must be finite; found nan at index \(0, 0\)"),
+    ((c, A.clone().fill_(float("inf")), b), ValueError, r"A must be finite; found inf"),
+    ((c, A, b.clone().fill_(float("-inf"))), ValueError, r"b must be finite; found -inf"),
+    ((torch.zeros(3), A, b), ValueError, r"c must have shape \(batch, num_variables\).*unsqueeze"),
+    ((torch.zeros(0, 3), A, b), ValueError, r"c is an empty batch"),
+    ((c, torch.ones(1, 4), b), ValueError, r"A has 4 columns but c has 3 variables"),
+    ((c, torch.ones(5, 1, 3), b), ValueError, r"A has batch size 5 but c has 2"),
+    ((c, torch.ones(0, 3), torch.ones(0)), ValueError, r"A has 0 constraints"),
+    ((c, A, torch.ones(2)), ValueError, r"b must have shape \(1,\) or \(batch, 1\)"),
+    ((c, A, torch.ones(3, 1)), ValueError, r"b has batch size 3 but c has 2"),
+    ((c.long(), A, b), TypeError, r"c must have a floating-point dtype, got torch.int64"),
+    (([[0.0, 0.0, 0.0]], A, b), TypeError, r"c must be a torch.Tensor \(or numpy array\), got list"),
+    ((c, A.to("meta"), b), ValueError, r"A is on meta but c is on cpu"),
+])
+def test_bad_tensors_are_refused_with_the_argument_named(args, error, message):
+    with pytest.raises(error, match=message):
+        ilplayer.solve(*args, lb=0, ub=1)
+    with pytest.raises(error, match=message):
+        ilplayer.ILPLayer(lb=0, ub=1)(*args)
+
+
+@pytest.mark.parametrize("lb, ub, error, message", [
+    (2, 1, ValueError, r"lb must not exceed ub; variable 0 has lb=2 > ub=1"),
+    (0, [1, 0, -1], ValueError, r"variable 2 has lb=0 > ub=-1"),
+    (0.5, 1, ValueError, r"lb must hold integers; lb\[0\] = 0.5"),
+    (0, [1, 1.5, 2], ValueError, r"ub must hold integers; ub\[1\] = 1.5"),
+    (0, float("inf"), ValueError, r"ub must be finite"),
+    (0, [1, 1], ValueError, r"ub must be a scalar or have shape \(3,\).*got shape \(2,\)"),
+    (None, 1, TypeError, r"lb must be an integer or a vector of integers"),
+    (True, 1, TypeError, r"lb must be an integer"),
+    ("zero", 1, TypeError, r"lb must be an integer or a vector of integers, got str"),
+])
+def test_bad_bounds_are_refused(lb, ub, error, message):
+    with pytest.raises(error, match=message):
+        ilplayer.solve(c, A, b, lb=lb, ub=ub)
+
+
+def test_bounds_accept_scalars_lists_arrays_and_tensors():
+    for lb, ub in ((0, 1), ([0, 0, 0], [1, 1, 1]), (np.zeros(3), np.ones(3)),
+                   (torch.zeros(3), torch.ones(3)), (0.0, 1.0)):
+        y, status = ilplayer.solve(c, A, b, lb=lb, ub=ub)
+        assert y.shape == (2, 3)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(tau=0), r"tau must be a positive number or None"),
+    (dict(tau="hot"), r"tau must be a positive number or None"),
+    (dict(basis="random"), r"basis must be one of \('delta', 'canonical'\)"),
+    (dict(project_to_box="yes"), r"project_to_box must be True or False"),
+    (dict(feasibility_tol=-1.0), r"feasibility_tol must be >= 0"),
+])
+def test_bad_layer_options_are_refused(kwargs, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        ilplayer.ILPLayer(**kwargs)
+
+
+def test_bad_solver_options_are_refused():
+    with pytest.raises(ValueError, match="max_points must be a positive integer"):
+        ilplayer.get_solver("bruteforce", max_points=0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'threads'"):
+        ilplayer.get_solver("bruteforce", threads=2)
