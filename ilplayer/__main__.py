@@ -1,0 +1,5 @@
+import sys
+
+from ilplayer.cli import main
+
+sys.exit(main())
