@@ -10,7 +10,6 @@ Example:
 from __future__ import annotations
 
 from ilplayer.constraints import StaticConstraints, sample_random_constraints
-from ilplayer.dispatch import SolverFailureWarning
 from ilplayer.hookspecs import hookimpl
 from ilplayer.layer import ILPLayer, solve
 from ilplayer.plugins import (
@@ -24,7 +23,16 @@ from ilplayer.plugins import (
     register_solver,
     unregister_solver,
 )
-from ilplayer.solver import Capability, ILPBatch, LicenseStatus, SolveResult, Solver, Status
+from ilplayer.solver import (
+    Capability,
+    ILPBatch,
+    LicenseStatus,
+    PersistentModelSolver,
+    SolveResult,
+    Solver,
+    SolverFailureWarning,
+    Status,
+)
 
 __version__ = "0.1.0"
 
@@ -33,6 +41,7 @@ __all__ = [
     "ILPBatch",
     "ILPLayer",
     "LicenseStatus",
+    "PersistentModelSolver",
     "PluginLoadWarning",
     "SolveResult",
     "Solver",

@@ -15,15 +15,11 @@ import numpy as np
 import torch
 
 from ilplayer.problem import ProblemTensors
-from ilplayer.solver import Capability, ILPBatch, SolveResult, Solver, Status
+from ilplayer.solver import Capability, ILPBatch, SolveResult, Solver, SolverFailureWarning, Status
 
-__all__ = ["SolverFailureWarning", "placeholder_solution", "solve_problem"]
+__all__ = ["placeholder_solution", "solve_problem"]
 
 VERIFY_TOL = 1e-6  # integrality and constraint tolerance when checking a backend's answer
-
-
-class SolverFailureWarning(RuntimeWarning):
-    """A backend failed on some instances; they are marked ``Status.ERROR``."""
 
 
 def placeholder_solution(lb: np.ndarray, ub: np.ndarray) -> np.ndarray:

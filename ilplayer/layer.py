@@ -11,7 +11,7 @@ from ilplayer.dispatch import solve_problem
 from ilplayer.gradients import BASES, combopt_backward
 from ilplayer.plugins import get_solver
 from ilplayer.problem import Bounds, validate_problem
-from ilplayer.solver import Solver, Status
+from ilplayer.solver import Solver
 
 __all__ = ["ILPLayer", "solve"]
 

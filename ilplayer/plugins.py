@@ -16,6 +16,7 @@ import os
 import threading
 import warnings
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import pluggy
@@ -33,6 +34,8 @@ __all__ = [
     "available_solvers",
     "get_solver",
     "get_solver_spec",
+    "import_solver_library",
+    "resolve_solver_name",
     "list_solvers",
     "plugin_manager",
     "register_solver",
@@ -77,6 +80,8 @@ class SolverSpec:
         distribution: the distribution that provides the backend (for messages and listings).
         install_hint: the command that installs what is missing.
         description: one line for ``ilplayer solvers``.
+        suffix_option: for a family of backends: ``"name:X"`` builds this backend with the
+            keyword option ``suffix_option=X`` (e.g. ``"pyomo:appsi_highs"``).
 
     Example:
         >>> SolverSpec(name="highs", target="ilplayer_highs.solver:HighsSolver",
@@ -90,6 +95,7 @@ class SolverSpec:
     distribution: str | None = None
     install_hint: str | None = None
     description: str = ""
+    suffix_option: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or any(ch.isspace() for ch in self.name):
@@ -219,14 +225,23 @@ def _unknown(name: str, specs: dict[str, SolverSpec]) -> UnknownSolverError:
     return UnknownSolverError(msg)
 
 
-def get_solver_spec(name: str) -> SolverSpec:
-    """The registered :class:`SolverSpec` for ``name``."""
+def resolve_solver_name(name: str) -> tuple[SolverSpec, dict[str, Any]]:
+    """The spec for ``name`` and the options its suffix implies (``"pyomo:cbc"``)."""
     if not isinstance(name, str):
         raise TypeError(f"solver must be a name (str) or a Solver instance, got {type(name).__name__}")
     specs = _registry.specs()
-    if name not in specs:
-        raise _unknown(name, specs)
-    return specs[name]
+    if name in specs:
+        return specs[name], {}
+    base, _, suffix = name.partition(":")
+    spec = specs.get(base)
+    if spec is not None and spec.suffix_option and suffix:
+        return spec, {spec.suffix_option: suffix}
+    raise _unknown(name, specs)
+
+
+def get_solver_spec(name: str) -> SolverSpec:
+    """The registered :class:`SolverSpec` for ``name``."""
+    return resolve_solver_name(name)[0]
 
 
 def get_solver(name: str, **options: Any) -> Solver:
@@ -239,7 +254,8 @@ def get_solver(name: str, **options: Any) -> Solver:
     Example:
         >>> solver = ilplayer.get_solver("bruteforce", max_points=2**16)  # doctest: +SKIP
     """
-    return get_solver_spec(name).create(**options)
+    spec, implied = resolve_solver_name(name)
+    return spec.create(**implied, **options)
 
 
 def list_solvers() -> list[str]:
@@ -271,3 +287,28 @@ def register_solver(name: str, solver_class: type[Solver], *, replace: bool = Fa
 def unregister_solver(name: str) -> None:
     """Remove a backend registered in this process (no error when absent)."""
     _registry.unregister(name)
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def import_solver_library(module: str, *, clashes_with: tuple[str, ...] = (), fix: str = "") -> ModuleType:
+    """Import a native solver library for a backend.
+
+    Two wheels that bundle different builds of one shared library cannot be loaded in one
+    process: whichever loads second fails with "undefined symbol". That ImportError becomes
+    one that names the distributions, their installed versions and ``fix``.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        if "undefined symbol" not in str(exc) or not clashes_with:
+            raise
+        names = ", ".join(f"{dist} {_version(dist)}" for dist in (module, *clashes_with))
+        raise ImportError(f"{module} could not be loaded next to {', '.join(clashes_with)} ({names}): "
+                          f"they bundle incompatible builds of one native library and only one can "
+                          f"be loaded per process. {fix}".rstrip()) from exc

@@ -1,6 +1,17 @@
 import os
 import sys
 
-# Tests see only the built-in backends unless a test installs a plugin itself.
-os.environ.setdefault("ILPLAYER_DISABLE_PLUGIN_AUTOLOAD", "1")
+import pytest
+
 sys.path.insert(0, os.path.dirname(__file__))
+
+
+@pytest.fixture
+def builtin_registry(monkeypatch):
+    """A fresh registry without entry-point plugins, for tests that pin its exact contents."""
+    from ilplayer import plugins
+
+    monkeypatch.setenv(plugins.AUTOLOAD_ENV, "1")
+    registry = plugins._Registry()
+    monkeypatch.setattr(plugins, "_registry", registry)
+    return registry

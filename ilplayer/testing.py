@@ -1,0 +1,246 @@
+"""Conformance kit: the pytest suite every solver plugin runs.
+
+Subclass :class:`SolverConformance` in a test module of the plugin and name the backend::
+
+    from ilplayer.testing import SolverConformance
+
+    class TestMySolver(SolverConformance):
+        solver_name = "mysolver"
+        solver_options = {}            # optional: options for get_solver
+
+Every family of :data:`FAMILIES` is compared with the exact ``bruteforce`` backend (status per
+instance; objective within 1e-6); infeasible instances must get a status, time limits must be
+honoured, the spec must pickle. A backend that is not installed, or has no usable licence, is
+skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import pickle
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+import torch
+
+import ilplayer
+from ilplayer.constraints import sample_random_constraints
+from ilplayer.plugins import (
+    SolverNotInstalledError,
+    UnknownSolverError,
+    get_solver_spec,
+    resolve_solver_name,
+)
+from ilplayer.solver import Capability, Solver, Status
+
+__all__ = ["FAMILIES", "Instances", "SolverConformance", "assert_agrees_with_bruteforce",
+           "make_instances"]
+
+OBJECTIVE_TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Instances:
+    """A batch of ILP instances as float64 tensors (``A`` shared or per instance)."""
+
+    c: torch.Tensor
+    A: torch.Tensor
+    b: torch.Tensor
+    lb: list[int]
+    ub: list[int]
+
+
+def _random_constraints(rng: np.random.Generator, m: int, lb: list[int], ub: list[int]
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    n = len(lb)
+    generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    corner = torch.tensor([l if rng.random() < 0.5 else u for l, u in zip(lb, ub)], dtype=torch.float64)
+    normals, offsets, origins = sample_random_constraints(m, n, lb, ub, generator=generator,
+                                                          feasible_point=corner)
+    return normals, offsets + (normals * origins).sum(-1)
+
+
+def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np.ndarray, np.ndarray]:
+    """``-M y <= -1``: choose subsets (of <= 3 elements, covering every element) to cover all."""
+    incidence = np.zeros((universe, subsets))
+    for j in range(subsets):
+        incidence[rng.choice(universe, size=int(rng.integers(1, 4)), replace=False), j] = 1
+    for element in np.flatnonzero(incidence.sum(1) == 0):  # every element covered at least once
+        incidence[element, rng.integers(subsets)] = 1
+    return -incidence, -np.ones(universe)
+
+
+FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",
+            "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance")
+
+
+def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
+    """A seeded batch of one family (small enough for ``bruteforce``)."""
+    rng = np.random.default_rng([seed, FAMILIES.index(family)])
+    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))  # noqa: E731
+    if family.startswith("binary-m"):
+        lb, ub = [0] * 10, [1] * 10
+        A, b = _random_constraints(rng, int(family[len("binary-m"):]), lb, ub)
+        return Instances(t(rng.uniform(-1, 1, (batch, 10))), A, b, lb, ub)
+    if family == "dense":
+        lb, ub = [-5] * 5, [5] * 5
+        A, b = _random_constraints(rng, 3, lb, ub)
+        return Instances(t(rng.uniform(-1, 1, (batch, 5))), A, b, lb, ub)
+    if family == "integer-coefficients":
+        lb, ub = [-2] * 6, [3] * 6
+        A = rng.integers(-5, 6, (3, 6))
+        b = np.abs(A).sum(1) // 2
+        return Instances(t(rng.integers(-9, 10, (batch, 6))), t(A), t(b), lb, ub)
+    if family == "negative-bounds":
+        lb = rng.integers(-4, 1, 7).tolist()
+        ub = [l + int(rng.integers(0, 4)) for l in lb]
+        A, b = _random_constraints(rng, 3, lb, ub)
+        return Instances(t(rng.uniform(-1, 1, (batch, 7))), A, b, lb, ub)
+    if family == "set-cover":
+        A, b = set_cover(rng, 5, 10)
+        return Instances(t(rng.uniform(0.1, 1, (batch, 10))), t(A), t(b), [0] * 10, [1] * 10)
+    if family == "infeasible":  # per instance: a·y <= -1 and a·y >= 1 for odd rows
+        n = 6
+        a = rng.uniform(0.5, 1, (batch, n))
+        A = np.stack([a, -a], axis=1)
+        b = np.stack([np.full(batch, 2.0), np.full(batch, -1.0)], axis=1)
+        b[1::2] = [-1.0, -1.0]  # odd rows: a·y <= -1 and -a·y <= -1 -> impossible
+        return Instances(t(rng.uniform(-1, 1, (batch, n))), t(A), t(b), [0] * n, [1] * n)
+    if family == "single-point":  # y <= p and -y <= -p: the feasible set is {p}
+        n = 6
+        point = rng.integers(-2, 3, n)
+        A = np.concatenate([np.eye(n), -np.eye(n)])
+        b = np.concatenate([point, -point])
+        return Instances(t(rng.uniform(-1, 1, (batch, n))), t(A), t(b), [-2] * n, [2] * n)
+    if family == "per-instance":  # distinct (A, b) per row, with repeats
+        lb, ub = [0] * 8, [2] * 8
+        groups = [_random_constraints(rng, 2, lb, ub) for _ in range(3)]
+        pick = rng.integers(0, 3, batch)
+        A = torch.stack([groups[g][0] for g in pick])
+        b = torch.stack([groups[g][1] for g in pick])
+        return Instances(t(rng.uniform(-1, 1, (batch, 8))), A, b, lb, ub)
+    raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+
+
+def market_split(seed: int = 0, m: int = 4, n: int = 36) -> Instances:
+    """Cornuéjols-Dawande market split: a·y = floor(sum(a)/2) rows, famously hard for branch
+    and bound; used to trigger time limits."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 100, (m, n)).astype(np.float64)
+    rhs = np.floor(a.sum(1) / 2)
+    A, b = np.concatenate([a, -a]), np.concatenate([rhs, -rhs])
+    return Instances(torch.tensor(rng.uniform(-1, 1, (1, n))), torch.tensor(A), torch.tensor(b),
+                     [0] * n, [1] * n)
+
+
+def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
+                                  tol: float = OBJECTIVE_TOL) -> tuple[torch.Tensor, torch.Tensor]:
+    """Same status per instance as ``bruteforce``, and the same optimal objective."""
+    y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
+                               solver=solver)
+    y_ref, status_ref = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+                                       instances.ub, solver="bruteforce")
+    assert Status.names(status) == Status.names(status_ref)
+    solved = status_ref == Status.OPTIMAL
+    value = (instances.c * y).sum(-1)[solved]
+    reference = (instances.c * y_ref).sum(-1)[solved]
+    torch.testing.assert_close(value, reference, rtol=tol, atol=tol)
+    A = instances.A if instances.A.dim() == 3 else instances.A.expand(len(y), -1, -1)
+    b = instances.b if instances.b.dim() == 2 else instances.b.expand(len(y), -1)
+    excess = (A @ y[..., None]).squeeze(-1) - b
+    assert (excess[solved] <= 1e-6 * (1 + b[solved].abs())).all()
+    return y, status
+
+
+class SolverConformance:
+    """Base class of a plugin's conformance tests; set ``solver_name`` (and ``solver_options``)."""
+
+    solver_name: ClassVar[str] = ""
+    solver_options: ClassVar[dict[str, Any]] = {}
+
+    @pytest.fixture
+    def solver(self) -> Solver:
+        try:
+            spec = get_solver_spec(self.solver_name)
+        except UnknownSolverError as exc:
+            pytest.skip(f"backend {self.solver_name!r} is not registered: {exc}")
+        if not spec.is_available():
+            pytest.skip(f"backend {self.solver_name!r} is not available: missing "
+                        f"{spec.missing_requirements() or 'its library'}")
+        cls = spec.load()
+        licence = cls.license_status()
+        if not licence:
+            pytest.skip(f"backend {self.solver_name!r} has no usable licence ({licence.value})")
+        try:
+            solver = ilplayer.get_solver(self.solver_name, **self.solver_options)
+        except SolverNotInstalledError as exc:
+            pytest.skip(str(exc))
+        yield solver
+        solver.close()
+
+    @pytest.mark.parametrize("family", FAMILIES)
+    @pytest.mark.parametrize("seed", [0, 1])
+    def test_family_agrees_with_bruteforce(self, solver: Solver, family: str, seed: int) -> None:
+        assert_agrees_with_bruteforce(make_instances(family, seed), solver)
+
+    def test_infeasible_instances_get_a_status_not_an_exception(self, solver: Solver) -> None:
+        instances = make_instances("infeasible")
+        _, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+                                   instances.ub, solver=solver)
+        assert Status.names(status[1::2]) == ["infeasible"] * len(status[1::2])
+        assert Status.names(status[0::2]) == ["optimal"] * len(status[0::2])
+
+    def test_models_are_reused_across_calls_and_constraint_sets(self, solver: Solver) -> None:
+        first, second = make_instances("binary-m4", 3), make_instances("binary-m8", 3)
+        for instances in (first, second, first, second):
+            assert_agrees_with_bruteforce(instances, solver)
+
+    def test_time_limit_is_honoured(self, solver: Solver) -> None:
+        if Capability.TIME_LIMIT not in solver.capabilities:
+            pytest.skip(f"backend {self.solver_name!r} has no time limit")
+        limited = ilplayer.get_solver(self.solver_name, **{**self.solver_options, "time_limit": 0.2})
+        instances = market_split()
+        start = time.perf_counter()
+        y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+                                   instances.ub, solver=limited)
+        elapsed = time.perf_counter() - start
+        limited.close()
+        assert Status.names(status) in (["time_limit"], ["time_limit_no_solution"])
+        assert elapsed < 10.0
+        if status[0] == Status.TIME_LIMIT:
+            assert ((instances.A @ y[0]) <= instances.b + 1e-6).all()
+
+    def test_bad_time_limit_is_refused(self, solver: Solver) -> None:
+        if Capability.TIME_LIMIT not in solver.capabilities:
+            pytest.skip(f"backend {self.solver_name!r} has no time limit")
+        with pytest.raises(ValueError, match="time_limit must be a positive number"):
+            ilplayer.get_solver(self.solver_name, **{**self.solver_options, "time_limit": -1})
+
+    def test_spec_pickles_for_worker_processes(self, solver: Solver) -> None:
+        spec, implied = resolve_solver_name(self.solver_name)
+        rebuilt = pickle.loads(pickle.dumps(spec)).create(**implied, **self.solver_options)
+        try:
+            assert_agrees_with_bruteforce(make_instances("binary-m4"), rebuilt)
+        finally:
+            rebuilt.close()
+
+    def test_declares_a_name_and_capabilities(self, solver: Solver) -> None:
+        assert isinstance(solver.capabilities, frozenset)
+        assert all(isinstance(cap, Capability) for cap in solver.capabilities)
+        assert solver.name
+
+
+def exhaustive_optimum(instances: Instances, row: int) -> float | None:
+    """Plain-Python optimum of one instance (for tests of the kit itself)."""
+    c = instances.c[row].numpy()
+    A = (instances.A[row] if instances.A.dim() == 3 else instances.A).numpy()
+    b = (instances.b[row] if instances.b.dim() == 2 else instances.b).numpy()
+    best = None
+    for point in itertools.product(*[range(l, u + 1) for l, u in zip(instances.lb, instances.ub)]):
+        y = np.array(point, dtype=float)
+        if (A @ y - b <= 1e-6).all():
+            best = float(c @ y) if best is None else min(best, float(c @ y))
+    return best

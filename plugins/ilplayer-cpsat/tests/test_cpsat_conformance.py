@@ -1,0 +1,47 @@
+import numpy as np
+import pytest
+import torch
+
+import ilplayer
+from ilplayer import Status
+from ilplayer.testing import SolverConformance, assert_agrees_with_bruteforce, make_instances
+
+
+class TestCpSatConformance(SolverConformance):
+    solver_name = "cpsat"
+
+
+@pytest.fixture
+def cpsat():
+    pytest.importorskip("ortools", reason="ortools is not installed")
+    return ilplayer.get_solver
+
+
+def test_coarse_scaling_is_repaired_to_feasible_answers_within_the_documented_bound(cpsat):
+    instances = make_instances("binary-m8", seed=5)
+    solver = cpsat("cpsat", scale=10.0)
+    y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
+                               solver=solver)
+    y_ref, status_ref = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+                                       instances.ub)
+    assert Status.names(status) == Status.names(status_ref)
+    assert solver.repairs > 0  # the coarse scale admitted infeasible points, which were cut
+    assert ((y @ instances.A.T) <= instances.b + 1e-6).all()  # always feasible
+    bound = 0.5 * (np.array(instances.ub) - np.array(instances.lb)).sum() / 10.0
+    gap = ((instances.c * y).sum(-1) - (instances.c * y_ref).sum(-1)).numpy()
+    assert (gap >= -1e-9).all() and (gap <= bound + 1e-9).all()
+
+
+def test_integer_data_is_exact_at_scale_one(cpsat):
+    assert_agrees_with_bruteforce(make_instances("integer-coefficients"), cpsat("cpsat", scale=1.0))
+
+
+def test_overflowing_scale_is_refused_naming_the_argument(cpsat):
+    c, A, b = torch.ones(1, 4), torch.full((1, 4), 1e9), torch.ones(1)
+    with pytest.raises(ValueError, match=r"A: coefficients up to 1e\+09 .* pass a smaller scale"):
+        ilplayer.solve(c, A, b, lb=-5, ub=5, solver="cpsat", solver_options={"scale": 1e6})
+
+
+def test_unknown_parameter_is_refused(cpsat):
+    with pytest.raises(ValueError, match="params: CP-SAT has no parameter 'no_such_field'"):
+        cpsat("cpsat", params={"no_such_field": 1})

@@ -1,0 +1,1 @@
+"""Gurobi backend for ilplayer (``solver="gurobi"``)."""

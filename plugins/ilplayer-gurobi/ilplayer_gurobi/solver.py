@@ -1,0 +1,118 @@
+"""Gurobi through gurobipy's matrix API: one environment per solver instance (so per thread or
+worker process), one model per ``(A, b)``; only the objective changes between instances."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ilplayer import Capability, ILPBatch, LicenseStatus, PersistentModelSolver, Status
+from ilplayer.problem import ProblemTensors
+
+# Exact (gaps 0) and single-threaded. Presolve, cuts and heuristics cost more than they save on
+# the tiny instances of a training batch (measured here: n = 16). Override with params=...
+DEFAULT_PARAMS: dict[str, Any] = {
+    "OutputFlag": 0,
+    "Threads": 1,
+    "MIPGap": 0.0,
+    "MIPGapAbs": 0.0,
+    "Presolve": 0,
+    "Cuts": 0,
+    "Heuristics": 0.0,
+}
+SIZE_LIMIT = 2000  # variables and constraints allowed by the pip wheel's restricted licence
+_LICENSE_ERRORS = (10009, 10030, 10032)  # no licence, licence expired/invalid, version mismatch
+
+
+class GurobiSolver(PersistentModelSolver):
+    """Gurobi MIP. Exact, one thread, tuned for tiny instances (see ``DEFAULT_PARAMS``).
+
+    Args:
+        time_limit: seconds per instance (``Status.TIME_LIMIT`` when reached).
+        params: Gurobi parameters by name, e.g. ``{"Presolve": -1}``; override the defaults.
+    """
+
+    name = "gurobi"
+    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES,
+                              Capability.TIME_LIMIT})
+    _license: ClassVar[LicenseStatus | None] = None
+
+    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None) -> None:
+        super().__init__(time_limit, params)
+        import gurobipy as gp
+
+        self._gp = gp
+        settings = {**DEFAULT_PARAMS, **self.params}
+        if self.time_limit is not None:
+            settings["TimeLimit"] = self.time_limit
+        env = gp.Env(empty=True)
+        env.setParam("OutputFlag", 0)
+        for key, value in settings.items():
+            try:
+                env.setParam(key, value)
+            except gp.GurobiError as exc:
+                env.dispose()
+                raise ValueError(f"params: Gurobi rejected {key}={value!r}: {exc}") from exc
+        env.start()  # takes the licence; a licence problem raises gurobipy's own message
+        self._env = env
+
+    @classmethod
+    def license_status(cls) -> LicenseStatus:
+        """Starts an environment (takes a licence) and probes the size limit; cached."""
+        if cls._license is None:
+            import gurobipy as gp
+
+            try:
+                with gp.Env(params={"OutputFlag": 0}) as env, gp.Model(env=env) as model:
+                    model.addVars(SIZE_LIMIT + 1)
+                    model.optimize()
+                cls._license = LicenseStatus.FULL
+            except gp.GurobiError as exc:
+                if exc.errno == 10010:
+                    cls._license = LicenseStatus.SIZE_LIMITED
+                elif exc.errno in _LICENSE_ERRORS:
+                    cls._license = LicenseStatus.MISSING if exc.errno == 10009 else LicenseStatus.INVALID
+                else:
+                    raise
+        return cls._license
+
+    def check(self, problem: ProblemTensors) -> None:
+        n, m = problem.num_variables, problem.num_constraints
+        if max(n, m) > SIZE_LIMIT and self.license_status() == LicenseStatus.SIZE_LIMITED:
+            raise ValueError(
+                f"A: {m} constraints x {n} variables exceed Gurobi's size-limited licence (at "
+                f"most {SIZE_LIMIT} variables and {SIZE_LIMIT} constraints; the licence that comes "
+                "with the pip wheel). Install a full Gurobi licence or use an open-source backend.")
+
+    def build_model(self, batch: ILPBatch) -> Any:
+        gp = self._gp
+        model = gp.Model(env=self._env)
+        x = model.addMVar(batch.num_variables, lb=batch.lb.astype(np.float64),
+                          ub=batch.ub.astype(np.float64), vtype=gp.GRB.INTEGER)
+        model.addConstr(batch.A @ x <= batch.b)
+        return model, x
+
+    def dispose_model(self, model: Any) -> None:
+        model[0].dispose()
+
+    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
+        grb = self._gp.GRB
+        gmodel, x = model
+        x.Obj = c
+        gmodel.optimize()
+        status = gmodel.Status
+        y = np.asarray(x.X) if gmodel.SolCount > 0 else None
+        if status == grb.OPTIMAL:
+            return Status.OPTIMAL, y
+        if status in (grb.INFEASIBLE, grb.INF_OR_UNBD):  # the box is bounded: never unbounded
+            return Status.INFEASIBLE, None
+        if status == grb.TIME_LIMIT:
+            return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+        raise RuntimeError(f"Gurobi ended with status code {status}")
+
+    def close(self) -> None:
+        super().close()
+        if getattr(self, "_env", None) is not None:
+            self._env.dispose()
+            self._env = None

@@ -1,0 +1,1 @@
+"""HiGHS backend for ilplayer (``solver="highs"``)."""

@@ -1,0 +1,15 @@
+"""Registers the ``highs`` backend. Imports nothing heavy: highspy is imported on first use."""
+
+from ilplayer import SolverSpec, hookimpl
+
+
+@hookimpl
+def ilplayer_register_solvers(register):
+    register(SolverSpec(
+        name="highs",
+        target="ilplayer_highs.solver:HighsSolver",
+        requires=("highspy",),
+        distribution="ilplayer-highs",
+        install_hint="pip install 'ilplayer[highs]'",
+        description="HiGHS MIP solver (open source)",
+    ))

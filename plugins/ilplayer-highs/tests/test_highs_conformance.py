@@ -1,0 +1,5 @@
+from ilplayer.testing import SolverConformance
+
+
+class TestHighsConformance(SolverConformance):
+    solver_name = "highs"

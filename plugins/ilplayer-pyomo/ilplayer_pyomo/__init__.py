@@ -1,0 +1,1 @@
+"""Pyomo bridge for ilplayer: ``solver="pyomo:<name>"`` for any Pyomo MIP solver."""

@@ -1,0 +1,16 @@
+"""Registers the ``pyomo:<name>`` family. Imports nothing heavy: pyomo is imported on first use."""
+
+from ilplayer import SolverSpec, hookimpl
+
+
+@hookimpl
+def ilplayer_register_solvers(register):
+    register(SolverSpec(
+        name="pyomo",
+        target="ilplayer_pyomo.solver:PyomoSolver",
+        requires=("pyomo",),
+        distribution="ilplayer-pyomo",
+        install_hint="pip install 'ilplayer[pyomo]'",
+        description="any Pyomo MIP solver by name: pyomo:appsi_highs, pyomo:gurobi_direct, ...",
+        suffix_option="solver_name",
+    ))

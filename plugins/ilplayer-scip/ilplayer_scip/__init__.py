@@ -1,0 +1,1 @@
+"""SCIP backend for ilplayer (``solver="scip"``)."""

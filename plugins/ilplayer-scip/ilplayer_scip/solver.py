@@ -1,0 +1,91 @@
+"""SCIP through PySCIPOpt: one ``Model`` per ``(A, b)`` (building one costs about 2 ms), reset
+with ``freeTransform`` between instances; the solve releases the GIL (``optimizeNogil``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
+
+# Exact (gaps 0). Presolve, heuristics and separation off: cheaper on tiny instances
+# (measured here: 1.1 ms -> 0.9 ms at n = 16). Override with params={"presolving/maxrounds": -1}.
+DEFAULT_PARAMS: dict[str, Any] = {
+    "limits/gap": 0.0,
+    "limits/absgap": 0.0,
+    "presolving/maxrounds": 0,
+    "heuristics/emphasis": "off",
+    "separating/emphasis": "off",
+}
+
+
+class ScipSolver(PersistentModelSolver):
+    """SCIP MIP (open source). Exact, single-threaded, releases the GIL while solving.
+
+    Args:
+        time_limit: seconds per instance (``Status.TIME_LIMIT`` when reached).
+        params: SCIP parameters by name, e.g. ``{"limits/nodes": 1000}``. The ``*/emphasis``
+            entries take "default", "aggressive", "fast" or "off".
+    """
+
+    name = "scip"
+    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES,
+                              Capability.TIME_LIMIT})
+
+    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None) -> None:
+        super().__init__(time_limit, params)
+        import pyscipopt
+
+        self._scip = pyscipopt
+        self.settings = {**DEFAULT_PARAMS, **self.params}
+        if self.time_limit is not None:
+            self.settings["limits/time"] = self.time_limit
+        self._configure(pyscipopt.Model())  # validate names and values up front
+
+    def _configure(self, model: Any) -> None:
+        setting = self._scip.SCIP_PARAMSETTING
+        emphasis = {"default": setting.DEFAULT, "aggressive": setting.AGGRESSIVE,
+                    "fast": setting.FAST, "off": setting.OFF}
+        model.hideOutput()
+        for key, value in self.settings.items():
+            try:
+                if key.endswith("/emphasis"):
+                    group = key.split("/")[0]
+                    {"heuristics": model.setHeuristics, "separating": model.setSeparating,
+                     "presolving": model.setPresolve}[group](emphasis[value])
+                else:
+                    model.setParam(key, value)
+            except (KeyError, LookupError, ValueError, TypeError) as exc:
+                raise ValueError(f"params: SCIP rejected {key}={value!r}: {exc}") from exc
+
+    def build_model(self, batch: ILPBatch) -> Any:
+        scip = self._scip
+        model = scip.Model()
+        self._configure(model)
+        y = [model.addVar(vtype="I", lb=float(l), ub=float(u)) for l, u in zip(batch.lb, batch.ub)]
+        for row, bound in zip(batch.A, batch.b):
+            model.addCons(scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0) <= float(bound))
+        terms = [scip.scip.Term(v) for v in y]
+        return model, y, terms
+
+    def dispose_model(self, model: Any) -> None:
+        model[0].freeProb()
+
+    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
+        scip_model, y, terms = model
+        scip_model.freeTransform()  # back to the original problem: the objective may change
+        scip_model.setObjective(self._scip.Expr(dict(zip(terms, c.tolist()))))
+        scip_model.optimizeNogil()
+        status = scip_model.getStatus()
+        point = None
+        if scip_model.getNSols() > 0:
+            best = scip_model.getBestSol()
+            point = np.array([scip_model.getSolVal(best, v) for v in y])
+        if status == "optimal":
+            return Status.OPTIMAL, point
+        if status in ("infeasible", "inforunbd"):  # the box is bounded: never unbounded
+            return Status.INFEASIBLE, None
+        if status == "timelimit":
+            return (Status.TIME_LIMIT, point) if point is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+        raise RuntimeError(f"SCIP ended with status {status!r}")
