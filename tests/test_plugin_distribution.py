@@ -89,3 +89,21 @@ def test_library_clash_becomes_a_clear_import_error(tmp_path, monkeypatch):
                                           r"pip install the-fix"):
         import_solver_library("clashing_native_lib", clashes_with=("otherlib",),
                               fix="pip install the-fix")
+
+
+def test_the_plugin_in_writing_a_plugin_md_works_as_written():
+    import re
+
+    text = (HERE.parent / "docs" / "writing-a-plugin.md").read_text()
+    plugin, solver = re.findall(r"```python\n(.*?)```", text, re.S)[:2]
+    namespace: dict = {}
+    exec(solver, namespace)
+    ilplayer.register_solver("doc-enum", namespace["EnumSolver"], replace=True)
+    try:
+        from ilplayer.testing import assert_agrees_with_bruteforce, make_instances
+
+        for family in ("binary-m4", "negative-bounds", "infeasible"):
+            assert_agrees_with_bruteforce(make_instances(family), "doc-enum")
+    finally:
+        ilplayer.unregister_solver("doc-enum")
+    assert "@hookimpl" in plugin and "ilplayer_register_solvers" in plugin

@@ -26,15 +26,18 @@ from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
 from ilplayer.plugins import import_solver_library
 from ilplayer.problem import ProblemTensors
 
-# Exact (CP-SAT proves optimality of its integer objective by default), one worker. Presolve,
-# symmetry detection and LP linearisation cost more than they save on tiny instances
-# (measured here: 1.7 ms -> 0.4 ms at n = 16). Override with params=...
+# Exact (CP-SAT proves optimality of its integer objective by default), one worker. Presolve
+# and symmetry detection cost more than they save on tiny instances (measured here, n = 16:
+# 1.7 ms -> 0.7 ms). Override with params=...
 DEFAULT_PARAMS: dict[str, Any] = {
     "num_workers": 1,
     "cp_model_presolve": False,
     "symmetry_level": 0,
-    "linearization_level": 0,
 }
+# The LP relaxation is chosen per model unless params sets it: off for binary boxes (0.8 ms
+# instead of 3.2 ms at n = 16, m = 8), on for wider boxes, where search without it explodes
+# (dense [-5, 5]^16, m = 4: p90 481 ms without, 5 ms with). benchmarks/solvers.py measures it.
+LINEARIZATION_BINARY, LINEARIZATION_GENERAL = 0, 1
 FEASIBILITY_TOL = 1e-6
 MAX_SAFE_INTEGER = 2**53  # keep every scaled activity exactly representable
 CLASH_FIX = ("highspy and ortools each ship libhighs.so.1; install the pair built on one HiGHS "
@@ -95,11 +98,15 @@ class CpSatSolver(PersistentModelSolver):
         rhs = np.floor(self.scale * (batch.b + FEASIBILITY_TOL) + rounding_error + 1e-9)
         for row, bound in zip(coefficients.astype(np.int64), rhs.astype(np.int64)):
             model.add(cp.LinearExpr.weighted_sum(y, row.tolist()) <= int(bound))
-        return model, y, batch.A, batch.b
+        binary = bool((batch.ub - batch.lb <= 1).all())
+        linearization = self.params.get("linearization_level",
+                                        LINEARIZATION_BINARY if binary else LINEARIZATION_GENERAL)
+        return model, y, batch.A, batch.b, linearization
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         cp = self._cp
-        cp_model, y, A, b = model
+        cp_model, y, A, b, linearization = model
+        self._solver.parameters.linearization_level = linearization
         cp_model.minimize(cp.LinearExpr.weighted_sum(y, np.round(c * self.scale).astype(np.int64).tolist()))
         for _ in range(self.max_repairs + 1):
             code = self._solver.solve(cp_model)
