@@ -13,34 +13,11 @@ import argparse
 import statistics
 import time
 
-import numpy as np
-import torch
-
 import ilplayer
 from ilplayer import ILPBatch
-from ilplayer.constraints import sample_random_constraints
-from ilplayer.testing import set_cover
+from ilplayer.bench import FAMILIES, family_batch
 
 DEFAULT_BACKENDS = ["gurobi", "cpsat", "highs", "scip", "pyomo:appsi_highs"]
-
-
-def family_batch(family: str, instances: int, seed: int = 0) -> ILPBatch:
-    rng = np.random.default_rng(seed)
-    n = 16
-    if family == "set cover":
-        A, b = set_cover(rng, 8, n)
-        return ILPBatch(c=rng.uniform(0.1, 1, (instances, n)), A=A, b=b, lb=np.zeros(n), ub=np.ones(n))
-    box, m = family.split(" m=")
-    lo, hi = (0, 1) if box == "binary" else (-5, 5)
-    g = torch.Generator().manual_seed(seed)
-    corner = torch.tensor([lo if rng.random() < 0.5 else hi for _ in range(n)], dtype=torch.float64)
-    normals, offsets, origins = sample_random_constraints(int(m), n, lo, hi, generator=g,
-                                                          feasible_point=corner)
-    A = normals.numpy()
-    b = (offsets + (normals * origins).sum(-1)).numpy()
-    c = rng.uniform(-0.5, 0.5, (instances, n))
-    return ILPBatch(c=c / np.linalg.norm(c, axis=1, keepdims=True), A=A, b=b,
-                    lb=np.full(n, lo), ub=np.full(n, hi))
 
 
 def per_instance_ms(solver, batch: ILPBatch, fresh: bool) -> list[float]:
@@ -68,7 +45,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=200)
     parser.add_argument("--backends", nargs="*", default=DEFAULT_BACKENDS)
     args = parser.parse_args()
-    families = ["binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense m=8", "set cover"]
+    families = FAMILIES
     print(f"{args.instances} instances per family (pyomo: a quarter), n = 16, one thread; ms per instance")
     print(f"{'backend':<18} {'family':<11} | {'reused median/p90':>18} | {'fresh median/p90':>18} | speed-up")
     for name in args.backends:

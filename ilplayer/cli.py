@@ -1,4 +1,4 @@
-"""``ilplayer`` command line: ``ilplayer solvers`` and ``ilplayer demo``."""
+"""``ilplayer`` command line: ``ilplayer solvers``, ``ilplayer demo``, ``ilplayer bench parallel``."""
 
 from __future__ import annotations
 
@@ -91,9 +91,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--seed", type=int, default=0, help="dataset and initialisation seed")
     demo.add_argument("--solver", default="bruteforce", help="backend name (ilplayer solvers)")
     demo.add_argument("--log-every", type=int, default=10, help="print every N epochs")
+    bench = commands.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
+    parallel = bench.add_parser("parallel", help="serial vs threads vs processes vs Ray throughput")
+    parallel.add_argument("--solver", default=None, help="backend (default: first MIP backend installed)")
+    parallel.add_argument("--batch", type=int, default=256)
+    parallel.add_argument("--workers", type=int, default=2)
+    parallel.add_argument("--repeats", type=int, default=5)
+    parallel.add_argument("--executors", nargs="*", default=["serial", "threads", "processes", "ray"])
     args = parser.parse_args(argv)
     if args.command == "solvers":
         _print_table(solvers_table())
+        return 0
+    if args.command == "bench":
+        from ilplayer.bench import parallel_benchmark
+
+        parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors)
         return 0
     return run_demo(args)
 

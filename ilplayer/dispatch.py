@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import torch
 
+from ilplayer.executors import BatchExecutor, SolverRecipe, TaskFailure, plan_tasks, solve_task
 from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Capability, ILPBatch, SolveResult, Solver, SolverFailureWarning, Status
 
@@ -49,33 +50,44 @@ def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str)
     return SolveResult(y=rounded, status=status, objective=objective)
 
 
-def _solve_host(problem: ProblemTensors, solver: Solver) -> tuple[np.ndarray, ...]:
+def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None,
+                recipe: SolverRecipe | None) -> tuple[np.ndarray, ...]:
     B, n = problem.batch_size, problem.num_variables
     y = np.zeros((B, n))
     status = np.full(B, int(Status.ERROR), dtype=np.int8)
     objective = np.full(B, np.nan)
+    groups = list(problem.host_groups())
+    if executor is None:
+        tasks = [[group] for group in groups]
+        outcomes: list = [solve_task(solver, task) for task in tasks]
+    else:
+        assert recipe is not None, "make_executor refuses parallel executors without a recipe"
+        tasks = plan_tasks(groups, executor.workers)
+        outcomes = executor.run(recipe, tasks)
     failed: list[int] = []
     first_error = ""
-    for rows, batch in problem.host_groups():
-        try:
-            result = solver.solve(batch)
-            if result.y.shape != (len(rows), n):
-                raise RuntimeError(f"returned y of shape {result.y.shape}, expected {(len(rows), n)}")
-        except Exception as exc:  # one failing group must not sink the batch
-            failed.extend(rows.tolist())
-            first_error = first_error or f"{type(exc).__name__}: {exc}"
-            continue
-        result = _verify(batch, result, rows, solver.name)
-        y[rows], status[rows], objective[rows] = result.y, result.status, result.objective
+    for task, outcome in zip(tasks, outcomes):
+        results = [outcome] * len(task) if isinstance(outcome, TaskFailure) else outcome
+        for (rows, batch), result in zip(task, results):
+            if not isinstance(result, TaskFailure) and result.y.shape != (len(rows), n):
+                result = TaskFailure(f"returned y of shape {result.y.shape}, expected {(len(rows), n)}")
+            if isinstance(result, TaskFailure):  # one failing group must not sink the batch
+                failed.extend(rows.tolist())
+                first_error = first_error or result.message
+                continue
+            result = _verify(batch, result, rows, solver.name)
+            y[rows], status[rows], objective[rows] = result.y, result.status, result.objective
     if failed:
         warnings.warn(f"solver {solver.name!r} failed on instances {sorted(failed)} (marked "
                       f"Status.ERROR); first error: {first_error}", SolverFailureWarning, stacklevel=3)
     return y, status, objective
 
 
-def solve_problem(problem: ProblemTensors, solver: Solver
+def solve_problem(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None = None,
+                  recipe: SolverRecipe | None = None
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Solve ``problem`` with ``solver``.
+    """Solve ``problem`` with ``solver``, in this thread or on ``executor``'s workers (which
+    build their own solvers from ``recipe``).
 
     Returns ``(y, status, objective)`` on ``problem.device``: ``y`` float64 (B, n) with the
     placeholder where there is no solution, ``status`` int8 (B,), ``objective`` float64 (B,).
@@ -94,7 +106,7 @@ def solve_problem(problem: ProblemTensors, solver: Solver
             objective = torch.full((problem.batch_size,), float("nan"), dtype=torch.float64,
                                    device=device)
     else:
-        y_np, status_np, objective_np = _solve_host(problem, solver)
+        y_np, status_np, objective_np = _solve_host(problem, solver, executor, recipe)
         y = torch.from_numpy(y_np).to(device)
         status = torch.from_numpy(status_np).to(device)
         objective = torch.from_numpy(objective_np).to(device)

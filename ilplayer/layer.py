@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from ilplayer.dispatch import solve_problem
+from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
 from ilplayer.gradients import BASES, combopt_backward
 from ilplayer.plugins import get_solver
 from ilplayer.problem import Bounds, validate_problem
@@ -24,9 +25,14 @@ def _make_solver(solver: str | Solver, solver_options: dict[str, Any] | None) ->
     return get_solver(solver, **(solver_options or {}))
 
 
+def _recipe(solver: str | Solver, solver_options: dict[str, Any] | None) -> SolverRecipe | None:
+    return SolverRecipe.from_name(solver, solver_options) if isinstance(solver, str) else None
+
+
 def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub: Bounds = 1,
-          solver: str | Solver = "bruteforce", solver_options: dict[str, Any] | None = None
-          ) -> tuple[torch.Tensor, torch.Tensor]:
+          solver: str | Solver = "bruteforce", solver_options: dict[str, Any] | None = None,
+          executor: ExecutorLike = None, workers: int | None = None,
+          mp_context: str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve ``min c_i·y s.t. A y <= b, lb <= y <= ub, y integer`` for every row of ``c``.
 
     Args:
@@ -36,6 +42,11 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         lb, ub: integer bounds, scalars or one per variable.
         solver: a registered backend name or a :class:`Solver` instance.
         solver_options: keyword options for the backend (when given by name).
+        executor: ``"auto"`` (default: threads when the backend releases the GIL), ``"serial"``,
+            ``"threads"``, ``"processes"``, ``"ray"``, or any ``concurrent.futures.Executor``.
+            Pools made here live for this call only; :class:`ILPLayer` keeps its pool.
+        workers: parallel workers (default: the cores available).
+        mp_context: start method for ``"processes"`` (default ``"forkserver"`` on Linux).
 
     Returns:
         ``(y, status)``: ``y`` (B, n) in ``c``'s dtype and device, detached; ``status`` (B,)
@@ -50,9 +61,12 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
     """
     problem = validate_problem(c, A, b, lb, ub)
     backend = _make_solver(solver, solver_options)
+    pool = make_executor(executor, workers, backend, mp_context, by_name=isinstance(solver, str))
     try:
-        y, status, _ = solve_problem(problem, backend)
+        y, status, _ = solve_problem(problem, backend, pool, _recipe(solver, solver_options))
     finally:
+        if pool is not None and pool is not executor:
+            pool.close()
         if backend is not solver:
             backend.close()
     return y.to(c.dtype), status
@@ -69,10 +83,10 @@ class _BackwardOptions:
 class _CombOptNetFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, solver: Solver, options: _BackwardOptions
+                ub: Bounds, layer: ILPLayer, options: _BackwardOptions
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub)
-        y64, status, _ = solve_problem(problem, solver)
+        y64, status, _ = solve_problem(problem, layer.solver, layer.executor, layer.recipe)
         y = y64.to(c.dtype)
         # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
         dtype = torch.promote_types(torch.promote_types(c.dtype, A.dtype), b.dtype)
@@ -117,6 +131,10 @@ class ILPLayer(torch.nn.Module):
         basis: ``"delta"`` (the paper's basis of dominant directions) or ``"canonical"``.
         project_to_box: project ``y - dy`` onto the box before decomposing (supplementary B.1).
         feasibility_tol: tolerance of the backward's feasibility test for the targets.
+        executor: how a batch is spread over workers (see :func:`solve`). The pool is created
+            on the first forward pass and lives until :meth:`close` (or garbage collection).
+        workers: parallel workers (default: the cores available).
+        mp_context: start method for ``executor="processes"``.
 
     Attributes:
         last_status: int8 tensor of :class:`Status` codes from the last forward pass.
@@ -132,7 +150,8 @@ class ILPLayer(torch.nn.Module):
     def __init__(self, lb: Bounds = 0, ub: Bounds = 1, solver: str | Solver = "bruteforce",
                  solver_options: dict[str, Any] | None = None, tau: float | None = 0.5,
                  basis: str = "delta", project_to_box: bool = True,
-                 feasibility_tol: float = 1e-6) -> None:
+                 feasibility_tol: float = 1e-6, executor: ExecutorLike = None,
+                 workers: int | None = None, mp_context: str | None = None) -> None:
         super().__init__()
         if tau is not None and not (isinstance(tau, (int, float)) and tau > 0):
             raise ValueError(f"tau must be a positive number or None (hard minimum), got {tau!r}")
@@ -145,6 +164,10 @@ class ILPLayer(torch.nn.Module):
         self.lb, self.ub = lb, ub
         self.solver = _make_solver(solver, solver_options)
         self._owns_solver = not isinstance(solver, Solver)
+        self.recipe = _recipe(solver, solver_options)
+        self.executor: BatchExecutor | None = make_executor(executor, workers, self.solver, mp_context,
+                                                          by_name=isinstance(solver, str))
+        self._owns_executor = self.executor is not None and self.executor is not executor
         self.options = _BackwardOptions(tau=None if tau is None else float(tau), basis=basis,
                                         project_to_box=project_to_box,
                                         feasibility_tol=float(feasibility_tol))
@@ -152,16 +175,20 @@ class ILPLayer(torch.nn.Module):
 
     def forward(self, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m)."""
-        y, status = _CombOptNetFunction.apply(c, A, b, self.lb, self.ub, self.solver, self.options)
+        y, status = _CombOptNetFunction.apply(c, A, b, self.lb, self.ub, self, self.options)
         self.last_status = status
         return y
 
     def close(self) -> None:
-        """Release the backend's native models (when the layer created the backend)."""
+        """Stop the layer's worker pool and release the backend's native models (for what the
+        layer created itself)."""
+        if self._owns_executor and self.executor is not None:
+            self.executor.close()
         if self._owns_solver:
             self.solver.close()
 
     def extra_repr(self) -> str:
         o = self.options
-        return (f"lb={self.lb}, ub={self.ub}, solver={self.solver.name!r}, tau={o.tau}, "
-                f"basis={o.basis!r}, project_to_box={o.project_to_box}")
+        executor = self.executor.kind if self.executor is not None else "serial"
+        return (f"lb={self.lb}, ub={self.ub}, solver={self.solver.name!r}, executor={executor!r}, "
+                f"tau={o.tau}, basis={o.basis!r}, project_to_box={o.project_to_box}")

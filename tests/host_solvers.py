@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
+import time
 
 import numpy as np
 
-from ilplayer import ILPBatch, Solver, SolveResult, Status
+from ilplayer import Capability, ILPBatch, Solver, SolveResult, Status
 
 
 class EnumerationSolver(Solver):
@@ -53,3 +55,37 @@ class LyingSolver(EnumerationSolver):
         y = np.array(batch.ub, dtype=float)[None, :].repeat(batch.num_instances, 0)
         return SolveResult(y=y, status=np.full(batch.num_instances, Status.OPTIMAL),
                            objective=result.objective)
+
+
+class SlowSolver(EnumerationSolver):
+    """Sleeps ``delay`` seconds per group: long enough to kill or interrupt a worker mid-batch."""
+
+    name = "slow"
+    capabilities = frozenset({Capability.RELEASES_GIL})
+
+    def __init__(self, delay: float = 0.2) -> None:
+        super().__init__()
+        self.delay = delay
+
+    def solve(self, batch: ILPBatch) -> SolveResult:
+        time.sleep(self.delay)
+        return super().solve(batch)
+
+
+class GilEnumerationSolver(EnumerationSolver):
+    """Releases the GIL (NumPy enumeration mostly does), so thread pools may run it."""
+
+    name = "gil-enumeration"
+    capabilities = frozenset({Capability.RELEASES_GIL})
+
+
+class FlakyParallelSolver(GilEnumerationSolver):
+    """Raises on batches holding an instance whose first cost entry is negative (in whichever
+    worker runs it)."""
+
+    name = "flaky-parallel"
+
+    def solve(self, batch: ILPBatch) -> SolveResult:
+        if (batch.c[:, 0] < 0).any():
+            raise RuntimeError(f"native library crashed in process {os.getpid()}")
+        return super().solve(batch)

@@ -1,0 +1,410 @@
+"""Parallel batch solving: thread and process pools, Ray actors, or any
+``concurrent.futures.Executor``.
+
+Workers are persistent: each builds its solver once from a picklable :class:`SolverRecipe` and
+keeps it (and so its native models, one per ``(A, b)``) for as long as the pool lives. A batch
+is planned into about one task per worker; a task carries whole ``(A, b)`` groups or slices of
+one, so ``A`` and ``b`` travel once per task, not once per instance.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import multiprocessing
+import os
+import select
+import signal
+import sys
+import threading
+import time
+import weakref
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Union
+
+import numpy as np
+
+from ilplayer.plugins import SolverSpec, resolve_solver_name
+from ilplayer.solver import Capability, ILPBatch, SolveResult, Solver
+
+__all__ = [
+    "EXECUTORS",
+    "BatchExecutor",
+    "FuturesExecutor",
+    "RayExecutor",
+    "SolverRecipe",
+    "TaskFailure",
+    "default_workers",
+    "make_executor",
+    "plan_tasks",
+    "run_task",
+    "solve_task",
+]
+
+EXECUTORS = ("auto", "serial", "threads", "processes", "ray")
+Task = list[tuple[np.ndarray, ILPBatch]]
+
+
+def default_workers() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class SolverRecipe:
+    """How a worker builds its own solver: a registered spec and its options. Picklable."""
+
+    spec: SolverSpec
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def from_name(cls, name: str, options: dict[str, Any] | None = None) -> SolverRecipe:
+        spec, implied = resolve_solver_name(name)
+        return cls(spec, tuple(sorted({**implied, **(options or {})}.items())))
+
+    def create(self) -> Solver:
+        return self.spec.create(**dict(self.options))
+
+
+@dataclass(frozen=True)
+class TaskFailure:
+    """A task whose worker raised or died; its instances become ``Status.ERROR``."""
+
+    message: str
+
+
+# --- worker side -----------------------------------------------------------------------------
+
+_worker_state = threading.local()  # per thread; a worker process runs tasks in one thread
+
+
+def _worker_solver(recipe: SolverRecipe) -> Solver:
+    solvers: dict[SolverRecipe, Solver] = getattr(_worker_state, "solvers", None) or {}
+    _worker_state.solvers = solvers
+    if recipe not in solvers:
+        solvers[recipe] = recipe.create()
+    return solvers[recipe]
+
+
+def run_task(recipe: SolverRecipe, task: Task) -> list[SolveResult | TaskFailure]:
+    """Solve every batch of a task with this worker's persistent solver."""
+    return solve_task(_worker_solver(recipe), task)
+
+
+def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
+    """Solve every batch of a task with ``solver``; a failing batch becomes a TaskFailure."""
+    results: list[SolveResult | TaskFailure] = []
+    for _, batch in task:
+        try:
+            results.append(solver.solve(batch))
+        except Exception as exc:  # one failing group must not sink the task
+            results.append(TaskFailure(f"{type(exc).__name__}: {exc}"))
+    return results
+
+
+def _process_worker_init(client_pid: int) -> None:
+    """Workers ignore Ctrl-C (the client handles it) and exit when the client process dies,
+    however it dies. With ``forkserver`` a worker's parent is the fork server, which itself
+    waits for its workers, so PR_SET_PDEATHSIG alone would leave orphans: watch the client."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with, args=(client_pid,), daemon=True,
+                     name="ilplayer-client-watch").start()
+
+
+def _exit_with(pid: int) -> None:
+    try:
+        handle = os.pidfd_open(pid)  # Linux >= 5.3: readable once the process has exited
+    except (AttributeError, OSError):
+        handle = None
+    if handle is not None:
+        select.select([handle], [], [])
+    else:
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                continue
+    os._exit(1)
+
+
+# --- planning --------------------------------------------------------------------------------
+
+def plan_tasks(groups: list[tuple[np.ndarray, ILPBatch]], workers: int) -> list[Task]:
+    """About ``workers`` tasks of about ``batch / workers`` instances each.
+
+    A large group is sliced (its ``A, b`` then travel once per slice); small groups are packed
+    together. One task per instance would cost more than a sub-millisecond solve.
+    """
+    total = sum(len(rows) for rows, _ in groups)
+    target = max(1, math.ceil(total / max(1, workers)))
+    tasks: list[Task] = []
+    current: Task = []
+    size = 0
+    for rows, batch in groups:
+        start = 0
+        while start < len(rows):
+            take = min(len(rows) - start, target - size)  # fill the current task exactly
+            if take == len(rows):
+                current.append((rows, batch))
+            else:
+                piece = slice(start, start + take)
+                current.append((rows[piece], ILPBatch(c=batch.c[piece], A=batch.A, b=batch.b,
+                                                      lb=batch.lb, ub=batch.ub)))
+            start += take
+            size += take
+            if size == target:
+                tasks.append(current)
+                current, size = [], 0
+    if current:
+        tasks.append(current)
+    return tasks
+
+
+# --- executors -------------------------------------------------------------------------------
+
+class BatchExecutor(ABC):
+    """Runs planned tasks on persistent workers. ``run`` returns one entry per task, in order:
+    the task's results, or a :class:`TaskFailure` when its worker was lost."""
+
+    kind: str = ""
+    workers: int = 1
+
+    @abstractmethod
+    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+        """Solve the tasks; never raises for a failed or lost worker."""
+
+    def close(self) -> None:
+        """Stop the workers. Safe to call twice."""
+
+    def __enter__(self) -> BatchExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _terminate_process_pool(pool: concurrent.futures.Executor) -> None:
+    """Stop a process pool now, even mid-task (Ctrl-C, broken pool, close)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5)
+
+
+class FuturesExecutor(BatchExecutor):
+    """Any ``concurrent.futures.Executor``: ilplayer's own thread and process pools, or yours
+    (a Dask client's executor, ...). Pools that ilplayer created are rebuilt when broken and
+    shut down by :meth:`close`; yours are left to you."""
+
+    def __init__(self, pool: concurrent.futures.Executor | None = None, *, kind: str = "executor",
+                 workers: int | None = None, mp_context: str | None = None) -> None:
+        self.kind = kind
+        self.workers = workers or getattr(pool, "_max_workers", None) or default_workers()
+        self.mp_context = mp_context
+        self._owned = pool is None
+        self._pool = pool
+        self._finalizer: weakref.finalize | None = None
+
+    def _make_pool(self) -> concurrent.futures.Executor:
+        if self.kind == "threads":
+            return concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="ilplayer")
+        context = multiprocessing.get_context(self.mp_context)
+        return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context,
+                                                      initializer=_process_worker_init,
+                                                      initargs=(os.getpid(),))
+
+    @property
+    def pool(self) -> concurrent.futures.Executor:
+        if self._pool is None:
+            self._pool = self._make_pool()
+            self._finalizer = weakref.finalize(self, _shutdown_pool, self._pool, self.kind)
+        return self._pool
+
+    def start(self) -> None:
+        """Start every worker now (otherwise they start with the first batch)."""
+        list(self.pool.map(_ping, range(self.workers)))
+
+    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+        pool = self.pool
+        results: list[list[SolveResult | TaskFailure] | TaskFailure] = []
+        broken = False
+        try:
+            futures = [pool.submit(run_task, recipe, task) for task in tasks]
+        except concurrent.futures.BrokenExecutor as exc:  # died before this batch
+            futures, broken = [], True
+            results = [TaskFailure(f"worker lost ({type(exc).__name__}: {exc})")] * len(tasks)
+        try:
+            for future in futures:
+                try:
+                    results.append(future.result())
+                except concurrent.futures.BrokenExecutor as exc:
+                    broken = True
+                    results.append(TaskFailure(f"worker lost ({type(exc).__name__}: {exc})"))
+                except Exception as exc:  # e.g. the recipe or a batch cannot be pickled
+                    results.append(TaskFailure(f"{type(exc).__name__}: {exc}"))
+        except BaseException:  # Ctrl-C: stop the workers now, leave no orphans
+            if self._owned:
+                self.close()
+            raise
+        if broken and self._owned:
+            self.close()  # the next batch gets a fresh pool
+        return results
+
+    def close(self) -> None:
+        if self._owned and self._pool is not None:
+            if self._finalizer is not None:
+                self._finalizer.detach()
+            _shutdown_pool(self._pool, self.kind)
+            self._pool = None
+
+
+def _ping(_: int) -> int:
+    return os.getpid()
+
+
+def _shutdown_pool(pool: concurrent.futures.Executor, kind: str) -> None:
+    if kind == "processes":
+        _terminate_process_pool(pool)
+    else:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class RayExecutor(BatchExecutor):
+    """Ray actors that each hold a persistent solver. Uses the running Ray cluster (or the one
+    at ``address``), or starts a local one; ``workers`` defaults to the cluster's CPUs."""
+
+    kind = "ray"
+
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        self.requested_workers = workers
+        self.address = address
+        self._actors: list[Any] = []
+        self._ray: Any = None
+
+    @property
+    def workers(self) -> int:  # type: ignore[override]
+        return len(self._actors) or self.requested_workers or default_workers()
+
+    def _ensure_actors(self) -> None:
+        if self._actors:
+            return
+        try:
+            import ray
+        except ImportError as exc:
+            raise ImportError("executor='ray' needs Ray: pip install 'ilplayer[ray]'") from exc
+        self._ray = ray
+        if not ray.is_initialized():
+            if self.address is not None:
+                ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
+            else:
+                ray.init(num_cpus=self.requested_workers, include_dashboard=False,
+                         logging_level="ERROR", log_to_driver=False)
+        count = self.requested_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._actors = [self._new_actor() for _ in range(count)]
+
+    def _new_actor(self) -> Any:
+        return self._ray.remote(num_cpus=1)(_RayWorker).remote()
+
+    def start(self) -> None:
+        """Start Ray (if needed) and every actor now."""
+        self._ensure_actors()
+        self._ray.get([actor.ping.remote() for actor in self._actors])
+
+    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+        self._ensure_actors()
+        ray = self._ray
+        refs = [(i % len(self._actors), self._actors[i % len(self._actors)].run.remote(recipe, task))
+                for i, task in enumerate(tasks)]
+        results: list[list[SolveResult | TaskFailure] | TaskFailure] = []
+        lost: set[int] = set()
+        for index, ref in refs:
+            try:
+                results.append(ray.get(ref))
+            except ray.exceptions.RayError as exc:
+                lost.add(index)
+                results.append(TaskFailure(f"Ray worker lost ({type(exc).__name__}: {exc})"))
+        for index in lost:  # replace dead actors so the next batch has every worker
+            self._actors[index] = self._new_actor()
+        return results
+
+    def close(self) -> None:
+        for actor in self._actors:
+            try:
+                self._ray.kill(actor)
+            except Exception:  # already dead, or Ray already shut down
+                pass
+        self._actors = []
+
+
+class _RayWorker:
+    """A Ray actor body: a worker with persistent solvers."""
+
+    def ping(self) -> int:
+        return os.getpid()
+
+    def run(self, recipe: SolverRecipe, task: Task) -> list[SolveResult | TaskFailure]:
+        return run_task(recipe, task)
+
+
+ExecutorLike = Union[str, BatchExecutor, concurrent.futures.Executor, None]
+
+
+def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver,
+                  mp_context: str | None = None, by_name: bool = True) -> BatchExecutor | None:
+    """The executor to use for ``solver``; ``None`` means solve serially in this thread.
+
+    ``"auto"`` (or None): threads when the backend releases the GIL, more than one worker is
+    available and the solver was given by name (workers build their own instances), else
+    serial. Device-native backends solve the whole batch in one call and use no executor.
+    """
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be a positive integer or None, got {workers!r}")
+    if isinstance(executor, (BatchExecutor, concurrent.futures.Executor)) and not by_name:
+        raise ValueError("a parallel executor needs the solver by name (each worker builds its "
+                         "own instance from the registered spec), not a Solver object")
+    if isinstance(executor, BatchExecutor):
+        return executor
+    if isinstance(executor, concurrent.futures.Executor):
+        return FuturesExecutor(executor, workers=workers)
+    if executor is None:
+        executor = "auto"
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {EXECUTORS} or a concurrent.futures.Executor, "
+                         f"got {executor!r}")
+    if Capability.DEVICE_TENSORS in solver.capabilities or executor == "serial":
+        return None
+    if not by_name:
+        if executor == "auto":
+            return None
+        raise ValueError(f"executor={executor!r} needs the solver by name (each worker builds its "
+                         "own instance from the registered spec), not a Solver object")
+    count = workers or default_workers()
+    releases_gil = Capability.RELEASES_GIL in solver.capabilities
+    if executor == "auto":
+        return FuturesExecutor(kind="threads", workers=count) if releases_gil and count > 1 else None
+    if executor == "threads":
+        if not releases_gil:
+            raise ValueError(f"executor='threads': solver {solver.name!r} holds the GIL while "
+                             "solving, so threads would run one at a time; use "
+                             "executor='processes'")
+        return FuturesExecutor(kind="threads", workers=count)
+    if executor == "processes":
+        method = mp_context or ("forkserver" if sys.platform.startswith("linux") else "spawn")
+        if method not in multiprocessing.get_all_start_methods():
+            raise ValueError(f"mp_context must be one of {multiprocessing.get_all_start_methods()}, "
+                             f"got {method!r}")
+        return FuturesExecutor(kind="processes", workers=count, mp_context=method)
+    return RayExecutor(workers=workers)

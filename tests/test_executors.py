@@ -1,0 +1,223 @@
+"""Parallel batch solving: every executor gives the bruteforce answer in input order; failing
+and killed workers give clear errors and the pool recovers; no orphan processes."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from host_solvers import FlakyParallelSolver, GilEnumerationSolver, SlowSolver
+
+import ilplayer
+from ilplayer import Status
+from ilplayer.executors import FuturesExecutor, plan_tasks
+from ilplayer.testing import make_instances
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module", autouse=True)
+def test_backends():
+    for name, cls in (("gil-enumeration", GilEnumerationSolver), ("slow", SlowSolver),
+                      ("flaky-parallel", FlakyParallelSolver)):
+        ilplayer.register_solver(name, cls, replace=True)
+    yield
+    for name in ("gil-enumeration", "slow", "flaky-parallel"):
+        ilplayer.unregister_solver(name)
+
+
+def mip_backend() -> str:
+    """A real MIP plugin when one is installed, else the in-test host backend."""
+    for name in ("highs", "cpsat", "scip", "gurobi"):
+        if name in ilplayer.available_solvers():
+            return name
+    return "gil-enumeration"
+
+
+def assert_same_as_bruteforce(instances, y, status):
+    y_ref, status_ref = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+                                       instances.ub)
+    assert torch.equal(status, status_ref)
+    torch.testing.assert_close((instances.c * y).sum(-1), (instances.c * y_ref).sum(-1))
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_dead(pids, timeout=15.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if alive(p)]
+
+
+@pytest.mark.parametrize("executor, mp_context", [
+    ("serial", None), ("threads", None), ("processes", "forkserver"), ("processes", "spawn"),
+    ("processes", "fork"), ("auto", None)])
+def test_every_executor_matches_bruteforce_in_input_order(executor, mp_context):
+    instances = make_instances("per-instance", seed=1, batch=40)  # distinct rows: order shows
+    y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
+                               solver=mip_backend(), executor=executor, workers=2,
+                               mp_context=mp_context)
+    assert_same_as_bruteforce(instances, y, status)
+
+
+def test_any_concurrent_futures_executor_can_run_the_batch():
+    instances = make_instances("binary-m4", seed=2, batch=30)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+                                   instances.ub, solver=mip_backend(), executor=pool)
+        assert_same_as_bruteforce(instances, y, status)
+        assert not pool._shutdown  # the caller's pool is left to the caller
+
+
+def test_a_layer_keeps_its_process_pool_and_worker_models_across_batches():
+    instances = make_instances("binary-m4", seed=3, batch=16)
+    layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver=mip_backend(),
+                              executor="processes", workers=2)
+    try:
+        layer(instances.c, instances.A, instances.b)
+        pids = set(layer.executor.pool._processes)
+        for _ in range(3):
+            y = layer(instances.c, instances.A, instances.b)
+            assert_same_as_bruteforce(instances, y, layer.last_status)
+        assert set(layer.executor.pool._processes) == pids  # the same workers served every batch
+    finally:
+        layer.close()
+    assert wait_dead(pids) == []
+
+
+def test_tasks_are_about_batch_over_workers_and_send_a_shared_A_once_per_task():
+    instances = make_instances("binary-m4", seed=0, batch=256)
+    problem = ilplayer.problem.validate_problem(instances.c, instances.A, instances.b,
+                                                instances.lb, instances.ub)
+    tasks = plan_tasks(list(problem.host_groups()), workers=2)
+    assert [sum(len(rows) for rows, _ in task) for task in tasks] == [128, 128]
+    assert all(len(task) == 1 for task in tasks)  # one (A, b) per task, not one per instance
+    per_instance = make_instances("per-instance", seed=0, batch=30)
+    problem = ilplayer.problem.validate_problem(per_instance.c, per_instance.A, per_instance.b,
+                                                per_instance.lb, per_instance.ub)
+    tasks = plan_tasks(list(problem.host_groups()), workers=4)
+    rows = sorted(int(r) for task in tasks for group_rows, _ in task for r in group_rows)
+    assert rows == list(range(30))
+    assert [sum(len(r) for r, _ in task) for task in tasks] == [8, 8, 8, 6]
+
+
+def test_a_raising_worker_marks_its_instances_and_the_rest_of_the_batch_is_solved():
+    instances = make_instances("per-instance", seed=4, batch=12)
+    c = instances.c.clone()
+    c[:, 0] = c[:, 0].abs()
+    c[5, 0] = -1.0  # the group containing row 5 raises inside a worker process
+    with pytest.warns(ilplayer.SolverFailureWarning, match=r"failed on instances \[.*5.*\].*"
+                                                           r"native library crashed in process"):
+        y, status = ilplayer.solve(c, instances.A, instances.b, instances.lb, instances.ub,
+                                   solver="flaky-parallel", executor="processes", workers=2)
+    assert status[5] == Status.ERROR
+    assert (status != Status.ERROR).sum() >= 1
+
+
+def test_a_worker_killed_mid_batch_gives_a_clear_error_and_the_next_batch_succeeds():
+    instances = make_instances("per-instance", seed=5, batch=8)
+    layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver="slow",
+                              solver_options={"delay": 1.0}, executor="processes", workers=2)
+    try:
+        layer.executor.start()
+        victim = next(iter(layer.executor.pool._processes))
+        threading.Timer(0.5, os.kill, (victim, signal.SIGKILL)).start()
+        with pytest.warns(ilplayer.SolverFailureWarning,
+                          match=r"failed on instances \[0, 1, .*\].*worker lost \(BrokenProcessPool"):
+            layer(instances.c, instances.A, instances.b)
+        assert (layer.last_status == Status.ERROR).any()
+        y = layer(instances.c, instances.A, instances.b)  # a fresh pool serves the next batch
+        assert_same_as_bruteforce(instances, y, layer.last_status)
+    finally:
+        layer.close()
+
+
+def test_close_leaves_no_worker_processes():
+    executor = FuturesExecutor(kind="processes", workers=2, mp_context="forkserver")
+    executor.start()
+    pids = list(executor.pool._processes)
+    assert len(pids) == 2 and all(alive(p) for p in pids)
+    executor.close()
+    executor.close()  # idempotent
+    assert wait_dead(pids) == []
+
+
+SCRIPT = """
+import os, signal, sys, threading, time
+sys.path.insert(0, {tests!r})
+import torch, ilplayer
+from host_solvers import SlowSolver
+
+if __name__ == "__main__":
+    ilplayer.register_solver("slow", SlowSolver)
+    layer = ilplayer.ILPLayer(lb=0, ub=1, solver="slow", solver_options={{"delay": 60.0}},
+                              executor="processes", workers=2)
+    layer.executor.start()
+    print(" ".join(str(p) for p in layer.executor.pool._processes), flush=True)
+    {ending}
+"""
+ENDINGS = {
+    "ctrl-c mid-batch": """threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    layer(torch.randn(4, 3), torch.ones(4, 1, 3) * torch.arange(4.0)[:, None, None], torch.ones(4, 1))""",
+    "interpreter exit without close": "pass",
+    "parent killed with SIGKILL": "os.kill(os.getpid(), signal.SIGKILL)",
+}
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_no_orphan_workers_after(ending):
+    script = textwrap.dedent(SCRIPT).format(tests=str(HERE), ending=ENDINGS[ending])
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in out.stdout.split("\n")[0].split()]
+    assert len(pids) == 2, out.stderr
+    if ending == "ctrl-c mid-batch":
+        assert "KeyboardInterrupt" in out.stderr
+    assert wait_dead(pids) == []
+
+
+def test_threads_are_refused_for_a_backend_that_holds_the_gil():
+    from host_solvers import EnumerationSolver
+
+    ilplayer.register_solver("gil-holding", EnumerationSolver, replace=True)
+    try:
+        with pytest.raises(ValueError, match=r"executor='threads': solver 'enumeration' holds the "
+                                             r"GIL.*use executor='processes'"):
+            ilplayer.ILPLayer(solver="gil-holding", executor="threads")
+    finally:
+        ilplayer.unregister_solver("gil-holding")
+
+
+def test_parallel_executors_need_the_solver_by_name():
+    with pytest.raises(ValueError, match="needs the solver by name"):
+        ilplayer.ILPLayer(solver=GilEnumerationSolver(), executor="processes")
+    assert ilplayer.ILPLayer(solver=GilEnumerationSolver()).executor is None  # auto: serial
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(executor="gpu"), r"executor must be one of \('auto', 'serial', 'threads', 'processes', 'ray'\)"),
+    (dict(executor="threads", workers=0), r"workers must be a positive integer"),
+    (dict(executor="processes", mp_context="teleport"), r"mp_context must be one of"),
+])
+def test_bad_executor_arguments_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ilplayer.ILPLayer(solver="gil-enumeration", **kwargs)
+
+
+def test_device_native_backends_use_no_executor():
+    assert ilplayer.ILPLayer(solver="bruteforce", executor="processes").executor is None

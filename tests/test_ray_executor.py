@@ -1,0 +1,69 @@
+"""executor="ray" against a real local Ray instance (``pip install 'ilplayer[ray]'``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from host_solvers import SlowSolver
+
+import ilplayer
+from ilplayer import Status
+from ilplayer.executors import RayExecutor
+from ilplayer.testing import make_instances
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ilplayer[ray]')")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    # Ray workers do not inherit the driver's sys.path: give them the tests' helper modules.
+    path = os.pathsep.join(filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    ilplayer.register_solver("slow", SlowSolver, replace=True)
+    yield
+    ilplayer.unregister_solver("slow")
+    ray.shutdown()
+
+
+def backend() -> str:
+    return next((n for n in ("highs", "cpsat", "scip") if n in ilplayer.available_solvers()), "slow")
+
+
+def test_ray_actors_solve_batches_in_order_and_persist_across_batches():
+    instances = make_instances("per-instance", seed=6, batch=24)
+    layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver=backend(), executor="ray")
+    try:
+        for _ in range(2):
+            y = layer(instances.c, instances.A, instances.b)
+            y_ref, status_ref = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+                                               instances.ub)
+            assert torch.equal(layer.last_status, status_ref)
+            torch.testing.assert_close((instances.c * y).sum(-1), (instances.c * y_ref).sum(-1))
+        assert layer.executor.workers == 2  # the running cluster's CPUs
+        actors = list(layer.executor._actors)
+        layer(instances.c, instances.A, instances.b)
+        assert layer.executor._actors == actors  # the same actors (and their models) again
+    finally:
+        layer.close()
+
+
+def test_a_killed_ray_actor_gives_a_clear_error_and_is_replaced():
+    instances = make_instances("binary-m4", seed=7, batch=8)
+    executor = RayExecutor()
+    executor.start()
+    layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver="slow",
+                              solver_options={"delay": 0.01}, executor=executor)
+    try:
+        ray.kill(executor._actors[0])
+        with pytest.warns(ilplayer.SolverFailureWarning, match=r"failed on instances \[0, 1, 2, 3\]"
+                                                               r".*Ray worker lost"):
+            layer(instances.c, instances.A, instances.b)
+        assert Status.names(layer.last_status[:4]) == ["error"] * 4
+        layer(instances.c, instances.A, instances.b)
+        assert (layer.last_status == Status.OPTIMAL).all()
+    finally:
+        executor.close()
