@@ -51,31 +51,43 @@ def _print_table(rows: list[list[str]]) -> None:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     from ilplayer.experiments.random_constraints import make_dataset, train_static_constraints
 
     print(f"Random Constraints demo: learn {args.m} hidden constraints on {{0,1}}^{args.n} from "
-          f"(cost, optimal solution) pairs, solver {args.solver!r}, seed {args.seed}")
+          f"(cost, optimal solution) pairs; solver {args.solver!r}, seed {args.seed}")
     start = time.perf_counter()
     data = make_dataset(num_variables=args.n, num_constraints=args.m, box="binary",
                         seed=args.seed, solver=args.solver)
-    print(f"dataset: {len(data.c_train)} train / {len(data.c_test)} test instances "
+    print(f"dataset: {len(data.c_train)} train / {len(data.c_test)} held-out instances "
           f"({time.perf_counter() - start:.1f} s)")
+    with tqdm(total=args.epochs, unit="epoch", dynamic_ncols=True) as bar:
+        def report(record: dict[str, float]) -> None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{record['loss']:.4f}", accuracy=f"{100 * record['accuracy']:.1f}%")
 
-    def report(record: dict[str, float]) -> None:
-        epoch = int(record["epoch"])
-        if epoch == 1 or epoch % args.log_every == 0 or epoch == args.epochs:
-            print(f"epoch {epoch:>3}/{args.epochs}  loss {record['loss']:.4f}  "
-                  f"held-out accuracy {100 * record['accuracy']:5.1f} %  "
-                  f"infeasible {100 * record['infeasible_fraction']:4.1f} %  "
-                  f"({time.perf_counter() - start:.0f} s)", flush=True)
-
-    _, history = train_static_constraints(data, epochs=args.epochs, lr=args.lr, seed=args.seed,
-                                          solver=args.solver, on_epoch=report)
+        _, history = train_static_constraints(
+            data, epochs=args.epochs, lr=args.lr, seed=args.seed, solver=args.solver,
+            executor=args.executor, workers=args.workers, on_epoch=report)
     paper = PAPER_RC_BINARY.get(args.m) if args.n == 16 else None
-    print(f"\nheld-out exact-match accuracy: CombOptNet {100 * history[-1]['accuracy']:.1f} %  |  "
-          f"box-constrained baseline {100 * data.box_baseline_accuracy:.1f} %"
+    baseline = 100 * data.box_baseline_accuracy
+    print(f"held-out exact-match accuracy: CombOptNet {100 * history[-1]['accuracy']:.1f} %  |  "
+          f"box-constrained baseline {baseline:.1f} %"
           + (f"  |  paper (mean of 10 seeds) {paper} %" if paper else ""))
     print(f"wall time {time.perf_counter() - start:.0f} s")
+    if args.plot:
+        try:
+            from ilplayer.experiments.plots import plot_training
+        except ImportError:  # pragma: no cover - matplotlib is the [demo] extra
+            print("no plot: pip install 'ilplayer[demo]' for matplotlib")
+            return 0
+        references = {"box-constrained baseline": baseline}
+        if paper:
+            references["paper (mean of 10 seeds)"] = paper
+        path = plot_training(history, args.plot, f"Random Constraints, binary, n={args.n}, "
+                             f"m={args.m}, seed {args.seed}", references)
+        print(f"plot: {path}")
     return 0
 
 
@@ -90,7 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--lr", type=float, default=5e-4, help="Adam learning rate (paper: 5e-4)")
     demo.add_argument("--seed", type=int, default=0, help="dataset and initialisation seed")
     demo.add_argument("--solver", default="bruteforce", help="backend name (ilplayer solvers)")
-    demo.add_argument("--log-every", type=int, default=10, help="print every N epochs")
+    demo.add_argument("--executor", default="auto", help="serial | threads | processes | ray | auto")
+    demo.add_argument("--workers", type=int, default=None, help="parallel workers (default: all cores)")
+    demo.add_argument("--plot", default="ilplayer-demo.png",
+                      help="PNG of accuracy and loss per epoch ('' for none)")
     bench = commands.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     parallel = bench.add_parser("parallel", help="serial vs threads vs processes vs Ray throughput")
     parallel.add_argument("--solver", default=None, help="backend (default: first MIP backend installed)")

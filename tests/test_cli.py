@@ -18,8 +18,10 @@ def test_python_dash_m_ilplayer_solvers_prints_the_backend_table():
     assert bruteforce.split()[1:] == ["ilplayer", "0.1.0", "yes", "not", "required", "device-tensors"]
 
 
-def test_demo_learns_and_reports_accuracy_beside_the_baseline(capsys):
-    assert main(["demo", "--n", "8", "--epochs", "2", "--lr", "5e-3", "--log-every", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "epoch   2/2" in out
-    assert "held-out exact-match accuracy: CombOptNet" in out and "box-constrained baseline" in out
+def test_demo_learns_reports_accuracy_beside_the_baseline_and_plots(capsys, tmp_path):
+    plot = tmp_path / "demo.png"
+    assert main(["demo", "--n", "8", "--epochs", "3", "--lr", "5e-3", "--plot", str(plot)]) == 0
+    out = capsys.readouterr()
+    assert "held-out exact-match accuracy: CombOptNet" in out.out and "box-constrained baseline" in out.out
+    assert "3/3" in out.err  # the progress bar
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000

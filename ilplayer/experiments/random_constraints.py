@@ -78,6 +78,7 @@ def train_static_constraints(
     data: RandomConstraintsData, *, epochs: int = 100, lr: float = 5e-4, batch_size: int = 8,
     tau: float | None = 0.5, basis: str = "delta", origin: str = "learnable", seed: int = 0,
     solver: str = "bruteforce", solver_options: dict[str, Any] | None = None,
+    executor: str | None = None, workers: int | None = None,
     model: StaticConstraints | None = None, target_accuracy: float | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> tuple[StaticConstraints, list[dict[str, float]]]:
@@ -90,7 +91,7 @@ def train_static_constraints(
     if model is None:
         model = StaticConstraints(m, n, data.lb, data.ub, origin=origin, seed=seed, dtype=torch.float64)
     layer = ILPLayer(data.lb, data.ub, solver=solver, solver_options=solver_options, tau=tau,
-                     basis=basis)
+                     basis=basis, executor=executor, workers=workers)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed)
     y_true = normalize_solution(data.y_train, data.lb, data.ub)
@@ -110,7 +111,7 @@ def train_static_constraints(
                 total_loss += loss.item() * len(rows)
                 infeasible += int((layer.last_status == Status.INFEASIBLE).sum())
             with torch.no_grad():
-                y_test, _ = solve(data.c_test, *model(), data.lb, data.ub, solver=layer.solver)
+                y_test = layer(data.c_test, *model())
             record = {"epoch": epoch + 1, "loss": total_loss / len(order),
                       "accuracy": exact_match(y_test, data.y_test),
                       "infeasible_fraction": infeasible / len(order)}

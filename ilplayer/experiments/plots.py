@@ -1,0 +1,33 @@
+"""Training curves as PNG files (matplotlib, from the ``ilplayer[demo]`` extra)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def plot_training(history: Sequence[dict[str, float]], path: str | Path, title: str,
+                  references: dict[str, float] | None = None) -> Path:
+    """Held-out accuracy and training loss per epoch; ``references`` are horizontal lines
+    on the accuracy panel (e.g. a baseline and the paper's figure, in percent)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    epochs = [int(r["epoch"]) for r in history]
+    figure, (accuracy_axis, loss_axis) = plt.subplots(1, 2, figsize=(10, 4))
+    accuracy_axis.plot(epochs, [100 * r["accuracy"] for r in history], label="CombOptNet (held out)")
+    for (label, value), style in zip((references or {}).items(), ("--", ":", "-.")):
+        accuracy_axis.axhline(value, linestyle=style, color="grey", label=label)
+    accuracy_axis.set(xlabel="epoch", ylabel="exact-match accuracy (%)", ylim=(0, 100))
+    accuracy_axis.legend(loc="lower right")
+    loss_axis.plot(epochs, [r["loss"] for r in history], color="tab:red")
+    loss_axis.set(xlabel="epoch", ylabel="training loss (MSE)", yscale="log")
+    figure.suptitle(title)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
