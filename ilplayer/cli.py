@@ -91,6 +91,54 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_int_list(text: str) -> list[int]:
+    """``"3"``, ``"0-9"`` or ``"1,2,4,8"``."""
+    values: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        values.extend(range(int(low), int(high) + 1) if high else [int(low)])
+    return values
+
+
+def parse_ablation(items: list[str]) -> dict[str, object]:
+    overrides: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"--ablation takes KEY=VALUE, got {item!r}")
+        if key == "tau":
+            overrides[key] = None if value in ("hard", "none") else float(value)
+        elif key in ("lr",):
+            overrides[key] = float(value)
+        elif key in ("epochs", "batch_size"):
+            overrides[key] = int(value)
+        else:
+            overrides[key] = value
+    return overrides
+
+
+def run_experiments(args: argparse.Namespace) -> int:
+    from ilplayer.experiments.runner import run_random_constraints
+    from ilplayer.plugins import available_solvers
+
+    solver = args.solver or ("bruteforce" if args.box == "binary" else
+                             next((s for s in ("gurobi", "cpsat", "highs", "scip")
+                                   if s in available_solvers()), "bruteforce"))
+    overrides = {"epochs": args.epochs, **parse_ablation(args.ablation)}
+    for m in parse_int_list(args.m):
+        for seed in parse_int_list(args.seeds):
+            record = run_random_constraints(args.box, m, seed, args.out, solver=solver,
+                                            executor=args.executor, workers=args.workers,
+                                            **overrides)
+            paper = record["paper_accuracy"]
+            print(f"rc {args.box} m={m} seed={seed} {record['variant'] or ''}: accuracy "
+                  f"{100 * record['accuracy']:.1f} % (box-constrained "
+                  f"{100 * record['box_baseline_accuracy']:.1f} %"
+                  + (f", paper {paper} %" if paper is not None else "")
+                  + f") in {record['wall_time_s']:.0f} s with {solver}", flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ilplayer", description="Differentiable ILP layers.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -106,6 +154,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--workers", type=int, default=None, help="parallel workers (default: all cores)")
     demo.add_argument("--plot", default="ilplayer-demo.png",
                       help="PNG of accuracy and loss per epoch ('' for none)")
+    experiment = commands.add_parser("experiment", help="the paper's demonstrations").add_subparsers(
+        dest="task", required=True)
+    rc = experiment.add_parser("rc", help="Random Constraints (supplementary A)")
+    rc.add_argument("--box", choices=["binary", "dense"], default="binary")
+    rc.add_argument("--m", default="2", help="hidden constraints: 4, or a list 1,2,4,8")
+    rc.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-9 or 0,2,5")
+    rc.add_argument("--solver", default=None, help="default: bruteforce (binary), else a MIP backend")
+    rc.add_argument("--executor", default="auto")
+    rc.add_argument("--workers", type=int, default=None)
+    rc.add_argument("--out", default="results", help="folder for the JSON records and PNGs")
+    rc.add_argument("--epochs", type=int, default=100)
+    rc.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
+                         "origin=corner, lr=1e-3 (repeatable)")
     bench = commands.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     parallel = bench.add_parser("parallel", help="serial vs threads vs processes vs Ray throughput")
     parallel.add_argument("--solver", default=None, help="backend (default: first MIP backend installed)")
@@ -117,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "solvers":
         _print_table(solvers_table())
         return 0
+    if args.command == "experiment":
+        return run_experiments(args)
     if args.command == "bench":
         from ilplayer.bench import parallel_benchmark
 

@@ -12,7 +12,9 @@ from ilplayer.experiments.random_constraints import make_dataset, train_static_c
 def test_learns_a_hidden_constraint_set_from_costs_and_solutions():
     data = make_dataset(num_variables=8, num_constraints=2, box="binary", seed=0)
     assert data.box_baseline_accuracy < 0.5
-    _, history = train_static_constraints(data, epochs=12, lr=5e-3, seed=100, target_accuracy=0.9)
+    # 7 of the init seeds 0-7 reach 90 % within 12 epochs here; the eighth falls into the known
+    # local optimum where both learned constraints settle on one hidden constraint.
+    _, history = train_static_constraints(data, epochs=12, lr=5e-3, seed=0, target_accuracy=0.9)
     assert history[-1]["accuracy"] >= 0.9, history
 
 
@@ -31,3 +33,13 @@ def test_training_from_an_infeasible_constraint_set_recovers():
     _, status = ilplayer.solve(data.c_test, *model(), lb=0, ub=1)
     assert (status == Status.OPTIMAL).all()
     assert history[-1]["accuracy"] >= 0.9, history
+
+
+def test_the_initial_constraints_share_no_draws_with_the_hidden_ones():
+    from ilplayer.experiments.random_constraints import make_dataset, train_static_constraints
+
+    data = make_dataset(num_variables=8, num_constraints=4, box="binary", seed=3)
+    model, _ = train_static_constraints(data, epochs=1, lr=0.0, seed=3)  # lr 0: the init itself
+    hidden = data.A / data.A.norm(dim=-1, keepdim=True)
+    learned = model.normals.detach() / model.normals.detach().norm(dim=-1, keepdim=True)
+    assert (hidden @ learned.T).abs().max() < 0.999  # no learned normal copies a hidden one

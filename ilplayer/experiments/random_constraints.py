@@ -7,9 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from ilplayer.constraints import StaticConstraints, sample_random_constraints
+from ilplayer.experiments.cache import cached
 from ilplayer.layer import ILPLayer, solve
 from ilplayer.solver import Status
 
@@ -51,10 +53,20 @@ def random_costs(k: int, n: int, generator: torch.Generator) -> torch.Tensor:
 
 def make_dataset(num_variables: int = 16, num_constraints: int = 2, box: str = "binary",
                  train_size: int = 1600, test_size: int = 1000, seed: int = 0,
-                 solver: str = "bruteforce") -> RandomConstraintsData:
-    """Sample hidden constraints (feasible at a random corner) and solve random costs."""
+                 solver: str = "bruteforce", cache: bool = False) -> RandomConstraintsData:
+    """Sample hidden constraints (feasible at a random corner) and solve random costs.
+
+    With ``cache=True`` the dataset is generated once and kept under ``cache_dir()``; the
+    solver does not enter the key (every backend returns the same optimal solutions, ties
+    aside).
+    """
     if box not in BOXES:
         raise ValueError(f"box must be one of {sorted(BOXES)}, got {box!r}")
+    if cache:
+        params = dict(n=num_variables, m=num_constraints, box=box, train=train_size,
+                      test=test_size, seed=seed)
+        return cached("rc", params, lambda: make_dataset(num_variables, num_constraints, box,
+                                                         train_size, test_size, seed, solver))
     lb, ub = BOXES[box]
     g = torch.Generator().manual_seed(seed)
     corner = torch.where(torch.rand(num_variables, generator=g) < 0.5, float(lb), float(ub))
@@ -88,12 +100,14 @@ def train_static_constraints(
     Returns the model and one record per epoch (loss, accuracy, infeasible fraction).
     """
     m, n = data.A.shape
-    if model is None:
-        model = StaticConstraints(m, n, data.lb, data.ub, origin=origin, seed=seed, dtype=torch.float64)
+    if model is None:  # an init stream independent of the dataset's, whatever the seed
+        init_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+        model = StaticConstraints(m, n, data.lb, data.ub, origin=origin, seed=init_seed,
+                                  dtype=torch.float64)
     layer = ILPLayer(data.lb, data.ub, solver=solver, solver_options=solver_options, tau=tau,
                      basis=basis, executor=executor, workers=workers)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
     y_true = normalize_solution(data.y_train, data.lb, data.ub)
     history: list[dict[str, float]] = []
     try:

@@ -1,0 +1,34 @@
+"""Generated datasets are cached on disk, keyed by their generator's parameters."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+
+T = TypeVar("T")
+CACHE_ENV = "ILPLAYER_CACHE"
+
+
+def cache_dir() -> Path:
+    """``$ILPLAYER_CACHE``, else ``~/.cache/ilplayer``."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "ilplayer")
+
+
+def cached(kind: str, params: dict[str, Any], build: Callable[[], T]) -> T:
+    """``build()`` once per ``(kind, params)``; later calls load the saved result."""
+    key = hashlib.sha256(json.dumps([kind, params], sort_keys=True).encode()).hexdigest()[:16]
+    path = cache_dir() / "datasets" / f"{kind}-{key}.pt"
+    if path.exists():
+        return torch.load(path, weights_only=False)
+    value = build()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    torch.save(value, tmp)
+    tmp.replace(path)  # atomic: parallel runs never read half a file
+    return value
