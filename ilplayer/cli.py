@@ -53,7 +53,8 @@ def _print_table(rows: list[list[str]]) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ilplayer.experiments.random_constraints import make_dataset, train_static_constraints
+    from ilplayer.experiments.random_constraints import make_dataset
+    from ilplayer.experiments.training import train_static_constraints
 
     print(f"Random Constraints demo: learn {args.m} hidden constraints on {{0,1}}^{args.n} from "
           f"(cost, optimal solution) pairs; solver {args.solver!r}, seed {args.seed}")
@@ -118,24 +119,21 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
 
 
 def run_experiments(args: argparse.Namespace) -> int:
-    from ilplayer.experiments.runner import run_random_constraints
-    from ilplayer.plugins import available_solvers
+    from ilplayer.experiments.runner import run_static_constraints
 
-    solver = args.solver or ("bruteforce" if args.box == "binary" else
-                             next((s for s in ("gurobi", "cpsat", "highs", "scip")
-                                   if s in available_solvers()), "bruteforce"))
+    box = getattr(args, "box", "binary")
     overrides = {"epochs": args.epochs, **parse_ablation(args.ablation)}
     for m in parse_int_list(args.m):
         for seed in parse_int_list(args.seeds):
-            record = run_random_constraints(args.box, m, seed, args.out, solver=solver,
-                                            executor=args.executor, workers=args.workers,
-                                            **overrides)
+            record = run_static_constraints(args.task, m, seed, args.out, box=box,
+                                            solver=args.solver, executor=args.executor,
+                                            workers=args.workers, **overrides)
             paper = record["paper_accuracy"]
-            print(f"rc {args.box} m={m} seed={seed} {record['variant'] or ''}: accuracy "
+            print(f"{args.task} {box} m={m} seed={seed} {record['variant'] or ''}: accuracy "
                   f"{100 * record['accuracy']:.1f} % (box-constrained "
                   f"{100 * record['box_baseline_accuracy']:.1f} %"
                   + (f", paper {paper} %" if paper is not None else "")
-                  + f") in {record['wall_time_s']:.0f} s with {solver}", flush=True)
+                  + f") in {record['wall_time_s']:.0f} s with {record['solver']}", flush=True)
     return 0
 
 
@@ -156,18 +154,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="PNG of accuracy and loss per epoch ('' for none)")
     experiment = commands.add_parser("experiment", help="the paper's demonstrations").add_subparsers(
         dest="task", required=True)
-    rc = experiment.add_parser("rc", help="Random Constraints (supplementary A)")
-    rc.add_argument("--box", choices=["binary", "dense"], default="binary")
-    rc.add_argument("--m", default="2", help="hidden constraints: 4, or a list 1,2,4,8")
-    rc.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-9 or 0,2,5")
-    rc.add_argument("--solver", default=None, help="default: bruteforce (binary), else a MIP backend")
-    rc.add_argument("--executor", default="auto")
-    rc.add_argument("--workers", type=int, default=None)
-    rc.add_argument("--out", default="results", help="folder for the JSON records and PNGs")
-    rc.add_argument("--epochs", type=int, default=100)
-    rc.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
-                    help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
-                         "origin=corner, lr=1e-3 (repeatable)")
+    for task, help_text, m_default in (("rc", "Random Constraints (supplementary A)", "2"),
+                                       ("wsc", "weighted set cover (m = universe size)", "4")):
+        sub = experiment.add_parser(task, help=help_text)
+        if task == "rc":
+            sub.add_argument("--box", choices=["binary", "dense"], default="binary")
+        sub.add_argument("--m", default=m_default, help="4, or a list such as 1,2,4,8")
+        sub.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-9 or 0,2,5")
+        sub.add_argument("--solver", default=None,
+                         help="default: bruteforce up to 2^16 points, else a MIP backend")
+        sub.add_argument("--executor", default="auto")
+        sub.add_argument("--workers", type=int, default=None)
+        sub.add_argument("--out", default="results", help="folder for the JSON records and PNGs")
+        sub.add_argument("--epochs", type=int, default=100)
+        sub.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
+                         help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
+                              "origin=corner, lr=1e-3 (repeatable)")
     bench = commands.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     parallel = bench.add_parser("parallel", help="serial vs threads vs processes vs Ray throughput")
     parallel.add_argument("--solver", default=None, help="backend (default: first MIP backend installed)")

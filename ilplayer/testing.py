@@ -65,12 +65,9 @@ def _random_constraints(rng: np.random.Generator, m: int, lb: list[int], ub: lis
 
 def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np.ndarray, np.ndarray]:
     """``-M y <= -1``: choose subsets (of <= 3 elements, covering every element) to cover all."""
-    incidence = np.zeros((universe, subsets))
-    for j in range(subsets):
-        incidence[rng.choice(universe, size=int(rng.integers(1, 4)), replace=False), j] = 1
-    for element in np.flatnonzero(incidence.sum(1) == 0):  # every element covered at least once
-        incidence[element, rng.integers(subsets)] = 1
-    return -incidence, -np.ones(universe)
+    from ilplayer.experiments.set_cover import sample_cover
+
+    return -sample_cover(rng, universe, subsets), -np.ones(universe)
 
 
 FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",

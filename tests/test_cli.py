@@ -25,3 +25,23 @@ def test_demo_learns_reports_accuracy_beside_the_baseline_and_plots(capsys, tmp_
     assert "held-out exact-match accuracy: CombOptNet" in out.out and "box-constrained baseline" in out.out
     assert "3/3" in out.err  # the progress bar
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
+
+
+def test_experiment_commands_write_one_json_record_and_plot_per_run(tmp_path, monkeypatch, capsys):
+    import json
+
+    monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "results"
+    assert main(["experiment", "rc", "--box", "binary", "--m", "2", "--seeds", "0-1", "--epochs", "1",
+                 "--out", str(out), "--ablation", "basis=canonical", "--ablation", "tau=hard"]) == 0
+    assert main(["experiment", "wsc", "--m", "4", "--seeds", "0", "--epochs", "1", "--out", str(out)]) == 0
+    records = sorted(p.name for p in out.glob("*.json"))
+    assert records == ["rc-binary-m2-seed0-basis=canonical-epochs=1-tau=None.json",
+                       "rc-binary-m2-seed1-basis=canonical-epochs=1-tau=None.json",
+                       "wsc-binary-m4-seed0-epochs=1.json"]
+    record = json.loads((out / records[-1]).read_text())
+    assert record["task"] == "wsc" and record["n"] == 8 and record["paper_accuracy"] == 100.0
+    assert record["hyperparameters"]["lr"] == 5e-4 and len(record["history"]) == 1
+    assert {"torch", "ilplayer"} <= set(record["versions"]) and record["wall_time_s"] > 0
+    assert len(list(out.glob("*.png"))) == 3
+    assert "wsc binary m=4 seed=0" in capsys.readouterr().out

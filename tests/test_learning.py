@@ -6,7 +6,8 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.experiments.random_constraints import make_dataset, train_static_constraints
+from ilplayer.experiments.random_constraints import make_dataset
+from ilplayer.experiments.training import train_static_constraints
 
 
 def test_learns_a_hidden_constraint_set_from_costs_and_solutions():
@@ -36,8 +37,6 @@ def test_training_from_an_infeasible_constraint_set_recovers():
 
 
 def test_the_initial_constraints_share_no_draws_with_the_hidden_ones():
-    from ilplayer.experiments.random_constraints import make_dataset, train_static_constraints
-
     data = make_dataset(num_variables=8, num_constraints=4, box="binary", seed=3)
     model, _ = train_static_constraints(data, epochs=1, lr=0.0, seed=3)  # lr 0: the init itself
     hidden = data.A / data.A.norm(dim=-1, keepdim=True)

@@ -16,12 +16,16 @@ from typing import Any
 
 import torch
 
-from ilplayer.experiments.random_constraints import make_dataset, train_static_constraints
+from ilplayer.experiments import random_constraints, set_cover
+from ilplayer.experiments.training import train_static_constraints
+from ilplayer.plugins import available_solvers
 
-PAPER_RC = {  # paper, Fig. "Random Constraints": mean accuracy (%) over 10 datasets
-    "binary": {1: 97.8, 2: 94.2, 4: 77.4, 8: 46.5},
-    "dense": {1: 87.3, 2: 70.2, 4: 29.6, 8: 2.3},
+PAPER = {  # paper, Figs. "Random Constraints" and "Weighted Set Covering": mean accuracy (%)
+    ("rc", "binary"): {1: 97.8, 2: 94.2, 4: 77.4, 8: 46.5},
+    ("rc", "dense"): {1: 87.3, 2: 70.2, 4: 29.6, 8: 2.3},
+    ("wsc", "binary"): {4: 100.0, 6: 97.2, 8: 79.7, 10: 56.7},
 }
+BRUTEFORCE_LIMIT = 2**16  # larger boxes train faster with a MIP backend on every core
 DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, basis="delta", origin="learnable",
                 loss="mse")  # supplementary, hyper-parameter table
 
@@ -42,35 +46,54 @@ def run_name(task: str, params: dict[str, Any], overrides: dict[str, Any]) -> st
     return f"{task}-{fixed}-{variant}"
 
 
-def run_random_constraints(box: str, m: int, seed: int, out_dir: str | Path, *,
-                           solver: str = "bruteforce", executor: str | None = None,
+def default_solver(box_points: int) -> str:
+    """``bruteforce`` for small boxes, else the first MIP backend installed."""
+    if box_points <= BRUTEFORCE_LIMIT:
+        return "bruteforce"
+    return next((s for s in ("gurobi", "cpsat", "highs", "scip") if s in available_solvers()),
+                "bruteforce")
+
+
+def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *, box: str = "binary",
+                           solver: str | None = None, executor: str | None = None,
                            workers: int | None = None, n: int = 16, plot: bool = True,
                            **overrides: Any) -> dict[str, Any]:
-    """Train on one Random Constraints dataset and write ``<name>.json`` (and ``.png``)."""
+    """Train on one dataset of ``task`` ("rc": Random Constraints with ``m`` constraints on
+    ``box``; "wsc": set cover of ``m`` elements) and write ``<name>.json`` (and ``.png``)."""
     unknown = set(overrides) - set(DEFAULTS)
     if unknown:
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")
     if overrides.get("loss", "mse") != "mse":
         raise ValueError("loss: only 'mse' is implemented so far")
     hyper = {**DEFAULTS, **overrides}
+    if task == "rc":
+        lo, hi = random_constraints.BOXES[box]
+        solver = solver or default_solver((hi - lo + 1) ** n)
+        build = lambda: random_constraints.make_dataset(  # noqa: E731
+            num_variables=n, num_constraints=m, box=box, seed=seed, solver=solver, cache=True)
+    elif task == "wsc":
+        box, n = "binary", 2 * m
+        solver = solver or default_solver(2 ** n)
+        build = lambda: set_cover.make_dataset(universe=m, seed=seed, solver=solver, cache=True)  # noqa: E731
+    else:
+        raise ValueError(f"task must be 'rc' or 'wsc', got {task!r}")
     start = time.perf_counter()
-    data = make_dataset(num_variables=n, num_constraints=m, box=box, seed=seed, solver=solver,
-                        cache=True)
+    data = build()
     _, history = train_static_constraints(
         data, epochs=hyper["epochs"], lr=hyper["lr"], batch_size=hyper["batch_size"],
         tau=hyper["tau"], basis=hyper["basis"], origin=hyper["origin"], seed=seed,
         solver=solver, executor=executor, workers=workers)
     record = {
-        "task": "rc", "box": box, "m": m, "n": n, "seed": seed,
+        "task": task, "box": box, "m": m, "n": n, "seed": seed,
         "variant": {k: overrides[k] for k in sorted(overrides) if overrides[k] != DEFAULTS[k]},
         "hyperparameters": hyper, "solver": solver, "executor": executor, "workers": workers,
         "accuracy": history[-1]["accuracy"], "box_baseline_accuracy": data.box_baseline_accuracy,
-        "paper_accuracy": PAPER_RC.get(box, {}).get(m) if n == 16 else None,
+        "paper_accuracy": PAPER.get((task, box), {}).get(m) if task == "wsc" or n == 16 else None,
         "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver),
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    name = run_name("rc", {"": box, "m": m, "seed": seed}, record["variant"]).replace("rc--", "rc-")
+    name = run_name(task, {"": box, "m": m, "seed": seed}, record["variant"]).replace(f"{task}--", f"{task}-")
     (out / f"{name}.json").write_text(json.dumps(record, indent=1))
     if plot:
         try:

@@ -1,0 +1,66 @@
+"""Weighted set cover (paper, "Weighted Set Covering"): learn the covering constraints of a
+fixed family of subsets from (cost, optimal sub-cover) pairs.
+
+A universe of ``m`` elements, ``n = 2m`` distinct subsets of at most 3 elements that together
+cover it; an instance is a positive cost per subset; its label is the cheapest sub-family that
+still covers every element: ``min c·y s.t. -M y <= -1, y in {0, 1}^n`` with ``M`` the
+element-by-subset incidence matrix.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import torch
+
+from ilplayer.experiments.cache import cached
+from ilplayer.experiments.training import HiddenConstraintsData
+from ilplayer.layer import solve
+from ilplayer.solver import Status
+
+__all__ = ["MAX_SUBSET_SIZE", "make_dataset", "sample_cover"]
+
+MAX_SUBSET_SIZE = 3
+
+
+def sample_cover(rng: np.random.Generator, universe: int, subsets: int,
+                 max_size: int = MAX_SUBSET_SIZE) -> np.ndarray:
+    """Incidence matrix (universe x subsets) of distinct subsets of at most ``max_size``
+    elements, uniform among the families that cover every element."""
+    candidates = [c for size in range(1, max_size + 1)
+                  for c in itertools.combinations(range(universe), size)]
+    if subsets > len(candidates):
+        raise ValueError(f"subsets: only {len(candidates)} distinct subsets of <= {max_size} of "
+                         f"{universe} elements exist, {subsets} asked")
+    while True:  # rejection: a family of 2m random small subsets covers with high probability
+        chosen = rng.choice(len(candidates), size=subsets, replace=False)
+        incidence = np.zeros((universe, subsets))
+        for column, index in enumerate(chosen):
+            incidence[list(candidates[index]), column] = 1.0
+        if incidence.sum(axis=1).min() >= 1:
+            return incidence
+
+
+def make_dataset(universe: int = 4, train_size: int = 1600, test_size: int = 1000, seed: int = 0,
+                 solver: str = "bruteforce", cache: bool = False) -> HiddenConstraintsData:
+    """Subsets (n = 2 * universe), positive uniform costs normalised to unit length, labels."""
+    if cache:
+        params = dict(universe=universe, train=train_size, test=test_size, seed=seed)
+        return HiddenConstraintsData(**cached("wsc", params, lambda: make_dataset(
+            universe, train_size, test_size, seed, solver).to_dict()))
+    rng = np.random.default_rng([seed, universe])
+    n = 2 * universe
+    incidence = sample_cover(rng, universe, n)
+    A, b = torch.tensor(-incidence), -torch.ones(universe, dtype=torch.float64)
+
+    def costs(k: int) -> torch.Tensor:
+        c = torch.tensor(rng.uniform(0.0, 1.0, (k, n)))
+        return c / torch.linalg.vector_norm(c, dim=-1, keepdim=True)
+
+    c_train, c_test = costs(train_size), costs(test_size)
+    y_train, s_train = solve(c_train, A, b, 0, 1, solver=solver)
+    y_test, s_test = solve(c_test, A, b, 0, 1, solver=solver)
+    if not ((s_train == Status.OPTIMAL).all() and (s_test == Status.OPTIMAL).all()):
+        raise RuntimeError("dataset generation left instances unsolved; check the solver")
+    return HiddenConstraintsData(A, b, 0, 1, c_train, y_train, c_test, y_test)

@@ -1,0 +1,73 @@
+"""The generators of the paper's demonstrations: invariants, determinism by seed, caching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from ilplayer.experiments import random_constraints, set_cover
+from ilplayer.experiments.cache import CACHE_ENV
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize("box, m", [("binary", 1), ("binary", 4), ("dense", 2)])
+def test_random_constraints_labels_are_feasible_optimal_and_the_problem_is_feasible(box, m):
+    n = 16 if box == "binary" else 5  # a [-5, 5]^5 box is small enough for bruteforce
+    data = random_constraints.make_dataset(num_variables=n, num_constraints=m, box=box, seed=1,
+                                           train_size=50, test_size=40)
+    assert data.c_train.shape == (50, n) and data.y_test.shape == (40, n)
+    torch.testing.assert_close(data.c_train.norm(dim=-1), torch.ones(50, dtype=torch.float64))
+    for c, y in ((data.c_train, data.y_train), (data.c_test, data.y_test)):
+        assert ((y @ data.A.T) <= data.b + 1e-6).all()
+        assert ((y >= data.lb) & (y <= data.ub)).all() and torch.equal(y, y.round())
+
+
+def test_random_constraints_are_deterministic_by_seed_and_differ_across_seeds():
+    first = random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=3,
+                                            train_size=20, test_size=10)
+    again = random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=3,
+                                            train_size=20, test_size=10)
+    other = random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=4,
+                                            train_size=20, test_size=10)
+    assert torch.equal(first.A, again.A) and torch.equal(first.y_train, again.y_train)
+    assert not torch.equal(first.A, other.A)
+
+
+@pytest.mark.parametrize("universe", [4, 6, 8])
+def test_set_cover_subsets_are_small_distinct_and_cover_and_labels_are_covers(universe):
+    data = set_cover.make_dataset(universe=universe, seed=2, train_size=60, test_size=30)
+    incidence = -data.A.numpy()
+    assert incidence.shape == (universe, 2 * universe)
+    assert incidence.sum(axis=0).max() <= set_cover.MAX_SUBSET_SIZE  # subsets of <= 3 elements
+    assert incidence.sum(axis=1).min() >= 1                           # every element covered
+    assert len({tuple(col) for col in incidence.T}) == 2 * universe   # distinct subsets
+    assert (data.c_train > 0).all()                                   # positive costs
+    assert ((incidence @ data.y_train.numpy().T) >= 1).all()          # labels cover everything
+
+
+def test_set_cover_labels_are_optimal():
+    import itertools
+
+    data = set_cover.make_dataset(universe=4, seed=5, train_size=10, test_size=5)
+    incidence = -data.A.numpy()
+    covers = [np.array(p) for p in itertools.product((0, 1), repeat=8)
+              if (incidence @ np.array(p) >= 1).all()]
+    for c, y in zip(data.c_train.numpy(), data.y_train.numpy()):
+        assert c @ y == pytest.approx(min(c @ p for p in covers))
+
+
+def test_datasets_are_cached_on_disk_and_reloaded(private_cache):
+    first = set_cover.make_dataset(universe=4, seed=1, train_size=20, test_size=10, cache=True)
+    files = list((private_cache / "datasets").glob("wsc-*.pt"))
+    assert len(files) == 1
+    again = set_cover.make_dataset(universe=4, seed=1, train_size=20, test_size=10, cache=True)
+    assert torch.equal(first.y_train, again.y_train) and torch.equal(first.A, again.A)
+    random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=1, train_size=20,
+                                    test_size=10, cache=True)
+    assert len(list((private_cache / "datasets").glob("rc-*.pt"))) == 1
