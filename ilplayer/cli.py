@@ -170,6 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
                          help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
                               "origin=corner, lr=1e-3 (repeatable)")
+    report = commands.add_parser("report", help="a results folder -> a markdown report")
+    report.add_argument("folder", nargs="?", default="results")
+    report.add_argument("--out", default="docs/results.md")
+    report.add_argument("--title", default="Results")
     bench = commands.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
     parallel = bench.add_parser("parallel", help="serial vs threads vs processes vs Ray throughput")
     parallel.add_argument("--solver", default=None, help="backend (default: first MIP backend installed)")
@@ -180,6 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "solvers":
         _print_table(solvers_table())
+        return 0
+    if args.command == "report":
+        from ilplayer.experiments.report import write_report
+
+        print(f"wrote {write_report(args.folder, args.out, args.title)}")
         return 0
     if args.command == "experiment":
         return run_experiments(args)
