@@ -15,7 +15,7 @@ from ilplayer.executors import SolverRecipe, make_executor
 from ilplayer.plugins import available_solvers, get_solver
 from ilplayer.problem import validate_problem
 from ilplayer.solver import ILPBatch
-from ilplayer.testing import set_cover
+from ilplayer.experiments.set_cover import sample_cover
 
 FAMILIES = ("binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense m=8", "set cover")
 PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
@@ -27,7 +27,7 @@ def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILP
     dense [-5, 5] box (supplementary A), or weighted set cover (n/2 elements, n subsets)."""
     rng = np.random.default_rng(seed)
     if family == "set cover":
-        A, b = set_cover(rng, n // 2, n)
+        A, b = -sample_cover(rng, n // 2, n), -np.ones(n // 2)
         return ILPBatch(c=rng.uniform(0.1, 1, (instances, n)), A=A, b=b, lb=np.zeros(n), ub=np.ones(n))
     box, m = family.split(" m=")
     lo, hi = (0, 1) if box == "binary" else (-5, 5)

@@ -107,3 +107,14 @@ def test_the_plugin_in_writing_a_plugin_md_works_as_written():
     finally:
         ilplayer.unregister_solver("doc-enum")
     assert "@hookimpl" in plugin and "ilplayer_register_solvers" in plugin
+
+
+def test_the_library_and_its_commands_do_not_need_pytest():
+    out = run_python("""
+        import sys
+        sys.modules["pytest"] = None  # any import of pytest now fails
+        import ilplayer, ilplayer.cli, ilplayer.bench, ilplayer.executors
+        import ilplayer.experiments.runner, ilplayer.experiments.report
+        print("ok")
+    """)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
