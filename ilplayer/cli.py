@@ -111,7 +111,7 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
             overrides[key] = None if value in ("hard", "none") else float(value)
         elif key in ("lr",):
             overrides[key] = float(value)
-        elif key in ("epochs", "batch_size"):
+        elif key in ("epochs", "batch_size", "k"):
             overrides[key] = int(value)
         else:
             overrides[key] = value
@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--epochs", type=int, default=100)
         sub.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
                          help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
-                              "origin=corner, lr=1e-3 (repeatable)")
+                              "origin=corner|center, loss=l1|huber|l0, k=2, lr=1e-3 (repeatable)")
     knap = experiment.add_parser("knapsack", help="knapsack from sentence descriptions ([text] extra)")
     knap.add_argument("--seeds", default="0", help="restarts: 3, 0-2 or 0,2,5")
     knap.add_argument("--out", default="results")

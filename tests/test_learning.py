@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import ilplayer
@@ -42,3 +43,20 @@ def test_the_initial_constraints_share_no_draws_with_the_hidden_ones():
     hidden = data.A / data.A.norm(dim=-1, keepdim=True)
     learned = model.normals.detach() / model.normals.detach().norm(dim=-1, keepdim=True)
     assert (hidden @ learned.T).abs().max() < 0.999  # no learned normal copies a hidden one
+
+
+@pytest.mark.parametrize("loss", ["mse", "l1", "huber", "l0"])
+def test_every_loss_of_the_ablation_trains(loss):
+    data = make_dataset(num_variables=6, num_constraints=2, box="binary", seed=0, train_size=64,
+                        test_size=32)
+    model, history = train_static_constraints(data, epochs=2, lr=5e-3, loss=loss, k=2)
+    assert model.normals.shape == (4, 6)  # k * m learned constraints
+    assert len(history) == 2 and history[-1]["loss"] > 0
+
+
+def test_unknown_loss_and_bad_k_are_refused():
+    data = make_dataset(num_variables=4, num_constraints=1, seed=0, train_size=8, test_size=8)
+    with pytest.raises(ValueError, match=r"loss must be one of \['huber', 'l0', 'l1', 'mse'\]"):
+        train_static_constraints(data, epochs=1, loss="l2")
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        train_static_constraints(data, epochs=1, k=0)

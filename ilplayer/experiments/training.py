@@ -14,7 +14,22 @@ from ilplayer.constraints import StaticConstraints
 from ilplayer.layer import ILPLayer
 from ilplayer.solver import Status
 
-__all__ = ["HiddenConstraintsData", "exact_match", "normalize_solution", "train_static_constraints"]
+__all__ = ["LOSSES", "HiddenConstraintsData", "exact_match", "normalize_solution",
+           "train_static_constraints"]
+
+
+def _l0_loss(y: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """The reference code's "L0" loss: the largest absolute error per instance, batch mean."""
+    return (y - target).abs().amax(dim=-1).mean()
+
+
+# Supplementary, "Random Constraints dense with various loss functions" (Huber with beta 0.3).
+LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "mse": torch.nn.functional.mse_loss,
+    "l1": torch.nn.functional.l1_loss,
+    "huber": lambda y, target: torch.nn.functional.smooth_l1_loss(y, target, beta=0.3),
+    "l0": _l0_loss,
+}
 
 
 @dataclass(frozen=True)
@@ -53,17 +68,25 @@ def normalize_solution(y: torch.Tensor, lb: float, ub: float) -> torch.Tensor:
 def train_static_constraints(
     data: HiddenConstraintsData, *, epochs: int = 100, lr: float = 5e-4, batch_size: int = 8,
     tau: float | None = 0.5, basis: str = "delta", origin: str = "learnable", seed: int = 0,
+    loss: str = "mse", k: int = 1,
     solver: str = "bruteforce", solver_options: dict[str, Any] | None = None,
     executor: str | None = None, workers: int | None = None,
     model: StaticConstraints | None = None, target_accuracy: float | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> tuple[StaticConstraints, list[dict[str, float]]]:
-    """Adam on the MSE between normalised solutions, as in the supplementary's table.
+    """Adam on the loss between normalised solutions, as in the supplementary's table.
 
+    ``loss`` is one of :data:`LOSSES`; ``k`` learns ``k * m`` constraints for ``m`` hidden ones.
     Stops early once the held-out accuracy reaches ``target_accuracy`` (when given).
     Returns the model and one record per epoch (loss, accuracy, infeasible fraction).
     """
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+    if not (isinstance(k, int) and k >= 1):
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    loss_fn = LOSSES[loss]
     m, n = data.A.shape
+    m *= k
     if model is None:  # an init stream independent of the dataset's, whatever the seed
         init_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
         model = StaticConstraints(m, n, data.lb, data.ub, origin=origin, seed=init_seed,
@@ -82,11 +105,11 @@ def train_static_constraints(
                 rows = order[start:start + batch_size]
                 A, b = model()
                 y = layer(data.c_train[rows], A, b)
-                loss = torch.nn.functional.mse_loss(normalize_solution(y, data.lb, data.ub), y_true[rows])
+                batch_loss = loss_fn(normalize_solution(y, data.lb, data.ub), y_true[rows])
                 optimizer.zero_grad()
-                loss.backward()
+                batch_loss.backward()
                 optimizer.step()
-                total_loss += loss.item() * len(rows)
+                total_loss += batch_loss.item() * len(rows)
                 infeasible += int((layer.last_status == Status.INFEASIBLE).sum())
             with torch.no_grad():
                 y_test = layer(data.c_test, *model())
