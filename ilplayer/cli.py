@@ -134,13 +134,13 @@ def run_experiments(args: argparse.Namespace) -> int:
         for seed in parse_int_list(args.seeds):
             record = run_static_constraints(args.task, m, seed, args.out, box=box,
                                             solver=args.solver, executor=args.executor,
-                                            workers=args.workers, **overrides)
+                                            workers=args.workers, method=args.method, **overrides)
             paper = record["paper_accuracy"]
             print(f"{args.task} {box} m={m} seed={seed} {record['variant'] or ''}: accuracy "
                   f"{100 * record['accuracy']:.1f} % (box-constrained "
                   f"{100 * record['box_baseline_accuracy']:.1f} %"
                   + (f", paper {paper} %" if paper is not None else "")
-                  + f") in {record['wall_time_s']:.0f} s with {record['solver']}", flush=True)
+                  + f") in {record['wall_time_s']:.0f} s with {record['solver'] or args.method}", flush=True)
     return 0
 
 
@@ -174,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--workers", type=int, default=None)
         sub.add_argument("--out", default="results", help="folder for the JSON records and PNGs")
         sub.add_argument("--epochs", type=int, default=100)
+        sub.add_argument("--method", choices=["combopt", "mlp"], default="combopt",
+                         help="CombOptNet, or the MLP baseline (no solver)")
         sub.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
                          help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
                               "origin=corner|center, loss=l1|huber|l0, k=2, lr=1e-3 (repeatable)")

@@ -60,3 +60,13 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
     saved = json.loads((tmp_path / "out" / "knapsack-seed0-epochs=1.json").read_text())
     assert saved["task"] == "knapsack" and saved["paper_accuracy"] == 64.7
     assert 0.0 <= record["accuracy"] <= 1.0 and len(saved["history"]) == 1
+
+
+def test_mlp_baseline_runs_through_the_experiment_command(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
+    assert main(["experiment", "rc", "--m", "2", "--seeds", "0", "--epochs", "2", "--method", "mlp",
+                 "--out", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "rc-mlp-binary-m2-seed0-epochs=2.json").read_text())
+    assert record["method"] == "mlp" and record["solver"] is None and len(record["history"]) == 2

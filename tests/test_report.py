@@ -20,13 +20,13 @@ def record(task="rc", box="binary", m=2, seed=0, accuracy=0.9, variant=None):
 def test_cells_hold_mean_and_std_over_seeds_beside_the_paper():
     text = build_report([record(seed=0, accuracy=0.90), record(seed=1, accuracy=0.96),
                          record(seed=2, accuracy=0.93)])
-    assert "## Random Constraints, binary box — paper's settings" in text
+    assert "## Random Constraints, binary box — CombOptNet, paper's settings" in text
     assert "| 2 | 93.0 ± 3.0 | 0,1,2 | 30.0 ± 0.0 | 94.2 | -1.2 | 60 s |" in text
 
 
 def test_variants_and_tasks_get_their_own_tables():
     text = build_report([record(), record(variant={"basis": "canonical"}), record(task="wsc", m=4)])
-    assert "— basis=canonical" in text and "## Weighted set cover, binary box" in text
+    assert "— CombOptNet, basis=canonical" in text and "## Weighted set cover, binary box" in text
     assert text.count("| m | ilplayer |") == 3
 
 
@@ -37,3 +37,11 @@ def test_report_command_writes_markdown_and_refuses_an_empty_folder(tmp_path):
     (tmp_path / "runs" / "a.json").write_text(json.dumps(record()))
     assert main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "r.md")]) == 0
     assert "| 2 | 90.0 ± 0.0 | 0 |" in (tmp_path / "r.md").read_text()
+
+
+def test_methods_are_reported_apart():
+    mlp = record(accuracy=0.2)
+    mlp["method"], mlp["solver"] = "mlp", None
+    text = build_report([record(), mlp])
+    assert "— CombOptNet, paper's settings" in text and "— MLP baseline, paper's settings" in text
+    assert "solver: none." in text

@@ -13,7 +13,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover"}
+TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text"}
+METHOD_TITLES = {"combopt": "CombOptNet", "mlp": "MLP baseline"}
 
 
 def load_records(folder: str | Path) -> list[dict[str, Any]]:
@@ -35,18 +36,20 @@ def build_report(records: list[dict[str, Any]], title: str = "Results") -> str:
     """The markdown text for ``records`` (accuracies in percent)."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
-        key = (record["task"], record["box"], json.dumps(record["variant"], sort_keys=True))
+        key = (record["task"], record["box"], record.get("method", "combopt"),
+               json.dumps(record["variant"], sort_keys=True))
         groups[key].append(record)
     lines = [f"# {title}", "",
              "Held-out exact-match accuracy (%), mean ± standard deviation over the runs listed; "
              "the paper reports the mean over 10 datasets. Produced by `ilplayer report` from the "
              "JSON records of `ilplayer experiment`.", ""]
-    for (task, box, variant_json), runs in sorted(groups.items()):
+    for (task, box, method, variant_json), runs in sorted(groups.items()):
         variant = json.loads(variant_json)
         epochs = sorted({r["hyperparameters"]["epochs"] for r in runs})
-        lines += [f"## {TASK_TITLES.get(task, task)}, {box} box — {_variant_label(variant)}", "",
-                  f"Epochs: {', '.join(map(str, epochs))}; solver: "
-                  f"{', '.join(sorted({r['solver'] for r in runs}))}.", "",
+        solvers = sorted({r["solver"] for r in runs if r["solver"]}) or ["none"]
+        lines += [f"## {TASK_TITLES.get(task, task)}, {box} box — {METHOD_TITLES.get(method, method)}, "
+                  f"{_variant_label(variant)}", "",
+                  f"Epochs: {', '.join(map(str, epochs))}; solver: {', '.join(solvers)}.", "",
                   "| m | ilplayer | seeds | box-constrained | paper | ilplayer − paper | wall time per run |",
                   "|---|---|---|---|---|---|---|"]
         by_m: dict[int, list[dict[str, Any]]] = defaultdict(list)

@@ -58,9 +58,12 @@ def default_solver(box_points: int) -> str:
 def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *, box: str = "binary",
                            solver: str | None = None, executor: str | None = None,
                            workers: int | None = None, n: int = 16, plot: bool = True,
-                           **overrides: Any) -> dict[str, Any]:
+                           method: str = "combopt", **overrides: Any) -> dict[str, Any]:
     """Train on one dataset of ``task`` ("rc": Random Constraints with ``m`` constraints on
-    ``box``; "wsc": set cover of ``m`` elements) and write ``<name>.json`` (and ``.png``)."""
+    ``box``; "wsc": set cover of ``m`` elements) with ``method`` ("combopt" or the "mlp"
+    baseline) and write ``<name>.json`` (and ``.png``)."""
+    if method not in ("combopt", "mlp"):
+        raise ValueError(f"method must be 'combopt' or 'mlp', got {method!r}")
     unknown = set(overrides) - set(DEFAULTS)
     if unknown:
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")
@@ -78,21 +81,29 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         raise ValueError(f"task must be 'rc' or 'wsc', got {task!r}")
     start = time.perf_counter()
     data = build()
-    _, history = train_static_constraints(
-        data, epochs=hyper["epochs"], lr=hyper["lr"], batch_size=hyper["batch_size"],
-        tau=hyper["tau"], basis=hyper["basis"], origin=hyper["origin"], seed=seed,
-        loss=hyper["loss"], k=hyper["k"], solver=solver, executor=executor, workers=workers)
+    if method == "mlp":
+        from ilplayer.experiments.baselines import train_mlp_baseline
+
+        _, history = train_mlp_baseline(data, epochs=hyper["epochs"], lr=hyper["lr"],
+                                        batch_size=hyper["batch_size"], seed=seed)
+        solver = None
+    else:
+        _, history = train_static_constraints(
+            data, epochs=hyper["epochs"], lr=hyper["lr"], batch_size=hyper["batch_size"],
+            tau=hyper["tau"], basis=hyper["basis"], origin=hyper["origin"], seed=seed,
+            loss=hyper["loss"], k=hyper["k"], solver=solver, executor=executor, workers=workers)
     record = {
-        "task": task, "box": box, "m": m, "n": n, "seed": seed,
+        "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed,
         "variant": {k: overrides[k] for k in sorted(overrides) if overrides[k] != DEFAULTS[k]},
         "hyperparameters": hyper, "solver": solver, "executor": executor, "workers": workers,
         "accuracy": history[-1]["accuracy"], "box_baseline_accuracy": data.box_baseline_accuracy,
         "paper_accuracy": PAPER.get((task, box), {}).get(m) if task == "wsc" or n == 16 else None,
-        "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver),
+        "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver or "none"),
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    name = run_name(task, {"": box, "m": m, "seed": seed}, record["variant"]).replace(f"{task}--", f"{task}-")
+    prefix = task if method == "combopt" else f"{task}-{method}"
+    name = run_name(prefix, {"": box, "m": m, "seed": seed}, record["variant"]).replace(f"{prefix}--", f"{prefix}-")
     (out / f"{name}.json").write_text(json.dumps(record, indent=1))
     if plot:
         try:
