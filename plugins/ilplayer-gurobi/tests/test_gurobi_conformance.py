@@ -26,3 +26,21 @@ def test_unknown_parameter_is_refused_with_its_name():
     pytest.importorskip("gurobipy", reason="gurobipy is not installed")
     with pytest.raises(ValueError, match="params: Gurobi rejected NoSuchParam"):
         ilplayer.get_solver("gurobi", params={"NoSuchParam": 1})
+
+
+def test_rounded_answers_stay_feasible_on_a_dense_box():
+    """With Gurobi's default IntFeasTol (1e-5) instance 865 of this dataset came back as
+    2.99999-style values whose rounding violated A y <= b (and was demoted to ERROR)."""
+    pytest.importorskip("gurobipy", reason="gurobipy is not installed")
+    from ilplayer.constraints import sample_random_constraints
+    from ilplayer.experiments.random_constraints import random_costs
+
+    g = torch.Generator().manual_seed(2)
+    corner = torch.where(torch.rand(16, generator=g) < 0.5, -5.0, 5.0)
+    normals, offsets, origins = sample_random_constraints(4, 16, -5, 5, generator=g,
+                                                          feasible_point=corner)
+    A, b = normals, offsets + (normals * origins).sum(-1)
+    c = random_costs(2600, 16, g)[[865, 2277]]
+    y, status = ilplayer.solve(c, A, b, -5, 5, solver="gurobi")
+    assert ilplayer.Status.names(status) == ["optimal", "optimal"]
+    assert ((y @ A.T) <= b + 1e-6).all()
