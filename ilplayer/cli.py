@@ -8,7 +8,6 @@ import sys
 import time
 from collections.abc import Sequence
 
-PAPER_RC_BINARY = {1: 97.8, 2: 94.2, 4: 77.4, 8: 46.5}  # paper, Fig. "Random Constraints" (binary)
 
 
 def _distribution_version(name: str | None) -> str:
@@ -54,6 +53,7 @@ def run_demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ilplayer.experiments.random_constraints import make_dataset
+    from ilplayer.experiments.runner import PAPER
     from ilplayer.experiments.training import train_static_constraints
 
     print(f"Random Constraints demo: learn {args.m} hidden constraints on {{0,1}}^{args.n} from "
@@ -71,7 +71,7 @@ def run_demo(args: argparse.Namespace) -> int:
         _, history = train_static_constraints(
             data, epochs=args.epochs, lr=args.lr, seed=args.seed, solver=args.solver,
             executor=args.executor, workers=args.workers, on_epoch=report)
-    paper = PAPER_RC_BINARY.get(args.m) if args.n == 16 else None
+    paper = PAPER[("rc", "binary")].get(args.m) if args.n == 16 else None
     baseline = 100 * data.box_baseline_accuracy
     print(f"held-out exact-match accuracy: CombOptNet {100 * history[-1]['accuracy']:.1f} %  |  "
           f"box-constrained baseline {baseline:.1f} %"

@@ -29,6 +29,7 @@ PAPER = {  # paper, Figs. "Random Constraints" and "Weighted Set Covering": mean
 BRUTEFORCE_LIMIT = 2**16  # larger boxes train faster with a MIP backend on every core
 DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, basis="delta", origin="learnable",
                 loss="mse", k=1)  # supplementary, hyper-parameter table; k: learn k*m constraints
+KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5)
 
 
 def versions(solver: str) -> dict[str, str]:
@@ -39,6 +40,22 @@ def versions(solver: str) -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             pass
     return found
+
+
+def save_record(record: dict[str, Any], out_dir: str | Path, name: str,
+                references: dict[str, float] | None) -> None:
+    """Write ``<name>.json``, and ``<name>.png`` of its curves when ``references`` is given and
+    matplotlib (the ``[demo]`` extra) is installed."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(record, indent=1))
+    if references is None:
+        return
+    try:
+        from ilplayer.experiments.plots import plot_training
+    except ImportError:
+        return
+    plot_training(record["history"], out / f"{name}.png", name, references)
 
 
 def run_name(task: str, params: dict[str, Any], overrides: dict[str, Any]) -> str:
@@ -100,21 +117,12 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         "paper_accuracy": PAPER.get((task, box), {}).get(m) if task == "wsc" or n == 16 else None,
         "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver or "none"),
     }
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     prefix = task if method == "combopt" else f"{task}-{method}"
     name = run_name(prefix, {"": box, "m": m, "seed": seed}, record["variant"]).replace(f"{prefix}--", f"{prefix}-")
-    (out / f"{name}.json").write_text(json.dumps(record, indent=1))
-    if plot:
-        try:
-            from ilplayer.experiments.plots import plot_training
-        except ImportError:
-            pass
-        else:
-            references = {"box-constrained baseline": 100 * data.box_baseline_accuracy}
-            if record["paper_accuracy"] is not None:
-                references["paper (mean of 10 seeds)"] = record["paper_accuracy"]
-            plot_training(history, out / f"{name}.png", name, references)
+    references = {"box-constrained baseline": 100 * data.box_baseline_accuracy}
+    if record["paper_accuracy"] is not None:
+        references["paper (mean of 10 seeds)"] = record["paper_accuracy"]
+    save_record(record, out_dir, name, references if plot else None)
     return record
 
 
@@ -123,10 +131,10 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
     """Train on the knapsack-from-text dataset (one restart per seed) and write a record."""
     from ilplayer.experiments import knapsack
 
-    unknown = set(overrides) - {"epochs", "lr", "batch_size", "tau"}
+    unknown = set(overrides) - set(KNAPSACK_DEFAULTS)
     if unknown:
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)} for knapsack")
-    hyper = {"epochs": 100, "lr": 5e-4, "batch_size": 8, "tau": 0.5, **overrides}
+    hyper = {**KNAPSACK_DEFAULTS, **overrides}
     start = time.perf_counter()
     # One dataset (seed 0), as in the paper's restarts; the seed picks the restart.
     train, test = knapsack.make_dataset(seed=0, train_size=train_size, test_size=test_size, cache=True)
@@ -138,24 +146,14 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
 
     _, history = knapsack.train_knapsack(train, test, embed(train), embed(test), seed=seed,
                                          solver=solver, **hyper)
-    defaults = {"epochs": 100, "lr": 5e-4, "batch_size": 8, "tau": 0.5}
     record = {
         "task": "knapsack", "box": "binary", "m": 1, "n": 10, "seed": seed,
-        "variant": {k: v for k, v in sorted(overrides.items()) if v != defaults[k]},
+        "variant": {k: v for k, v in sorted(overrides.items()) if v != KNAPSACK_DEFAULTS[k]},
         "hyperparameters": hyper, "solver": solver, "executor": None, "workers": None,
         "accuracy": history[-1]["accuracy"], "box_baseline_accuracy": 0.0,
         "paper_accuracy": PAPER[("knapsack", "binary")][1], "history": history,
         "wall_time_s": time.perf_counter() - start, "versions": versions(solver),
     }
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     name = run_name("knapsack", {"seed": seed}, record["variant"])
-    (out / f"{name}.json").write_text(json.dumps(record, indent=1))
-    if plot:
-        try:
-            from ilplayer.experiments.plots import plot_training
-        except ImportError:
-            pass
-        else:
-            plot_training(history, out / f"{name}.png", name, {"paper": record["paper_accuracy"]})
+    save_record(record, out_dir, name, {"paper": record["paper_accuracy"]} if plot else None)
     return record
