@@ -143,3 +143,12 @@ def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
     y = ILPLayer(0, 1)(*model(embed(test)))
     ((y - test.y.float()) ** 2).sum().backward()
     assert first_layer.grad is not None and first_layer.grad.abs().sum() > 0
+
+
+def test_an_unreadable_cache_entry_is_rebuilt_with_a_warning(private_cache):
+    first = set_cover.make_dataset(universe=4, seed=1, train_size=20, test_size=10, cache=True)
+    (entry,) = (private_cache / "datasets").glob("wsc-*.pt")
+    entry.write_bytes(b"not a torch file")
+    with pytest.warns(UserWarning, match="rebuilding the unreadable cache entry"):
+        again = set_cover.make_dataset(universe=4, seed=1, train_size=20, test_size=10, cache=True)
+    assert torch.equal(first.y_train, again.y_train)
