@@ -1,4 +1,4 @@
-"""``ilplayer`` command line: ``ilplayer solvers``, ``ilplayer demo``, ``ilplayer bench parallel``."""
+"""``ilplayer`` command line: ``solvers``, ``demo``, ``experiment``, ``report``, ``bench parallel``."""
 
 from __future__ import annotations
 
@@ -123,9 +123,21 @@ def run_experiments(args: argparse.Namespace) -> int:
 
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
-            record = run_knapsack(seed, args.out, epochs=args.epochs)
-            print(f"knapsack restart {seed}: accuracy {100 * record['accuracy']:.1f} % (paper "
-                  f"{record['paper_accuracy']} %) in {record['wall_time_s']:.0f} s", flush=True)
+            record = run_knapsack(seed, args.out, epochs=args.epochs, method=args.method)
+            print(f"knapsack {args.method} restart {seed}: accuracy {100 * record['accuracy']:.1f} % "
+                  f"(paper {record['paper_accuracy']} %) in {record['wall_time_s']:.0f} s", flush=True)
+        return 0
+    if args.task == "matching":
+        from ilplayer.experiments.runner import run_matching
+
+        for p in parse_int_list(args.p):
+            for seed in parse_int_list(args.seeds):
+                record = run_matching(p, seed, args.out, method=args.method, solver=args.solver,
+                                      epochs=args.epochs)
+                print(f"matching p={p} {args.method} seed {seed}: accuracy "
+                      f"{100 * record['accuracy']:.1f} % (untrained backbone "
+                      f"{100 * record['untrained_assignment_accuracy']:.1f} %) in "
+                      f"{record['wall_time_s']:.0f} s", flush=True)
         return 0
 
     box = getattr(args, "box", "binary")
@@ -174,8 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--workers", type=int, default=None)
         sub.add_argument("--out", default="results", help="folder for the JSON records and PNGs")
         sub.add_argument("--epochs", type=int, default=100)
-        sub.add_argument("--method", choices=["combopt", "mlp"], default="combopt",
-                         help="CombOptNet, or the MLP baseline (no solver)")
+        sub.add_argument("--method", choices=["combopt", "mlp", "lp"], default="combopt",
+                         help="CombOptNet, the MLP baseline (no solver) or the LP relaxation "
+                              "through cvxpylayers ([baselines] extra)")
         sub.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
                          help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
                               "origin=corner|center, loss=l1|huber|l0, k=2, lr=1e-3 (repeatable)")
@@ -183,6 +196,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     knap.add_argument("--seeds", default="0", help="restarts: 3, 0-2 or 0,2,5")
     knap.add_argument("--out", default="results")
     knap.add_argument("--epochs", type=int, default=100)
+    knap.add_argument("--method", choices=["combopt", "mlp", "lp"], default="combopt",
+                      help="CombOptNet, the MLP baseline or the LP relaxation with greedy rounding")
+    match = experiment.add_parser("matching", help="keypoint-matching stand-in (n = p^2, m = 2p)")
+    match.add_argument("--p", default="4", help="keypoints per image: 4, or a list such as 4,5")
+    match.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-2 or 0,2,5")
+    match.add_argument("--method", choices=["combopt", "bbgm"], default="combopt",
+                       help="CombOptNet with learned constraints, or BB-GM (assignment solver "
+                            "with blackbox-differentiation gradients)")
+    match.add_argument("--solver", default=None, help="CombOptNet backend (default: bruteforce "
+                       "up to 2^16 points, else a MIP backend)")
+    match.add_argument("--epochs", type=int, default=10)
+    match.add_argument("--out", default="results")
     report = commands.add_parser("report", help="a results folder -> a markdown report")
     report.add_argument("folder", nargs="?", default="results")
     report.add_argument("--out", default="docs/results.md")
