@@ -45,3 +45,16 @@ def test_methods_are_reported_apart():
     text = build_report([record(), mlp])
     assert "— CombOptNet, paper's settings" in text and "— MLP baseline, paper's settings" in text
     assert "solver: none." in text
+
+
+def test_overview_puts_baselines_beside_combopt_and_matching_has_no_gap_to_spair():
+    mlp = record(accuracy=0.2)
+    mlp["method"] = "mlp"
+    ablation = record(accuracy=0.5, variant={"tau": None})
+    match = dict(record(task="matching", m=8, accuracy=0.8), p=4, box_baseline_accuracy=None)
+    bbgm = dict(match, method="bbgm", accuracy=0.7)
+    text = build_report([record(accuracy=0.9), mlp, ablation, match, bbgm])
+    overview = text.split("## Overview")[1].split("\n## ")[0]
+    assert "| Random Constraints | binary | 2 | 90.0 ± 0.0 | 1 | 94.2 | -4.2 | 30.0 | 20.0 | – | – |" in overview
+    assert "| Keypoint matching stand-in | binary | p=4 | 80.0 ± 0.0 | 1 | 83.1 | – | – | – | – | 70.0 |" in overview
+    assert "— CombOptNet, tau=hard" in text and "| 2 | 50.0 ± 0.0 | 0 | 30.0 ± 0.0 | 83.1 | -33.1 |" in text
