@@ -109,9 +109,9 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
             raise SystemExit(f"--ablation takes KEY=VALUE, got {item!r}")
         if key == "tau":
             overrides[key] = None if value in ("hard", "none") else float(value)
-        elif key in ("lr",):
+        elif key in ("lr", "backbone_lr", "blackbox_lambda"):
             overrides[key] = float(value)
-        elif key in ("epochs", "batch_size", "k"):
+        elif key in ("epochs", "batch_size", "k", "iterations"):
             overrides[key] = int(value)
         else:
             overrides[key] = value
@@ -133,7 +133,7 @@ def run_experiments(args: argparse.Namespace) -> int:
         for p in parse_int_list(args.p):
             for seed in parse_int_list(args.seeds):
                 record = run_matching(p, seed, args.out, method=args.method, solver=args.solver,
-                                      epochs=args.epochs)
+                                      **{"epochs": args.epochs, **parse_ablation(args.ablation)})
                 print(f"matching p={p} {args.method} seed {seed}: accuracy "
                       f"{100 * record['accuracy']:.1f} % (untrained backbone "
                       f"{100 * record['untrained_assignment_accuracy']:.1f} %) in "
@@ -207,6 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     match.add_argument("--solver", default=None, help="CombOptNet backend (default: bruteforce "
                        "up to 2^16 points, else a MIP backend)")
     match.add_argument("--epochs", type=int, default=10)
+    match.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
+                       help="override a hyper-parameter: lr (constraints), backbone_lr, tau, "
+                            "blackbox_lambda, iterations, batch_size (repeatable)")
     match.add_argument("--out", default="results")
     report = commands.add_parser("report", help="a results folder -> a markdown report")
     report.add_argument("folder", nargs="?", default="results")

@@ -92,3 +92,15 @@ def test_combopt_learns_to_match_on_an_easy_instance_set():
     summary, history = matching.train_matching(train, val, test, method="combopt", epochs=3,
                                                iterations=150, lr=5e-3, backbone_lr=3e-3, seed=0)
     assert summary["accuracy"] > summary["untrained_assignment_accuracy"] + 0.15
+
+
+def test_matching_command_takes_hyper_parameter_overrides(tmp_path, monkeypatch, capsys):
+    from ilplayer.cli import main
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    assert main(["experiment", "matching", "--p", "3", "--seeds", "0", "--epochs", "1", "--method", "bbgm",
+                 "--ablation", "iterations=3", "--ablation", "backbone_lr=1e-2", "--out", str(tmp_path)]) == 0
+    (path,) = tmp_path.glob("matching-bbgm-p3-seed0-*.json")
+    record = json.loads(path.read_text())
+    assert record["variant"] == {"backbone_lr": 0.01, "epochs": 1, "iterations": 3}
+    assert record["hyperparameters"]["iterations"] == 3 and "matching p=3 bbgm seed 0" in capsys.readouterr().out
