@@ -124,8 +124,10 @@ def run_experiments(args: argparse.Namespace) -> int:
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
             record = run_knapsack(seed, args.out, epochs=args.epochs, method=args.method)
-            print(f"knapsack {args.method} restart {seed}: accuracy {100 * record['accuracy']:.1f} % "
-                  f"(paper {record['paper_accuracy']} %) in {record['wall_time_s']:.0f} s", flush=True)
+            paper = record["paper_accuracy"]
+            print(f"knapsack {args.method} restart {seed}: accuracy {100 * record['accuracy']:.1f} %"
+                  + (f" (paper {paper} %)" if paper is not None else "")
+                  + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
     if args.task == "matching":
         from ilplayer.experiments.runner import run_matching
