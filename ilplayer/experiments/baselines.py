@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.experiments.training import HiddenConstraintsData, exact_match, normalize_solution
+from ilplayer.experiments.training import HiddenConstraintsData, exact_match, fit_epochs, normalize_solution
 
 __all__ = ["train_knapsack_mlp", "train_mlp_baseline"]
 
@@ -30,30 +30,18 @@ def train_mlp_baseline(data: HiddenConstraintsData, *, epochs: int = 100, lr: fl
     n = data.c_train.shape[1]
     model = torch.nn.Sequential(torch.nn.Linear(n, hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(hidden, n), torch.nn.Sigmoid()).double()
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
     target = normalize_solution(data.y_train, data.lb, data.ub)
 
-    def predict(c: torch.Tensor) -> torch.Tensor:
-        return torch.round(model(c) * (data.ub - data.lb) + data.lb)  # [0, 1] -> the box
+    def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        return torch.nn.functional.mse_loss(model(data.c_train[rows]) - 0.5, target[rows]), {}
 
-    history: list[dict[str, float]] = []
-    for epoch in range(epochs):
-        order = torch.randperm(len(data.c_train), generator=g)
-        total = 0.0
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            loss = torch.nn.functional.mse_loss(model(data.c_train[rows]) - 0.5, target[rows])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(rows)
-        with torch.no_grad():
-            accuracy = exact_match(predict(data.c_test), data.y_test)
-        record = {"epoch": epoch + 1, "loss": total / len(order), "accuracy": accuracy}
-        history.append(record)
-        if on_epoch is not None:
-            on_epoch(record)
+    def evaluate() -> dict[str, float]:
+        y_test = torch.round(model(data.c_test) * (data.ub - data.lb) + data.lb)  # [0, 1] -> the box
+        return {"accuracy": exact_match(y_test, data.y_test)}
+
+    history = fit_epochs(len(data.c_train), epochs=epochs, batch_size=batch_size, seed=seed,
+                         optimizer=torch.optim.Adam(model.parameters(), lr=lr),
+                         batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch)
     return model, history
 
 
@@ -68,25 +56,16 @@ def train_knapsack_mlp(train: Any, test: Any, embed_train: torch.Tensor, embed_t
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(items * dim, hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(hidden, items))
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
     target = train.y.float() - 0.5
-    history: list[dict[str, float]] = []
-    for epoch in range(epochs):
-        order = torch.randperm(len(target), generator=g)
-        total = 0.0
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            loss = torch.nn.functional.mse_loss(model(embed_train[rows]), target[rows])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(rows)
-        with torch.no_grad():
-            y_test = torch.round(model(embed_test) + 0.5).clamp(0, 1)
-        record = {"epoch": epoch + 1, "loss": total / len(order),
-                  "accuracy": exact_match(y_test.double(), test.y.double())}
-        history.append(record)
-        if on_epoch is not None:
-            on_epoch(record)
+
+    def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        return torch.nn.functional.mse_loss(model(embed_train[rows]), target[rows]), {}
+
+    def evaluate() -> dict[str, float]:
+        y_test = torch.round(model(embed_test) + 0.5).clamp(0, 1)
+        return {"accuracy": exact_match(y_test.double(), test.y.double())}
+
+    history = fit_epochs(len(target), epochs=epochs, batch_size=batch_size, seed=seed,
+                         optimizer=torch.optim.Adam(model.parameters(), lr=lr),
+                         batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch)
     return model, history

@@ -150,34 +150,24 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
                    ) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """Learn prices and weights jointly from (sentences, optimal selection) pairs: CombOptNet
     gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5]."""
-    from ilplayer.experiments.training import exact_match
+    from ilplayer.experiments.training import exact_match, fit_epochs
     from ilplayer.layer import ILPLayer
 
     torch.manual_seed(int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
     model = KnapsackNet(embed_train.shape[-1])
     layer = ILPLayer(0, 1, solver=solver, tau=tau)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
-    history: list[dict[str, float]] = []
+
+    def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        y = layer(*model(embed_train[rows]))
+        return torch.nn.functional.mse_loss(y - 0.5, train.y[rows].to(y.dtype) - 0.5), {}
+
+    def evaluate() -> dict[str, float]:
+        return {"accuracy": exact_match(layer(*model(embed_test)).double(), test.y)}
+
     try:
-        for epoch in range(epochs):
-            order = torch.randperm(len(train.y), generator=g)
-            total = 0.0
-            for start in range(0, len(order), batch_size):
-                rows = order[start:start + batch_size]
-                y = layer(*model(embed_train[rows]))
-                loss = torch.nn.functional.mse_loss(y - 0.5, train.y[rows].to(y.dtype) - 0.5)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-                total += loss.item() * len(rows)
-            with torch.no_grad():
-                y_test = layer(*model(embed_test))
-            record = {"epoch": epoch + 1, "loss": total / len(order),
-                      "accuracy": exact_match(y_test.double(), test.y)}
-            history.append(record)
-            if on_epoch is not None:
-                on_epoch(record)
+        history = fit_epochs(len(train.y), epochs=epochs, batch_size=batch_size, seed=seed,
+                             optimizer=torch.optim.Adam(model.parameters(), lr=lr),
+                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch)
     finally:
         layer.close()
     return model, history

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ilplayer.constraints import StaticConstraints
-from ilplayer.experiments.training import HiddenConstraintsData, exact_match, normalize_solution
+from ilplayer.experiments.training import HiddenConstraintsData, exact_match, fit_epochs, normalize_solution
 
 __all__ = ["LPRelaxation", "greedy_knapsack_round", "train_lp_knapsack", "train_lp_static"]
 
@@ -98,33 +98,21 @@ def train_lp_static(data: HiddenConstraintsData, *, epochs: int = 100, lr: float
     init_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
     model = StaticConstraints(m, n, data.lb, data.ub, origin=origin, seed=init_seed, dtype=torch.float64)
     lp = LPRelaxation(n, m, data.lb, data.ub)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
     y_true = normalize_solution(data.y_train, data.lb, data.ub)
-    history: list[dict[str, float]] = []
-    for epoch in range(epochs):
-        order = torch.randperm(len(data.c_train), generator=g)
-        total, failed = 0.0, 0
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            x, lost = lp(data.c_train[rows], *model())
-            loss = torch.nn.functional.mse_loss(normalize_solution(x, data.lb, data.ub), y_true[rows])
-            optimizer.zero_grad()
-            if loss.requires_grad:
-                loss.backward()
-                optimizer.step()
-            total += loss.item() * len(rows)
-            failed += int(lost.sum())
-        with torch.no_grad():
-            x_test, _ = _solve_in_chunks(lp, data.c_test, *model())
-        record = {"epoch": epoch + 1, "loss": total / len(order),
-                  "accuracy": exact_match(torch.round(x_test), data.y_test),
-                  "failed_fraction": failed / len(order)}
-        history.append(record)
-        if on_epoch is not None:
-            on_epoch(record)
-    return model, history
 
+    def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        x, failed = lp(data.c_train[rows], *model())
+        loss = torch.nn.functional.mse_loss(normalize_solution(x, data.lb, data.ub), y_true[rows])
+        return loss, {"failed": int(failed.sum())}
+
+    def evaluate() -> dict[str, float]:
+        x_test, _ = _solve_in_chunks(lp, data.c_test, *model())
+        return {"accuracy": exact_match(torch.round(x_test), data.y_test)}
+
+    history = fit_epochs(len(data.c_train), epochs=epochs, batch_size=batch_size, seed=seed,
+                         optimizer=torch.optim.Adam(model.parameters(), lr=lr),
+                         batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch)
+    return model, history
 
 def _solve_in_chunks(lp: LPRelaxation, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor,
                      chunk: int = 250) -> tuple[torch.Tensor, torch.Tensor]:
@@ -145,30 +133,18 @@ def train_lp_knapsack(train: Any, test: Any, embed_train: torch.Tensor, embed_te
     model = KnapsackNet(embed_train.shape[-1]).double()
     embed_train, embed_test = embed_train.double(), embed_test.double()
     lp = LPRelaxation(embed_train.shape[1], 1, 0, 1)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
-    history: list[dict[str, float]] = []
-    for epoch in range(epochs):
-        order = torch.randperm(len(train.y), generator=g)
-        total, failed = 0.0, 0
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
-            x, lost = lp(*model(embed_train[rows]))
-            loss = torch.nn.functional.mse_loss(x - 0.5, train.y[rows].to(x.dtype) - 0.5)
-            optimizer.zero_grad()
-            if loss.requires_grad:
-                loss.backward()
-                optimizer.step()
-            total += loss.item() * len(rows)
-            failed += int(lost.sum())
-        with torch.no_grad():
-            c, A, b = model(embed_test)
-            x_test, _ = _solve_in_chunks(lp, c, A, b)
-            y_test = greedy_knapsack_round(x_test, A[:, 0, :], b[:, 0])
-        record = {"epoch": epoch + 1, "loss": total / len(order),
-                  "accuracy": exact_match(y_test, test.y.to(y_test.dtype)),
-                  "failed_fraction": failed / len(order)}
-        history.append(record)
-        if on_epoch is not None:
-            on_epoch(record)
+
+    def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        x, failed = lp(*model(embed_train[rows]))
+        return torch.nn.functional.mse_loss(x - 0.5, train.y[rows].to(x.dtype) - 0.5), {"failed": int(failed.sum())}
+
+    def evaluate() -> dict[str, float]:
+        c, A, b = model(embed_test)
+        x_test, _ = _solve_in_chunks(lp, c, A, b)
+        y_test = greedy_knapsack_round(x_test, A[:, 0, :], b[:, 0])
+        return {"accuracy": exact_match(y_test, test.y.to(y_test.dtype))}
+
+    history = fit_epochs(len(train.y), epochs=epochs, batch_size=batch_size, seed=seed,
+                         optimizer=torch.optim.Adam(model.parameters(), lr=lr),
+                         batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch)
     return model, history

@@ -14,7 +14,7 @@ from ilplayer.constraints import StaticConstraints
 from ilplayer.layer import ILPLayer
 from ilplayer.solver import Status
 
-__all__ = ["LOSSES", "HiddenConstraintsData", "exact_match", "normalize_solution",
+__all__ = ["LOSSES", "HiddenConstraintsData", "exact_match", "fit_epochs", "normalize_solution",
            "train_static_constraints"]
 
 
@@ -65,6 +65,47 @@ def normalize_solution(y: torch.Tensor, lb: float, ub: float) -> torch.Tensor:
     return (y - lb) / (ub - lb) - 0.5
 
 
+def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
+               optimizer: torch.optim.Optimizer,
+               batch_loss: Callable[[torch.Tensor], tuple[torch.Tensor, dict[str, int]]],
+               evaluate: Callable[[], dict[str, float]],
+               on_epoch: Callable[[dict[str, float]], None] | None = None,
+               stop: Callable[[dict[str, float]], bool] | None = None) -> list[dict[str, float]]:
+    """The loop every demonstration shares: per epoch, shuffle (from a stream of ``seed``
+    independent of the initialisation's), take the gradient step of ``batch_loss(rows)`` on
+    each batch, then ``evaluate()`` without gradients.
+
+    ``batch_loss`` returns the batch's mean loss and counts to report as fractions of the
+    epoch (``{"infeasible": 2}`` becomes ``"infeasible_fraction"``). A loss without a gradient
+    (every instance of the batch failed) skips the step. Each record holds the epoch, the mean
+    training loss, what ``evaluate`` returned and those fractions; ``stop(record)`` ends early.
+    """
+    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
+    history: list[dict[str, float]] = []
+    for epoch in range(epochs):
+        order = torch.randperm(num_examples, generator=g)
+        total, counts = 0.0, {}
+        for start in range(0, num_examples, batch_size):
+            rows = order[start:start + batch_size]
+            loss, batch_counts = batch_loss(rows)
+            optimizer.zero_grad()
+            if loss.requires_grad:
+                loss.backward()
+                optimizer.step()
+            total += loss.item() * len(rows)
+            for key, count in batch_counts.items():
+                counts[key] = counts.get(key, 0) + count
+        with torch.no_grad():
+            record = {"epoch": epoch + 1, "loss": total / num_examples, **evaluate(),
+                      **{f"{key}_fraction": count / num_examples for key, count in counts.items()}}
+        history.append(record)
+        if on_epoch is not None:
+            on_epoch(record)
+        if stop is not None and stop(record):
+            break
+    return history
+
+
 def train_static_constraints(
     data: HiddenConstraintsData, *, epochs: int = 100, lr: float = 5e-4, batch_size: int = 8,
     tau: float | None = 0.5, basis: str = "delta", origin: str = "learnable", seed: int = 0,
@@ -93,34 +134,21 @@ def train_static_constraints(
                                   dtype=torch.float64)
     layer = ILPLayer(data.lb, data.ub, solver=solver, solver_options=solver_options, tau=tau,
                      basis=basis, executor=executor, workers=workers)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 2]).generate_state(1)[0]))
     y_true = normalize_solution(data.y_train, data.lb, data.ub)
-    history: list[dict[str, float]] = []
+
+    def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        y = layer(data.c_train[rows], *model())
+        infeasible = int((layer.last_status == Status.INFEASIBLE).sum())
+        return loss_fn(normalize_solution(y, data.lb, data.ub), y_true[rows]), {"infeasible": infeasible}
+
+    def evaluate() -> dict[str, float]:
+        return {"accuracy": exact_match(layer(data.c_test, *model()), data.y_test)}
+
+    reached = None if target_accuracy is None else (lambda r: r["accuracy"] >= target_accuracy)
     try:
-        for epoch in range(epochs):
-            order = torch.randperm(len(data.c_train), generator=g)
-            total_loss, infeasible = 0.0, 0
-            for start in range(0, len(order), batch_size):
-                rows = order[start:start + batch_size]
-                A, b = model()
-                y = layer(data.c_train[rows], A, b)
-                batch_loss = loss_fn(normalize_solution(y, data.lb, data.ub), y_true[rows])
-                optimizer.zero_grad()
-                batch_loss.backward()
-                optimizer.step()
-                total_loss += batch_loss.item() * len(rows)
-                infeasible += int((layer.last_status == Status.INFEASIBLE).sum())
-            with torch.no_grad():
-                y_test = layer(data.c_test, *model())
-            record = {"epoch": epoch + 1, "loss": total_loss / len(order),
-                      "accuracy": exact_match(y_test, data.y_test),
-                      "infeasible_fraction": infeasible / len(order)}
-            history.append(record)
-            if on_epoch is not None:
-                on_epoch(record)
-            if target_accuracy is not None and record["accuracy"] >= target_accuracy:
-                break
+        history = fit_epochs(len(data.c_train), epochs=epochs, batch_size=batch_size, seed=seed,
+                             optimizer=torch.optim.Adam(model.parameters(), lr=lr),
+                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached)
     finally:
         layer.close()
     return model, history
