@@ -230,8 +230,11 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
             return BlackboxAssignment._solve(c)
         return layer(c, *constraints())
 
+    learned = torch.nn.ModuleList([backbone] if constraints is None else [backbone, constraints])
+    with torch.no_grad():  # the untrained backbone with the assignment solver, for reference
+        untrained = BlackboxAssignment._solve(backbone(test.source.double(), test.target.double()))
     history: list[dict[str, float]] = []
-    best: tuple[float, dict[str, Any]] = (-1.0, {})
+    best_accuracy, best_epoch, best_state = -1.0, 0, {}
     try:
         for epoch in range(epochs):
             total = 0.0
@@ -252,26 +255,19 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
                 val_accuracy = matching_accuracy(predict(val), val.y)
             record = {"epoch": epoch + 1, "loss": total / iterations, "accuracy": val_accuracy}
             history.append(record)
-            if val_accuracy > best[0]:
-                state = {"backbone": copy.deepcopy(backbone.state_dict())}
-                if constraints is not None:
-                    state["constraints"] = copy.deepcopy(constraints.state_dict())
-                best = (val_accuracy, {"epoch": epoch + 1, "state": state})
+            if val_accuracy > best_accuracy:
+                best_accuracy, best_epoch = val_accuracy, epoch + 1
+                best_state = copy.deepcopy(learned.state_dict())
             if on_epoch is not None:
                 on_epoch(record)
-        backbone.load_state_dict(best[1]["state"]["backbone"])
-        if constraints is not None:
-            constraints.load_state_dict(best[1]["state"]["constraints"])
+        learned.load_state_dict(best_state)
         with torch.no_grad():
             y_test = predict(test)
-            torch.manual_seed(int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
-            initial = MatchingBackbone().double()   # the same initial weights as the trained one
-            raw = BlackboxAssignment._solve(initial(test.source.double(), test.target.double()))
         summary = {
             "accuracy": matching_accuracy(y_test, test.y),
             "exact_match": (y_test.round() == test.y).all(dim=-1).double().mean().item(),
-            "best_epoch": best[1]["epoch"],
-            "untrained_assignment_accuracy": matching_accuracy(raw, test.y),
+            "best_epoch": best_epoch,
+            "untrained_assignment_accuracy": matching_accuracy(untrained, test.y),
         }
     finally:
         if layer is not None:
