@@ -77,11 +77,9 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
     """One row per (task, box, m) of CombOptNet with the paper's settings, baselines beside."""
     cells: dict[tuple, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
     for (task, box, method, variant_json), runs in groups.items():
-        if json.loads(variant_json) and method == "combopt":
+        if json.loads(variant_json) and method == "combopt":  # ablations have their own tables
             continue
         for run in runs:
-            if {k for k in run["variant"] if k != "epochs"} and method == "combopt":
-                continue
             cells[(task, box, run["m"])].setdefault(method, []).append(run)
     lines = ["## Overview", "",
              "CombOptNet with the paper's settings beside the paper's mean and the baselines "
