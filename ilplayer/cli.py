@@ -1,4 +1,5 @@
-"""``ilplayer`` command line: ``solvers``, ``demo``, ``experiment``, ``report``, ``bench parallel``."""
+"""``ilplayer`` command line: ``solvers``, ``demo``, ``experiment``, ``report``, ``bench parallel``,
+``fuzz``."""
 
 from __future__ import annotations
 
@@ -158,19 +159,104 @@ def run_experiments(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _solver_name(text: str) -> str:
+    """Resolve a backend name now, so that a typo fails before any work starts."""
+    from ilplayer.plugins import resolve_solver_name
+
+    try:
+        resolve_solver_name(text)
+    except (ValueError, LookupError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+EXECUTOR_CHOICES = ["auto", "serial", "threads", "processes", "ray"]
+
+
+def default_fuzz_backends() -> list[str]:
+    """Every available backend, and the Pyomo paths to HiGHS and Gurobi when Pyomo is there."""
+    from ilplayer.plugins import available_solvers
+
+    names = [name for name in available_solvers() if name != "pyomo"]
+    if "pyomo" in available_solvers():
+        names += ["pyomo:appsi_highs", "pyomo:highs", "pyomo:gurobi_persistent"]
+    return names
+
+
+def run_fuzz(args: argparse.Namespace) -> int:
+    import json
+    import warnings
+    from pathlib import Path
+
+    import ilplayer
+    from ilplayer.fuzz import (fuzz_backend, fuzz_cases_for, judge, load_reproducer, oracle,
+                               save_reproducer, solve_case)
+
+    if args.replay:
+        backend, case = load_reproducer(args.replay)
+        y, status = solve_case(case, args.solver[0] if args.solver else backend)
+        reference = oracle(case)
+        print(f"case {case.seed} ({', '.join(case.kinds)}) on {args.solver[0] if args.solver else backend}")
+        print(f"  status  {ilplayer.Status.names(status)}\n  verdict {judge(case, reference, y, status)}")
+        print(f"  oracle  strict {reference.strict.tolist()}  loose {reference.loose.tolist()}")
+        return 0
+    cases = fuzz_cases_for(args.instances, args.start)
+    rows, failed = [], False
+    for name in args.solver or default_fuzz_backends():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                solver = ilplayer.get_solver(name)
+        except Exception as exc:  # not installed, no licence: say so and go on
+            print(f"{name}: skipped ({type(exc).__name__}: {exc})", flush=True)
+            continue
+        try:
+            report = fuzz_backend(solver, cases)
+        finally:
+            solver.close()
+        rows.append(report.row())
+        for case, verdicts, y, status in report.failures:
+            save_reproducer(args.out, name, case, verdicts, y, status)
+        failed |= not report.correct
+        print(f"{name}: {report.instances} instances, {report.count('wrong-optimal')} wrong optimal, "
+              f"{report.count('false-infeasible')} false infeasible, "
+              f"{100 * report.not_optimal_fraction:.2f} % not optimal on feasible ones "
+              f"({report.seconds:.0f} s)", flush=True)
+    header = list(rows[0]) if rows else []
+    if rows:
+        _print_table([header] + [[str(row[k]) for k in header] for row in rows])
+    if any(row["wrong_optimal"] or row["false_infeasible"] or row["not_optimal"] or row["not_infeasible"]
+           for row in rows):
+        print(f"reproducers: {args.out}/ (replay one with: ilplayer fuzz --replay FILE)")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"instances": args.instances, "start": args.start,
+                                               "rows": rows}, indent=1))
+        print(f"wrote {args.json}")
+    return 1 if failed else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ilplayer", description="Differentiable ILP layers.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("solvers", help="list the registered solver backends")
     demo = commands.add_parser("demo", help="learn hidden constraints (Random Constraints, binary)")
-    demo.add_argument("--m", type=int, default=2, help="number of hidden constraints (default 2)")
-    demo.add_argument("--n", type=int, default=16, help="number of variables (default 16)")
-    demo.add_argument("--epochs", type=int, default=100, help="training epochs (paper: 100)")
+    demo.add_argument("--m", type=_positive_int, default=2, help="number of hidden constraints (default 2)")
+    demo.add_argument("--n", type=_positive_int, default=16, help="number of variables (default 16)")
+    demo.add_argument("--epochs", type=_positive_int, default=100, help="training epochs (paper: 100)")
     demo.add_argument("--lr", type=float, default=5e-4, help="Adam learning rate (paper: 5e-4)")
     demo.add_argument("--seed", type=int, default=0, help="dataset and initialisation seed")
-    demo.add_argument("--solver", default="bruteforce", help="backend name (ilplayer solvers)")
-    demo.add_argument("--executor", default="auto", help="serial | threads | processes | ray | auto")
-    demo.add_argument("--workers", type=int, default=None, help="parallel workers (default: all cores)")
+    demo.add_argument("--solver", type=_solver_name, default="bruteforce",
+                      help="backend name (ilplayer solvers)")
+    demo.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
+    demo.add_argument("--workers", type=_positive_int, default=None,
+                      help="parallel workers (default: all cores)")
     demo.add_argument("--plot", default="ilplayer-demo.png",
                       help="PNG of accuracy and loss per epoch ('' for none)")
     experiment = commands.add_parser("experiment", help="the paper's demonstrations").add_subparsers(
@@ -182,10 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.add_argument("--box", choices=["binary", "dense"], default="binary")
         sub.add_argument("--m", default=m_default, help="4, or a list such as 1,2,4,8")
         sub.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-9 or 0,2,5")
-        sub.add_argument("--solver", default=None,
+        sub.add_argument("--solver", type=_solver_name, default=None,
                          help="default: bruteforce up to 2^16 points, else a MIP backend")
-        sub.add_argument("--executor", default="auto")
-        sub.add_argument("--workers", type=int, default=None)
+        sub.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
+        sub.add_argument("--workers", type=_positive_int, default=None)
         sub.add_argument("--out", default="results", help="folder for the JSON records and PNGs")
         sub.add_argument("--epochs", type=int, default=100)
         sub.add_argument("--method", choices=["combopt", "mlp", "lp"], default="combopt",
@@ -224,7 +310,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parallel.add_argument("--workers", type=int, default=2)
     parallel.add_argument("--repeats", type=int, default=5)
     parallel.add_argument("--executors", nargs="*", default=["serial", "threads", "processes", "ray"])
+    fuzz = commands.add_parser("fuzz", help="check backends against exhaustive enumeration")
+    fuzz.add_argument("--solver", action="append", type=_solver_name, default=None,
+                      help="backend to check (repeatable; default: every available backend and "
+                           "the Pyomo paths to HiGHS and Gurobi)")
+    fuzz.add_argument("--instances", type=_positive_int, default=10000,
+                      help="instances per backend (default 10000)")
+    fuzz.add_argument("--start", type=int, default=0, help="first case seed")
+    fuzz.add_argument("--out", default="fuzz-failures", help="folder for reproducers (JSON)")
+    fuzz.add_argument("--json", default=None, help="write the table as JSON here")
+    fuzz.add_argument("--replay", default=None, help="solve a saved reproducer again")
     args = parser.parse_args(argv)
+    if args.command == "fuzz":
+        return run_fuzz(args)
     if args.command == "solvers":
         _print_table(solvers_table())
         return 0

@@ -50,14 +50,36 @@ def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str)
     return SolveResult(y=rounded, status=status, objective=objective)
 
 
+def without_zero_rows(batch: ILPBatch) -> ILPBatch | None:
+    """``batch`` without its all-zero rows, or None when one of them makes it infeasible.
+
+    A row ``0·y <= b_j`` holds for every ``y`` or for none, so the core decides it (with the
+    tolerance of the answer check) and backends never see it: some refuse a constant
+    constraint (Pyomo), and none needs it.
+    """
+    zero = ~batch.A.any(axis=1)
+    if not zero.any():
+        return batch
+    if (batch.b[zero] < -VERIFY_TOL * (1.0 + np.abs(batch.b[zero]))).any():
+        return None
+    keep = ~zero
+    return ILPBatch(c=batch.c, A=batch.A[keep], b=batch.b[keep], lb=batch.lb, ub=batch.ub)
+
+
 def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None,
                 recipe: SolverRecipe | None) -> tuple[np.ndarray, ...]:
     B, n = problem.batch_size, problem.num_variables
     y = np.zeros((B, n))
     status = np.full(B, int(Status.ERROR), dtype=np.int8)
     objective = np.full(B, np.nan)
-    groups = list(problem.host_groups())
-    if executor is None:
+    groups = []
+    for rows, batch in problem.host_groups():
+        reduced = without_zero_rows(batch)
+        if reduced is None:
+            status[rows] = Status.INFEASIBLE
+        else:
+            groups.append((rows, reduced))
+    if executor is None or not groups:
         tasks = [[group] for group in groups]
         outcomes: list = [solve_task(solver, task) for task in tasks]
     else:

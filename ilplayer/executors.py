@@ -134,6 +134,41 @@ def _exit_with(pid: int) -> None:
     os._exit(1)
 
 
+# --- the main-module guard ------------------------------------------------------------------
+
+def unguarded_main_line() -> tuple[str, int] | None:
+    """``(script, line)`` when this call comes from the main script's top-level code outside an
+    ``if __name__ == "__main__":`` block; None when it does not, or when that cannot be told
+    (an interactive session, ``python -c``, a notebook).
+
+    Under ``spawn`` and ``forkserver`` every worker imports the main script again: top-level
+    code that starts a pool then runs again in each worker, which dies while starting up.
+    """
+    import ast
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path or not os.path.isfile(path):
+        return None
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if frame is None:
+        return None  # not reached from the main script's top level
+    line = frame.f_lineno
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) \
+                and "__name__" in ast.unparse(node.test) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return None
+    return path, line
+
+
 # --- planning --------------------------------------------------------------------------------
 
 def plan_tasks(groups: list[tuple[np.ndarray, ILPBatch]], workers: int) -> list[Task]:
@@ -222,6 +257,14 @@ class FuturesExecutor(BatchExecutor):
         if self.kind == "threads":
             return concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="ilplayer")
         context = multiprocessing.get_context(self.mp_context)
+        where = unguarded_main_line() if context.get_start_method() != "fork" else None
+        if where is not None:
+            raise RuntimeError(
+                f"executor='processes' was started from the top level of {where[0]} (line "
+                f"{where[1]}) without an `if __name__ == \"__main__\":` guard. With the "
+                f"{context.get_start_method()!r} start method every worker process imports that "
+                "script again and would run it too. Put the script's code under "
+                "`if __name__ == \"__main__\":` (or use executor='threads' or 'serial').")
         return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context,
                                                       initializer=_process_worker_init,
                                                       initargs=(os.getpid(),))

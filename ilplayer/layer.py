@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
 from ilplayer.gradients import BASES, combopt_backward
 from ilplayer.plugins import get_solver
-from ilplayer.problem import Bounds, validate_problem
+from ilplayer.problem import Bounds, check_box, exact_dtype, validate_problem
 from ilplayer.solver import Solver
 
 __all__ = ["ILPLayer", "solve"]
 
 
 def _make_solver(solver: str | Solver, solver_options: dict[str, Any] | None) -> Solver:
+    if solver_options is not None and not isinstance(solver_options, dict):
+        raise TypeError("solver_options must be a dict of keyword options for the backend, e.g. "
+                        f"{{'time_limit': 10}}; got {type(solver_options).__name__}")
     if isinstance(solver, Solver):
         if solver_options:
             raise ValueError("solver_options only apply when solver is given by name")
@@ -36,8 +41,9 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
     """Solve ``min c_i·y s.t. A y <= b, lb <= y <= ub, y integer`` for every row of ``c``.
 
     Args:
-        c: costs (B, n).
-        A: constraints (m, n), shared by the batch, or (B, m, n).
+        c: costs (B, n), a floating torch tensor or numpy array.
+        A: constraints (m, n), shared by the batch, or (B, m, n); dense, scipy.sparse or torch
+            sparse. ``m = 0`` (or ``A = b = None``) is a box-only problem.
         b: right-hand sides (m,) or (B, m).
         lb, ub: integer bounds, scalars or one per variable.
         solver: a registered backend name or a :class:`Solver` instance.
@@ -49,9 +55,11 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         mp_context: start method for ``"processes"`` (default ``"forkserver"`` on Linux).
 
     Returns:
-        ``(y, status)``: ``y`` (B, n) in ``c``'s dtype and device, detached; ``status`` (B,)
-        int8 :class:`Status` codes on the same device. Rows without a solution hold the box
-        centre (rounded down) as a placeholder.
+        ``(y, status)``: ``y`` (B, n) on ``c``'s device, detached, in ``c``'s dtype when that
+        dtype holds every integer of the box exactly, else float32 or float64 (float16 holds
+        integers up to 2048, bfloat16 up to 256); ``status`` (B,) int8 :class:`Status` codes.
+        NumPy arrays when ``c`` is one. Rows without a solution hold the box centre (rounded
+        down) as a placeholder.
 
     Example:
         >>> c = torch.tensor([[-1.0, -2.0]]); A = torch.tensor([[1.0, 1.0]]); b = torch.tensor([1.0])
@@ -69,7 +77,27 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
             pool.close()
         if backend is not solver:
             backend.close()
-    return y.to(c.dtype), status
+    y = y.to(exact_dtype(problem.c.dtype, problem.lb, problem.ub))
+    if isinstance(c, np.ndarray):  # numpy in, numpy out
+        return y.cpu().numpy(), status.cpu().numpy()
+    return y, status
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _as_layer_input(value: Any) -> Any:
+    """Tensors for the autograd function: numpy and scipy.sparse become tensors; a torch
+    sparse tensor is densified with ``to_dense`` (differentiable). Anything else is left for
+    :func:`validate_problem` to refuse with a clear message."""
+    if isinstance(value, torch.Tensor):
+        return value.to_dense() if value.layout != torch.strided else value
+    if hasattr(value, "toarray") and hasattr(value, "nnz"):  # scipy.sparse
+        value = np.asarray(value.toarray())
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return torch.from_numpy(value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -87,13 +115,13 @@ class _CombOptNetFunction(torch.autograd.Function):
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub)
         y64, status, _ = solve_problem(problem, layer.solver, layer.executor, layer.recipe)
-        y = y64.to(c.dtype)
+        y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
         # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
         dtype = torch.promote_types(torch.promote_types(c.dtype, A.dtype), b.dtype)
         dtype = torch.promote_types(dtype, torch.float32)
         ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
         ctx.options = options
-        ctx.save_for_backward(A, b, y, status)
+        ctx.save_for_backward(problem.A, problem.b, y, status)
         ctx.mark_non_differentiable(status)
         ctx.dtypes = (c.dtype, dtype)
         return y, status
@@ -153,14 +181,15 @@ class ILPLayer(torch.nn.Module):
                  feasibility_tol: float = 1e-6, executor: ExecutorLike = None,
                  workers: int | None = None, mp_context: str | None = None) -> None:
         super().__init__()
-        if tau is not None and not (isinstance(tau, (int, float)) and tau > 0):
+        if tau is not None and not (_is_number(tau) and tau > 0):
             raise ValueError(f"tau must be a positive number or None (hard minimum), got {tau!r}")
         if basis not in BASES:
             raise ValueError(f"basis must be one of {BASES}, got {basis!r}")
         if not isinstance(project_to_box, bool):
             raise TypeError(f"project_to_box must be True or False, got {project_to_box!r}")
-        if not feasibility_tol >= 0:
-            raise ValueError(f"feasibility_tol must be >= 0, got {feasibility_tol!r}")
+        if not (_is_number(feasibility_tol) and feasibility_tol >= 0):
+            raise ValueError(f"feasibility_tol must be a number >= 0, got {feasibility_tol!r}")
+        check_box(lb, ub)
         self.lb, self.ub = lb, ub
         self.solver = _make_solver(solver, solver_options)
         self._owns_solver = not isinstance(solver, Solver)
@@ -173,8 +202,16 @@ class ILPLayer(torch.nn.Module):
                                         feasibility_tol=float(feasibility_tol))
         self.last_status: torch.Tensor | None = None
 
-    def forward(self, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m)."""
+    def forward(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None) -> torch.Tensor:
+        """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m).
+
+        NumPy and scipy.sparse inputs are turned into tensors (the output is a tensor); a
+        torch sparse ``A`` is densified differentiably; ``A = b = None`` is a box-only problem.
+        """
+        c, A, b = (_as_layer_input(x) for x in (c, A, b))
+        if A is None and b is None:
+            A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
+            b = torch.zeros((0,), dtype=c.dtype, device=c.device)
         y, status = _CombOptNetFunction.apply(c, A, b, self.lb, self.ub, self, self.options)
         self.last_status = status
         return y

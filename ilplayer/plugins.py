@@ -134,8 +134,37 @@ class SolverSpec:
             return False
 
     def create(self, **options: Any) -> Solver:
-        """Build a solver instance with ``options`` (passed to the class constructor)."""
-        return self.load()(**options)
+        """Build a solver instance with ``options`` (passed to the class constructor).
+
+        Raises:
+            TypeError: an option the backend does not take (the message lists those it does).
+        """
+        cls = self.load()
+        accepted = _option_names(cls)
+        if accepted is not None:
+            unknown = sorted(set(options) - accepted - {self.suffix_option})
+            if unknown:
+                hint = ""
+                close = difflib.get_close_matches(unknown[0], sorted(accepted), n=1)
+                if close:
+                    hint = f" Did you mean {close[0]!r}?"
+                raise TypeError(f"solver_options: backend {self.name!r} takes no option(s) "
+                                f"{unknown}; it takes {sorted(accepted) or 'none'}.{hint}")
+        return cls(**options)
+
+
+def _option_names(cls: type[Solver]) -> set[str] | None:
+    """The keyword options a backend's constructor takes, or None when it takes ``**kwargs``."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(cls.__init__).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return {p.name for p in parameters if p.name != "self" and p.kind in
+            (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
 
 
 class _Registry:
@@ -232,9 +261,19 @@ def resolve_solver_name(name: str) -> tuple[SolverSpec, dict[str, Any]]:
     specs = _registry.specs()
     if name in specs:
         return specs[name], {}
-    base, _, suffix = name.partition(":")
-    spec = specs.get(base)
-    if spec is not None and spec.suffix_option and suffix:
+    base, colon, suffix = name.partition(":")
+    by_lower = {key.lower(): spec for key, spec in specs.items()}
+    spec = specs.get(base) or by_lower.get(base.lower())  # "HiGHS" is "highs"
+    if spec is not None and not colon and not spec.suffix_option:
+        return spec, {}
+    if spec is not None and spec.suffix_option:
+        if not suffix:
+            raise UnknownSolverError(
+                f"solver {name!r} names a family of backends: add the member after a colon, e.g. "
+                f"'{spec.name}:appsi_highs' or '{spec.name}:gurobi_persistent' (the names of "
+                "pyomo.environ.SolverFactory)" if spec.name == "pyomo" else
+                f"solver {name!r} names a family of backends: add the member after a colon, "
+                f"'{spec.name}:NAME'")
         return spec, {spec.suffix_option: suffix}
     raise _unknown(name, specs)
 

@@ -15,24 +15,49 @@ import torch
 
 from ilplayer.solver import ILPBatch
 
-__all__ = ["Bounds", "ProblemTensors", "as_bounds", "validate_problem"]
+__all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "check_box", "exact_dtype",
+           "validate_problem"]
 
 Bounds = Union[int, float, Sequence[Union[int, float]], np.ndarray, torch.Tensor]
 
 
+MAX_ABS_BOUND = 2**53
+"""Bounds must lie strictly inside ``±2**53``: every integer there is exact in float64."""
+
+# The largest integer below which every integer is exact, per floating dtype.
+_EXACT_INTEGERS = {torch.float16: 2**11, torch.bfloat16: 2**8, torch.float32: 2**24,
+                   torch.float64: 2**53}
+
+
+def _densify(value: Any) -> Any:
+    """scipy.sparse matrices and torch sparse tensors become dense (the problems are small)."""
+    if isinstance(value, torch.Tensor) and value.layout != torch.strided:
+        return value.to_dense()
+    if hasattr(value, "toarray") and hasattr(value, "nnz"):  # scipy.sparse, without importing it
+        return np.asarray(value.toarray())
+    return value
+
+
 def _as_tensor(value: Any, name: str) -> torch.Tensor:
+    value = _densify(value)
     if isinstance(value, torch.Tensor):
         tensor = value
     elif isinstance(value, np.ndarray):
+        if value.dtype == object:
+            raise TypeError(f"{name} must be a numeric array, got a numpy array of dtype object")
         tensor = torch.from_numpy(value)
     else:
-        raise TypeError(f"{name} must be a torch.Tensor (or numpy array), got {type(value).__name__}")
+        raise TypeError(f"{name} must be a torch.Tensor, a numpy array or a scipy.sparse matrix, "
+                        f"got {type(value).__name__}")
     if not tensor.is_floating_point():
-        raise TypeError(f"{name} must have a floating-point dtype, got {tensor.dtype}")
+        raise TypeError(f"{name} must have a floating-point dtype, got {tensor.dtype} "
+                        f"(convert it with .double() or .astype(float))")
     return tensor
 
 
 def _check_finite(tensor: torch.Tensor, name: str) -> None:
+    if tensor.device.type == "meta" or tensor.numel() == 0:
+        return
     finite = torch.isfinite(tensor)
     if not bool(finite.all()):
         bad = (~finite).nonzero()[0].tolist()
@@ -40,8 +65,9 @@ def _check_finite(tensor: torch.Tensor, name: str) -> None:
                          f"{tuple(bad)}")
 
 
-def as_bounds(value: Bounds, n: int, name: str) -> np.ndarray:
-    """Turn a scalar or per-variable bound into an int64 vector of length ``n``."""
+def _bound_array(value: Bounds, name: str) -> np.ndarray:
+    """A bound as a float64 array (0-d or 1-d), checked for type, finiteness, integrality and
+    range; shared by :func:`as_bounds` and :func:`check_box`."""
     if isinstance(value, bool) or value is None:
         raise TypeError(f"{name} must be an integer or a vector of integers, got {value!r}")
     if isinstance(value, torch.Tensor):
@@ -52,17 +78,52 @@ def as_bounds(value: Bounds, n: int, name: str) -> np.ndarray:
         except (TypeError, ValueError):
             raise TypeError(f"{name} must be an integer or a vector of integers, "
                             f"got {type(value).__name__}") from None
+    if array.ndim > 1:
+        raise ValueError(f"{name} must be a scalar or a vector (one bound per variable), "
+                         f"got shape {tuple(array.shape)}")
+    flat = array.reshape(-1)
+    if not np.isfinite(flat).all():
+        raise ValueError(f"{name} must be finite: the variable box has to be bounded")
+    if not np.array_equal(flat, np.round(flat)):
+        i = int(np.flatnonzero(flat != np.round(flat))[0])
+        raise ValueError(f"{name} must hold integers; {name}[{i}] = {flat[i]}")
+    if (np.abs(flat) >= MAX_ABS_BOUND).any():
+        i = int(np.flatnonzero(np.abs(flat) >= MAX_ABS_BOUND)[0])
+        raise ValueError(f"{name} must lie strictly between -2**53 and 2**53 (the integers exact "
+                         f"in float64); {name}[{i}] = {flat[i]:.6g}")
+    return array
+
+
+def as_bounds(value: Bounds, n: int, name: str) -> np.ndarray:
+    """Turn a scalar or per-variable bound into an int64 vector of length ``n``."""
+    array = _bound_array(value, name)
     if array.ndim == 0:
         array = np.full(n, float(array))
     if array.shape != (n,):
         raise ValueError(f"{name} must be a scalar or have shape ({n},) (one bound per variable), "
                          f"got shape {tuple(array.shape)}")
-    if not np.isfinite(array).all():
-        raise ValueError(f"{name} must be finite: the variable box has to be bounded")
-    if not np.array_equal(array, np.round(array)):
-        i = int(np.flatnonzero(array != np.round(array))[0])
-        raise ValueError(f"{name} must hold integers; {name}[{i}] = {array[i]}")
     return array.astype(np.int64)
+
+
+def check_box(lb: Bounds, ub: Bounds) -> None:
+    """Check bounds before the number of variables is known (at construction of a layer)."""
+    low, high = _bound_array(lb, "lb"), _bound_array(ub, "ub")
+    if low.ndim == 1 and high.ndim == 1 and low.shape != high.shape:
+        raise ValueError(f"lb and ub must have the same length, got {low.shape[0]} and {high.shape[0]}")
+    lo, hi = (x.reshape(-1) for x in np.broadcast_arrays(low, high))
+    bad = np.flatnonzero(lo > hi)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"lb must not exceed ub; variable {i} has lb={lo[i]:.0f} > ub={hi[i]:.0f}")
+
+
+def exact_dtype(dtype: torch.dtype, lb: np.ndarray, ub: np.ndarray) -> torch.dtype:
+    """``dtype`` if it represents every integer of the box exactly, else the smallest wider
+    floating dtype that does (float32, then float64)."""
+    reach = int(max(np.abs(lb).max(initial=0), np.abs(ub).max(initial=0)))
+    if reach <= _EXACT_INTEGERS.get(dtype, 0):
+        return dtype
+    return torch.float32 if reach <= _EXACT_INTEGERS[torch.float32] else torch.float64
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +175,8 @@ class ProblemTensors:
         c = self.c.to("cpu", torch.float64).numpy()
         A = self.A.to("cpu", torch.float64).numpy()
         b = self.b.to("cpu", torch.float64).numpy()
+        if self.num_constraints == 0:  # box-only: one group, whatever the layout of A
+            A, b = np.zeros((0, self.num_variables)), np.zeros(0)
         if A.ndim == 2 and b.ndim == 1:
             yield np.arange(len(c)), ILPBatch(c=c, A=A, b=b, lb=self.lb, ub=self.ub)
             return
@@ -131,11 +194,20 @@ class ProblemTensors:
 def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds) -> ProblemTensors:
     """Check shapes, dtypes, devices, finiteness and bounds; raise a clear error otherwise.
 
+    ``c``, ``A`` and ``b`` may be torch tensors or numpy arrays; ``A`` may also be sparse
+    (scipy.sparse or torch sparse, densified). ``A`` and ``b`` may have 0 rows, or both be
+    None, for a box-only problem.
+
     Raises:
         TypeError: an argument is not a floating-point tensor, or a bound is not numeric.
         ValueError: a shape, device or value is wrong; the message names the argument.
     """
     c = _as_tensor(c, "c")
+    if (A is None) != (b is None):
+        raise ValueError("A and b must both be given, or both be None (no constraints)")
+    if A is None:  # a box-only problem
+        A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
+        b = torch.zeros((0,), dtype=c.dtype, device=c.device)
     A = _as_tensor(A, "A")
     b = _as_tensor(b, "b")
     if c.dim() != 2:
@@ -153,9 +225,7 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds) -> ProblemT
                          f"(A {tuple(A.shape)}, c {tuple(c.shape)})")
     if A.dim() == 3 and A.shape[0] != B:
         raise ValueError(f"A has batch size {A.shape[0]} but c has {B}")
-    m = A.shape[-2]
-    if m == 0:
-        raise ValueError("A has 0 constraints: pass at least one row (A y <= b)")
+    m = A.shape[-2]  # m = 0 is a box-only problem
     if b.dim() not in (1, 2) or b.shape[-1] != m:
         raise ValueError(f"b must have shape ({m},) or (batch, {m}) to match A {tuple(A.shape)}, "
                          f"got {tuple(b.shape)}")

@@ -296,6 +296,10 @@ class PersistentModelSolver(Solver):
             except Exception as exc:  # one instance must not sink the others
                 failures.append((i, f"{type(exc).__name__}: {exc}"))
                 continue
+            if code in (Status.OPTIMAL, Status.TIME_LIMIT) and point is None:
+                failures.append((i, f"the backend reported {Status(code).name} without loading "
+                                    "a solution"))
+                continue
             status[i] = code
             if point is not None:
                 y[i] = point

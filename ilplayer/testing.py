@@ -9,8 +9,10 @@ Subclass :class:`SolverConformance` in a test module of the plugin and name the 
         solver_options = {}            # optional: options for get_solver
 
 Every family of :data:`FAMILIES` is compared with the exact ``bruteforce`` backend (status per
-instance; objective within 1e-6); infeasible instances must get a status, time limits must be
-honoured, the spec must pickle. A backend that is not installed, or has no usable licence, is
+instance; objective within 1e-6), and :data:`FUZZ_CASES` seeded fuzz cases with an exhaustive
+NumPy oracle: a suboptimal ``OPTIMAL`` or a false ``INFEASIBLE`` fails with the instance as a
+reproducer. Infeasible instances must get a status, time limits must be honoured, the spec
+must pickle. A backend that is not installed, or has no usable licence, is
 skipped with the reason.
 """
 
@@ -37,7 +39,7 @@ from ilplayer.plugins import (
 from ilplayer.solver import Capability, Solver, Status
 
 __all__ = ["FAMILIES", "Instances", "SolverConformance", "assert_agrees_with_bruteforce",
-           "make_instances"]
+           "assert_correct_on_fuzzed_instances", "make_instances"]
 
 OBJECTIVE_TOL = 1e-6
 
@@ -71,7 +73,10 @@ def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np
 
 
 FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",
-            "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance")
+            "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance",
+            "zero-rows", "tight-rows", "equality-pairs", "box-only")
+FUZZ_CASES = 200
+"""Seeded :mod:`ilplayer.fuzz` cases (about 500 instances) every backend is checked on."""
 
 
 def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
@@ -119,6 +124,26 @@ def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
         A = torch.stack([groups[g][0] for g in pick])
         b = torch.stack([groups[g][1] for g in pick])
         return Instances(t(rng.uniform(-1, 1, (batch, 8))), A, b, lb, ub)
+    if family == "zero-rows":  # all-zero rows: satisfied (0 <= b) on even rows, not on odd
+        lb, ub = [-1] * 6, [2] * 6
+        A, b = _random_constraints(rng, 2, lb, ub)
+        A = torch.cat([A, torch.zeros(2, 6)]).expand(batch, -1, -1).clone()
+        b = torch.cat([b, torch.tensor([0.0, 1.0])]).expand(batch, -1).clone()
+        b[1::2, 2] = -0.5
+        return Instances(t(rng.uniform(-1, 1, (batch, 6))), A, b, lb, ub)
+    if family in ("tight-rows", "equality-pairs"):  # hyperplanes through box points
+        lb, ub = [-2] * 6, [2] * 6
+        a = rng.uniform(-1, 1, (3, 6))
+        points = rng.integers(-2, 3, (3, 6)).astype(np.float64)  # row j passes through point j
+        b = np.einsum("ij,ij->i", a, points)
+        if family == "equality-pairs":
+            a, b = np.concatenate([a[:2], -a[:2]]), np.concatenate([b[:2], -b[:2]])
+        return Instances(t(rng.uniform(-1, 1, (batch, 6))), t(a), t(b), lb, ub)
+    if family == "box-only":  # m = 0
+        lb = rng.integers(-3, 1, 5).tolist()
+        ub = [l + 2 for l in lb]
+        return Instances(t(rng.uniform(-1, 1, (batch, 5))), torch.zeros(0, 5, dtype=torch.float64),
+                         torch.zeros(0, dtype=torch.float64), lb, ub)
     raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
 
 
@@ -183,6 +208,9 @@ class SolverConformance:
     def test_family_agrees_with_bruteforce(self, solver: Solver, family: str, seed: int) -> None:
         assert_agrees_with_bruteforce(make_instances(family, seed), solver)
 
+    def test_fuzzed_instances_agree_with_exhaustive_enumeration(self, solver: Solver) -> None:
+        assert_correct_on_fuzzed_instances(solver)
+
     def test_infeasible_instances_get_a_status_not_an_exception(self, solver: Solver) -> None:
         instances = make_instances("infeasible")
         _, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
@@ -228,6 +256,31 @@ class SolverConformance:
         assert isinstance(solver.capabilities, frozenset)
         assert all(isinstance(cap, Capability) for cap in solver.capabilities)
         assert solver.name
+
+
+def assert_correct_on_fuzzed_instances(solver: Solver | str, cases: int = FUZZ_CASES,
+                                      start: int = 0) -> None:
+    """No wrong ``OPTIMAL`` and no false ``INFEASIBLE`` on seeded :mod:`ilplayer.fuzz` cases,
+    judged against exhaustive enumeration; a failure quotes the first failing case as JSON."""
+    import json
+
+    from ilplayer.fuzz import fuzz_backend, fuzz_cases
+
+    backend = ilplayer.get_solver(solver) if isinstance(solver, str) else solver
+    try:
+        report = fuzz_backend(backend, fuzz_cases(cases, start), keep=1)
+    finally:
+        if backend is not solver:
+            backend.close()
+    if report.correct:
+        return
+    case, verdicts, _, status = report.failures[0]
+    raise AssertionError(
+        f"backend {report.backend!r}: {report.count('wrong-optimal')} wrong OPTIMAL and "
+        f"{report.count('false-infeasible')} false INFEASIBLE rows on {report.instances} fuzzed "
+        f"instances. First: case {case.seed} ({', '.join(case.kinds)}), verdicts {verdicts}, "
+        f"status {Status.names(status)}. Reproducer (ilplayer.fuzz.FuzzCase.from_json):\n"
+        f"{json.dumps(case.to_json())}")
 
 
 def exhaustive_optimum(instances: Instances, row: int) -> float | None:

@@ -63,8 +63,11 @@ class CpSatSolver(PersistentModelSolver):
         super().__init__(time_limit, params)
         if not (isinstance(scale, (int, float)) and scale >= 1):
             raise ValueError(f"scale must be a number >= 1, got {scale!r}")
+        if isinstance(max_repairs, bool) or not isinstance(max_repairs, int) or max_repairs < 0:
+            raise ValueError(f"max_repairs must be an integer >= 0 (cuts allowed per instance), "
+                             f"got {max_repairs!r}")
         self.scale = float(scale)
-        self.max_repairs = int(max_repairs)
+        self.max_repairs = max_repairs
         ortools_sat = import_solver_library("ortools.sat.python.cp_model", clashes_with=("highspy",),
                                             fix=CLASH_FIX)
         self._cp = ortools_sat
@@ -80,7 +83,7 @@ class CpSatSolver(PersistentModelSolver):
     def check(self, problem: ProblemTensors) -> None:
         reach = np.maximum(np.abs(problem.lb), np.abs(problem.ub)).astype(np.float64)
         for name, tensor in (("A", problem.A), ("c", problem.c)):
-            largest = float(tensor.abs().max()) * self.scale
+            largest = float(tensor.abs().amax()) * self.scale if tensor.numel() else 0.0
             if largest * float(reach.sum()) >= MAX_SAFE_INTEGER:
                 raise ValueError(
                     f"{name}: coefficients up to {largest / self.scale:.3g} times scale={self.scale:g} "

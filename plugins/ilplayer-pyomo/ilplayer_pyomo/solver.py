@@ -4,11 +4,27 @@ One Pyomo model per ``(A, b)`` with the costs as mutable parameters, and one Pyo
 object per model (persistent interfaces get ``set_instance`` once and ``set_objective`` per
 instance). Pyomo's own overhead is a few milliseconds per instance: use a native backend when
 speed matters and this bridge to reach solvers that have none.
+
+Soundness rules, each pinned by a test:
+
+* A row is ``OPTIMAL`` only when the termination condition is ``optimal`` *and* a value was
+  loaded for every variable in this solve: values are cleared before each solve, so a failed
+  load can never hand back the previous instance's point. A failed load raises with Pyomo's
+  message, and the row becomes ``Status.ERROR`` with that reason.
+* Pyomo calls are serialised in a process (one lock): Pyomo captures solver output by swapping
+  the process-wide file descriptors (``pyomo/common/tee.py``), and two threads doing that at
+  once deadlock. Process pools give real parallelism; threads are safe but serial.
+* The known solvers get the tolerances and settings of the native plugins (gap 0; Gurobi's
+  IntFeasTol 1e-9; HiGHS with presolve off, see docs/solvers.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import logging
+import threading
+from collections.abc import Iterator
 import warnings
 from typing import Any
 
@@ -18,10 +34,16 @@ from ilplayer import Capability, ILPBatch, PersistentModelSolver, SolverNotInsta
 
 # Options that make a known solver exact (MIP gap 0) and single-threaded, and the name of its
 # time limit option. Solvers not listed here get the user's params only (and a warning).
+# The HiGHS and Gurobi entries mirror the native plugins' exactness and tolerance settings.
+# HiGHS also gets the core's tolerance in its rows (b + ROW_TOLERANCE[name]), as ilplayer-highs
+# does: with its own defaults, answers in the tolerance band depended on the cost vector.
+_HIGHS = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1, "presolve": "off",
+          "mip_feasibility_tolerance": 1e-9}
+ROW_TOLERANCE = {"appsi_highs": 1e-6, "highs": 1e-6}
 KNOWN_SOLVERS: dict[str, tuple[dict[str, Any], str]] = {
-    "appsi_highs": ({"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1}, "time_limit"),
-    "highs": ({"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1}, "time_limit"),
-    "gurobi*": ({"MIPGap": 0.0, "MIPGapAbs": 0.0, "Threads": 1}, "TimeLimit"),
+    "appsi_highs": (_HIGHS, "time_limit"),
+    "highs": (_HIGHS, "time_limit"),
+    "gurobi*": ({"MIPGap": 0.0, "MIPGapAbs": 0.0, "Threads": 1, "IntFeasTol": 1e-9}, "TimeLimit"),
     "cplex*": ({"mip_tolerances_mipgap": 0.0, "mip_tolerances_absmipgap": 0.0, "threads": 1}, "timelimit"),
     "cbc": ({"ratioGap": 0.0, "allowableGap": 0.0, "threads": 1}, "seconds"),
     "glpk": ({"mipgap": 0.0}, "tmlim"),
@@ -36,6 +58,21 @@ def _known(solver_name: str) -> tuple[dict[str, Any], str] | None:
     return None
 
 
+# Pyomo swaps process-wide file descriptors to capture solver output: one call at a time.
+_PYOMO_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _quiet_pyomo() -> Iterator[None]:
+    logger = logging.getLogger("pyomo")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 class PyomoSolver(PersistentModelSolver):
     """A Pyomo solver by name, exact by default for the solvers in ``KNOWN_SOLVERS``.
 
@@ -46,19 +83,30 @@ class PyomoSolver(PersistentModelSolver):
     """
 
     name = "pyomo"
+    capabilities = frozenset({Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT})
 
-    def __init__(self, solver_name: str, time_limit: float | None = None,
+    def __init__(self, solver_name: str | None = None, time_limit: float | None = None,
                  params: dict[str, Any] | None = None) -> None:
         super().__init__(time_limit, params)
+        if not isinstance(solver_name, str) or not solver_name:
+            raise ValueError("solver: the Pyomo bridge needs a Pyomo solver name after the colon, "
+                             "e.g. solver='pyomo:appsi_highs', 'pyomo:gurobi_persistent' or "
+                             "'pyomo:cbc'")
         import pyomo.environ as pyo
 
         self._pyo = pyo
         self.solver_name = solver_name
         self.name = f"pyomo:{solver_name}"
-        if not pyo.SolverFactory(solver_name).available(exception_flag=False):
+        with _PYOMO_LOCK, _quiet_pyomo():  # Pyomo logs a traceback for an unknown name
+            factory = pyo.SolverFactory(solver_name)
+        with _PYOMO_LOCK:
+            available = factory.available(exception_flag=False)
+        if not available:
             raise SolverNotInstalledError(
-                f"Pyomo solver {solver_name!r} is not available (its library or executable is "
-                "not installed, or it has no licence)")
+                f"Pyomo solver {solver_name!r} is not available: its library or executable is "
+                "not installed, it has no licence, or Pyomo knows no solver of that name (names "
+                "are those of pyomo.environ.SolverFactory, e.g. appsi_highs, gurobi_persistent, "
+                "cbc, glpk)")
         known = _known(solver_name)
         capabilities = set()
         options: dict[str, Any] = {}
@@ -76,6 +124,49 @@ class PyomoSolver(PersistentModelSolver):
         options.update(self.params)
         self.options = options
         self.capabilities = frozenset(capabilities | {Capability.IN_PLACE_UPDATES})
+        if self.params:
+            self._check_params(factory)
+
+    def _check_params(self, factory: Any) -> None:
+        """Refuse an unknown option name or a bad value now, with the solver's message, rather
+        than failing every instance (or, as some interfaces do, ignoring it silently). HiGHS and
+        Gurobi options are checked by their own libraries; others by a one-variable solve."""
+        if self.solver_name in ROW_TOLERANCE:  # the HiGHS family
+            import highspy
+
+            probe = highspy.Highs()
+            probe.setOptionValue("output_flag", False)
+            for key, value in self.params.items():
+                if probe.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+                    raise ValueError(f"params: HiGHS rejected option {key}={value!r} (unknown name "
+                                     "or a bad value)")
+            return
+        if fnmatch.fnmatch(self.solver_name, "gurobi*"):
+            import gurobipy as gp
+
+            with gp.Env(empty=True) as env:
+                env.setParam("OutputFlag", 0)
+                for key, value in self.params.items():
+                    try:
+                        env.setParam(key, value)
+                    except gp.GurobiError as exc:
+                        raise ValueError(f"params: Gurobi rejected {key}={value!r}: {exc}") from exc
+            return
+        pyo = self._pyo
+        probe = pyo.ConcreteModel()
+        probe.y = pyo.Var(domain=pyo.Binary)
+        probe.objective = pyo.Objective(expr=probe.y)
+        try:
+            with _PYOMO_LOCK, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                factory.solve(probe, options=dict(self.options), load_solutions=False)
+        except Exception as exc:
+            raise ValueError(f"params: Pyomo solver {self.solver_name!r} rejected the options "
+                             f"{sorted(self.params)}: {type(exc).__name__}: {exc}") from exc
+
+    def solve(self, batch: ILPBatch) -> Any:
+        with _PYOMO_LOCK:
+            return super().solve(batch)
 
     def build_model(self, batch: ILPBatch) -> Any:
         pyo = self._pyo
@@ -86,7 +177,7 @@ class PyomoSolver(PersistentModelSolver):
         bounds = {i: (int(batch.lb[i]), int(batch.ub[i])) for i in range(n)}
         model.y = pyo.Var(model.I, domain=pyo.Integers, bounds=lambda _, i: bounds[i])
         model.c = pyo.Param(model.I, mutable=True, initialize=0.0)
-        A, b = batch.A, batch.b
+        A, b = batch.A, batch.b + ROW_TOLERANCE.get(self.solver_name, 0.0)
         model.rows = pyo.Constraint(model.J, rule=lambda mdl, j: sum(
             float(A[j, i]) * mdl.y[i] for i in range(n) if A[j, i] != 0) <= float(b[j]))
         model.objective = pyo.Objective(expr=sum(model.c[i] * model.y[i] for i in model.I))
@@ -94,14 +185,19 @@ class PyomoSolver(PersistentModelSolver):
         persistent = hasattr(solver, "set_instance") and hasattr(solver, "set_objective")
         if persistent:
             solver.set_instance(model)
-        return model, solver, persistent
+        # A variable in no row and with cost 0 never reaches the solver (Pyomo drops zero
+        # terms), so it gets no value; every box value is optimal for it: take its lower bound.
+        free = ~batch.A.any(axis=0)
+        return model, solver, persistent, free, batch.lb.astype(np.float64)
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         from pyomo.opt import TerminationCondition as TC
 
-        pyomo_model, solver, persistent = model
+        pyomo_model, solver, persistent, free, lb = model
         for i, value in enumerate(c.tolist()):
             pyomo_model.c[i] = value
+        for var in pyomo_model.y.values():  # no stale point can pass for this instance's
+            var.set_value(None, skip_validation=True)
         if persistent:
             solver.set_objective(pyomo_model.objective)
         results = solver.solve(pyomo_model, load_solutions=False, options=self.options)
@@ -110,14 +206,28 @@ class PyomoSolver(PersistentModelSolver):
             return Status.INFEASIBLE, None
         if condition not in (TC.optimal, TC.maxTimeLimit):
             raise RuntimeError(f"Pyomo solver {self.solver_name!r} ended with {condition}")
-        try:
-            if persistent:
-                solver.load_vars()
-            else:
-                pyomo_model.solutions.load_from(results)
-            point = np.array([self._pyo.value(pyomo_model.y[i]) for i in pyomo_model.I], dtype=float)
-        except Exception:  # no incumbent to load
-            point = None
+        point = self._load(pyomo_model, solver, results, required=condition == TC.optimal,
+                           unused=free & (c == 0), lb=lb)
         if condition == TC.optimal:
             return Status.OPTIMAL, point
         return (Status.TIME_LIMIT, point) if point is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+
+    def _load(self, pyomo_model: Any, solver: Any, results: Any, required: bool,
+              unused: np.ndarray, lb: np.ndarray) -> np.ndarray | None:
+        """The solution of this solve, or None (time limit without incumbent). Raises when an
+        optimal solve's point cannot be loaded: never OPTIMAL without one."""
+        try:
+            if hasattr(solver, "load_vars"):  # persistent interfaces (classic and APPSI)
+                solver.load_vars()
+            else:
+                pyomo_model.solutions.load_from(results)
+            values = [lb[i] if var.value is None and unused[i] else var.value
+                      for i, var in enumerate(pyomo_model.y.values())]
+            if any(value is None for value in values):
+                raise RuntimeError("some variables have no value")
+        except Exception as exc:
+            if not required:
+                return None
+            raise RuntimeError(f"Pyomo solver {self.solver_name!r} reported an optimal solve but "
+                               f"its solution could not be loaded: {type(exc).__name__}: {exc}") from exc
+        return np.array(values, dtype=np.float64)
