@@ -89,3 +89,35 @@ class FlakyParallelSolver(GilEnumerationSolver):
         if (batch.c[:, 0] < 0).any():
             raise RuntimeError(f"native library crashed in process {os.getpid()}")
         return super().solve(batch)
+
+
+class SuboptimalSolver(EnumerationSolver):
+    """Returns the worst feasible point and calls it optimal (for tests of the checks)."""
+
+    name = "suboptimal"
+
+    def solve(self, batch: ILPBatch) -> SolveResult:
+        points = np.array(list(itertools.product(*[range(l, u + 1) for l, u in
+                                                   zip(batch.lb, batch.ub)])), dtype=float)
+        feasible = points[(points @ batch.A.T <= batch.b + 1e-6).all(axis=1)]
+        k, n = batch.c.shape
+        if len(feasible) == 0:
+            return SolveResult(y=np.zeros((k, n)), status=np.full(k, Status.INFEASIBLE),
+                               objective=np.full(k, np.nan))
+        worst = (batch.c @ feasible.T).argmax(axis=1)
+        return SolveResult(y=feasible[worst], status=np.full(k, Status.OPTIMAL),
+                           objective=np.full(k, np.nan))
+
+
+class FalseInfeasibleSolver(EnumerationSolver):
+    """Calls every instance with a tight row infeasible (for tests of the checks)."""
+
+    name = "false-infeasible"
+
+    def solve(self, batch: ILPBatch) -> SolveResult:
+        result = super().solve(batch)
+        if batch.num_constraints and len(batch.c) > 1:
+            status = result.status.copy()
+            status[:] = Status.INFEASIBLE
+            return SolveResult(y=result.y, status=status, objective=result.objective)
+        return result

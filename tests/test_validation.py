@@ -19,11 +19,11 @@ c, A, b = torch.zeros(2, 3), torch.ones(1, 3), torch.ones(1)
     ((torch.zeros(0, 3), A, b), ValueError, r"c is an empty batch"),
     ((c, torch.ones(1, 4), b), ValueError, r"A has 4 columns but c has 3 variables"),
     ((c, torch.ones(5, 1, 3), b), ValueError, r"A has batch size 5 but c has 2"),
-    ((c, torch.ones(0, 3), torch.ones(0)), ValueError, r"A has 0 constraints"),
     ((c, A, torch.ones(2)), ValueError, r"b must have shape \(1,\) or \(batch, 1\)"),
     ((c, A, torch.ones(3, 1)), ValueError, r"b has batch size 3 but c has 2"),
     ((c.long(), A, b), TypeError, r"c must have a floating-point dtype, got torch.int64"),
-    (([[0.0, 0.0, 0.0]], A, b), TypeError, r"c must be a torch.Tensor \(or numpy array\), got list"),
+    (([[0.0, 0.0, 0.0]], A, b), TypeError, r"c must be a torch.Tensor, a numpy array or a scipy.sparse matrix, got list"),
+    ((c, A, None), ValueError, r"A and b must both be given, or both be None"),
     ((c, A.to("meta"), b), ValueError, r"A is on meta but c is on cpu"),
 ])
 def test_bad_tensors_are_refused_with_the_argument_named(args, error, message):
@@ -43,6 +43,9 @@ def test_bad_tensors_are_refused_with_the_argument_named(args, error, message):
     (None, 1, TypeError, r"lb must be an integer or a vector of integers"),
     (True, 1, TypeError, r"lb must be an integer"),
     ("zero", 1, TypeError, r"lb must be an integer or a vector of integers, got str"),
+    (0, 2**63, ValueError, r"ub must lie strictly between -2\*\*53 and 2\*\*53"),
+    (-2**62, 2**62, ValueError, r"lb must lie strictly between -2\*\*53 and 2\*\*53"),
+    (0, 2**53 + 1, ValueError, r"ub must lie strictly between"),
 ])
 def test_bad_bounds_are_refused(lb, ub, error, message):
     with pytest.raises(error, match=message):
@@ -61,7 +64,14 @@ def test_bounds_accept_scalars_lists_arrays_and_tensors():
     (dict(tau="hot"), r"tau must be a positive number or None"),
     (dict(basis="random"), r"basis must be one of \('delta', 'canonical'\)"),
     (dict(project_to_box="yes"), r"project_to_box must be True or False"),
-    (dict(feasibility_tol=-1.0), r"feasibility_tol must be >= 0"),
+    (dict(feasibility_tol=-1.0), r"feasibility_tol must be a number >= 0"),
+    (dict(feasibility_tol="x"), r"feasibility_tol must be a number >= 0, got 'x'"),
+    (dict(lb=2, ub=1), r"lb must not exceed ub; variable 0 has lb=2 > ub=1"),
+    (dict(lb=[0, 0], ub=[1, 1, 1]), r"lb and ub must have the same length"),
+    (dict(lb=0, ub=2**63), r"ub must lie strictly between"),
+    (dict(lb=0.5, ub=1), r"lb must hold integers"),
+    (dict(solver_options=["time_limit", 1]), r"solver_options must be a dict"),
+    (dict(solver="higs"), r"unknown solver 'higs'.*Did you mean 'highs'"),
 ])
 def test_bad_layer_options_are_refused(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
@@ -71,5 +81,19 @@ def test_bad_layer_options_are_refused(kwargs, message):
 def test_bad_solver_options_are_refused():
     with pytest.raises(ValueError, match="max_points must be a positive integer"):
         ilplayer.get_solver("bruteforce", max_points=0)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'threads'"):
+    with pytest.raises(TypeError, match=r"solver_options: backend 'bruteforce' takes no option\(s\) "
+                                         r"\['threads'\]; it takes \['feasibility_tol', 'max_points'\]"):
         ilplayer.get_solver("bruteforce", threads=2)
+    with pytest.raises(TypeError, match=r"Did you mean 'max_points'"):
+        ilplayer.get_solver("bruteforce", max_point=2)
+
+
+def test_solver_names_are_case_insensitive():
+    y, status = ilplayer.solve(c, A, b, lb=0, ub=1, solver="BruteForce")
+    assert ilplayer.Status.names(status) == ["optimal", "optimal"]
+
+
+def test_bounds_are_checked_before_anything_is_solved():
+    with pytest.raises(ValueError, match="ub must lie strictly between"):
+        ilplayer.solve(c, A, b, lb=[0, 0, 0], ub=[1, 2**63, 1])
+

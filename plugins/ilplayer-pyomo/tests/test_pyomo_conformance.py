@@ -22,3 +22,64 @@ def test_unavailable_pyomo_solver_is_refused_with_its_name():
 def test_the_family_name_is_listed_once():
     pytest.importorskip("pyomo", reason="pyomo is not installed")
     assert "pyomo" in ilplayer.list_solvers()
+
+
+class TestPyomoHighsConformance(SolverConformance):
+    solver_name = "pyomo:highs"
+
+
+@pytest.mark.parametrize("name", ["pyomo:appsi_highs", "pyomo:gurobi_persistent"])
+def test_calls_from_a_user_thread_pool_do_not_deadlock(name):
+    import concurrent.futures
+
+    import torch
+
+    pytest.importorskip("pyomo", reason="pyomo is not installed")
+    try:
+        solver = ilplayer.get_solver(name)
+    except Exception as exc:
+        pytest.skip(f"{name} is not usable here: {exc}")
+    generator = torch.Generator().manual_seed(0)
+    c = torch.randn(4, 6, generator=generator, dtype=torch.float64)
+    A = torch.rand(2, 6, generator=generator, dtype=torch.float64)
+    expected, _ = ilplayer.solve(c, A, torch.ones(2), solver="bruteforce")
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        futures = [pool.submit(ilplayer.solve, c, A, torch.ones(2), solver=solver, executor="serial")
+                   for _ in range(4)]
+        for future in futures:
+            y, status = future.result(timeout=120)
+            assert torch.equal(y, expected)
+    solver.close()
+
+
+def test_a_load_failure_is_an_error_with_its_reason_never_optimal(monkeypatch):
+    import torch
+
+    pytest.importorskip("pyomo", reason="pyomo is not installed")
+    solver = ilplayer.get_solver("pyomo:appsi_highs")
+    c, A, b = torch.tensor([[-1.0, -1.0]]), torch.tensor([[1.0, 1.0]]), torch.tensor([1.0])
+    ilplayer.solve(c, A, b, solver=solver)  # builds the model and leaves a point in it
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no solution to load")
+
+    model = next(iter(solver._models.values()))
+    monkeypatch.setattr(model[1], "load_vars", broken)
+    with pytest.warns(ilplayer.SolverFailureWarning, match="could not be loaded.*no solution to load"):
+        y, status = ilplayer.solve(c, A, b, solver=solver)
+    assert ilplayer.Status.names(status) == ["error"]
+    solver.close()
+
+
+def test_unknown_options_are_refused_by_the_solver_library():
+    pytest.importorskip("pyomo", reason="pyomo is not installed")
+    with pytest.raises(ValueError, match="params: HiGHS rejected option foo=1"):
+        ilplayer.get_solver("pyomo:appsi_highs", params={"foo": 1})
+
+
+def test_a_family_name_without_member_says_how_to_name_one():
+    pytest.importorskip("pyomo", reason="pyomo is not installed")
+    with pytest.raises(ilplayer.UnknownSolverError, match="add the member after a colon"):
+        ilplayer.get_solver("pyomo:")
+    with pytest.raises(ValueError, match="needs a Pyomo solver name after the colon"):
+        ilplayer.get_solver("pyomo")

@@ -1,0 +1,101 @@
+"""Every available backend against exhaustive enumeration on seeded fuzz cases, and the checks
+themselves against deliberately wrong backends."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import ilplayer
+from host_solvers import EnumerationSolver, FalseInfeasibleSolver, SuboptimalSolver
+from ilplayer.cli import default_fuzz_backends, main
+from ilplayer.fuzz import (FuzzCase, fuzz_backend, fuzz_case, fuzz_cases, fuzz_cases_for, judge,
+                           load_reproducer, oracle, save_reproducer)
+from ilplayer.testing import assert_correct_on_fuzzed_instances
+
+CASES = 800  # about 2 000 instances per backend
+
+
+def _backend(name: str) -> ilplayer.Solver:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ilplayer.get_solver(name)
+    except Exception as exc:  # not installed, or no licence
+        pytest.skip(f"backend {name!r} is not usable here: {exc}")
+
+
+@pytest.mark.parametrize("name", default_fuzz_backends())
+def test_backend_is_correct_on_fuzzed_instances(name):
+    solver = _backend(name)
+    try:
+        report = fuzz_backend(solver, fuzz_cases(CASES))
+    finally:
+        solver.close()
+    assert report.instances >= 1900
+    assert report.count("wrong-optimal") == 0, report.row()
+    assert report.count("false-infeasible") == 0, report.row()
+    assert report.count("not-infeasible") == 0, report.row()
+    assert report.not_optimal_fraction <= 0.005, report.row()
+
+
+def test_cases_cover_every_row_kind_and_box_only():
+    kinds = {kind for case in fuzz_cases(400) for kind in case.kinds}
+    assert {"random", "integer", "zero-satisfied", "zero-infeasible", "tight", "equality-pair",
+            "infeasible", "box-only", "float32"} <= kinds
+    assert fuzz_case(17).c.tolist() == fuzz_case(17).c.tolist()  # seeded
+    assert sum(len(case.c) for case in fuzz_cases_for(100)) >= 100
+
+
+def test_the_oracle_agrees_with_bruteforce():
+    for case in fuzz_cases(150):
+        reference = oracle(case)
+        y, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver="bruteforce")
+        assert judge(case, reference, y, status) == ["ok"] * len(case.c)
+
+
+def test_judge_names_wrong_optimal_and_false_infeasible():
+    case = FuzzCase(c=np.array([[-1.0, -1.0]]), A=np.array([[1.0, 1.0]]), b=np.array([1.0]),
+                    lb=np.zeros(2, np.int64), ub=np.ones(2, np.int64))
+    reference = oracle(case)
+    assert judge(case, reference, np.array([[0.0, 0.0]]), np.array([0])) == ["wrong-optimal"]
+    assert judge(case, reference, np.array([[1.0, 0.0]]), np.array([0])) == ["ok"]
+    assert judge(case, reference, np.zeros((1, 2)), np.array([1])) == ["false-infeasible"]
+    assert judge(case, reference, np.zeros((1, 2)), np.array([4])) == ["not-optimal"]
+
+
+@pytest.mark.parametrize("wrong, verdict", [(SuboptimalSolver, "wrong-optimal"),
+                                            (FalseInfeasibleSolver, "false-infeasible")])
+def test_the_conformance_kit_fails_a_wrong_backend_with_a_reproducer(wrong, verdict):
+    report = fuzz_backend(wrong(), fuzz_cases(60))
+    assert report.count(verdict) > 0
+    with pytest.raises(AssertionError, match=r"Reproducer .*\n\{\"c\": ") as failure:
+        assert_correct_on_fuzzed_instances(wrong(), cases=60)
+    reproducer = json.loads(str(failure.value).splitlines()[-1])
+    case = FuzzCase.from_json(reproducer)
+    assert verdict in judge(case, oracle(case), *ilplayer.solve(case.c, case.A, case.b, case.lb,
+                                                                case.ub, solver=wrong()))
+
+
+def test_the_conformance_kit_passes_a_correct_backend():
+    assert_correct_on_fuzzed_instances(EnumerationSolver(), cases=60)
+
+
+def test_reproducers_round_trip(tmp_path):
+    case = fuzz_case(3)
+    path = save_reproducer(tmp_path, "pyomo:x", case, ["ok"], case.c * 0, np.zeros(len(case.c)))
+    backend, again = load_reproducer(path)
+    assert backend == "pyomo:x" and np.array_equal(again.A, case.A) and again.kinds == case.kinds
+
+
+def test_fuzz_command_prints_the_table_and_writes_json(tmp_path, capsys):
+    record = tmp_path / "fuzz.json"
+    code = main(["fuzz", "--solver", "bruteforce", "--instances", "300", "--out", str(tmp_path),
+                 "--json", str(record)])
+    assert code == 0
+    assert "bruteforce: " in capsys.readouterr().out
+    row = json.loads(record.read_text())["rows"][0]
+    assert row["backend"] == "bruteforce" and row["instances"] >= 300 and row["wrong_optimal"] == 0
