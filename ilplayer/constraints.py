@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ilplayer.problem import Bounds, as_bounds
+from ilplayer.problem import Bounds, as_bounds, check_box
 
 __all__ = ["ORIGINS", "StaticConstraints", "sample_random_constraints"]
 
@@ -85,8 +85,16 @@ class StaticConstraints(torch.nn.Module):
                  origin: str = "learnable", normalize: bool = True, seed: int | None = None,
                  dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
+        for name, value in (("num_constraints", num_constraints), ("num_variables", num_variables)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if origin not in ORIGINS:
             raise ValueError(f"origin must be one of {ORIGINS}, got {origin!r}")
+        if not isinstance(normalize, bool):
+            raise TypeError(f"normalize must be True or False, got {normalize!r}")
+        if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+            raise TypeError(f"dtype must be a floating torch dtype, got {dtype!r}")
+        check_box(lb, ub)
         generator = torch.Generator()
         generator.manual_seed(torch.seed() if seed is None else seed)
         normals, offsets, origins = sample_random_constraints(

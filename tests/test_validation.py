@@ -97,3 +97,15 @@ def test_bounds_are_checked_before_anything_is_solved():
     with pytest.raises(ValueError, match="ub must lie strictly between"):
         ilplayer.solve(c, A, b, lb=[0, 0, 0], ub=[1, 2**63, 1])
 
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(num_constraints=0, num_variables=3), ValueError, r"num_constraints must be a positive integer, got 0"),
+    (dict(num_constraints=2, num_variables=2.5), ValueError, r"num_variables must be a positive integer, got 2.5"),
+    (dict(num_constraints=2, num_variables=3, lb=2, ub=1), ValueError, r"lb must not exceed ub"),
+    (dict(num_constraints=2, num_variables=3, normalize="yes"), TypeError, r"normalize must be True or False"),
+    (dict(num_constraints=2, num_variables=3, dtype=torch.int64), TypeError, r"dtype must be a floating torch dtype"),
+])
+def test_bad_constraint_module_arguments_are_refused(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        ilplayer.StaticConstraints(**kwargs)
