@@ -19,11 +19,15 @@ class EnumerationSolver(Solver):
     def __init__(self) -> None:
         self.groups_seen = 0
 
-    def solve(self, batch: ILPBatch) -> SolveResult:
-        self.groups_seen += 1
+    @staticmethod
+    def feasible_points(batch: ILPBatch) -> np.ndarray:
         points = np.array(list(itertools.product(*[range(l, u + 1) for l, u in
                                                    zip(batch.lb, batch.ub)])), dtype=float)
-        feasible = points[(points @ batch.A.T <= batch.b + 1e-6).all(axis=1)]
+        return points[(points @ batch.A.T <= batch.b + 1e-6).all(axis=1)]
+
+    def solve(self, batch: ILPBatch) -> SolveResult:
+        self.groups_seen += 1
+        feasible = self.feasible_points(batch)
         k, n = batch.c.shape
         if len(feasible) == 0:
             return SolveResult(y=np.zeros((k, n)), status=np.full(k, Status.INFEASIBLE),
@@ -97,13 +101,10 @@ class SuboptimalSolver(EnumerationSolver):
     name = "suboptimal"
 
     def solve(self, batch: ILPBatch) -> SolveResult:
-        points = np.array(list(itertools.product(*[range(l, u + 1) for l, u in
-                                                   zip(batch.lb, batch.ub)])), dtype=float)
-        feasible = points[(points @ batch.A.T <= batch.b + 1e-6).all(axis=1)]
-        k, n = batch.c.shape
+        feasible = self.feasible_points(batch)
         if len(feasible) == 0:
-            return SolveResult(y=np.zeros((k, n)), status=np.full(k, Status.INFEASIBLE),
-                               objective=np.full(k, np.nan))
+            return super().solve(batch)
+        k = batch.num_instances
         worst = (batch.c @ feasible.T).argmax(axis=1)
         return SolveResult(y=feasible[worst], status=np.full(k, Status.OPTIMAL),
                            objective=np.full(k, np.nan))
