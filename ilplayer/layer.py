@@ -13,7 +13,7 @@ from ilplayer.dispatch import solve_problem
 from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
 from ilplayer.gradients import BASES, combopt_backward
 from ilplayer.plugins import get_solver
-from ilplayer.problem import Bounds, check_box, exact_dtype, validate_problem
+from ilplayer.problem import Bounds, check_box, densify, exact_dtype, validate_problem
 from ilplayer.solver import Solver
 
 __all__ = ["ILPLayer", "solve"]
@@ -91,10 +91,7 @@ def _as_layer_input(value: Any) -> Any:
     """Tensors for the autograd function: numpy and scipy.sparse become tensors; a torch
     sparse tensor is densified with ``to_dense`` (differentiable). Anything else is left for
     :func:`validate_problem` to refuse with a clear message."""
-    if isinstance(value, torch.Tensor):
-        return value.to_dense() if value.layout != torch.strided else value
-    if hasattr(value, "toarray") and hasattr(value, "nnz"):  # scipy.sparse
-        value = np.asarray(value.toarray())
+    value = densify(value)
     if isinstance(value, np.ndarray) and value.dtype != object:
         return torch.from_numpy(value)
     return value

@@ -15,7 +15,7 @@ import torch
 
 from ilplayer.solver import ILPBatch
 
-__all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "check_box", "exact_dtype",
+__all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "check_box", "densify", "exact_dtype",
            "validate_problem"]
 
 Bounds = Union[int, float, Sequence[Union[int, float]], np.ndarray, torch.Tensor]
@@ -29,7 +29,7 @@ _EXACT_INTEGERS = {torch.float16: 2**11, torch.bfloat16: 2**8, torch.float32: 2*
                    torch.float64: 2**53}
 
 
-def _densify(value: Any) -> Any:
+def densify(value: Any) -> Any:
     """scipy.sparse matrices and torch sparse tensors become dense (the problems are small)."""
     if isinstance(value, torch.Tensor) and value.layout != torch.strided:
         return value.to_dense()
@@ -39,7 +39,7 @@ def _densify(value: Any) -> Any:
 
 
 def _as_tensor(value: Any, name: str) -> torch.Tensor:
-    value = _densify(value)
+    value = densify(value)
     if isinstance(value, torch.Tensor):
         tensor = value
     elif isinstance(value, np.ndarray):
