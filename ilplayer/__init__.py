@@ -9,27 +9,27 @@ Example:
 
 from __future__ import annotations
 
-from ilplayer.constraints import StaticConstraints, sample_random_constraints
+from ilplayer.constraints import StaticConstraints
 from ilplayer.hookspecs import hookimpl
+from ilplayer.instances import sample_random_constraints
 from ilplayer.layer import ILPLayer, solve
 from ilplayer.plugins import (
     PluginLoadWarning,
-    SolverNotInstalledError,
-    SolverSpec,
     UnknownSolverError,
     available_solvers,
     get_solver,
     list_solvers,
+    preferred_backend,
     register_solver,
     unregister_solver,
 )
-from ilplayer.solver import (
+from ilplayer.solver import PersistentModelSolver, Solver
+from ilplayer.spec import SolverNotInstalledError, SolverSpec
+from ilplayer.types import (
     Capability,
     ILPBatch,
     LicenseStatus,
-    PersistentModelSolver,
     SolveResult,
-    Solver,
     SolverFailureWarning,
     Status,
 )
@@ -55,6 +55,7 @@ __all__ = [
     "get_solver",
     "hookimpl",
     "list_solvers",
+    "preferred_backend",
     "register_solver",
     "sample_random_constraints",
     "solve",

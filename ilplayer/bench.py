@@ -9,13 +9,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ilplayer.constraints import sample_random_constraints
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import SolverRecipe, make_executor
-from ilplayer.plugins import available_solvers, get_solver
+from ilplayer.instances import random_constraint_rows, sample_cover
+from ilplayer.plugins import get_solver, preferred_backend
 from ilplayer.problem import validate_problem
-from ilplayer.solver import ILPBatch
-from ilplayer.experiments.set_cover import sample_cover
+from ilplayer.types import ILPBatch
 
 FAMILIES = ("binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense m=8", "set cover")
 PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
@@ -33,18 +32,10 @@ def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILP
     lo, hi = (0, 1) if box == "binary" else (-5, 5)
     g = torch.Generator().manual_seed(seed)
     corner = torch.tensor([lo if rng.random() < 0.5 else hi for _ in range(n)], dtype=torch.float64)
-    normals, offsets, origins = sample_random_constraints(int(m), n, lo, hi, generator=g,
-                                                          feasible_point=corner)
+    A, b = random_constraint_rows(int(m), n, lo, hi, generator=g, feasible_point=corner)
     c = rng.uniform(-0.5, 0.5, (instances, n))
-    return ILPBatch(c=c / np.linalg.norm(c, axis=1, keepdims=True), A=normals.numpy(),
-                    b=(offsets + (normals * origins).sum(-1)).numpy(), lb=np.full(n, lo), ub=np.full(n, hi))
-
-
-def default_backend() -> str:
-    for name in ("gurobi", "cpsat", "highs", "scip"):
-        if name in available_solvers():
-            return name
-    raise RuntimeError("no MIP backend is installed: pip install 'ilplayer[highs]' (or [all])")
+    return ILPBatch(c=c / np.linalg.norm(c, axis=1, keepdims=True), A=A.numpy(), b=b.numpy(),
+                    lb=np.full(n, lo), ub=np.full(n, hi))
 
 
 def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers: int = 2,
@@ -52,7 +43,7 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
                        families: Sequence[str] = PARALLEL_FAMILIES) -> None:
     """Print throughput (instances/s) per executor and family, with the speed-up over serial
     measured in the same run, and each pool's start-up cost."""
-    name = solver_name or default_backend()
+    name = solver_name or preferred_backend()
     recipe = SolverRecipe.from_name(name)
     solver = get_solver(name)
     print(f"backend {name!r}, batch {batch}, {workers} workers, median of {repeats} batches "

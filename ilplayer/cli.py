@@ -10,7 +10,6 @@ import time
 from collections.abc import Sequence
 
 
-
 def _distribution_version(name: str | None) -> str:
     if not name:
         return "-"
@@ -55,7 +54,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
     from ilplayer.experiments.random_constraints import make_dataset
     from ilplayer.experiments.runner import PAPER
-    from ilplayer.experiments.training import train_static_constraints
+    from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
 
     print(f"Random Constraints demo: learn {args.m} hidden constraints on {{0,1}}^{args.n} from "
           f"(cost, optimal solution) pairs; solver {args.solver!r}, seed {args.seed}")
@@ -70,8 +69,9 @@ def run_demo(args: argparse.Namespace) -> int:
             bar.set_postfix(loss=f"{record['loss']:.4f}", accuracy=f"{100 * record['accuracy']:.1f}%")
 
         _, history = train_static_constraints(
-            data, epochs=args.epochs, lr=args.lr, seed=args.seed, solver=args.solver,
-            executor=args.executor, workers=args.workers, on_epoch=report)
+            data, TrainingConfig(epochs=args.epochs, lr=args.lr),
+            BackendConfig(solver=args.solver, executor=args.executor, workers=args.workers),
+            seed=args.seed, on_epoch=report)
     paper = PAPER[("rc", "binary")].get(args.m) if args.n == 16 else None
     baseline = 100 * data.box_baseline_accuracy
     print(f"held-out exact-match accuracy: CombOptNet {100 * history[-1]['accuracy']:.1f} %  |  "
@@ -121,6 +121,7 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
 
 def run_experiments(args: argparse.Namespace) -> int:
     from ilplayer.experiments.runner import run_knapsack, run_static_constraints
+    from ilplayer.training import BackendConfig
 
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
@@ -144,12 +145,12 @@ def run_experiments(args: argparse.Namespace) -> int:
         return 0
 
     box = getattr(args, "box", "binary")
+    backend = BackendConfig(solver=args.solver, executor=args.executor, workers=args.workers)
     overrides = {"epochs": args.epochs, **parse_ablation(args.ablation)}
     for m in parse_int_list(args.m):
         for seed in parse_int_list(args.seeds):
-            record = run_static_constraints(args.task, m, seed, args.out, box=box,
-                                            solver=args.solver, executor=args.executor,
-                                            workers=args.workers, method=args.method, **overrides)
+            record = run_static_constraints(args.task, m, seed, args.out, box=box, backend=backend,
+                                            method=args.method, **overrides)
             paper = record["paper_accuracy"]
             print(f"{args.task} {box} m={m} seed={seed} {record['variant'] or ''}: accuracy "
                   f"{100 * record['accuracy']:.1f} % (box-constrained "
@@ -195,16 +196,16 @@ def run_fuzz(args: argparse.Namespace) -> int:
     import warnings
     from pathlib import Path
 
-    import ilplayer
-    from ilplayer.fuzz import (fuzz_backend, fuzz_cases_for, judge, load_reproducer, oracle,
-                               save_reproducer, solve_case)
+    from ilplayer.fuzz import fuzz_backend, fuzz_cases_for, judge, load_reproducer, oracle, save_reproducer, solve_case
+    from ilplayer.plugins import get_solver
+    from ilplayer.types import Status
 
     if args.replay:
         backend, case = load_reproducer(args.replay)
         y, status = solve_case(case, args.solver[0] if args.solver else backend)
         reference = oracle(case)
         print(f"case {case.seed} ({', '.join(case.kinds)}) on {args.solver[0] if args.solver else backend}")
-        print(f"  status  {ilplayer.Status.names(status)}\n  verdict {judge(case, reference, y, status)}")
+        print(f"  status  {Status.names(status)}\n  verdict {judge(case, reference, y, status)}")
         print(f"  oracle  strict {reference.strict.tolist()}  loose {reference.loose.tolist()}")
         return 0
     cases = fuzz_cases_for(args.instances, args.start)
@@ -213,7 +214,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                solver = ilplayer.get_solver(name)
+                solver = get_solver(name)
         except Exception as exc:  # not installed, no licence: say so and go on
             print(f"{name}: skipped ({type(exc).__name__}: {exc})", flush=True)
             continue

@@ -1,4 +1,4 @@
-"""Learnable constraint sets ``A y <= b`` and the random constraints of supplementary A.
+"""Learnable constraint sets ``A y <= b``, initialised as the random constraints of supplementary A.
 
 Each constraint is a hyperplane with normal ``a_j``, its own origin ``o_j`` and a signed offset
 ``r_j`` (paper, "Constraint parametrization"): ``a_j·(y - o_j) <= r_j``, i.e.
@@ -11,54 +11,12 @@ from __future__ import annotations
 
 import torch
 
+from ilplayer.instances import sample_random_constraints
 from ilplayer.problem import Bounds, as_bounds, check_box
 
-__all__ = ["ORIGINS", "StaticConstraints", "sample_random_constraints"]
+__all__ = ["ORIGINS", "StaticConstraints"]
 
 ORIGINS = ("learnable", "corner", "center")
-INITIAL_OFFSET = -0.2
-"""Initial ``r``: the reference's bias 0.2 in ``a·(y - o) + 0.2 <= 0``; each constraint starts
-0.2 away from its origin, on the side that excludes it."""
-
-
-def sample_random_constraints(
-    num_constraints: int,
-    num_variables: int,
-    lb: Bounds = 0,
-    ub: Bounds = 1,
-    *,
-    generator: torch.Generator | None = None,
-    feasible_point: torch.Tensor | None = None,
-    dtype: torch.dtype = torch.float64,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Random constraints as in supplementary A (Random Constraints).
-
-    Origins are uniform in the centre sub-cube of the box (half its edge length), normals are
-    uniform in [-0.5, 0.5]^n and normalised, offsets are ``INITIAL_OFFSET``. Constraints that
-    ``feasible_point`` violates get their normal and offset negated, so that the point (and
-    thus the problem) stays feasible.
-
-    Returns:
-        ``(normals, offsets, origins)`` of shapes (m, n), (m,), (m, n);
-        ``A = normals`` and ``b = offsets + (normals * origins).sum(-1)``.
-    """
-    if num_constraints < 1 or num_variables < 1:
-        raise ValueError(f"num_constraints and num_variables must be >= 1, got "
-                         f"{num_constraints} and {num_variables}")
-    lo = torch.as_tensor(as_bounds(lb, num_variables, "lb"), dtype=dtype)
-    hi = torch.as_tensor(as_bounds(ub, num_variables, "ub"), dtype=dtype)
-    shape = (num_constraints, num_variables)
-    normals = torch.rand(shape, generator=generator, dtype=dtype) - 0.5
-    normals = normals / torch.linalg.vector_norm(normals, dim=-1, keepdim=True)
-    centre, half_edge = (lo + hi) / 2, (hi - lo) / 4
-    origins = centre + (2 * torch.rand(shape, generator=generator, dtype=dtype) - 1) * half_edge
-    offsets = torch.full((num_constraints,), INITIAL_OFFSET, dtype=dtype)
-    if feasible_point is not None:
-        point = torch.as_tensor(feasible_point, dtype=dtype)
-        violated = (normals * (point - origins)).sum(-1) > offsets
-        flip = 1.0 - 2.0 * violated.to(dtype)
-        normals, offsets = normals * flip[:, None], offsets * flip
-    return normals, offsets, origins
 
 
 class StaticConstraints(torch.nn.Module):

@@ -16,7 +16,8 @@ import torch
 
 from ilplayer.executors import BatchExecutor, SolverRecipe, TaskFailure, plan_tasks, solve_task
 from ilplayer.problem import ProblemTensors
-from ilplayer.solver import Capability, ILPBatch, SolveResult, Solver, SolverFailureWarning, Status
+from ilplayer.solver import Solver
+from ilplayer.types import Capability, ILPBatch, SolveResult, SolverFailureWarning, Status
 
 __all__ = ["placeholder_solution", "solve_problem"]
 

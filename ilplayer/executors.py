@@ -10,6 +10,7 @@ one, so ``A`` and ``b`` travel once per task, not once per instance.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import math
 import multiprocessing
 import os
@@ -26,7 +27,8 @@ from typing import Any, Union
 import numpy as np
 
 from ilplayer.plugins import SolverSpec, resolve_solver_name
-from ilplayer.solver import Capability, ILPBatch, SolveResult, Solver
+from ilplayer.solver import Solver
+from ilplayer.types import Capability, ILPBatch, SolveResult
 
 __all__ = [
     "EXECUTORS",
@@ -385,10 +387,8 @@ class RayExecutor(BatchExecutor):
 
     def close(self) -> None:
         for actor in self._actors:
-            try:
+            with contextlib.suppress(Exception):  # already dead, or Ray already shut down
                 self._ray.kill(actor)
-            except Exception:  # already dead, or Ray already shut down
-                pass
         self._actors = []
 
 

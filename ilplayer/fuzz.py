@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.solver import Solver, SolverFailureWarning, Status
+from ilplayer.solver import Solver
+from ilplayer.types import SolverFailureWarning, Status
 
 __all__ = [
     "STRICT_TOL",
@@ -183,7 +184,7 @@ def oracle(case: FuzzCase) -> Oracle:
     strict = (excess <= STRICT_TOL).all(axis=1)
     loose = (excess <= LOOSE_TOL * (1.0 + np.abs(case.b))).all(axis=1)
     costs = case.c @ points.T
-    best = lambda mask: np.where(mask.any(), np.where(mask, costs, np.inf).min(axis=1), np.nan)  # noqa: E731
+    best = lambda mask: np.where(mask.any(), np.where(mask, costs, np.inf).min(axis=1), np.nan)
     return Oracle(strict=best(strict), loose=best(loose))
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from ilplayer.plugins import SolverSpec
+    from ilplayer.spec import SolverSpec
 
 __all__ = ["hookimpl", "hookspec", "ilplayer_register_solvers"]
 

@@ -15,7 +15,6 @@ import importlib.util
 import os
 import threading
 import warnings
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -23,22 +22,23 @@ import pluggy
 
 from ilplayer import hookspecs
 from ilplayer.solver import Solver
+from ilplayer.solvers import builtin
+from ilplayer.spec import SolverSpec
 
 __all__ = [
     "AUTOLOAD_ENV",
     "ENTRY_POINT_GROUP",
     "PluginLoadWarning",
-    "SolverNotInstalledError",
-    "SolverSpec",
     "UnknownSolverError",
     "available_solvers",
     "get_solver",
     "get_solver_spec",
     "import_solver_library",
-    "resolve_solver_name",
     "list_solvers",
     "plugin_manager",
+    "preferred_backend",
     "register_solver",
+    "resolve_solver_name",
     "unregister_solver",
 ]
 
@@ -60,111 +60,8 @@ class UnknownSolverError(ValueError, LookupError):
     """No backend of that name is registered."""
 
 
-class SolverNotInstalledError(ImportError):
-    """The backend is registered but the library it drives is not installed."""
-
-
 class PluginLoadWarning(UserWarning):
     """A plugin distribution could not be loaded; its backends are missing."""
-
-
-@dataclass(frozen=True)
-class SolverSpec:
-    """How to build one backend, without importing it. Picklable, so that a worker process can
-    rebuild the solver from it.
-
-    Args:
-        name: the name users pass as ``solver=...``.
-        target: ``"module:Class"`` imported on first use, or the :class:`Solver` subclass.
-        requires: import names of the native libraries (checked with ``find_spec`` only).
-        distribution: the distribution that provides the backend (for messages and listings).
-        install_hint: the command that installs what is missing.
-        description: one line for ``ilplayer solvers``.
-        suffix_option: for a family of backends: ``"name:X"`` builds this backend with the
-            keyword option ``suffix_option=X`` (e.g. ``"pyomo:appsi_highs"``).
-
-    Example:
-        >>> SolverSpec(name="highs", target="ilplayer_highs.solver:HighsSolver",
-        ...            requires=("highspy",), distribution="ilplayer-highs")  # doctest: +ELLIPSIS
-        SolverSpec(name='highs', ...)
-    """
-
-    name: str
-    target: str | type[Solver]
-    requires: tuple[str, ...] = ()
-    distribution: str | None = None
-    install_hint: str | None = None
-    description: str = ""
-    suffix_option: str | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name or any(ch.isspace() for ch in self.name):
-            raise ValueError(f"solver name must be a non-empty string without spaces, got {self.name!r}")
-        if isinstance(self.target, str) and ":" not in self.target:
-            raise ValueError(f"target must look like 'package.module:ClassName', got {self.target!r}")
-        object.__setattr__(self, "requires", tuple(self.requires))
-
-    def missing_requirements(self) -> list[str]:
-        """Import names of ``requires`` that cannot be found (no import is performed)."""
-        return [mod for mod in self.requires if importlib.util.find_spec(mod) is None]
-
-    def load(self) -> type[Solver]:
-        """Import and return the solver class."""
-        missing = self.missing_requirements()
-        if missing:
-            hint = self.install_hint or f"pip install {' '.join(missing)}"
-            raise SolverNotInstalledError(
-                f"solver {self.name!r} needs the Python package(s) {', '.join(missing)}, "
-                f"which are not installed: {hint}")
-        if not isinstance(self.target, str):
-            return self.target
-        module_name, _, attr = self.target.partition(":")
-        cls = getattr(importlib.import_module(module_name), attr)
-        if not (isinstance(cls, type) and issubclass(cls, Solver)):
-            raise TypeError(f"{self.target} is not a subclass of ilplayer.Solver")
-        return cls
-
-    def is_available(self) -> bool:
-        """True when the native library is installed and the class says it is usable."""
-        if self.missing_requirements():
-            return False
-        try:
-            return bool(self.load().is_available())
-        except Exception:  # a broken backend is unavailable, not fatal
-            return False
-
-    def create(self, **options: Any) -> Solver:
-        """Build a solver instance with ``options`` (passed to the class constructor).
-
-        Raises:
-            TypeError: an option the backend does not take (the message lists those it does).
-        """
-        cls = self.load()
-        accepted = _option_names(cls)
-        if accepted is not None:
-            unknown = sorted(set(options) - accepted - {self.suffix_option})
-            if unknown:
-                hint = ""
-                close = difflib.get_close_matches(unknown[0], sorted(accepted), n=1)
-                if close:
-                    hint = f" Did you mean {close[0]!r}?"
-                raise TypeError(f"solver_options: backend {self.name!r} takes no option(s) "
-                                f"{unknown}; it takes {sorted(accepted) or 'none'}.{hint}")
-        return cls(**options)
-
-
-def _option_names(cls: type[Solver]) -> set[str] | None:
-    """The keyword options a backend's constructor takes, or None when it takes ``**kwargs``."""
-    import inspect
-
-    try:
-        parameters = inspect.signature(cls.__init__).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    return {p.name for p in parameters if p.name != "self" and p.kind in
-            (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
 
 
 class _Registry:
@@ -201,8 +98,6 @@ class _Registry:
         with self._lock:
             if self._loaded:
                 return
-            from ilplayer.solvers import builtin
-
             self._collect(builtin, "ilplayer.solvers.builtin")
             if os.environ.get(AUTOLOAD_ENV, "").strip().lower() not in ("1", "true", "yes"):
                 for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
@@ -295,6 +190,35 @@ def get_solver(name: str, **options: Any) -> Solver:
     """
     spec, implied = resolve_solver_name(name)
     return spec.create(**implied, **options)
+
+
+MIP_BACKEND_RANKING = ("gurobi", "cpsat", "highs", "scip")
+"""The exact MIP backends, fastest first on the paper's shapes (docs/solvers.md has the figures).
+The one ranking of backends in ilplayer: every default goes through :func:`preferred_backend`."""
+
+BRUTEFORCE_LIMIT = 2**16
+"""Boxes of at most this many points are enumerated (``bruteforce``) rather than branched on."""
+
+
+def preferred_backend(box_points: int | None = None) -> str:
+    """The backend to use when the caller names none.
+
+    ``bruteforce`` when ``box_points`` (the number of integer points of the box) is at most
+    :data:`BRUTEFORCE_LIMIT`, else the first installed backend of :data:`MIP_BACKEND_RANKING`.
+    Without ``box_points`` a MIP backend is required.
+
+    Raises:
+        RuntimeError: no MIP backend is installed and the box is not small enough to enumerate
+            (or its size was not given).
+    """
+    if box_points is not None and box_points <= BRUTEFORCE_LIMIT:
+        return "bruteforce"
+    available = available_solvers()
+    for name in MIP_BACKEND_RANKING:
+        if name in available:
+            return name
+    raise RuntimeError("no MIP backend is installed (ilplayer ranks "
+                       f"{', '.join(MIP_BACKEND_RANKING)}): pip install 'ilplayer[highs]' (or [all])")
 
 
 def list_solvers() -> list[str]:

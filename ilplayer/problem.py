@@ -13,7 +13,7 @@ from typing import Any, Union
 import numpy as np
 import torch
 
-from ilplayer.solver import ILPBatch
+from ilplayer.types import ILPBatch
 
 __all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "check_box", "densify", "exact_dtype",
            "validate_problem"]

@@ -28,15 +28,12 @@ import numpy as np
 import pytest
 import torch
 
-import ilplayer
-from ilplayer.constraints import sample_random_constraints
-from ilplayer.plugins import (
-    SolverNotInstalledError,
-    UnknownSolverError,
-    get_solver_spec,
-    resolve_solver_name,
-)
-from ilplayer.solver import Capability, Solver, Status
+from ilplayer.instances import random_constraint_rows, sample_cover
+from ilplayer.layer import solve
+from ilplayer.plugins import UnknownSolverError, get_solver, get_solver_spec, resolve_solver_name
+from ilplayer.solver import Solver
+from ilplayer.spec import SolverNotInstalledError
+from ilplayer.types import Capability, Status
 
 __all__ = ["FAMILIES", "Instances", "SolverConformance", "assert_agrees_with_bruteforce",
            "assert_correct_on_fuzzed_instances", "make_instances"]
@@ -60,15 +57,11 @@ def _random_constraints(rng: np.random.Generator, m: int, lb: list[int], ub: lis
     n = len(lb)
     generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
     corner = torch.tensor([l if rng.random() < 0.5 else u for l, u in zip(lb, ub)], dtype=torch.float64)
-    normals, offsets, origins = sample_random_constraints(m, n, lb, ub, generator=generator,
-                                                          feasible_point=corner)
-    return normals, offsets + (normals * origins).sum(-1)
+    return random_constraint_rows(m, n, lb, ub, generator=generator, feasible_point=corner)
 
 
 def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np.ndarray, np.ndarray]:
     """``-M y <= -1``: choose subsets (of <= 3 elements, covering every element) to cover all."""
-    from ilplayer.experiments.set_cover import sample_cover
-
     return -sample_cover(rng, universe, subsets), -np.ones(universe)
 
 
@@ -82,7 +75,7 @@ FUZZ_CASES = 200
 def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
     """A seeded batch of one family (small enough for ``bruteforce``)."""
     rng = np.random.default_rng([seed, FAMILIES.index(family)])
-    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))  # noqa: E731
+    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
     if family.startswith("binary-m"):
         lb, ub = [0] * 10, [1] * 10
         A, b = _random_constraints(rng, int(family[len("binary-m"):]), lb, ub)
@@ -161,9 +154,9 @@ def market_split(seed: int = 0, m: int = 4, n: int = 36) -> Instances:
 def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
                                   tol: float = OBJECTIVE_TOL) -> tuple[torch.Tensor, torch.Tensor]:
     """Same status per instance as ``bruteforce``, and the same optimal objective."""
-    y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
+    y, status = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
                                solver=solver)
-    y_ref, status_ref = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+    y_ref, status_ref = solve(instances.c, instances.A, instances.b, instances.lb,
                                        instances.ub, solver="bruteforce")
     assert Status.names(status) == Status.names(status_ref)
     solved = status_ref == Status.OPTIMAL
@@ -197,7 +190,7 @@ class SolverConformance:
         if not licence:
             pytest.skip(f"backend {self.solver_name!r} has no usable licence ({licence.value})")
         try:
-            solver = ilplayer.get_solver(self.solver_name, **self.solver_options)
+            solver = get_solver(self.solver_name, **self.solver_options)
         except SolverNotInstalledError as exc:
             pytest.skip(str(exc))
         yield solver
@@ -213,7 +206,7 @@ class SolverConformance:
 
     def test_infeasible_instances_get_a_status_not_an_exception(self, solver: Solver) -> None:
         instances = make_instances("infeasible")
-        _, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+        _, status = solve(instances.c, instances.A, instances.b, instances.lb,
                                    instances.ub, solver=solver)
         assert Status.names(status[1::2]) == ["infeasible"] * len(status[1::2])
         assert Status.names(status[0::2]) == ["optimal"] * len(status[0::2])
@@ -226,10 +219,10 @@ class SolverConformance:
     def test_time_limit_is_honoured(self, solver: Solver) -> None:
         if Capability.TIME_LIMIT not in solver.capabilities:
             pytest.skip(f"backend {self.solver_name!r} has no time limit")
-        limited = ilplayer.get_solver(self.solver_name, **{**self.solver_options, "time_limit": 0.2})
+        limited = get_solver(self.solver_name, **{**self.solver_options, "time_limit": 0.2})
         instances = market_split()
         start = time.perf_counter()
-        y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
+        y, status = solve(instances.c, instances.A, instances.b, instances.lb,
                                    instances.ub, solver=limited)
         elapsed = time.perf_counter() - start
         limited.close()
@@ -242,7 +235,7 @@ class SolverConformance:
         if Capability.TIME_LIMIT not in solver.capabilities:
             pytest.skip(f"backend {self.solver_name!r} has no time limit")
         with pytest.raises(ValueError, match="time_limit must be a positive number"):
-            ilplayer.get_solver(self.solver_name, **{**self.solver_options, "time_limit": -1})
+            get_solver(self.solver_name, **{**self.solver_options, "time_limit": -1})
 
     def test_spec_pickles_for_worker_processes(self, solver: Solver) -> None:
         spec, implied = resolve_solver_name(self.solver_name)
@@ -266,7 +259,7 @@ def assert_correct_on_fuzzed_instances(solver: Solver | str, cases: int = FUZZ_C
 
     from ilplayer.fuzz import fuzz_backend, fuzz_cases
 
-    backend = ilplayer.get_solver(solver) if isinstance(solver, str) else solver
+    backend = get_solver(solver) if isinstance(solver, str) else solver
     try:
         report = fuzz_backend(backend, fuzz_cases(cases, start), keep=1)
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import ilplayer
 from ilplayer.cli import main
 
 
@@ -15,7 +16,7 @@ def test_python_dash_m_ilplayer_solvers_prints_the_backend_table():
     assert header.split() == ["name", "distribution", "available", "licence", "capabilities"]
     assert set(rule) <= {"-", " "}
     bruteforce = next(row for row in rows if row.startswith("bruteforce"))
-    assert bruteforce.split()[1:] == ["ilplayer", "0.1.0", "yes", "not", "required", "device-tensors"]
+    assert bruteforce.split()[1:] == ["ilplayer", ilplayer.__version__, "yes", "not", "required", "device-tensors"]
 
 
 def test_demo_learns_reports_accuracy_beside_the_baseline_and_plots(capsys, tmp_path):

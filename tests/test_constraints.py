@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ilplayer
-from ilplayer.constraints import INITIAL_OFFSET
+from ilplayer.instances import INITIAL_OFFSET
 
 
 def test_learnable_origins_follow_the_hyperplane_parametrisation():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from ilplayer import instances
 from ilplayer.experiments import random_constraints, set_cover
 from ilplayer.experiments.cache import CACHE_ENV
 
@@ -23,7 +24,7 @@ def test_random_constraints_labels_are_feasible_optimal_and_the_problem_is_feasi
                                            train_size=50, test_size=40)
     assert data.c_train.shape == (50, n) and data.y_test.shape == (40, n)
     torch.testing.assert_close(data.c_train.norm(dim=-1), torch.ones(50, dtype=torch.float64))
-    for c, y in ((data.c_train, data.y_train), (data.c_test, data.y_test)):
+    for _c, y in ((data.c_train, data.y_train), (data.c_test, data.y_test)):
         assert ((y @ data.A.T) <= data.b + 1e-6).all()
         assert ((y >= data.lb) & (y <= data.ub)).all() and torch.equal(y, y.round())
 
@@ -44,7 +45,7 @@ def test_set_cover_subsets_are_small_distinct_and_cover_and_labels_are_covers(un
     data = set_cover.make_dataset(universe=universe, seed=2, train_size=60, test_size=30)
     incidence = -data.A.numpy()
     assert incidence.shape == (universe, 2 * universe)
-    assert incidence.sum(axis=0).max() <= set_cover.MAX_SUBSET_SIZE  # subsets of <= 3 elements
+    assert incidence.sum(axis=0).max() <= instances.MAX_SUBSET_SIZE  # subsets of <= 3 elements
     assert incidence.sum(axis=1).min() >= 1                           # every element covered
     assert len({tuple(col) for col in incidence.T}) == 2 * universe   # distinct subsets
     assert (data.c_train > 0).all()                                   # positive costs

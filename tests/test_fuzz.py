@@ -8,12 +8,21 @@ import warnings
 
 import numpy as np
 import pytest
+from host_solvers import EnumerationSolver, FalseInfeasibleSolver, SuboptimalSolver
 
 import ilplayer
-from host_solvers import EnumerationSolver, FalseInfeasibleSolver, SuboptimalSolver
 from ilplayer.cli import default_fuzz_backends, main
-from ilplayer.fuzz import (FuzzCase, fuzz_backend, fuzz_case, fuzz_cases, fuzz_cases_for, judge,
-                           load_reproducer, oracle, save_reproducer)
+from ilplayer.fuzz import (
+    FuzzCase,
+    fuzz_backend,
+    fuzz_case,
+    fuzz_cases,
+    fuzz_cases_for,
+    judge,
+    load_reproducer,
+    oracle,
+    save_reproducer,
+)
 from ilplayer.testing import assert_correct_on_fuzzed_instances
 
 CASES = 800  # about 2 000 instances per backend

@@ -83,14 +83,15 @@ def test_register_refuses_a_taken_name_unless_replace(registered):
         ilplayer.register_solver("enumeration", FlakySolver)
     ilplayer.register_solver("enumeration", FlakySolver, replace=True)
     assert isinstance(ilplayer.get_solver("enumeration"), FlakySolver)
-    with pytest.raises(TypeError, match="subclass of ilplayer.Solver"):
+    with pytest.raises(TypeError, match=r"subclass of ilplayer\.Solver"):
         ilplayer.register_solver("nope", object)
 
 
 def test_a_failing_group_becomes_error_rows_without_sinking_the_batch():
     c, A, b = random_problem(2, B=6, shared=False)
     c[:, 0] = torch.tensor([1.0, -1.0, 1.0, -1.0, 1.0, 1.0])
-    with pytest.warns(ilplayer.SolverFailureWarning, match=r"failed on instances \[1, 3\].*first error: RuntimeError: native library crashed"):
+    with pytest.warns(ilplayer.SolverFailureWarning,
+                      match=r"failed on instances \[1, 3\].*first error: RuntimeError: native library crashed"):
         y, status = ilplayer.solve(c, A, b, lb=0, ub=1, solver=FlakySolver())
     assert status[1] == Status.ERROR and status[3] == Status.ERROR
     expected = ilplayer.solve(c, A, b, lb=0, ub=1)[1]

@@ -22,7 +22,8 @@ c, A, b = torch.zeros(2, 3), torch.ones(1, 3), torch.ones(1)
     ((c, A, torch.ones(2)), ValueError, r"b must have shape \(1,\) or \(batch, 1\)"),
     ((c, A, torch.ones(3, 1)), ValueError, r"b has batch size 3 but c has 2"),
     ((c.long(), A, b), TypeError, r"c must have a floating-point dtype, got torch.int64"),
-    (([[0.0, 0.0, 0.0]], A, b), TypeError, r"c must be a torch.Tensor, a numpy array or a scipy.sparse matrix, got list"),
+    (([[0.0, 0.0, 0.0]], A, b), TypeError,
+     r"c must be a torch.Tensor, a numpy array or a scipy.sparse matrix, got list"),
     ((c, A, None), ValueError, r"A and b must both be given, or both be None"),
     ((c, A.to("meta"), b), ValueError, r"A is on meta but c is on cpu"),
 ])

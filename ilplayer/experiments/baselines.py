@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 
-from ilplayer.experiments.training import HiddenConstraintsData, exact_match, fit_epochs, normalize_solution
+from ilplayer.losses import normalize_solution
+from ilplayer.metrics import exact_match
+from ilplayer.seeding import derive_seed
+from ilplayer.training import HiddenConstraintsData, fit_epochs
 
 __all__ = ["train_knapsack_mlp", "train_mlp_baseline"]
 
@@ -26,7 +28,7 @@ def train_mlp_baseline(data: HiddenConstraintsData, *, epochs: int = 100, lr: fl
                        ) -> tuple[torch.nn.Module, list[dict[str, float]]]:
     """A two-layer MLP (ReLU, sigmoid output in [-0.5, 0.5]) trained with the MSE against the
     normalised solutions; evaluated on the rounded, de-normalised prediction."""
-    torch.manual_seed(int(np.random.SeedSequence([seed, 3]).generate_state(1)[0]))
+    torch.manual_seed(derive_seed(seed, 3))
     n = data.c_train.shape[1]
     model = torch.nn.Sequential(torch.nn.Linear(n, hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(hidden, n), torch.nn.Sigmoid()).double()
@@ -51,7 +53,7 @@ def train_knapsack_mlp(train: Any, test: Any, embed_train: torch.Tensor, embed_t
                        ) -> tuple[torch.nn.Module, list[dict[str, float]]]:
     """Supplementary, knapsack MLP baseline: the ten item embeddings, concatenated, through
     three layers of width 100 (ReLU), no output nonlinearity; the output is rounded."""
-    torch.manual_seed(int(np.random.SeedSequence([seed, 3]).generate_state(1)[0]))
+    torch.manual_seed(derive_seed(seed, 3))
     items, dim = embed_train.shape[1:]
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(items * dim, hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),

@@ -33,7 +33,7 @@ def cached(kind: str, params: dict[str, Any], build: Callable[[], T]) -> T:
     if path.exists():
         try:
             return torch.load(path, weights_only=True)
-        except Exception as error:  # noqa: BLE001 - any unreadable entry is rebuilt
+        except Exception as error:
             warnings.warn(f"rebuilding the unreadable cache entry {path}: {error!s:.200}", stacklevel=2)
     value = build()
     path.parent.mkdir(parents=True, exist_ok=True)

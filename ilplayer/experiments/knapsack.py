@@ -18,7 +18,8 @@ import torch
 
 from ilplayer.experiments.cache import cache_dir, cached
 from ilplayer.layer import solve
-from ilplayer.solver import Status
+from ilplayer.seeding import derive_seed
+from ilplayer.types import Status
 
 __all__ = ["CAPACITY", "KnapsackData", "embed_sentences", "make_dataset", "make_instances"]
 
@@ -88,7 +89,7 @@ def make_dataset(seed: int = 0, train_size: int = 4500, test_size: int = 500,
             part.to_dict() for part in make_dataset(seed, train_size, test_size)))
         return KnapsackData(**train), KnapsackData(**test)
     both = make_instances(train_size + test_size, seed)
-    split = lambda rows: KnapsackData([both.sentences[i] for i in rows], both.prices[rows],  # noqa: E731
+    split = lambda rows: KnapsackData([both.sentences[i] for i in rows], both.prices[rows],
                                       both.weights[rows], both.y[rows])
     return split(range(train_size)), split(range(train_size, train_size + test_size))
 
@@ -150,10 +151,11 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
                    ) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """Learn prices and weights jointly from (sentences, optimal selection) pairs: CombOptNet
     gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5]."""
-    from ilplayer.experiments.training import exact_match, fit_epochs
     from ilplayer.layer import ILPLayer
+    from ilplayer.metrics import exact_match
+    from ilplayer.training import fit_epochs
 
-    torch.manual_seed(int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+    torch.manual_seed(derive_seed(seed, 1))
     model = KnapsackNet(embed_train.shape[-1])
     layer = ILPLayer(0, 1, solver=solver, tau=tau)
 

@@ -15,11 +15,13 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 
 from ilplayer.constraints import StaticConstraints
-from ilplayer.experiments.training import HiddenConstraintsData, exact_match, fit_epochs, normalize_solution
+from ilplayer.losses import normalize_solution
+from ilplayer.metrics import exact_match
+from ilplayer.seeding import derive_seed
+from ilplayer.training import HiddenConstraintsData, fit_epochs
 
 __all__ = ["LPRelaxation", "greedy_knapsack_round", "train_lp_knapsack", "train_lp_static"]
 
@@ -54,7 +56,7 @@ class LPRelaxation(torch.nn.Module):
         try:
             (x,) = self.layer(A, b, c)
             failed = ~torch.isfinite(x).all(dim=-1)
-        except Exception:  # noqa: BLE001 - diffcp raises SolverError and friends; solve one by one
+        except Exception:
             x, failed = self._one_by_one(c, A, b)
         if failed.any():
             x = torch.where(failed[:, None], torch.full_like(x, (self.lb + self.ub) / 2).detach(), x)
@@ -68,7 +70,7 @@ class LPRelaxation(torch.nn.Module):
                     warnings.simplefilter("ignore")
                     (x,) = self.layer(A[i:i + 1], b[i:i + 1], c[i:i + 1])
                 ok = bool(torch.isfinite(x).all())
-            except Exception:  # noqa: BLE001
+            except Exception:
                 x, ok = torch.zeros_like(c[i:i + 1]), False
             rows.append(x)
             failed.append(not ok)
@@ -95,7 +97,7 @@ def train_lp_static(data: HiddenConstraintsData, *, epochs: int = 100, lr: float
     same initialisation and batches as :func:`train_static_constraints`); the accuracy is that
     of the rounded LP solution."""
     m, n = data.A.shape
-    init_seed = int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+    init_seed = derive_seed(seed, 1)
     model = StaticConstraints(m, n, data.lb, data.ub, origin=origin, seed=init_seed, dtype=torch.float64)
     lp = LPRelaxation(n, m, data.lb, data.ub)
     y_true = normalize_solution(data.y_train, data.lb, data.ub)
@@ -129,7 +131,7 @@ def train_lp_knapsack(train: Any, test: Any, embed_train: torch.Tensor, embed_te
     through the LP relaxation; evaluated after greedy rounding with the learned weights."""
     from ilplayer.experiments.knapsack import KnapsackNet
 
-    torch.manual_seed(int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+    torch.manual_seed(derive_seed(seed, 1))
     model = KnapsackNet(embed_train.shape[-1]).double()
     embed_train, embed_test = embed_train.double(), embed_test.double()
     lp = LPRelaxation(embed_train.shape[1], 1, 0, 1)

@@ -33,6 +33,7 @@ import torch
 
 from ilplayer.constraints import StaticConstraints
 from ilplayer.experiments.cache import cached
+from ilplayer.seeding import derive_seed, torch_generator
 
 __all__ = ["BlackboxAssignment", "MatchingBackbone", "MatchingData", "make_dataset",
            "matching_accuracy", "train_matching", "world"]
@@ -77,7 +78,7 @@ class MatchingData:
 def world(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The class prototypes (classes, types, SIGNAL_DIM) and the descriptor rotation of ``seed``;
     ``descriptor @ rotation`` puts the signal in the first ``SIGNAL_DIM`` coordinates."""
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 10]).generate_state(1)[0]))
+    g = torch_generator(seed, 10)
     prototypes = torch.randn(NUM_CLASSES, KEYPOINT_TYPES, SIGNAL_DIM, generator=g, dtype=torch.float64)
     prototypes /= torch.linalg.vector_norm(prototypes, dim=-1, keepdim=True)
     rotation, _ = torch.linalg.qr(torch.randn(SIGNAL_DIM + NUISANCE_DIM, SIGNAL_DIM + NUISANCE_DIM,
@@ -104,7 +105,7 @@ def make_dataset(p: int, num_pairs: int, *, split: str = "train", seed: int = 0,
                                      lambda: make_dataset(p, num_pairs, split=split, seed=seed).to_dict()))
     prototypes, rotation = world(seed)
     stream = {"train": 11, "val": 12, "test": 13}[split]
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, stream]).generate_state(1)[0]))
+    g = torch_generator(seed, stream)
     classes = torch.randint(NUM_CLASSES, (num_pairs,), generator=g)
     shown = torch.rand(num_pairs, KEYPOINT_TYPES, generator=g).argsort(dim=-1)[:, :p]   # which keypoints
     permutation = torch.rand(num_pairs, p, generator=g).argsort(dim=-1)                # target order
@@ -150,7 +151,7 @@ class BlackboxAssignment(torch.autograd.Function):
         from scipy.optimize import linear_sum_assignment
 
         batch, n = c.shape
-        p = int(round(n ** 0.5))
+        p = round(n ** 0.5)
         costs = c.detach().cpu().double().numpy().reshape(batch, p, p)
         y = np.zeros((batch, p, p))
         for k, cost in enumerate(costs):
@@ -184,7 +185,7 @@ def matching_accuracy(y: torch.Tensor, target: torch.Tensor) -> float:
     CombOptNet's learned constraints need not produce a permutation, so a row with an extra or
     a missing match counts as wrong: predicting many matches cannot inflate the figure.
     """
-    p = int(round(target.shape[-1] ** 0.5))
+    p = round(target.shape[-1] ** 0.5)
     rows_equal = (y.round() == target).reshape(*target.shape[:-1], p, p).all(dim=-1)
     return rows_equal.double().mean().item()
 
@@ -209,20 +210,20 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     p = train.p
     n, m = p * p, 2 * p
-    torch.manual_seed(int(np.random.SeedSequence([seed, 1]).generate_state(1)[0]))
+    torch.manual_seed(derive_seed(seed, 1))
     backbone = MatchingBackbone().double()
     groups = [{"params": list(backbone.parameters()), "lr": backbone_lr}]
     layer = constraints = None
     if method == "combopt":
         from ilplayer.layer import ILPLayer
-        from ilplayer.experiments.runner import default_solver
+        from ilplayer.plugins import preferred_backend
 
-        init_seed = int(np.random.SeedSequence([seed, 2]).generate_state(1)[0])
+        init_seed = derive_seed(seed, 2)
         constraints = StaticConstraints(m, n, 0, 1, seed=init_seed, dtype=torch.float64)
         groups.append({"params": list(constraints.parameters()), "lr": lr})
-        layer = ILPLayer(0, 1, solver=solver or default_solver(2 ** n), tau=tau)
+        layer = ILPLayer(0, 1, solver=solver or preferred_backend(2 ** n), tau=tau)
     optimizer = torch.optim.Adam(groups)
-    g = torch.Generator().manual_seed(int(np.random.SeedSequence([seed, 3]).generate_state(1)[0]))
+    g = torch_generator(seed, 3)
 
     def predict(data: MatchingData) -> torch.Tensor:
         c = backbone(data.source.double(), data.target.double())

@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import torch
 
-from ilplayer.constraints import sample_random_constraints
 from ilplayer.experiments.cache import cached
-from ilplayer.experiments.training import HiddenConstraintsData
+from ilplayer.instances import random_constraint_rows, random_costs
 from ilplayer.layer import solve
-from ilplayer.solver import Status
+from ilplayer.training import HiddenConstraintsData
+from ilplayer.types import Status
 
-__all__ = ["BOXES", "make_dataset", "random_costs"]
+__all__ = ["BOXES", "make_dataset"]
 
 BOXES = {"binary": (0, 1), "dense": (-5, 5)}
-
-
-def random_costs(k: int, n: int, generator: torch.Generator) -> torch.Tensor:
-    """Cost vectors uniform in [-0.5, 0.5]^n, normalised to unit length."""
-    c = torch.rand(k, n, generator=generator, dtype=torch.float64) - 0.5
-    return c / torch.linalg.vector_norm(c, dim=-1, keepdim=True)
 
 
 def make_dataset(num_variables: int = 16, num_constraints: int = 2, box: str = "binary",
@@ -41,9 +35,8 @@ def make_dataset(num_variables: int = 16, num_constraints: int = 2, box: str = "
     lb, ub = BOXES[box]
     g = torch.Generator().manual_seed(seed)
     corner = torch.where(torch.rand(num_variables, generator=g) < 0.5, float(lb), float(ub))
-    normals, offsets, origins = sample_random_constraints(
-        num_constraints, num_variables, lb, ub, generator=g, feasible_point=corner)
-    A, b = normals, offsets + (normals * origins).sum(-1)
+    A, b = random_constraint_rows(num_constraints, num_variables, lb, ub, generator=g,
+                                  feasible_point=corner)
     c_train, c_test = random_costs(train_size, num_variables, g), random_costs(test_size, num_variables, g)
     y_train, s_train = solve(c_train, A, b, lb, ub, solver=solver)
     y_test, s_test = solve(c_test, A, b, lb, ub, solver=solver)

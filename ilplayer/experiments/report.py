@@ -27,7 +27,8 @@ larger set-cover boxes use a MIP backend):
 
 ```bash
 ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --workers 2 --out results/rc
-ilplayer experiment rc --box dense --m 1,2,4,8 --seeds 0-9 --solver gurobi --executor threads --workers 2 --out results/rc
+ilplayer experiment rc --box dense --m 1,2,4,8 --seeds 0-9 --solver gurobi --executor threads \\
+    --workers 2 --out results/rc
 ilplayer experiment wsc --m 4,6,8,10 --seeds 0-9 --workers 2 --out results/wsc
 ilplayer experiment knapsack --seeds 0-9 --out results/knapsack
 ilplayer experiment matching --p 4,5,6,7 --seeds 0-9 --method combopt --out results/matching
@@ -87,7 +88,7 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
              "fewer seeds or epochs, see their tables).", "",
              "| task | box | m | CombOptNet | seeds | paper | gap | box-constrained | MLP | LP relaxation | BB-GM |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (task, box, m), by_method in sorted(cells.items()):
+    for (task, box, _m), by_method in sorted(cells.items()):
         runs = by_method.get("combopt")
         if not runs:
             continue
@@ -96,7 +97,7 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
         gap = _gap(accuracy, paper, task)
         baseline = [100 * r["box_baseline_accuracy"] for r in runs if r.get("box_baseline_accuracy") is not None]
 
-        def mean_of(method: str) -> str:
+        def mean_of(method: str, by_method: dict = by_method) -> str:
             found = by_method.get(method)
             return f"{statistics.fmean(100 * r['accuracy'] for r in found):.1f}" if found else "–"
 
@@ -104,7 +105,7 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
                      f"{_mean_std(accuracy)} | {len(runs)} | {paper if paper is not None else '–'} | {gap} | "
                      f"{f'{statistics.fmean(baseline):.1f}' if baseline else '–'} | {mean_of('mlp')} | "
                      f"{mean_of('lp')} | {mean_of('bbgm')} |")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def build_report(records: list[dict[str, Any]], title: str = "Results", preface: str = "") -> str:
@@ -134,7 +135,7 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
         by_m: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for run in runs:
             by_m[run["m"]].append(run)
-        for m, cell in sorted(by_m.items()):
+        for _m, cell in sorted(by_m.items()):
             accuracy = [100 * r["accuracy"] for r in cell]
             baseline = [100 * r["box_baseline_accuracy"] for r in cell
                         if r.get("box_baseline_accuracy") is not None]

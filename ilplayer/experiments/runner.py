@@ -7,6 +7,8 @@ report needs, and enough to reproduce the run.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import importlib.metadata
 import json
 import platform
@@ -17,8 +19,8 @@ from typing import Any
 import torch
 
 from ilplayer.experiments import random_constraints, set_cover
-from ilplayer.experiments.training import train_static_constraints
-from ilplayer.plugins import available_solvers
+from ilplayer.plugins import preferred_backend
+from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
 
 PAPER = {  # paper, Figs. "Random Constraints" and "Weighted Set Covering": mean accuracy (%)
     ("rc", "binary"): {1: 97.8, 2: 94.2, 4: 77.4, 8: 46.5},
@@ -70,19 +72,15 @@ def paper_accuracy(task: str, box: str, method: str, variant: dict[str, Any], m:
         (key, value), = shown.items()
         return PAPER_ABLATIONS.get((task, box, f"{key}={value}"), {}).get(m)
     return None
-BRUTEFORCE_LIMIT = 2**16  # larger boxes train faster with a MIP backend on every core
-DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, basis="delta", origin="learnable",
-                loss="mse", k=1)  # supplementary, hyper-parameter table; k: learn k*m constraints
+DEFAULTS = TrainingConfig().as_dict()  # supplementary, hyper-parameter table
 KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5)
 
 
 def versions(solver: str) -> dict[str, str]:
     found = {"python": platform.python_version(), "torch": torch.__version__}
     for dist in ("ilplayer", "ilplayer-" + solver.split(":")[0]):
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             found[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            pass
     return found
 
 
@@ -108,36 +106,29 @@ def run_name(task: str, params: dict[str, Any], overrides: dict[str, Any]) -> st
     return f"{task}-{fixed}-{variant}"
 
 
-def default_solver(box_points: int) -> str:
-    """``bruteforce`` for small boxes, else the first MIP backend installed."""
-    if box_points <= BRUTEFORCE_LIMIT:
-        return "bruteforce"
-    return next((s for s in ("gurobi", "cpsat", "highs", "scip") if s in available_solvers()),
-                "bruteforce")
-
-
 def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *, box: str = "binary",
-                           solver: str | None = None, executor: str | None = None,
-                           workers: int | None = None, n: int = 16, plot: bool = True,
+                           backend: BackendConfig | None = None, n: int = 16, plot: bool = True,
                            method: str = "combopt", **overrides: Any) -> dict[str, Any]:
     """Train on one dataset of ``task`` ("rc": Random Constraints with ``m`` constraints on
     ``box``; "wsc": set cover of ``m`` elements) with ``method`` ("combopt" or the "mlp"
-    baseline) and write ``<name>.json`` (and ``.png``)."""
+    baseline) and write ``<name>.json`` (and ``.png``). ``overrides`` change
+    :class:`~ilplayer.training.TrainingConfig`; ``backend.solver`` None picks
+    :func:`~ilplayer.plugins.preferred_backend` for the box."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    unknown = set(overrides) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)}; known: {sorted(DEFAULTS)}")
-    hyper = {**DEFAULTS, **overrides}
+    config = TrainingConfig().replace(**overrides)
+    hyper = config.as_dict()
+    backend = backend or BackendConfig()
+    solver, executor, workers = backend.solver, backend.executor, backend.workers
     if task == "rc":
         lo, hi = random_constraints.BOXES[box]
-        solver = solver or default_solver((hi - lo + 1) ** n)
-        build = lambda: random_constraints.make_dataset(  # noqa: E731
+        solver = solver or preferred_backend((hi - lo + 1) ** n)
+        build = lambda: random_constraints.make_dataset(
             num_variables=n, num_constraints=m, box=box, seed=seed, solver=solver, cache=True)
     elif task == "wsc":
         box, n = "binary", 2 * m
-        solver = solver or default_solver(2 ** n)
-        build = lambda: set_cover.make_dataset(universe=m, seed=seed, solver=solver, cache=True)  # noqa: E731
+        solver = solver or preferred_backend(2 ** n)
+        build = lambda: set_cover.make_dataset(universe=m, seed=seed, solver=solver, cache=True)
     else:
         raise ValueError(f"task must be 'rc' or 'wsc', got {task!r}")
     start = time.perf_counter()
@@ -156,9 +147,7 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         solver = "cvxpylayers"
     else:
         _, history = train_static_constraints(
-            data, epochs=hyper["epochs"], lr=hyper["lr"], batch_size=hyper["batch_size"],
-            tau=hyper["tau"], basis=hyper["basis"], origin=hyper["origin"], seed=seed,
-            loss=hyper["loss"], k=hyper["k"], solver=solver, executor=executor, workers=workers)
+            data, config, dataclasses.replace(backend, solver=solver), seed=seed)
     variant = {k: overrides[k] for k in sorted(overrides) if overrides[k] != DEFAULTS[k]}
     record = {
         "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed, "variant": variant,
@@ -247,7 +236,7 @@ def run_matching(p: int, seed: int, out_dir: str | Path, *, method: str = "combo
     splits = [matching.make_dataset(p, size, split=split, seed=seed, cache=True)
               for split, size in (("train", train_size), ("val", val_size), ("test", test_size))]
     if method == "combopt":
-        solver = solver or default_solver(2 ** (p * p))
+        solver = solver or preferred_backend(2 ** (p * p))
     summary, history = matching.train_matching(*splits, method=method, seed=seed, solver=solver,
                                                **hyper)
     record = {

@@ -9,38 +9,16 @@ element-by-subset incidence matrix.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import torch
 
 from ilplayer.experiments.cache import cached
-from ilplayer.experiments.training import HiddenConstraintsData
+from ilplayer.instances import sample_cover
 from ilplayer.layer import solve
-from ilplayer.solver import Status
+from ilplayer.training import HiddenConstraintsData
+from ilplayer.types import Status
 
-__all__ = ["MAX_SUBSET_SIZE", "make_dataset", "sample_cover"]
-
-MAX_SUBSET_SIZE = 3
-
-
-def sample_cover(rng: np.random.Generator, universe: int, subsets: int,
-                 max_size: int = MAX_SUBSET_SIZE) -> np.ndarray:
-    """Incidence matrix (universe x subsets) of distinct subsets of at most ``max_size``
-    elements, uniform among the families that cover every element."""
-    candidates = [c for size in range(1, max_size + 1)
-                  for c in itertools.combinations(range(universe), size)]
-    if subsets > len(candidates):
-        raise ValueError(f"subsets: only {len(candidates)} distinct subsets of <= {max_size} of "
-                         f"{universe} elements exist, {subsets} asked")
-    while True:  # rejection: a family of 2m random small subsets covers with high probability
-        chosen = rng.choice(len(candidates), size=subsets, replace=False)
-        incidence = np.zeros((universe, subsets))
-        for column, index in enumerate(chosen):
-            incidence[list(candidates[index]), column] = 1.0
-        if incidence.sum(axis=1).min() >= 1:
-            return incidence
-
+__all__ = ["make_dataset"]
 
 def make_dataset(universe: int = 4, train_size: int = 1600, test_size: int = 1000, seed: int = 0,
                  solver: str = "bruteforce", cache: bool = False) -> HiddenConstraintsData:

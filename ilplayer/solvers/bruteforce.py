@@ -13,9 +13,10 @@ import numpy as np
 import torch
 
 from ilplayer.problem import ProblemTensors
-from ilplayer.solver import Capability, ILPBatch, SolveResult, Solver, Status
+from ilplayer.solver import Solver
+from ilplayer.types import Capability, ILPBatch, SolveResult, Status
 
-__all__ = ["BruteForceSolver", "DEFAULT_MAX_POINTS", "DEFAULT_FEASIBILITY_TOL"]
+__all__ = ["DEFAULT_FEASIBILITY_TOL", "DEFAULT_MAX_POINTS", "BruteForceSolver"]
 
 DEFAULT_MAX_POINTS = 2**20
 DEFAULT_FEASIBILITY_TOL = 1e-6

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ilplayer.hookspecs import hookimpl
-from ilplayer.plugins import SolverSpec
+from ilplayer.spec import SolverSpec
 
 
 @hookimpl

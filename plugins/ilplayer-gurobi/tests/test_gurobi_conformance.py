@@ -33,7 +33,7 @@ def test_rounded_answers_stay_feasible_on_a_dense_box():
     2.99999-style values whose rounding violated A y <= b (and was demoted to ERROR)."""
     pytest.importorskip("gurobipy", reason="gurobipy is not installed")
     from ilplayer.constraints import sample_random_constraints
-    from ilplayer.experiments.random_constraints import random_costs
+    from ilplayer.instances import random_costs
 
     g = torch.Generator().manual_seed(2)
     corner = torch.where(torch.rand(16, generator=g) < 0.5, -5.0, 5.0)

@@ -24,8 +24,8 @@ import contextlib
 import fnmatch
 import logging
 import threading
-from collections.abc import Iterator
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np

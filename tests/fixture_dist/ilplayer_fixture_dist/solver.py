@@ -1,6 +1,6 @@
 import numpy as np
 
-from ilplayer import ILPBatch, SolveResult, Solver, Status
+from ilplayer import ILPBatch, Solver, SolveResult, Status
 
 
 class GreedyBoxSolver(Solver):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ilplayer.solver import Status
+from ilplayer.types import Status
 
 __all__ = [
     "BASES",
@@ -113,8 +113,9 @@ def combopt_backward(
         need_constraint_grads: compute ``dA`` and ``db`` (else they are returned as None).
 
     Returns:
-        ``dc`` (B, n) (``dP/dc = y' - y`` does not depend on ``c``), and ``dA``, ``db`` shaped like ``A`` and ``b`` (summed over the batch
-        where they are shared). Rows whose status is ERROR or TIME_LIMIT_NO_SOLUTION get zero.
+        ``dc`` (B, n) (``dP/dc = y' - y`` does not depend on ``c``), and ``dA``, ``db`` shaped
+        like ``A`` and ``b`` (summed over the batch where they are shared). Rows whose status is
+        ERROR or TIME_LIMIT_NO_SOLUTION get zero.
         INFEASIBLE rows get the paper's outward push: every target counts as infeasible, so
         the violated constraints move to admit it.
     """

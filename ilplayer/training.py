@@ -1,0 +1,195 @@
+"""Learning a constraint set from ``(c, y*)`` pairs: the settings, the data, and the loop.
+
+:func:`fit_epochs` is the loop every trainer shares (the demonstrations' baselines included);
+:func:`train_static_constraints` learns a :class:`~ilplayer.constraints.StaticConstraints`
+through an :class:`~ilplayer.layer.ILPLayer` with the paper's settings (supplementary A).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+import torch
+
+from ilplayer.constraints import ORIGINS, StaticConstraints
+from ilplayer.gradients import BASES
+from ilplayer.layer import ILPLayer
+from ilplayer.losses import LOSSES, normalize_solution
+from ilplayer.metrics import exact_match
+from ilplayer.plugins import preferred_backend
+from ilplayer.seeding import derive_seed, torch_generator
+from ilplayer.types import Status
+
+__all__ = ["BackendConfig", "HiddenConstraintsData", "TrainingConfig", "fit_epochs",
+           "train_static_constraints"]
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """Hyper-parameters of constraint learning; the defaults are the paper's (supplementary A).
+
+    Args:
+        epochs: passes over the training pairs.
+        lr: Adam's learning rate.
+        batch_size: pairs per step.
+        tau: the soft-min temperature of the gradient (None: hard minimum).
+        basis: the decomposition of the incoming gradient, one of ``BASES``.
+        origin: the constraint parametrisation, one of ``ORIGINS``.
+        loss: the loss between normalised solutions, one of ``LOSSES``.
+        k: learn ``k * m`` constraints for ``m`` hidden ones.
+    """
+
+    epochs: int = 100
+    lr: float = 5e-4
+    batch_size: int = 8
+    tau: float | None = 0.5
+    basis: str = "delta"
+    origin: str = "learnable"
+    loss: str = "mse"
+    k: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not (isinstance(self.lr, (int, float)) and self.lr >= 0):
+            raise ValueError(f"lr must be a non-negative number, got {self.lr!r}")
+        if self.tau is not None and not (isinstance(self.tau, (int, float)) and self.tau > 0):
+            raise ValueError(f"tau must be a positive number or None, got {self.tau!r}")
+        for name, choices in (("basis", BASES), ("origin", ORIGINS), ("loss", sorted(LOSSES))):
+            if getattr(self, name) not in choices:
+                raise ValueError(f"{name} must be one of {list(choices)}, got {getattr(self, name)!r}")
+
+    def replace(self, **overrides: Any) -> TrainingConfig:
+        """A copy with ``overrides``; an unknown name is refused with the known ones."""
+        known = {field.name for field in fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"unknown hyper-parameter(s) {unknown}; known: {sorted(known)}")
+        return dataclasses.replace(self, **overrides)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    """Where the layer's instances are solved: the backend (None: the preferred one for the
+    box, :func:`~ilplayer.plugins.preferred_backend`), its options and the executor."""
+
+    solver: str | None = None
+    solver_options: dict[str, Any] | None = None
+    executor: str | None = None
+    workers: int | None = None
+
+
+@dataclass(frozen=True)
+class HiddenConstraintsData:
+    """A hidden constraint set ``A y <= b`` on the box ``[lb, ub]^n`` and its solved instances
+    ``(c, y*)`` (all float64). Random Constraints and weighted set cover are both of this form."""
+
+    A: torch.Tensor
+    b: torch.Tensor
+    lb: int
+    ub: int
+    c_train: torch.Tensor
+    y_train: torch.Tensor
+    c_test: torch.Tensor
+    y_test: torch.Tensor
+
+    def to_dict(self) -> dict[str, Any]:
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+    @property
+    def box_baseline_accuracy(self) -> float:
+        """Accuracy of the box-only solution (no constraints): the "box-constrained" baseline."""
+        y_box = torch.where(self.c_test < 0, float(self.ub), float(self.lb))
+        return exact_match(y_box, self.y_test)
+
+
+def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
+               optimizer: torch.optim.Optimizer,
+               batch_loss: Callable[[torch.Tensor], tuple[torch.Tensor, dict[str, int]]],
+               evaluate: Callable[[], dict[str, float]],
+               on_epoch: Callable[[dict[str, float]], None] | None = None,
+               stop: Callable[[dict[str, float]], bool] | None = None) -> list[dict[str, float]]:
+    """The loop every trainer shares: per epoch, shuffle (from a stream of ``seed``
+    independent of the initialisation's), take the gradient step of ``batch_loss(rows)`` on
+    each batch, then ``evaluate()`` without gradients.
+
+    ``batch_loss`` returns the batch's mean loss and counts to report as fractions of the
+    epoch (``{"infeasible": 2}`` becomes ``"infeasible_fraction"``). A loss without a gradient
+    (every instance of the batch failed) skips the step. Each record holds the epoch, the mean
+    training loss, what ``evaluate`` returned and those fractions; ``stop(record)`` ends early.
+    """
+    g = torch_generator(seed, 2)
+    history: list[dict[str, float]] = []
+    for epoch in range(epochs):
+        order = torch.randperm(num_examples, generator=g)
+        total, counts = 0.0, {}
+        for start in range(0, num_examples, batch_size):
+            rows = order[start:start + batch_size]
+            loss, batch_counts = batch_loss(rows)
+            optimizer.zero_grad()
+            if loss.requires_grad:
+                loss.backward()
+                optimizer.step()
+            total += loss.item() * len(rows)
+            for key, count in batch_counts.items():
+                counts[key] = counts.get(key, 0) + count
+        with torch.no_grad():
+            record = {"epoch": epoch + 1, "loss": total / num_examples, **evaluate(),
+                      **{f"{key}_fraction": count / num_examples for key, count in counts.items()}}
+        history.append(record)
+        if on_epoch is not None:
+            on_epoch(record)
+        if stop is not None and stop(record):
+            break
+    return history
+
+
+def train_static_constraints(
+    data: HiddenConstraintsData, config: TrainingConfig | None = None,
+    backend: BackendConfig | None = None, *, seed: int = 0,
+    model: StaticConstraints | None = None, target_accuracy: float | None = None,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
+) -> tuple[StaticConstraints, list[dict[str, float]]]:
+    """Adam on the loss between normalised solutions, as in the supplementary's table.
+
+    Learns ``config.k * m`` constraints for the ``m`` hidden ones of ``data``, starting from
+    ``model`` when given. Stops early once the held-out accuracy reaches ``target_accuracy``.
+    Returns the model and one record per epoch (loss, accuracy, infeasible fraction).
+    """
+    config = config or TrainingConfig()
+    backend = backend or BackendConfig()
+    loss_fn = LOSSES[config.loss]
+    m, n = data.A.shape
+    if model is None:  # an init stream independent of the dataset's, whatever the seed
+        model = StaticConstraints(config.k * m, n, data.lb, data.ub, origin=config.origin,
+                                  seed=derive_seed(seed, 1), dtype=torch.float64)
+    solver = backend.solver or preferred_backend((data.ub - data.lb + 1) ** n)
+    layer = ILPLayer(data.lb, data.ub, solver=solver, solver_options=backend.solver_options,
+                     tau=config.tau, basis=config.basis, executor=backend.executor,
+                     workers=backend.workers)
+    y_true = normalize_solution(data.y_train, data.lb, data.ub)
+
+    def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        y = layer(data.c_train[rows], *model())
+        infeasible = int((layer.last_status == Status.INFEASIBLE).sum())
+        return loss_fn(normalize_solution(y, data.lb, data.ub), y_true[rows]), {"infeasible": infeasible}
+
+    def evaluate() -> dict[str, float]:
+        return {"accuracy": exact_match(layer(data.c_test, *model()), data.y_test)}
+
+    reached = None if target_accuracy is None else (lambda r: r["accuracy"] >= target_accuracy)
+    try:
+        history = fit_epochs(len(data.c_train), epochs=config.epochs, batch_size=config.batch_size,
+                             seed=seed, optimizer=torch.optim.Adam(model.parameters(), lr=config.lr),
+                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached)
+    finally:
+        layer.close()
+    return model, history

@@ -1,0 +1,159 @@
+"""The records every layer of ilplayer shares: instance statuses, backend capabilities and
+licence states, and the batch and result that cross the solver contract.
+
+This module imports nothing from ilplayer: everything else may import it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Capability",
+    "ILPBatch",
+    "LicenseStatus",
+    "SolveResult",
+    "SolverFailureWarning",
+    "Status",
+]
+
+
+class SolverFailureWarning(RuntimeWarning):
+    """A backend failed on some instances; they are marked ``Status.ERROR``."""
+
+
+class Status(enum.IntEnum):
+    """Outcome of one instance. Stored per row as an ``int8`` tensor; compare with the members.
+
+    Example:
+        >>> y, status = ilplayer.solve(c, A, b, lb=0, ub=1)      # doctest: +SKIP
+        >>> (status == Status.INFEASIBLE).any()                  # doctest: +SKIP
+    """
+
+    OPTIMAL = 0
+    """Proven optimal (within the backend's MIP gap, 0 by default)."""
+    INFEASIBLE = 1
+    """No integer point of the box satisfies ``A y <= b``; ``y`` is a placeholder."""
+    TIME_LIMIT = 2
+    """The time limit stopped the search; ``y`` is the best feasible point found."""
+    TIME_LIMIT_NO_SOLUTION = 3
+    """The time limit stopped the search before any feasible point was found."""
+    ERROR = 4
+    """The backend failed on this instance; ``y`` is a placeholder and gets no gradient."""
+
+    @property
+    def has_solution(self) -> bool:
+        """True when ``y`` is a feasible point of the instance."""
+        return self in (Status.OPTIMAL, Status.TIME_LIMIT)
+
+    @classmethod
+    def names(cls, codes: Any) -> list[str]:
+        """Lower-case names for a sequence or tensor of status codes."""
+        values = codes.tolist() if hasattr(codes, "tolist") else list(codes)
+        return [cls(int(v)).name.lower() for v in values]
+
+
+class Capability(enum.Enum):
+    """What a backend can do; declared as ``Solver.capabilities`` (a frozenset)."""
+
+    INTEGER_COEFFICIENTS_ONLY = "integer-coefficients-only"
+    """The native solver accepts integer coefficients only (it must document its scaling)."""
+    RELEASES_GIL = "releases-gil"
+    """``solve`` releases the GIL, so a thread pool gives real parallelism."""
+    IN_PLACE_UPDATES = "in-place-updates"
+    """The native model is kept and updated in place between instances."""
+    TIME_LIMIT = "time-limit"
+    """Honours a ``time_limit`` option and reports ``Status.TIME_LIMIT``."""
+    DEVICE_TENSORS = "device-tensors"
+    """Solves torch tensors on their own device (``solve_tensors``), per-instance ``A`` included."""
+
+
+class LicenseStatus(enum.Enum):
+    """Licence state of a backend. Truthy when the backend can be used."""
+
+    NOT_REQUIRED = "not required"
+    FULL = "full"
+    SIZE_LIMITED = "size-limited"
+    MISSING = "missing"
+    INVALID = "invalid"
+    NOT_INSTALLED = "not installed"
+
+    def __bool__(self) -> bool:
+        return self in (LicenseStatus.NOT_REQUIRED, LicenseStatus.FULL, LicenseStatus.SIZE_LIMITED)
+
+
+def _frozen_array(array: np.ndarray, dtype: Any) -> np.ndarray:
+    out = np.array(array, dtype=dtype, order="C", copy=True)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ILPBatch:
+    """Instances ``min c_i·y s.t. A y <= b, lb <= y <= ub, y integer`` sharing ``A`` and ``b``.
+
+    All arrays are read-only, C-contiguous NumPy arrays: ``c`` (k, n) float64, ``A`` (m, n)
+    float64, ``b`` (m,) float64, ``lb`` and ``ub`` (n,) int64.
+
+    Example:
+        >>> batch = ILPBatch(c=np.ones((2, 3)), A=np.ones((1, 3)), b=np.array([1.0]),
+        ...                  lb=np.zeros(3), ub=np.ones(3))
+        >>> batch.num_instances, batch.num_constraints, batch.num_variables
+        (2, 1, 3)
+    """
+
+    c: np.ndarray
+    A: np.ndarray
+    b: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name, dtype in (("c", np.float64), ("A", np.float64), ("b", np.float64),
+                            ("lb", np.int64), ("ub", np.int64)):
+            object.__setattr__(self, name, _frozen_array(getattr(self, name), dtype))
+        k, n = self.c.shape
+        if self.A.shape[1:] != (n,) or self.b.shape != self.A.shape[:1]:
+            raise ValueError(f"ILPBatch shapes do not agree: c {self.c.shape}, A {self.A.shape}, "
+                             f"b {self.b.shape}")
+        if self.lb.shape != (n,) or self.ub.shape != (n,):
+            raise ValueError(f"ILPBatch bounds must have shape ({n},)")
+
+    @property
+    def num_instances(self) -> int:
+        return int(self.c.shape[0])
+
+    @property
+    def num_variables(self) -> int:
+        return int(self.c.shape[1])
+
+    @property
+    def num_constraints(self) -> int:
+        return int(self.A.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class SolveResult:
+    """A backend's answer for an :class:`ILPBatch`, row by row.
+
+    ``y`` (k, n) float64 holds the solution where ``status`` has a solution and anything
+    finite elsewhere (the core replaces it with its placeholder); ``status`` (k,) holds
+    :class:`Status` codes; ``objective`` (k,) is ``c_i·y_i`` or NaN.
+    """
+
+    y: np.ndarray
+    status: np.ndarray
+    objective: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "y", np.asarray(self.y, dtype=np.float64))
+        object.__setattr__(self, "status", np.asarray(self.status, dtype=np.int8))
+        object.__setattr__(self, "objective", np.asarray(self.objective, dtype=np.float64))
+        if self.y.ndim != 2 or self.status.shape != self.y.shape[:1] \
+                or self.objective.shape != self.y.shape[:1]:
+            raise ValueError(f"SolveResult shapes do not agree: y {self.y.shape}, "
+                             f"status {self.status.shape}, objective {self.objective.shape}")

@@ -1,0 +1,143 @@
+"""The package's layering, read from the imports of its source (no import is executed).
+
+Every import inside ``ilplayer/`` points down the table below (or within its own row, without
+a circle); the demonstrations sit on top and only they and the CLI import them; nothing inside
+imports the package face ``ilplayer/__init__.py``. Imports under ``TYPE_CHECKING`` are
+annotations only and are not counted. CONTRIBUTING.md, "Architecture", explains the rows.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
+
+LAYERS = [
+    ("types", "seeding"),                                   # shared records, random streams
+    ("problem", "solver"),                                  # input validation, the solver contract
+    ("spec", "hookspecs"),                                  # how a plugin describes a backend
+    ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
+    ("plugins",),                                           # the registry
+    ("executors",),                                         # pools of workers
+    ("dispatch",),                                          # a batch -> groups -> tasks -> answers
+    ("gradients", "gradients.combopt", "metrics", "losses", "instances"),
+    ("layer",),                                             # ILPLayer and solve()
+    ("constraints",),                                       # learnable constraint sets
+    ("training",),                                          # the learning loop
+    ("testing", "fuzz", "bench"),                           # tools built on the core
+    ("experiments",),                                       # the paper's demonstrations (a package)
+    ("cli", "__main__", "__init__"),                        # entry points and the package face
+]
+RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer_of(module: str) -> int:
+    if module.startswith("experiments"):
+        return RANK["experiments"]
+    return RANK[module]
+
+
+def _type_checking_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def imports_of(path: Path) -> set[str]:
+    """The ilplayer modules ``path`` imports at run time ("" is the package face)."""
+    tree = ast.parse(path.read_text())
+    skip = _type_checking_lines(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name[len("ilplayer."):] if a.name != "ilplayer" else ""
+                      for a in node.names if a.name == "ilplayer" or a.name.startswith("ilplayer.")}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "ilplayer":  # "from ilplayer import hookspecs" names a submodule
+                for alias in node.names:
+                    sub = PACKAGE / alias.name
+                    found.add(alias.name if sub.is_dir() or sub.with_suffix(".py").exists() else "")
+            elif node.module.startswith("ilplayer."):
+                found.add(node.module[len("ilplayer."):])
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            raise AssertionError(f"{path}: use absolute imports (line {node.lineno})")
+    return found
+
+
+GRAPH = {module_name(p): imports_of(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_every_module_has_a_layer():
+    missing = [m for m in GRAPH if not m.startswith("experiments") and m not in RANK]
+    assert not missing, f"add these modules to LAYERS (and to CONTRIBUTING.md): {missing}"
+
+
+def test_every_imported_module_exists():
+    missing = sorted((m, t) for m, targets in GRAPH.items() for t in targets if t and t not in GRAPH)
+    assert not missing, missing
+
+
+def test_no_module_imports_the_package_face():
+    offenders = sorted(m for m, targets in GRAPH.items() if "" in targets)
+    assert not offenders, f"import from the defining module, not from ilplayer: {offenders}"
+
+
+def test_only_the_demonstrations_and_the_cli_import_the_demonstrations():
+    offenders = sorted(m for m, targets in GRAPH.items()
+                       if not m.startswith("experiments") and m != "cli"
+                       and any(t.startswith("experiments") for t in targets))
+    assert not offenders, offenders
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m != "__init__"))
+def test_imports_point_down(module):
+    upward = sorted(t for t in GRAPH[module] if t and layer_of(t) > layer_of(module))
+    assert not upward, f"{module} (layer {layer_of(module)}) imports higher layers: {upward}"
+
+
+def test_no_import_circle():
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in GRAPH.get(node, ()):
+            if target not in GRAPH:
+                continue
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in GRAPH.get(node, ()):
+                circles.append(sorted(component))
+
+    for node in GRAPH:
+        if node not in index:
+            visit(node)
+    assert not circles, f"import circles: {circles}"
