@@ -18,6 +18,7 @@ skipped with the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import pickle
 import time
@@ -215,6 +216,26 @@ class SolverConformance:
         first, second = make_instances("binary-m4", 3), make_instances("binary-m8", 3)
         for instances in (first, second, first, second):
             assert_agrees_with_bruteforce(instances, solver)
+
+    def test_warm_starts_keep_answers_exact(self, solver: Solver) -> None:
+        """Revisiting instances with moved costs (as training does) starts from pooled points;
+        the answers stay optimal."""
+        takes_starts = getattr(solver, "_takes_starts", None)
+        if takes_starts is None or not takes_starts():
+            pytest.skip(f"backend {self.solver_name!r} takes no start point")
+        instances = make_instances("dense", 2)
+        starts: list[np.ndarray] = []
+        set_start = solver.set_start
+        solver.set_start = lambda model, point: (starts.append(point.copy()), set_start(model, point))[1]
+        try:
+            rng = np.random.default_rng(0)
+            for scale in (0.0, 0.01, 0.1):
+                noise = torch.as_tensor(rng.standard_normal(tuple(instances.c.shape)))
+                moved = dataclasses.replace(instances, c=instances.c * (1 + scale * noise))
+                assert_agrees_with_bruteforce(moved, solver)
+        finally:
+            del solver.set_start
+        assert starts, "warm_start is on but no start point was ever set"
 
     def test_time_limit_is_honoured(self, solver: Solver) -> None:
         if Capability.TIME_LIMIT not in solver.capabilities:

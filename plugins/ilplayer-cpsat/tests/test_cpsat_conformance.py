@@ -45,3 +45,9 @@ def test_overflowing_scale_is_refused_naming_the_argument(cpsat):
 def test_unknown_parameter_is_refused(cpsat):
     with pytest.raises(ValueError, match="params: CP-SAT has no parameter 'no_such_field'"):
         cpsat("cpsat", params={"no_such_field": 1})
+
+
+def test_a_value_of_the_wrong_type_is_refused_by_name(cpsat):
+    with pytest.raises(ValueError, match=r"params: CP-SAT rejected search_branching=1"):
+        cpsat("cpsat", params={"search_branching": 1})
+

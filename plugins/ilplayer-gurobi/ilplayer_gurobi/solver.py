@@ -42,8 +42,9 @@ class GurobiSolver(PersistentModelSolver):
                               Capability.TIME_LIMIT})
     _license: ClassVar[LicenseStatus | None] = None
 
-    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None) -> None:
-        super().__init__(time_limit, params)
+    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
+                 warm_start: bool | None = None) -> None:
+        super().__init__(time_limit, params, warm_start)
         import gurobipy as gp
 
         self._gp = gp
@@ -99,6 +100,9 @@ class GurobiSolver(PersistentModelSolver):
 
     def dispose_model(self, model: Any) -> None:
         model[0].dispose()
+
+    def set_start(self, model: Any, point: np.ndarray) -> None:
+        model[1].Start = point
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         grb = self._gp.GRB

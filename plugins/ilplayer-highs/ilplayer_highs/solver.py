@@ -27,6 +27,18 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "mip_heuristic_run_feasibility_jump": False,
     "presolve": "off",
     "mip_feasibility_tolerance": 1e-9,
+    # Tuned for the tiny models of a training batch (n = 16..64, m <= 16): symmetry
+    # detection, restarts, strong branching (reliability 0: pseudo-costs from the first
+    # branching), primal heuristics and a large cut pool each cost more than they save.
+    # benchmarks/tuning.py measures each one; the fuzz oracle checks the answers.
+    "mip_detect_symmetry": False,
+    "mip_allow_restart": False,
+    "mip_pscost_minreliable": 0,
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_pool_soft_limit": 1,
 }
 
 
@@ -46,8 +58,10 @@ class HighsSolver(PersistentModelSolver):
     capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES,
                               Capability.TIME_LIMIT})
 
-    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None) -> None:
-        super().__init__(time_limit, params)
+    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
+                 warm_start: bool | None = None) -> None:
+        super().__init__(time_limit, params, warm_start)
+        self._start: np.ndarray | None = None
         self._highspy = import_solver_library("highspy", clashes_with=("ortools",), fix=CLASH_FIX)
         options = {**DEFAULT_OPTIONS, **self.params}
         if self.time_limit is not None:
@@ -84,10 +98,20 @@ class HighsSolver(PersistentModelSolver):
             raise RuntimeError("HiGHS rejected the model")
         return highs, np.arange(n, dtype=np.int32)
 
+    def set_start(self, model: Any, point: np.ndarray) -> None:
+        # Applied in solve_instance after the cost change: changing the model drops a start.
+        self._start = point
+
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         highs, columns = model
         hs = self._highspy
         highs.changeColsCost(len(columns), columns, c)
+        if self._start is not None:
+            solution = hs.HighsSolution()
+            solution.col_value = self._start.tolist()
+            solution.value_valid = True
+            highs.setSolution(solution)
+            self._start = None
         highs.run()
         status = highs.getModelStatus()
         has_point = highs.getInfo().primal_solution_status == 2  # kSolutionStatusFeasible
