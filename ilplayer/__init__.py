@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+from ilplayer.backend_cache import release_solvers
 from ilplayer.constraints import StaticConstraints
 from ilplayer.hookspecs import hookimpl
 from ilplayer.instances import sample_random_constraints
@@ -57,6 +58,7 @@ __all__ = [
     "list_solvers",
     "preferred_backend",
     "register_solver",
+    "release_solvers",
     "sample_random_constraints",
     "solve",
     "unregister_solver",

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
+from ilplayer.backend_cache import cached_backend, is_cached
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
 from ilplayer.gradients import BASES, combopt_backward
@@ -19,10 +22,14 @@ from ilplayer.solver import Solver
 __all__ = ["ILPLayer", "solve"]
 
 
-def _make_solver(solver: str | Solver, solver_options: dict[str, Any] | None) -> Solver:
+def _check_options(solver_options: dict[str, Any] | None) -> None:
     if solver_options is not None and not isinstance(solver_options, dict):
         raise TypeError("solver_options must be a dict of keyword options for the backend, e.g. "
                         f"{{'time_limit': 10}}; got {type(solver_options).__name__}")
+
+
+def _make_solver(solver: str | Solver, solver_options: dict[str, Any] | None) -> Solver:
+    _check_options(solver_options)
     if isinstance(solver, Solver):
         if solver_options:
             raise ValueError("solver_options only apply when solver is given by name")
@@ -50,7 +57,8 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         solver_options: keyword options for the backend (when given by name).
         executor: ``"auto"`` (default: threads when the backend releases the GIL), ``"serial"``,
             ``"threads"``, ``"processes"``, ``"ray"``, or any ``concurrent.futures.Executor``.
-            Pools made here live for this call only; :class:`ILPLayer` keeps its pool.
+            A backend and pool named by strings are kept for the next call from this thread
+            (:mod:`ilplayer.backend_cache`; :func:`release_solvers` closes them).
         workers: parallel workers (default: the cores available).
         mp_context: start method for ``"processes"`` (default ``"forkserver"`` on Linux).
 
@@ -68,15 +76,27 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         ([[0.0, 1.0]], ['optimal'])
     """
     problem = validate_problem(c, A, b, lb, ub)
-    backend = _make_solver(solver, solver_options)
-    pool = make_executor(executor, workers, backend, mp_context, by_name=isinstance(solver, str))
-    try:
-        y, status, _ = solve_problem(problem, backend, pool, _recipe(solver, solver_options))
-    finally:
-        if pool is not None and pool is not executor:
-            pool.close()
-        if backend is not solver:
-            backend.close()
+    if isinstance(solver, str) and (executor is None or isinstance(executor, str)):
+        _check_options(solver_options)
+        entry = cached_backend(solver, solver_options, executor, workers, mp_context)
+        backend, pool, recipe = entry
+        try:
+            y, status, _ = solve_problem(problem, backend, pool, recipe)
+        finally:
+            if not is_cached(entry):  # options that cannot be a cache key: nothing is kept
+                if pool is not None:
+                    pool.close()
+                backend.close()
+    else:
+        backend = _make_solver(solver, solver_options)
+        pool = make_executor(executor, workers, backend, mp_context, by_name=isinstance(solver, str))
+        try:
+            y, status, _ = solve_problem(problem, backend, pool, _recipe(solver, solver_options))
+        finally:
+            if pool is not None and pool is not executor:
+                pool.close()
+            if backend is not solver:
+                backend.close()
     y = y.to(exact_dtype(problem.c.dtype, problem.lb, problem.ub))
     if isinstance(c, np.ndarray):  # numpy in, numpy out
         return y.cpu().numpy(), status.cpu().numpy()
@@ -103,6 +123,27 @@ class _BackwardOptions:
     basis: str
     project_to_box: bool
     feasibility_tol: float
+    threads: int | None
+
+
+@contextlib.contextmanager
+def _torch_threads(count: int | None, device: torch.device) -> Iterator[None]:
+    """torch's intra-op threads set to ``count`` for a CPU backward, then restored.
+
+    The backward's tensors are small (B x n x m): one thread is fastest, and torch's default
+    (every core) competes with the solver workers and any neighbour process for the same
+    cores -- 9-32x slower beside one busy process on 2 cores (benchmarks: ilplayer bench
+    backward).
+    """
+    previous = torch.get_num_threads()
+    if count is None or device.type != "cpu" or count == previous:
+        yield
+        return
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 class _CombOptNetFunction(torch.autograd.Function):
@@ -131,10 +172,11 @@ class _CombOptNetFunction(torch.autograd.Function):
         lb, ub = ctx.bounds
         options: _BackwardOptions = ctx.options
         need_c, need_A, need_b = ctx.needs_input_grad[:3]
-        dc, dA, db = combopt_backward(
-            dy.to(dtype), A.to(dtype), b.to(dtype), y.to(dtype), status, lb, ub,
-            tau=options.tau, basis=options.basis, project_to_box=options.project_to_box,
-            feasibility_tol=options.feasibility_tol, need_constraint_grads=need_A or need_b)
+        with _torch_threads(options.threads, dy.device):
+            dc, dA, db = combopt_backward(
+                dy.to(dtype), A.to(dtype), b.to(dtype), y.to(dtype), status, lb, ub,
+                tau=options.tau, basis=options.basis, project_to_box=options.project_to_box,
+                feasibility_tol=options.feasibility_tol, need_constraint_grads=need_A or need_b)
         return (dc.to(c_dtype) if need_c else None,
                 dA.to(A.dtype) if need_A else None,
                 db.to(b.dtype) if need_b else None,
@@ -160,6 +202,9 @@ class ILPLayer(torch.nn.Module):
             on the first forward pass and lives until :meth:`close` (or garbage collection).
         workers: parallel workers (default: the cores available).
         mp_context: start method for ``executor="processes"``.
+        backward_threads: torch intra-op threads for the backward on CPU (default 1: the
+            backward's tensors are small, and more threads compete with the solver workers
+            for the cores); None leaves torch's setting alone.
 
     Attributes:
         last_status: int8 tensor of :class:`Status` codes from the last forward pass.
@@ -176,8 +221,12 @@ class ILPLayer(torch.nn.Module):
                  solver_options: dict[str, Any] | None = None, tau: float | None = 0.5,
                  basis: str = "delta", project_to_box: bool = True,
                  feasibility_tol: float = 1e-6, executor: ExecutorLike = None,
-                 workers: int | None = None, mp_context: str | None = None) -> None:
+                 workers: int | None = None, mp_context: str | None = None,
+                 backward_threads: int | None = 1) -> None:
         super().__init__()
+        if backward_threads is not None and (isinstance(backward_threads, bool) or
+                                             not isinstance(backward_threads, int) or backward_threads < 1):
+            raise ValueError(f"backward_threads must be a positive integer or None, got {backward_threads!r}")
         if tau is not None and not (_is_number(tau) and tau > 0):
             raise ValueError(f"tau must be a positive number or None (hard minimum), got {tau!r}")
         if basis not in BASES:
@@ -196,7 +245,8 @@ class ILPLayer(torch.nn.Module):
         self._owns_executor = self.executor is not None and self.executor is not executor
         self.options = _BackwardOptions(tau=None if tau is None else float(tau), basis=basis,
                                         project_to_box=project_to_box,
-                                        feasibility_tol=float(feasibility_tol))
+                                        feasibility_tol=float(feasibility_tol),
+                                        threads=backward_threads)
         self.last_status: torch.Tensor | None = None
 
     def forward(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None) -> torch.Tensor:

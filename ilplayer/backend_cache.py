@@ -1,0 +1,109 @@
+"""The backends and worker pools that :func:`ilplayer.solve` keeps between calls.
+
+Building a backend costs more than solving a small batch (a Gurobi environment, a HiGHS
+object per constraint set, a thread pool whose workers build their own), so ``solve(...,
+solver="name")`` reuses them: per thread (a backend is not thread-safe), keyed by the
+solver's name and options and the executor settings, the last :data:`CACHE_SIZE` of them.
+Reuse also keeps each backend's native models and warm-start pools, so a constraint set that
+comes back is neither rebuilt nor solved cold. :func:`release_solvers` closes them; a
+thread's entries are closed when the thread ends, the main thread's at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+from ilplayer.executors import BatchExecutor, SolverRecipe, make_executor
+from ilplayer.plugins import get_solver
+from ilplayer.solver import Solver
+
+__all__ = ["CACHE_SIZE", "cached_backend", "release_solvers"]
+
+CACHE_SIZE = 4
+Entry = tuple[Solver, "BatchExecutor | None", SolverRecipe]
+
+
+def _close(entries: OrderedDict[Any, Entry]) -> None:
+    while entries:
+        solver, pool, _ = entries.popitem(last=False)[1]
+        if pool is not None:
+            pool.close()
+        solver.close()
+
+
+class _ThreadCache:
+    def __init__(self) -> None:
+        self.entries: OrderedDict[Any, Entry] = OrderedDict()
+        weakref.finalize(self, _close, self.entries)  # the thread ended, or release_solvers()
+
+
+_local = threading.local()
+_lock = threading.Lock()
+_caches: weakref.WeakSet[_ThreadCache] = weakref.WeakSet()
+
+
+def _thread_cache() -> _ThreadCache:
+    cache = getattr(_local, "cache", None)
+    if cache is None:
+        cache = _local.cache = _ThreadCache()
+        with _lock:
+            _caches.add(cache)
+    return cache
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def cached_backend(name: str, options: dict[str, Any] | None, executor: str | None,
+                   workers: int | None, mp_context: str | None) -> Entry:
+    """This thread's ``(solver, pool, recipe)`` for these settings, built on first use."""
+    key = (name, _freeze(options or {}), executor, workers, mp_context)
+    try:
+        hash(key)
+    except TypeError:  # an option value that cannot be a key: build afresh, keep nothing
+        key = None
+    entries = _thread_cache().entries
+    if key is not None and key in entries:
+        entries.move_to_end(key)
+        return entries[key]
+    solver = get_solver(name, **(options or {}))
+    try:
+        pool = make_executor(executor, workers, solver, mp_context, by_name=True)
+    except BaseException:
+        solver.close()
+        raise
+    entry = (solver, pool, SolverRecipe.from_name(name, options))
+    if key is not None:
+        entries[key] = entry
+        while len(entries) > CACHE_SIZE:
+            old_solver, old_pool, _ = entries.popitem(last=False)[1]
+            if old_pool is not None:
+                old_pool.close()
+            old_solver.close()
+    return entry
+
+
+def is_cached(entry: Entry) -> bool:
+    return any(entry is kept for kept in _thread_cache().entries.values())
+
+
+def release_solvers() -> None:
+    """Close the backends and worker pools that :func:`ilplayer.solve` keeps for this thread."""
+    _close(_thread_cache().entries)
+
+
+@atexit.register
+def _release_all() -> None:
+    with _lock:
+        caches = list(_caches)
+    for cache in caches:
+        _close(cache.entries)
