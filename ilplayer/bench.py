@@ -1,10 +1,12 @@
-"""Benchmarks reachable from the command line (``ilplayer bench parallel``)."""
+"""Benchmarks reachable from the command line: ``ilplayer bench solvers | warm | reuse |
+backward | parallel``. Each prints a table; ratios are taken within one run."""
 
 from __future__ import annotations
 
 import statistics
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -12,19 +14,24 @@ import torch
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import SolverRecipe, make_executor
 from ilplayer.instances import random_constraint_rows, sample_cover
-from ilplayer.plugins import get_solver, preferred_backend
+from ilplayer.plugins import available_solvers, get_solver, preferred_backend
 from ilplayer.problem import validate_problem
 from ilplayer.types import ILPBatch
 
-FAMILIES = ("binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense m=8", "set cover")
+FAMILIES = ("binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense m=8", "set cover", "knapsack")
 PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
 EXECUTORS = ("serial", "threads", "processes", "ray")
 
 
 def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILPBatch:
     """Instances of one benchmark family sharing ``(A, b)``: random constraints on a binary or
-    dense [-5, 5] box (supplementary A), or weighted set cover (n/2 elements, n subsets)."""
+    dense [-5, 5] box (supplementary A), weighted set cover (n/2 elements, n subsets), or a
+    0/1 knapsack (one weight row, capacity 30 % of the total weight, values to maximise)."""
     rng = np.random.default_rng(seed)
+    if family == "knapsack":
+        weights = rng.uniform(0.1, 1.0, (1, n))
+        return ILPBatch(c=-rng.uniform(0.1, 1.0, (instances, n)), A=weights,
+                        b=np.array([0.3 * weights.sum()]), lb=np.zeros(n), ub=np.ones(n))
     if family == "set cover":
         A, b = -sample_cover(rng, n // 2, n), -np.ones(n // 2)
         return ILPBatch(c=rng.uniform(0.1, 1, (instances, n)), A=A, b=b, lb=np.zeros(n), ub=np.ones(n))
@@ -84,3 +91,207 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
             print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {rate:>11.0f} | "
                   f"{rate / serial_rate:>7.2f}x | {startup:.2f}", flush=True)
     solver.close()
+
+
+# --- the speed targets of the solver backends (ilplayer bench solvers|warm|reuse|backward) ---
+
+SOLVER_FAMILIES = ("binary m=1", "binary m=8", "dense m=4", "dense m=8", "set cover", "knapsack")
+MIP_BACKENDS = ("gurobi", "cpsat", "highs", "scip")
+
+
+def _installed(names: Sequence[str]) -> list[str]:
+    available = available_solvers()
+    return [name for name in names if name.split(":")[0] in available]
+
+
+def _solve_ms(solver: Any, batch: ILPBatch) -> float:
+    start = time.perf_counter()
+    result = solver.solve(batch)
+    seconds = time.perf_counter() - start
+    if not (result.status == 0).all():
+        raise RuntimeError(f"{solver.name}: not every benchmark instance was solved to optimality")
+    return 1e3 * seconds / batch.num_instances
+
+
+def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[str] = SOLVER_FAMILIES,
+                      batch: int = 64, repeats: int = 3, n: int = 16) -> list[dict[str, Any]]:
+    """ms per instance for a batch of ``batch`` fresh cost vectors on one ``(A, b)``, each
+    backend reused across batches (as a layer does), serial, one thread. Backends run
+    interleaved, batch by batch, so that the machine's load hits them alike; the figure is the
+    median over ``repeats`` batches, and the ratio is to the first backend in the same run."""
+    names = _installed(backends)
+    rows = []
+    for family in families:
+        solvers = {name: get_solver(name) for name in names}
+        everything = family_batch(family, batch * (repeats + 1), n=n)  # one (A, b)
+        chunks = [ILPBatch(c=everything.c[i * batch:(i + 1) * batch], A=everything.A, b=everything.b,
+                           lb=everything.lb, ub=everything.ub) for i in range(repeats + 1)]
+        for solver in solvers.values():  # warm-up: the native model of this (A, b)
+            solver.solve(chunks[0])
+        samples: dict[str, list[float]] = {name: [] for name in names}
+        for data in chunks[1:]:
+            for name, solver in solvers.items():
+                samples[name].append(_solve_ms(solver, data))
+        for solver in solvers.values():
+            solver.close()
+        reference = statistics.median(samples[names[0]])
+        for name in names:
+            ms = statistics.median(samples[name])
+            rows.append({"benchmark": "solvers", "family": family, "n": n, "backend": name,
+                         "ms_per_instance": ms, "ratio": ms / reference, "reference": names[0]})
+    return rows
+
+
+def _perturbed(batch: ILPBatch, scale: float, seed: int) -> ILPBatch:
+    rng = np.random.default_rng(seed)
+    return ILPBatch(c=batch.c * (1 + scale * rng.standard_normal(batch.c.shape)), A=batch.A,
+                    b=batch.b, lb=batch.lb, ub=batch.ub)
+
+
+def warm_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[str] = ("binary m=8", "dense m=8"),
+                   batch: int = 64, epochs: int = 4, noise: float = 0.01, n: int = 16) -> list[dict[str, Any]]:
+    """Training revisits its instances every epoch with slightly changed costs: solve the same
+    batch ``epochs`` times, costs moved by ``noise`` (relative) each time, with warm starts off
+    and on (two solvers, interleaved). The ratio is warm / cold over the epochs after the first."""
+    rows = []
+    for family in families:
+        base = family_batch(family, batch, seed=0, n=n)
+        for name in _installed(backends):
+            cold, warm = get_solver(name, warm_start=False), get_solver(name, warm_start=True)
+            times: dict[str, list[float]] = {"cold": [], "warm": []}
+            for epoch in range(epochs):
+                data = _perturbed(base, noise, epoch)
+                for label, solver in (("cold", cold), ("warm", warm)):
+                    ms = _solve_ms(solver, data)
+                    if epoch:
+                        times[label].append(ms)
+            cold.close()
+            warm.close()
+            cold_ms, warm_ms = statistics.fmean(times["cold"]), statistics.fmean(times["warm"])
+            rows.append({"benchmark": "warm", "family": family, "n": n, "backend": name,
+                         "cold_ms": cold_ms, "warm_ms": warm_ms, "ratio": warm_ms / cold_ms})
+    return rows
+
+
+def reuse_benchmark(backends: Sequence[str] = ("gurobi", "highs"), batch: int = 8, calls: int = 40,
+                    family: str = "dense m=4") -> list[dict[str, Any]]:
+    """``ilplayer.solve`` called repeatedly against a reused ``ILPLayer`` forward (no grad) on
+    the same small batch, alternating call by call. Ratio: solve() / layer."""
+    from ilplayer.backend_cache import release_solvers
+    from ilplayer.layer import ILPLayer, solve
+
+    data = family_batch(family, batch)
+    c, A, b = (torch.from_numpy(np.array(x)) for x in (data.c, data.A, data.b))
+    lb, ub = data.lb.tolist(), data.ub.tolist()
+    rows = []
+    for name in _installed(backends):
+        layer = ILPLayer(lb, ub, solver=name, executor="serial")
+        times: dict[str, list[float]] = {"solve": [], "layer": []}
+        with torch.no_grad():
+            for call in range(calls + 2):
+                for label in ("solve", "layer"):
+                    start = time.perf_counter()
+                    if label == "solve":
+                        solve(c, A, b, lb, ub, solver=name, executor="serial")
+                    else:
+                        layer(c, A, b)
+                    if call >= 2:
+                        times[label].append(1e3 * (time.perf_counter() - start))
+        layer.close()
+        release_solvers()
+        solve_ms, layer_ms = statistics.median(times["solve"]), statistics.median(times["layer"])
+        rows.append({"benchmark": "reuse", "family": family, "backend": name, "batch": batch,
+                     "solve_ms": solve_ms, "layer_ms": layer_ms, "ratio": solve_ms / layer_ms})
+    return rows
+
+
+def _busy_neighbour(stop: Any) -> None:  # a process that keeps torch's default threads busy
+    a = torch.rand(256, 256)
+    while not stop.is_set():
+        a = torch.tanh(a @ a)
+
+
+def backward_benchmark(batch: int = 64, m: int = 8, n: int = 16, repeats: int = 200) -> list[dict[str, Any]]:
+    """The layer's backward (B = ``batch``, dense m x n) with torch's default threads and with
+    the layer's one thread, on a quiet machine and beside one busy process. Ratio: each to the
+    quiet one-thread time measured in the same run."""
+    import multiprocessing
+
+    from ilplayer.constraints import StaticConstraints
+    from ilplayer.layer import ILPLayer
+
+    constraints = StaticConstraints(m, n, -5, 5, seed=0)
+    c = (torch.rand(batch, n) - 0.5).requires_grad_()
+    layers = {"torch default threads": ILPLayer(-5, 5, solver=preferred_backend(), backward_threads=None),
+              "layer (1 thread)": ILPLayer(-5, 5, solver=preferred_backend(), backward_threads=1)}
+    outputs = {label: layer(c, *constraints()) for label, layer in layers.items()}
+    dy = torch.randn(batch, n) / batch
+
+    def median_ms(label: str) -> float:
+        samples = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            torch.autograd.grad(outputs[label], [c, *constraints.parameters()], dy, retain_graph=True)
+            samples.append(1e3 * (time.perf_counter() - start))
+        return statistics.median(samples)
+
+    rows = []
+    quiet = {label: median_ms(label) for label in layers}
+    context = multiprocessing.get_context("spawn")
+    stop = context.Event()
+    neighbour = context.Process(target=_busy_neighbour, args=(stop,), daemon=True)
+    neighbour.start()
+    try:
+        time.sleep(1.0)
+        busy = {label: median_ms(label) for label in layers}
+    finally:
+        stop.set()
+        neighbour.join(5)
+    reference = quiet["layer (1 thread)"]
+    for label in layers:
+        for load, figures in (("quiet", quiet), ("busy neighbour", busy)):
+            rows.append({"benchmark": "backward", "threads": label, "load": load, "batch": batch,
+                         "ms": figures[label], "ratio": figures[label] / reference})
+    for layer in layers.values():
+        layer.close()
+    return rows
+
+
+def print_rows(rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        print("(nothing measured: no backend installed?)")
+        return
+    keys = list(rows[0])
+    table = [keys] + [[f"{row[k]:.3f}" if isinstance(row[k], float) else str(row[k]) for k in keys]
+                      for row in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(keys))]
+    for index, row in enumerate(table):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if index == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def plot_rows(rows: list[dict[str, Any]], path: str) -> str:
+    """Bar charts of the ratios, one panel per benchmark (matplotlib, the [demo] extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = list(dict.fromkeys(row["benchmark"] for row in rows))
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(9, 3.2 * len(kinds)), squeeze=False)
+    for axis, kind in zip(axes[:, 0], kinds):
+        chosen = [row for row in rows if row["benchmark"] == kind]
+        labels = [" ".join(str(row[k]) for k in ("family", "backend", "threads", "load") if k in row)
+                  for row in chosen]
+        axis.barh(range(len(chosen)), [row["ratio"] for row in chosen])
+        axis.set_yticks(range(len(chosen)), labels, fontsize=7)
+        axis.axvline(1.0, color="black", linewidth=0.8)
+        axis.set_title({"solvers": "ms per instance / first backend's", "warm": "warm start / cold",
+                        "reuse": "solve() / reused ILPLayer", "backward": "backward / quiet, 1 thread",
+                        }.get(kind, kind), fontsize=9)
+        axis.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -243,6 +243,45 @@ def run_fuzz(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def run_bench(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from ilplayer import bench
+
+    if args.bench == "parallel":
+        bench.parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors)
+        return 0
+    torch_threads_note = "torch intra-op threads: 1 in the layer's backward (backward_threads)"
+    print(f"ilplayer bench {args.bench}; one thread per solver; {torch_threads_note}", flush=True)
+    backends = tuple(args.backends) if getattr(args, "backends", None) else bench.MIP_BACKENDS
+    sized = {"n": args.n, "batch": args.batch} if hasattr(args, "n") else {}
+    if getattr(args, "families", None):
+        sized["families"] = tuple(args.families)
+    rows = []
+    if args.bench in ("solvers", "all"):
+        rows += bench.solvers_benchmark(backends, **sized)
+    if args.bench in ("warm", "all"):
+        warm = dict(sized)
+        warm.setdefault("families", ("binary m=8", "dense m=8"))
+        rows += bench.warm_benchmark(backends, **warm)
+    if args.bench in ("reuse", "all"):
+        reuse_backends = backends if getattr(args, "backends", None) else ("gurobi", "highs")
+        family = args.families[0] if getattr(args, "families", None) else "dense m=4"
+        rows += bench.reuse_benchmark(reuse_backends, family=family)
+    if args.bench in ("backward", "all"):
+        rows += bench.backward_benchmark()
+    for kind in dict.fromkeys(row["benchmark"] for row in rows):
+        print()
+        bench.print_rows([row for row in rows if row["benchmark"] == kind])
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+        print(f"wrote {args.json}")
+    if args.plot and rows:
+        print(f"wrote {bench.plot_rows(rows, args.plot)}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ilplayer", description="Differentiable ILP layers.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -304,13 +343,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.add_argument("folder", nargs="?", default="results")
     report.add_argument("--out", default="docs/results.md")
     report.add_argument("--title", default="Results")
-    bench = commands.add_parser("bench", help="benchmarks").add_subparsers(dest="bench", required=True)
+    bench = commands.add_parser("bench", help="benchmarks (ratios within one run)").add_subparsers(
+        dest="bench", required=True)
     parallel = bench.add_parser("parallel", help="serial vs threads vs processes vs Ray throughput")
-    parallel.add_argument("--solver", default=None, help="backend (default: first MIP backend installed)")
-    parallel.add_argument("--batch", type=int, default=256)
-    parallel.add_argument("--workers", type=int, default=2)
-    parallel.add_argument("--repeats", type=int, default=5)
+    parallel.add_argument("--solver", default=None, help="backend (default: the preferred MIP backend)")
+    parallel.add_argument("--batch", type=_positive_int, default=256)
+    parallel.add_argument("--workers", type=_positive_int, default=2)
+    parallel.add_argument("--repeats", type=_positive_int, default=5)
     parallel.add_argument("--executors", nargs="*", default=["serial", "threads", "processes", "ray"])
+    for name, help_text in (("solvers", "ms per instance of each backend, as a ratio to the first"),
+                            ("warm", "warm starts on and off when training revisits its instances"),
+                            ("reuse", "ilplayer.solve called repeatedly vs a reused ILPLayer"),
+                            ("backward", "the backward beside a busy process, torch's threads vs one"),
+                            ("all", "solvers, warm, reuse and backward")):
+        sub = bench.add_parser(name, help=help_text)
+        if name in ("solvers", "warm", "reuse", "all"):
+            sub.add_argument("--backends", nargs="*", type=_solver_name, default=None,
+                             help="backends to compare (default: gurobi, cpsat, highs, scip where installed)")
+        if name in ("solvers", "warm", "reuse", "all"):
+            sub.add_argument("--families", nargs="*", default=None,
+                             help="instance families, e.g. 'dense m=8' 'binary m=8' 'set cover' knapsack")
+        if name in ("solvers", "warm", "all"):
+            sub.add_argument("--n", type=_positive_int, default=16, help="variables (default 16)")
+            sub.add_argument("--batch", type=_positive_int, default=64, help="instances per batch (default 64)")
+        sub.add_argument("--json", default=None, help="write the rows as JSON here")
+        sub.add_argument("--plot", default=None, help="write a PNG of the ratios here ([demo] extra)")
     fuzz = commands.add_parser("fuzz", help="check backends against exhaustive enumeration")
     fuzz.add_argument("--solver", action="append", type=_solver_name, default=None,
                       help="backend to check (repeatable; default: every available backend and "
@@ -335,10 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "experiment":
         return run_experiments(args)
     if args.command == "bench":
-        from ilplayer.bench import parallel_benchmark
-
-        parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors)
-        return 0
+        return run_bench(args)
     return run_demo(args)
 
 
