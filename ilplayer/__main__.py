@@ -2,4 +2,5 @@ import sys
 
 from ilplayer.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # process-pool workers import this module again: run nothing then
+    sys.exit(main())

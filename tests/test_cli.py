@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import ilplayer
 from ilplayer.cli import main
 
@@ -71,3 +73,14 @@ def test_mlp_baseline_runs_through_the_experiment_command(tmp_path, monkeypatch)
                  "--out", str(tmp_path)]) == 0
     record = json.loads((tmp_path / "rc-mlp-binary-m2-seed0-epochs=2.json").read_text())
     assert record["method"] == "mlp" and record["solver"] is None and len(record["history"]) == 2
+
+
+def test_python_dash_m_ilplayer_can_start_a_process_pool():
+    # Workers of a forkserver pool import the main module again: __main__.py must be guarded.
+    if "highs" not in ilplayer.available_solvers():
+        pytest.skip("needs a backend that runs in worker processes (ilplayer-highs)")
+    out = subprocess.run([sys.executable, "-m", "ilplayer", "bench", "parallel", "--solver", "highs",
+                          "--batch", "8", "--repeats", "1", "--executors", "serial", "processes"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "processes" in out.stdout and "skipped" not in out.stdout
