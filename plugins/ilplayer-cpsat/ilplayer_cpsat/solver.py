@@ -34,11 +34,12 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "cp_model_presolve": False,
     "symmetry_level": 0,
     "cut_level": 0,  # cuts cost more than they prune at n <= 64 (dense m = 8: 4.2 -> 2.2 ms)
+    # The LP relaxation, on every box. Without it search explodes on wide boxes (dense
+    # [-5, 5]^16, m = 4: p90 481 ms without, 5 ms with) and on binary ones from n = 32
+    # (knapsack: 597 ms without, 0.97 with; binary m = 8: 4.4 -> 1.8 ms); it costs up to 1.5x
+    # on binary random constraints at n = 16 (m = 8: 0.78 -> 1.18 ms). benchmarks/tuning.py.
+    "linearization_level": 1,
 }
-# The LP relaxation is chosen per model unless params sets it: off for binary boxes (0.8 ms
-# instead of 3.2 ms at n = 16, m = 8), on for wider boxes, where search without it explodes
-# (dense [-5, 5]^16, m = 4: p90 481 ms without, 5 ms with). benchmarks/solvers.py measures it.
-LINEARIZATION_BINARY, LINEARIZATION_GENERAL = 0, 1
 FEASIBILITY_TOL = 1e-6
 MAX_SAFE_INTEGER = 2**53  # keep every scaled activity exactly representable
 CLASH_FIX = ("highspy and ortools each ship libhighs.so.1; install the pair built on one HiGHS "
@@ -105,10 +106,7 @@ class CpSatSolver(PersistentModelSolver):
         rhs = np.floor(self.scale * (batch.b + FEASIBILITY_TOL) + rounding_error + 1e-9)
         for row, bound in zip(coefficients.astype(np.int64), rhs.astype(np.int64)):
             model.add(cp.LinearExpr.weighted_sum(y, row.tolist()) <= int(bound))
-        binary = bool((batch.ub - batch.lb <= 1).all())
-        linearization = self.params.get("linearization_level",
-                                        LINEARIZATION_BINARY if binary else LINEARIZATION_GENERAL)
-        return model, y, batch.A, batch.b, linearization
+        return model, y, batch.A, batch.b
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         cp_model, y = model[0], model[1]
@@ -118,8 +116,7 @@ class CpSatSolver(PersistentModelSolver):
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         cp = self._cp
-        cp_model, y, A, b, linearization = model
-        self._solver.parameters.linearization_level = linearization
+        cp_model, y, A, b = model
         cp_model.minimize(cp.LinearExpr.weighted_sum(y, np.round(c * self.scale).astype(np.int64).tolist()))
         for _ in range(self.max_repairs + 1):
             code = self._solver.solve(cp_model)
