@@ -125,7 +125,8 @@ def run_experiments(args: argparse.Namespace) -> int:
 
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
-            record = run_knapsack(seed, args.out, epochs=args.epochs, method=args.method)
+            record = run_knapsack(seed, args.out, epochs=args.epochs, method=args.method,
+                                  resume=args.resume)
             paper = record["paper_accuracy"]
             print(f"knapsack {args.method} restart {seed}: accuracy {100 * record['accuracy']:.1f} %"
                   + (f" (paper {paper} %)" if paper is not None else "")
@@ -150,7 +151,7 @@ def run_experiments(args: argparse.Namespace) -> int:
     for m in parse_int_list(args.m):
         for seed in parse_int_list(args.seeds):
             record = run_static_constraints(args.task, m, seed, args.out, box=box, backend=backend,
-                                            method=args.method, **overrides)
+                                            method=args.method, resume=args.resume, **overrides)
             paper = record["paper_accuracy"]
             print(f"{args.task} {box} m={m} seed={seed} {record['variant'] or ''}: accuracy "
                   f"{100 * record['accuracy']:.1f} % (box-constrained "
@@ -320,10 +321,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
                          help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
                               "origin=corner|center, loss=l1|huber|l0, k=2, lr=1e-3 (repeatable)")
+        sub.add_argument("--resume", action="store_true",
+                         help="skip runs whose record is already in --out (long protocols)")
     knap = experiment.add_parser("knapsack", help="knapsack from sentence descriptions ([text] extra)")
     knap.add_argument("--seeds", default="0", help="restarts: 3, 0-2 or 0,2,5")
     knap.add_argument("--out", default="results")
     knap.add_argument("--epochs", type=int, default=100)
+    knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out")
     knap.add_argument("--method", choices=["combopt", "mlp", "lp"], default="combopt",
                       help="CombOptNet, the MLP baseline or the LP relaxation with greedy rounding")
     match = experiment.add_parser("matching", help="keypoint-matching stand-in (n = p^2, m = 2p)")

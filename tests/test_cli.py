@@ -84,3 +84,14 @@ def test_python_dash_m_ilplayer_can_start_a_process_pool():
                          capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "processes" in out.stdout and "skipped" not in out.stdout
+
+
+def test_resume_never_recomputes_a_finished_record(tmp_path, capsys):
+    args = ["experiment", "wsc", "--m", "3", "--seeds", "0", "--epochs", "1", "--out", str(tmp_path),
+            "--resume"]
+    assert main(args) == 0
+    (record,) = tmp_path.glob("wsc-binary-m3-seed0-*.json")
+    stamp, text = record.stat().st_mtime_ns, record.read_text()
+    assert main(args) == 0
+    assert record.stat().st_mtime_ns == stamp and record.read_text() == text
+    assert capsys.readouterr().out.count("accuracy") == 2  # reported both times

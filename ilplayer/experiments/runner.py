@@ -84,6 +84,15 @@ def versions(solver: str) -> dict[str, str]:
     return found
 
 
+def load_record(out_dir: str | Path, name: str) -> dict[str, Any] | None:
+    """The finished record ``<name>.json`` in ``out_dir``, or None (absent or unreadable)."""
+    path = Path(out_dir) / f"{name}.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def save_record(record: dict[str, Any], out_dir: str | Path, name: str,
                 references: dict[str, float] | None) -> None:
     """Write ``<name>.json``, and ``<name>.png`` of its curves when ``references`` is given and
@@ -108,12 +117,14 @@ def run_name(task: str, params: dict[str, Any], overrides: dict[str, Any]) -> st
 
 def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *, box: str = "binary",
                            backend: BackendConfig | None = None, n: int = 16, plot: bool = True,
-                           method: str = "combopt", **overrides: Any) -> dict[str, Any]:
+                           method: str = "combopt", resume: bool = False,
+                           **overrides: Any) -> dict[str, Any]:
     """Train on one dataset of ``task`` ("rc": Random Constraints with ``m`` constraints on
     ``box``; "wsc": set cover of ``m`` elements) with ``method`` ("combopt" or the "mlp"
     baseline) and write ``<name>.json`` (and ``.png``). ``overrides`` change
     :class:`~ilplayer.training.TrainingConfig`; ``backend.solver`` None picks
-    :func:`~ilplayer.plugins.preferred_backend` for the box."""
+    :func:`~ilplayer.plugins.preferred_backend` for the box. With ``resume``, a run whose
+    record already exists in ``out_dir`` is not repeated: its record is returned."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     config = TrainingConfig().replace(**overrides)
@@ -131,6 +142,11 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         build = lambda: set_cover.make_dataset(universe=m, seed=seed, solver=solver, cache=True)
     else:
         raise ValueError(f"task must be 'rc' or 'wsc', got {task!r}")
+    variant = {k: overrides[k] for k in sorted(overrides) if overrides[k] != DEFAULTS[k]}
+    prefix = task if method == "combopt" else f"{task}-{method}"
+    name = run_name(prefix, {"": box, "m": m, "seed": seed}, variant).replace(f"{prefix}--", f"{prefix}-")
+    if resume and (finished := load_record(out_dir, name)) is not None:
+        return finished
     start = time.perf_counter()
     data = build()
     if method == "mlp":
@@ -148,7 +164,6 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     else:
         _, history = train_static_constraints(
             data, config, dataclasses.replace(backend, solver=solver), seed=seed)
-    variant = {k: overrides[k] for k in sorted(overrides) if overrides[k] != DEFAULTS[k]}
     record = {
         "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed, "variant": variant,
         "hyperparameters": hyper, "solver": solver, "executor": executor, "workers": workers,
@@ -156,8 +171,6 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         "paper_accuracy": paper_accuracy(task, box, method, variant, m) if task == "wsc" or n == 16 else None,
         "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver or "none"),
     }
-    prefix = task if method == "combopt" else f"{task}-{method}"
-    name = run_name(prefix, {"": box, "m": m, "seed": seed}, record["variant"]).replace(f"{prefix}--", f"{prefix}-")
     references = {"box-constrained baseline": 100 * data.box_baseline_accuracy}
     if record["paper_accuracy"] is not None:
         references["paper (mean of 10 seeds)"] = record["paper_accuracy"]
@@ -167,7 +180,7 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
 
 def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", plot: bool = True,
                  train_size: int = 4500, test_size: int = 500, method: str = "combopt",
-                 **overrides: Any) -> dict[str, Any]:
+                 resume: bool = False, **overrides: Any) -> dict[str, Any]:
     """Train on the knapsack-from-text dataset (one restart per seed) with ``method``
     ("combopt", the "lp" relaxation with greedy rounding, or the "mlp") and write a record."""
     from ilplayer.experiments import knapsack
@@ -178,6 +191,11 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
     if unknown:
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)} for knapsack")
     hyper = {**KNAPSACK_DEFAULTS, **overrides}
+    record_variant = {k: v for k, v in sorted(overrides.items()) if v != KNAPSACK_DEFAULTS[k]}
+    prefix = "knapsack" if method == "combopt" else f"knapsack-{method}"
+    name = run_name(prefix, {"seed": seed}, record_variant)
+    if resume and (finished := load_record(out_dir, name)) is not None:
+        return finished
     start = time.perf_counter()
     # One dataset (seed 0), as in the paper's restarts; the seed picks the restart.
     train, test = knapsack.make_dataset(seed=0, train_size=train_size, test_size=test_size, cache=True)
@@ -202,7 +220,6 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
         hyper.pop("tau")
         _, history = train_knapsack_mlp(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "none"
-    record_variant = {k: v for k, v in sorted(overrides.items()) if v != KNAPSACK_DEFAULTS[k]}
     record = {
         "task": "knapsack", "method": method, "box": "binary", "m": 1, "n": 10, "seed": seed,
         "variant": record_variant,
@@ -211,8 +228,6 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
         "paper_accuracy": paper_accuracy("knapsack", "binary", method, record_variant, 1), "history": history,
         "wall_time_s": time.perf_counter() - start, "versions": versions(solver),
     }
-    prefix = "knapsack" if method == "combopt" else f"knapsack-{method}"
-    name = run_name(prefix, {"seed": seed}, record["variant"])
     references = {} if record["paper_accuracy"] is None else {"paper": record["paper_accuracy"]}
     save_record(record, out_dir, name, references if plot else None)
     return record
