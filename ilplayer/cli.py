@@ -1,5 +1,5 @@
-"""``ilplayer`` command line: ``solvers``, ``demo``, ``experiment``, ``report``, ``bench parallel``,
-``fuzz``."""
+"""``ilplayer`` command line: ``solvers``, ``demo``, ``learn``, ``experiment``, ``report``,
+``bench``, ``fuzz``."""
 
 from __future__ import annotations
 
@@ -244,6 +244,67 @@ def run_fuzz(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _bounds(text: str) -> float | list[float]:
+    """``"0"`` or ``"0,0,-5,..."`` (one per variable)."""
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number or a comma-separated list, got {text!r}") from None
+    return values[0] if len(values) == 1 else values
+
+
+def run_learn(args: argparse.Namespace) -> int:
+    import json
+    import warnings
+    from pathlib import Path
+
+    import torch
+
+    from ilplayer.learn import check_solutions, learn_constraints, load_solutions, split_holdout
+    from ilplayer.training import BackendConfig, TrainingConfig
+
+    try:
+        c, y, lb, ub = load_solutions(args.train, args.lb, args.ub)
+        if args.test:
+            c_test, y_test, lb_test, ub_test = load_solutions(args.test, lb, ub)
+            if c_test.shape[1] != c.shape[1]:
+                raise ValueError(f"{args.test}: {c_test.shape[1]} variables, but {args.train} has "
+                                 f"{c.shape[1]}")
+        else:
+            c, y, c_test, y_test = split_holdout(c, y, args.test_fraction, args.seed)
+            print(f"no --test file: holding out {len(c_test)} of {len(c) + len(c_test)} observations "
+                  f"(--test-fraction {args.test_fraction})")
+        config = TrainingConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
+                                tau=args.tau, k=args.k)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"ilplayer learn: {exc}", file=sys.stderr)
+        return 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_solutions(c, y, lb, ub)
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    print(f"learning {args.num_constraints * args.k} constraints on {c.shape[1]} variables from "
+          f"{len(c)} observations ({len(c_test)} held out)")
+    result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
+                               config=config, seed=args.seed, validation_fraction=args.validation_fraction,
+                               backend=BackendConfig(args.solver, None, args.executor, args.workers))
+    print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
+          f"{100 * result.test_accuracy:.1f} % (model of epoch {result.settings['selected_epoch']}; "
+          f"{result.settings['solver']}, {result.wall_time_s:.0f} s)")
+    if args.json:
+        record = {"train": str(args.train), "test": str(args.test) if args.test else None,
+                  **result.record()}
+        Path(args.json).write_text(json.dumps(record, indent=1))
+        print(f"wrote {args.json}")
+    if args.out:
+        A, b = result.constraints()
+        torch.save({"A": A, "b": b, "lb": result.settings["lb"], "ub": result.settings["ub"],
+                    "state_dict": result.model.state_dict(), "settings": result.settings}, args.out)
+        print(f"wrote {args.out} (A, b, the box and the model's state_dict)")
+    return 0
+
+
 def run_bench(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
@@ -343,6 +404,30 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="override a hyper-parameter: lr (constraints), backbone_lr, tau, "
                             "blackbox_lambda, iterations, batch_size (repeatable)")
     match.add_argument("--out", default="results")
+    learn = commands.add_parser("learn", help="learn hidden constraints from your (cost, solution) pairs")
+    learn.add_argument("train", help="observations: .npz with arrays c (N, n) and y (N, n) "
+                       "(optionally lb, ub), or .csv with columns c0.., y0..")
+    learn.add_argument("--test", default=None, help="held-out observations, same format")
+    learn.add_argument("--test-fraction", type=float, default=0.2,
+                       help="without --test: the share of TRAIN held out (default 0.2)")
+    learn.add_argument("--lb", type=_bounds, default=None, help="lower bounds: 0 or 0,0,-5,...")
+    learn.add_argument("--ub", type=_bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
+    learn.add_argument("--num-constraints", type=_positive_int, required=True,
+                       help="constraints to learn (times --k)")
+    learn.add_argument("--k", type=_positive_int, default=1, help="learn k x num-constraints (default 1)")
+    learn.add_argument("--validation-fraction", type=float, default=0.1,
+                       help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
+    learn.add_argument("--epochs", type=_positive_int, default=100, help="(paper: 100)")
+    learn.add_argument("--lr", type=float, default=5e-4, help="Adam learning rate (paper: 5e-4)")
+    learn.add_argument("--batch-size", type=_positive_int, default=8, help="(paper: 8)")
+    learn.add_argument("--tau", type=float, default=0.5, help="soft-min temperature (paper: 0.5)")
+    learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
+    learn.add_argument("--solver", type=_solver_name, default=None,
+                       help="backend (default: bruteforce for small boxes, else the preferred MIP backend)")
+    learn.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
+    learn.add_argument("--workers", type=_positive_int, default=None)
+    learn.add_argument("--json", default=None, help="write the record (accuracies, settings, curves) here")
+    learn.add_argument("--out", default=None, help="save the learned A, b and model here (torch.save)")
     report = commands.add_parser("report", help="a results folder -> a markdown report")
     report.add_argument("folder", nargs="?", default="results")
     report.add_argument("--out", default="docs/results.md")
@@ -385,6 +470,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "fuzz":
         return run_fuzz(args)
+    if args.command == "learn":
+        return run_learn(args)
     if args.command == "solvers":
         _print_table(solvers_table())
         return 0

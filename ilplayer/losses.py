@@ -10,8 +10,12 @@ import torch
 __all__ = ["LOSSES", "normalize_solution"]
 
 
-def normalize_solution(y: torch.Tensor, lb: float, ub: float) -> torch.Tensor:
-    """Map the box to [-0.5, 0.5]^n (supplementary A, the loss's scale)."""
+def normalize_solution(y: torch.Tensor, lb: float | torch.Tensor, ub: float | torch.Tensor) -> torch.Tensor:
+    """Map the box to [-0.5, 0.5]^n (supplementary A, the loss's scale). A fixed variable
+    (``lb == ub``) maps to -0.5."""
+    if isinstance(lb, torch.Tensor) or isinstance(ub, torch.Tensor):
+        width = torch.clamp(torch.as_tensor(ub) - torch.as_tensor(lb), min=1)
+        return (y - lb) / width - 0.5
     return (y - lb) / (ub - lb) - 0.5
 
 

@@ -8,10 +8,12 @@ through an :class:`~ilplayer.layer.ILPLayer` with the paper's settings (suppleme
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
+import numpy as np
 import torch
 
 from ilplayer.constraints import ORIGINS, StaticConstraints
@@ -23,7 +25,7 @@ from ilplayer.plugins import preferred_backend
 from ilplayer.seeding import derive_seed, torch_generator
 from ilplayer.types import Status
 
-__all__ = ["BackendConfig", "HiddenConstraintsData", "TrainingConfig", "fit_epochs",
+__all__ = ["BackendConfig", "HiddenConstraintsData", "TrainingConfig", "box_points", "fit_epochs",
            "train_static_constraints"]
 
 
@@ -152,38 +154,66 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     return history
 
 
+def box_points(lb: Any, ub: Any, n: int) -> int:
+    """The number of integer points of the box (for :func:`preferred_backend`)."""
+    widths = np.broadcast_to(np.asarray(ub, dtype=np.int64) - np.asarray(lb, dtype=np.int64) + 1, (n,))
+    return math.prod(int(w) for w in widths)
+
+
 def train_static_constraints(
-    data: HiddenConstraintsData, config: TrainingConfig | None = None,
-    backend: BackendConfig | None = None, *, seed: int = 0,
+    data: Any, config: TrainingConfig | None = None,
+    backend: BackendConfig | None = None, *, seed: int = 0, num_constraints: int | None = None,
     model: StaticConstraints | None = None, target_accuracy: float | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
+    validation: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[StaticConstraints, list[dict[str, float]]]:
     """Adam on the loss between normalised solutions, as in the supplementary's table.
 
-    Learns ``config.k * m`` constraints for the ``m`` hidden ones of ``data``, starting from
-    ``model`` when given. Stops early once the held-out accuracy reaches ``target_accuracy``.
+    ``data`` has ``lb``, ``ub`` (scalars or one per variable) and the float64 tensors
+    ``c_train``, ``y_train``, ``c_test``, ``y_test`` (a :class:`HiddenConstraintsData` or
+    :class:`~ilplayer.learn.SolutionData`). Learns ``config.k * m`` constraints, ``m`` being
+    ``num_constraints`` or the number of hidden ones in ``data.A``, starting from ``model``
+    when given. Stops early once the held-out accuracy reaches ``target_accuracy``.
+
+    With ``validation = (c_val, y_val)`` (pairs taken from the training data, never the test
+    set) each epoch also records ``validation_accuracy``, and the model returned is the one of
+    the epoch with the best validation accuracy (the earliest among ties), not the last one.
+
     Returns the model and one record per epoch (loss, accuracy, infeasible fraction).
     """
     config = config or TrainingConfig()
     backend = backend or BackendConfig()
     loss_fn = LOSSES[config.loss]
-    m, n = data.A.shape
+    n = data.c_train.shape[1]
+    m = num_constraints if num_constraints is not None else data.A.shape[0]
+    lb, ub = data.lb, data.ub
+    if not (isinstance(lb, int) and isinstance(ub, int)):  # per-variable bounds: tensors
+        lb, ub = (torch.as_tensor(np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy())
+                  for v in (lb, ub))
     if model is None:  # an init stream independent of the dataset's, whatever the seed
         model = StaticConstraints(config.k * m, n, data.lb, data.ub, origin=config.origin,
                                   seed=derive_seed(seed, 1), dtype=torch.float64)
-    solver = backend.solver or preferred_backend((data.ub - data.lb + 1) ** n)
+    solver = backend.solver or preferred_backend(box_points(data.lb, data.ub, n))
     layer = ILPLayer(data.lb, data.ub, solver=solver, solver_options=backend.solver_options,
                      tau=config.tau, basis=config.basis, executor=backend.executor,
                      workers=backend.workers)
-    y_true = normalize_solution(data.y_train, data.lb, data.ub)
+    y_true = normalize_solution(data.y_train, lb, ub)
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
         y = layer(data.c_train[rows], *model())
         infeasible = int((layer.last_status == Status.INFEASIBLE).sum())
-        return loss_fn(normalize_solution(y, data.lb, data.ub), y_true[rows]), {"infeasible": infeasible}
+        return loss_fn(normalize_solution(y, lb, ub), y_true[rows]), {"infeasible": infeasible}
+
+    best: dict[str, Any] = {"accuracy": -1.0, "state": None}
 
     def evaluate() -> dict[str, float]:
-        return {"accuracy": exact_match(layer(data.c_test, *model()), data.y_test)}
+        scores = {"accuracy": exact_match(layer(data.c_test, *model()), data.y_test)}
+        if validation is not None:
+            scores["validation_accuracy"] = exact_match(layer(validation[0], *model()), validation[1])
+            if scores["validation_accuracy"] > best["accuracy"]:
+                best["accuracy"] = scores["validation_accuracy"]
+                best["state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        return scores
 
     reached = None if target_accuracy is None else (lambda r: r["accuracy"] >= target_accuracy)
     try:
@@ -192,4 +222,6 @@ def train_static_constraints(
                              batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached)
     finally:
         layer.close()
+    if best["state"] is not None:
+        model.load_state_dict(best["state"])
     return model, history

@@ -27,6 +27,7 @@ LAYERS = [
     ("layer",),                                             # ILPLayer and solve()
     ("constraints",),                                       # learnable constraint sets
     ("training",),                                          # the learning loop
+    ("learn",),                                             # learning from the user's data
     ("testing", "fuzz", "bench"),                           # tools built on the core
     ("experiments",),                                       # the paper's demonstrations (a package)
     ("cli", "__main__", "__init__"),                        # entry points and the package face

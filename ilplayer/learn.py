@@ -1,0 +1,265 @@
+"""Learn hidden constraints from your own observations: pairs of a cost vector ``c`` and the
+integer solution ``y`` that was chosen for it (a scheduler's logs, a planner's decisions).
+
+:func:`load_solutions` reads and checks a file, :func:`learn_constraints` trains a
+:class:`~ilplayer.constraints.StaticConstraints` so that ``argmin c·y s.t. A y <= b`` over the
+box reproduces the observed ``y``; ``ilplayer learn`` is the command line of both
+(docs/learn.md).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.constraints import StaticConstraints
+from ilplayer.layer import ILPLayer
+from ilplayer.metrics import exact_match
+from ilplayer.plugins import preferred_backend
+from ilplayer.problem import as_bounds, check_box
+from ilplayer.seeding import derive_seed
+from ilplayer.training import BackendConfig, TrainingConfig, box_points, train_static_constraints
+
+__all__ = ["DataWarning", "LearnResult", "SolutionData", "check_solutions", "learn_constraints",
+           "load_solutions", "split_holdout"]
+
+INTEGRALITY_TOL = 1e-6
+
+
+class DataWarning(UserWarning):
+    """The observations are valid but carry little or contradictory signal."""
+
+
+@dataclass(frozen=True)
+class SolutionData:
+    """Observed ``(c, y)`` pairs on the box ``[lb, ub]``: float64 tensors (N, n)."""
+
+    c_train: torch.Tensor
+    y_train: torch.Tensor
+    c_test: torch.Tensor
+    y_test: torch.Tensor
+    lb: Any
+    ub: Any
+
+    @property
+    def num_variables(self) -> int:
+        return int(self.c_train.shape[1])
+
+
+@dataclass
+class LearnResult:
+    """What :func:`learn_constraints` returns: the learned constraints and how well they fit."""
+
+    model: StaticConstraints
+    history: list[dict[str, float]]
+    train_accuracy: float
+    test_accuracy: float
+    settings: dict[str, Any] = field(default_factory=dict)
+    wall_time_s: float = 0.0
+
+    def constraints(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The learned ``(A, b)``, detached."""
+        A, b = self.model()
+        return A.detach(), b.detach()
+
+    def record(self) -> dict[str, Any]:
+        """A JSON-ready summary (the ``--json`` record of ``ilplayer learn``)."""
+        A, b = self.constraints()
+        return {"test_accuracy": self.test_accuracy, "train_accuracy": self.train_accuracy,
+                "epochs": len(self.history), **self.settings, "wall_time_s": self.wall_time_s,
+                "A": A.tolist(), "b": b.tolist(), "history": self.history}
+
+
+def _read(path: Path) -> dict[str, np.ndarray]:
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as archive:
+            return {key: archive[key] for key in archive.files}
+    if path.suffix == ".csv":
+        table = np.genfromtxt(path, delimiter=",", names=True, dtype=np.float64)
+        names = table.dtype.names or ()
+        columns = {prefix: sorted((n for n in names if n.startswith(prefix) and n[len(prefix):].isdigit()),
+                                  key=lambda n: int(n[len(prefix):])) for prefix in ("c", "y")}
+        if not columns["c"] or not columns["y"]:
+            raise ValueError(f"{path}: a CSV needs a header with columns c0, c1, ... and y0, y1, ...; "
+                             f"found {list(names)}")
+        return {prefix: np.column_stack([np.atleast_1d(table[n]) for n in cols])
+                for prefix, cols in columns.items()}
+    raise ValueError(f"{path}: expected a .npz (arrays c and y) or a .csv (columns c0.., y0..) file")
+
+
+def load_solutions(path: str | Path, lb: Any = None, ub: Any = None) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+    """Read ``c`` (N, n) and ``y`` (N, n) from ``path`` and check them against the box.
+
+    ``lb`` and ``ub`` (scalars or one per variable) come from the arguments, else from arrays
+    ``lb`` and ``ub`` stored in the npz. Returns ``(c, y, lb, ub)``.
+
+    Raises:
+        ValueError: naming the file and what is wrong (missing arrays, shapes, non-finite
+            costs, non-integer ``y``, ``y`` outside the box).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    arrays = _read(path)
+    missing = [key for key in ("c", "y") if key not in arrays]
+    if missing:
+        raise ValueError(f"{path}: missing array(s) {missing}; the file has {sorted(arrays)}")
+    c, y = (np.asarray(arrays[key], dtype=np.float64) for key in ("c", "y"))
+    if lb is None:
+        lb = arrays.get("lb")
+    if ub is None:
+        ub = arrays.get("ub")
+    if lb is None or ub is None:
+        raise ValueError(f"{path}: the box is unknown; pass --lb and --ub (or store arrays lb, ub)")
+    for name, array in (("c", c), ("y", y)):
+        if array.ndim != 2:
+            raise ValueError(f"{path}: {name} must have shape (N, n), got {array.shape}")
+    if c.shape != y.shape:
+        raise ValueError(f"{path}: c {c.shape} and y {y.shape} must have the same shape (N, n)")
+    if len(c) < 2:
+        raise ValueError(f"{path}: at least 2 observations are needed, got {len(c)}")
+    if not np.isfinite(c).all():
+        raise ValueError(f"{path}: c has {int((~np.isfinite(c)).sum())} non-finite entries")
+    n = c.shape[1]
+    lb, ub = (np.asarray(v).item() if np.ndim(v) == 0 else np.asarray(v) for v in (lb, ub))
+    check_box(lb, ub)
+    low, high = as_bounds(lb, n, "lb"), as_bounds(ub, n, "ub")
+    off = np.abs(y - np.round(y)) > INTEGRALITY_TOL
+    if off.any():
+        row, col = np.argwhere(off)[0]
+        raise ValueError(f"{path}: y must be integer; {int(off.sum())} entries are not, first "
+                         f"y[{row}, {col}] = {float(y[row, col])!r}")
+    y = np.round(y)
+    outside = (y < low) | (y > high)
+    if outside.any():
+        row, col = np.argwhere(outside)[0]
+        raise ValueError(f"{path}: {int(outside.any(axis=1).sum())} solutions lie outside the box "
+                         f"[lb, ub]; first y[{row}, {col}] = {y[row, col]:g} not in "
+                         f"[{low[col]:g}, {high[col]:g}]")
+    if np.ndim(lb) == 0 and float(lb).is_integer():
+        lb = int(lb)
+    if np.ndim(ub) == 0 and float(ub).is_integer():
+        ub = int(ub)
+    return c, y, lb, ub
+
+
+def check_solutions(c: np.ndarray, y: np.ndarray, lb: Any, ub: Any) -> list[str]:
+    """Warnings (also issued as :class:`DataWarning`) about observations that cannot teach
+    constraints: every ``y`` is the box optimum (no constraint is ever active), or one cost
+    vector was observed with two different solutions (no constraint set makes both optimal)."""
+    n = c.shape[1]
+    low, high = as_bounds(lb, n, "lb"), as_bounds(ub, n, "ub")
+    box_optimum = np.where(c < 0, high, low)  # argmin c·y over the box (ties: lb)
+    at_box = (y == box_optimum) | (c == 0)
+    found = []
+    if at_box.all():
+        found.append("every y is the box optimum of its c: no constraint is active in these "
+                     "observations, so there is nothing to learn")
+    _, first, inverse = np.unique(c, axis=0, return_index=True, return_inverse=True)
+    clash = np.any(y != y[first][inverse.reshape(-1)], axis=1)
+    if clash.any():
+        row = int(np.argmax(clash))
+        found.append(f"{int(clash.sum())} observations repeat a cost vector with a different y "
+                     f"(first: row {row}); no constraint set makes both optimal unless they tie")
+    for message in found:
+        warnings.warn(message, DataWarning, stacklevel=2)
+    return found
+
+
+def split_holdout(c: np.ndarray, y: np.ndarray, fraction: float, seed: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A seeded random split into (c_train, y_train, c_test, y_test)."""
+    if not 0 < fraction < 1:
+        raise ValueError(f"a held-out fraction must lie strictly between 0 and 1, got {fraction}")
+    order = np.random.default_rng(derive_seed(seed, 4)).permutation(len(c))
+    cut = max(1, round(fraction * len(c)))
+    test, train = order[:cut], order[cut:]
+    return c[train], y[train], c[test], y[test]
+
+
+def _selected_epoch(history: list[dict[str, float]]) -> int:
+    """The epoch whose model is returned: best validation accuracy (earliest), else the last."""
+    if not history or "validation_accuracy" not in history[0]:
+        return len(history)
+    return max(history, key=lambda r: (r["validation_accuracy"], -r["epoch"]))["epoch"]
+
+
+def learn_constraints(
+    c_train: Any, y_train: Any, lb: Any, ub: Any, num_constraints: int, *,
+    c_test: Any = None, y_test: Any = None, config: TrainingConfig | None = None,
+    backend: BackendConfig | None = None, seed: int = 0, progress: bool = True,
+    validation_fraction: float = 0.1,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
+) -> LearnResult:
+    """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
+    ``argmin c·y`` over them and the box reproduces the observed ``y`` for each ``c``.
+
+    ``c_test``/``y_test`` measure held-out accuracy each epoch (default: the training pairs).
+    The defaults are the paper's settings (:class:`TrainingConfig`) with one addition:
+    ``validation_fraction`` of the training pairs (default 0.1; 0 turns it off) is set aside,
+    and the model of the epoch with the best accuracy on them is returned instead of the last
+    epoch's (docs/learn.md measures why). The backend is the preferred one for the box unless
+    ``backend.solver`` names one. A progress bar (tqdm) shows the epochs unless ``progress``
+    is False.
+    """
+    if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 1:
+        raise ValueError(f"num_constraints must be a positive integer, got {num_constraints!r}")
+    config = config or TrainingConfig()
+    tensor = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
+    c_train, y_train = np.asarray(c_train, dtype=np.float64), np.asarray(y_train, dtype=np.float64)
+    validation = None
+    if validation_fraction:
+        c_train, y_train, c_val, y_val = split_holdout(c_train, y_train, validation_fraction, seed)
+        validation = (tensor(c_val), tensor(y_val))
+    if c_test is None or y_test is None:
+        c_test, y_test = c_train, y_train
+    data = SolutionData(tensor(c_train), tensor(y_train), tensor(c_test), tensor(y_test), lb, ub)
+    n = data.num_variables
+    backend = backend or BackendConfig()
+    solver = backend.solver or preferred_backend(box_points(lb, ub, n))
+    backend = BackendConfig(solver, backend.solver_options, backend.executor, backend.workers)
+    start = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=config.epochs, unit="epoch", dynamic_ncols=True)
+
+    def report(record: dict[str, float]) -> None:
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{record['loss']:.4f}", accuracy=f"{100 * record['accuracy']:.1f}%")
+        if on_epoch is not None:
+            on_epoch(record)
+
+    try:
+        model, history = train_static_constraints(data, config, backend, seed=seed,
+                                                  num_constraints=num_constraints, on_epoch=report,
+                                                  validation=validation)
+    finally:
+        if bar is not None:
+            bar.close()
+    layer = ILPLayer(lb, ub, solver=solver, solver_options=backend.solver_options,
+                     executor=backend.executor, workers=backend.workers)
+    try:
+        with torch.no_grad():
+            A, b = model()
+            train_accuracy = exact_match(layer(data.c_train, A, b), data.y_train)
+            test_accuracy = exact_match(layer(data.c_test, A, b), data.y_test)
+    finally:
+        layer.close()
+    settings = {"seed": seed, "num_constraints": num_constraints, "num_variables": n,
+                "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "solver": solver,
+                "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
+                "train_size": len(data.c_train), "test_size": len(data.c_test),
+                "validation_size": 0 if validation is None else len(validation[0]),
+                "selected_epoch": _selected_epoch(history)}
+    return LearnResult(model, history, train_accuracy, test_accuracy, settings,
+                       time.perf_counter() - start)

@@ -1,0 +1,135 @@
+"""ilplayer learn: constraints from the user's own (cost, solution) pairs, with clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import ilplayer
+from ilplayer.cli import main
+from ilplayer.learn import DataWarning, check_solutions, learn_constraints, load_solutions
+from ilplayer.training import TrainingConfig
+
+
+def observations(count: int, n: int = 6, seed: int = 0, lb=0, ub=1):
+    """Costs and the solutions of a hidden budget row, solved exactly."""
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(0.2, 1.0, (1, n))
+    b = np.array([0.4 * A.sum()])
+    c = -rng.uniform(0.0, 1.0, (count, n))
+    y, status = ilplayer.solve(c, A, b, lb=lb, ub=ub)
+    assert (status == 0).all()
+    return c, y
+
+
+def test_learns_a_hidden_budget_from_observations_beyond_the_box_baseline():
+    c, y = observations(400)
+    box_optimum = (c < 0).astype(float)
+    baseline = (box_optimum[300:] == y[300:]).all(1).mean()
+    result = learn_constraints(c[:300], y[:300], 0, 1, 1, c_test=c[300:], y_test=y[300:],
+                               config=TrainingConfig(epochs=15, lr=5e-3), progress=False)
+    assert result.test_accuracy > baseline + 0.3, (result.test_accuracy, baseline)
+    assert len(result.history) == 15 and result.settings["solver"] == "bruteforce"
+    A, b = result.constraints()
+    assert A.shape == (1, 6) and b.shape == (1,)
+
+
+def test_per_variable_bounds_are_learned_on_their_own_box():
+    lb, ub = np.array([0, 0, -1, 0]), np.array([1, 2, 1, 3])
+    c, y = observations(120, n=4, lb=lb, ub=ub)
+    result = learn_constraints(c, y, lb, ub, 1, config=TrainingConfig(epochs=2), progress=False)
+    assert 0.0 <= result.test_accuracy <= 1.0 and result.settings["lb"] == [0, 0, -1, 0]
+
+
+@pytest.mark.parametrize("arrays, message", [
+    ({"c": np.zeros((3, 2))}, r"missing array\(s\) \['y'\]"),
+    ({"c": np.zeros((3, 2)), "y": np.zeros((3, 3))}, r"c \(3, 2\) and y \(3, 3\) must have the same shape"),
+    ({"c": np.zeros(3), "y": np.zeros(3)}, r"c must have shape \(N, n\)"),
+    ({"c": np.zeros((3, 2)), "y": np.full((3, 2), 0.5)},
+     r"y must be integer; 6 entries are not, first y\[0, 0\] = 0\.5"),
+    ({"c": np.zeros((3, 2)), "y": np.full((3, 2), 2.0)}, r"3 solutions lie outside the box"),
+    ({"c": np.full((3, 2), np.nan), "y": np.zeros((3, 2))}, r"c has 6 non-finite entries"),
+    ({"c": np.zeros((1, 2)), "y": np.zeros((1, 2))}, r"at least 2 observations are needed"),
+])
+def test_malformed_files_are_refused_by_name(tmp_path, arrays, message):
+    path = tmp_path / "data.npz"
+    np.savez(path, **arrays)
+    with pytest.raises(ValueError, match=message):
+        load_solutions(path, 0, 1)
+
+
+def test_the_box_comes_from_the_file_or_must_be_given(tmp_path):
+    path = tmp_path / "data.npz"
+    np.savez(path, c=np.zeros((2, 2)), y=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="the box is unknown; pass --lb and --ub"):
+        load_solutions(path)
+    np.savez(path, c=np.zeros((2, 2)), y=np.ones((2, 2)), lb=np.zeros(2), ub=np.array([1, 3]))
+    _, _, lb, ub = load_solutions(path)
+    assert lb.tolist() == [0, 0] and ub.tolist() == [1, 3]
+
+
+def test_csv_with_c_and_y_columns(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("c0,c1,y0,y1\n-1.0,0.5,1,0\n0.2,-0.3,0,1\n")
+    c, y, _, _ = load_solutions(path, 0, 1)
+    assert c.tolist() == [[-1.0, 0.5], [0.2, -0.3]] and y.tolist() == [[1, 0], [0, 1]]
+    path.write_text("a,b\n1,2\n3,4\n")
+    with pytest.raises(ValueError, match="a CSV needs a header with columns c0"):
+        load_solutions(path, 0, 1)
+
+
+def test_observations_without_signal_or_with_contradictions_warn():
+    c = np.array([[-1.0, 1.0], [1.0, -1.0]])
+    with pytest.warns(DataWarning, match="every y is the box optimum"):
+        check_solutions(c, np.array([[1.0, 0.0], [0.0, 1.0]]), 0, 1)
+    c = np.array([[-1.0, -1.0], [-1.0, -1.0], [0.5, -1.0]])
+    with pytest.warns(DataWarning, match="1 observations repeat a cost vector with a different y"):
+        check_solutions(c, np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]), 0, 1)
+
+
+def test_learn_command_writes_a_record_and_the_model(tmp_path, capsys):
+    c, y = observations(60)
+    np.savez(tmp_path / "train.npz", c=c[:40], y=y[:40])
+    np.savez(tmp_path / "test.npz", c=c[40:], y=y[40:])
+    record, model = tmp_path / "record.json", tmp_path / "model.pt"
+    assert main(["learn", str(tmp_path / "train.npz"), "--test", str(tmp_path / "test.npz"),
+                 "--lb", "0", "--ub", "1", "--num-constraints", "1", "--epochs", "2", "--seed", "3",
+                 "--json", str(record), "--out", str(model)]) == 0
+    saved = json.loads(record.read_text())
+    for key in ("test_accuracy", "train_accuracy", "epochs", "seed", "wall_time_s", "lr", "solver"):
+        assert key in saved
+    assert saved["epochs"] == 2 and saved["seed"] == 3 and saved["test_size"] == 20
+    weights = torch.load(model, weights_only=True)
+    assert weights["A"].shape == (1, 6)
+    assert "held out" in capsys.readouterr().out
+    # without --test a share of the training file is held out
+    assert main(["learn", str(tmp_path / "train.npz"), "--lb", "0", "--ub", "1",
+                 "--num-constraints", "1", "--epochs", "1"]) == 0
+    assert "holding out 8 of 40 observations" in capsys.readouterr().out
+
+
+def test_learn_command_reports_a_malformed_file_without_a_traceback(tmp_path, capsys):
+    np.savez(tmp_path / "bad.npz", c=np.zeros((3, 2)))
+    assert main(["learn", str(tmp_path / "bad.npz"), "--lb", "0", "--ub", "1",
+                 "--num-constraints", "1"]) == 2
+    assert "missing array(s) ['y']" in capsys.readouterr().err
+
+
+def test_the_model_of_the_best_validation_epoch_is_returned():
+    c, y = observations(240, seed=1)
+    result = learn_constraints(c[:200], y[:200], 0, 1, 1, c_test=c[200:], y_test=y[200:],
+                               config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
+                               validation_fraction=0.25)
+    scores = [record["validation_accuracy"] for record in result.history]
+    chosen = result.settings["selected_epoch"]
+    assert scores[chosen - 1] == max(scores) and scores.index(max(scores)) == chosen - 1
+    assert result.settings["validation_size"] == 50 and result.settings["train_size"] == 150
+    # the returned model is that epoch's: its held-out accuracy is the one recorded then
+    assert result.test_accuracy == pytest.approx(result.history[chosen - 1]["accuracy"])
+    last = learn_constraints(c[:200], y[:200], 0, 1, 1, c_test=c[200:], y_test=y[200:],
+                             config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
+                             validation_fraction=0)
+    assert last.settings["selected_epoch"] == 6 and "validation_accuracy" not in last.history[0]
