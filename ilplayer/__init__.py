@@ -9,11 +9,12 @@ Example:
 
 from __future__ import annotations
 
+from ilplayer import losses, metrics
 from ilplayer.backend_cache import release_solvers
 from ilplayer.constraints import StaticConstraints
 from ilplayer.hookspecs import hookimpl
 from ilplayer.instances import sample_random_constraints
-from ilplayer.layer import ILPLayer, solve
+from ilplayer.layer import ILPLayer, NoSignalWarning, solve
 from ilplayer.plugins import (
     PluginLoadWarning,
     UnknownSolverError,
@@ -42,6 +43,7 @@ __all__ = [
     "ILPBatch",
     "ILPLayer",
     "LicenseStatus",
+    "NoSignalWarning",
     "PersistentModelSolver",
     "PluginLoadWarning",
     "SolveResult",
@@ -56,6 +58,8 @@ __all__ = [
     "get_solver",
     "hookimpl",
     "list_solvers",
+    "losses",
+    "metrics",
     "preferred_backend",
     "register_solver",
     "release_solvers",

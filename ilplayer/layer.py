@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,12 +15,25 @@ import torch
 from ilplayer.backend_cache import cached_backend, is_cached
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
-from ilplayer.gradients import BASES, combopt_backward
+from ilplayer.gradients import (
+    BASES,
+    GRADIENTS,
+    blackbox_gradient,
+    combopt_backward,
+    identity_gradient,
+    perturbed_gradient,
+    perturbed_mean,
+)
 from ilplayer.plugins import get_solver
 from ilplayer.problem import Bounds, check_box, densify, exact_dtype, validate_problem
 from ilplayer.solver import Solver
+from ilplayer.types import Status
 
-__all__ = ["ILPLayer", "solve"]
+__all__ = ["ILPLayer", "NoSignalWarning", "solve"]
+
+
+class NoSignalWarning(RuntimeWarning):
+    """A backward pass produced an all-zero gradient for a whole batch."""
 
 
 def _check_options(solver_options: dict[str, Any] | None) -> None:
@@ -159,6 +173,7 @@ class _CombOptNetFunction(torch.autograd.Function):
         dtype = torch.promote_types(dtype, torch.float32)
         ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
         ctx.options = options
+        ctx.layer = layer
         ctx.save_for_backward(problem.A, problem.b, y, status)
         ctx.mark_non_differentiable(status)
         ctx.dtypes = (c.dtype, dtype)
@@ -177,17 +192,80 @@ class _CombOptNetFunction(torch.autograd.Function):
                 dy.to(dtype), A.to(dtype), b.to(dtype), y.to(dtype), status, lb, ub,
                 tau=options.tau, basis=options.basis, project_to_box=options.project_to_box,
                 feasibility_tol=options.feasibility_tol, need_constraint_grads=need_A or need_b)
+        ctx.layer._check_signal(dc, dy, dA, db)
         return (dc.to(c_dtype) if need_c else None,
                 dA.to(A.dtype) if need_A else None,
                 db.to(b.dtype) if need_b else None,
                 None, None, None, None)
 
 
-class ILPLayer(torch.nn.Module):
-    """An integer linear program as a layer: ``y = argmin c·y s.t. A y <= b, lb <= y <= ub``.
+def _has_solution(status: torch.Tensor) -> torch.Tensor:
+    return (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
 
-    The forward pass runs the chosen exact backend; the backward pass returns the CombOptNet
-    gradients for ``c``, ``A`` and ``b`` (pure torch on the inputs' device).
+
+class _CostFunction(torch.autograd.Function):
+    """Forward: the exact solve (or, for ``perturbed``, the mean of perturbed solves);
+    backward: a gradient for ``c`` only (``ilplayer.gradients.costs``)."""
+
+    @staticmethod
+    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, layer: ILPLayer) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub)
+        ctx.layer, ctx.problem = layer, problem
+        if layer.gradient == "perturbed":
+            samples, sigma = layer.samples, layer.sigma
+            noise = torch.randn((samples, *c.shape), generator=layer._noise_generator(c.device),
+                                dtype=torch.float64, device=c.device) if c.device.type != "meta" else \
+                torch.empty((samples, *c.shape), dtype=torch.float64, device=c.device)
+            many = validate_problem(
+                (c.detach().double()[None] + sigma * noise).reshape(-1, c.shape[-1]),
+                A.detach().expand(samples, *A.shape).reshape(-1, *A.shape[1:]) if A.dim() == 3 else A.detach(),
+                b.detach().expand(samples, *b.shape).reshape(-1, *b.shape[1:]) if b.dim() == 2 else b.detach(),
+                lb, ub)
+            y64, status64, _ = solve_problem(many, layer.solver, layer.executor, layer.recipe)
+            y_samples = y64.reshape(samples, *c.shape)
+            solved = _has_solution(status64).reshape(samples, c.shape[0])
+            status = status64.reshape(samples, c.shape[0]).amax(0)  # the most severe outcome
+            y = perturbed_mean(y_samples, solved).to(c.dtype)
+            ctx.save_for_backward(y_samples, noise, solved)
+        else:
+            y64, status, _ = solve_problem(problem, layer.solver, layer.executor, layer.recipe)
+            y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
+            ctx.save_for_backward(c.detach(), y64, status)
+        ctx.mark_non_differentiable(status)
+        return y, status
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
+        layer: ILPLayer = ctx.layer
+        if not ctx.needs_input_grad[0]:
+            return (None,) * 6
+        with _torch_threads(layer.options.threads, dy.device):
+            if layer.gradient == "perturbed":
+                y_samples, noise, solved = ctx.saved_tensors
+                dc = perturbed_gradient(dy.double(), y_samples, noise, layer.sigma, solved)
+            else:
+                c, y, status = ctx.saved_tensors
+                solved = _has_solution(status)
+                if layer.gradient == "identity":
+                    dc = identity_gradient(dy.double(), solved)
+                else:  # blackbox: solve again at c + lambda dy
+                    lam = layer.blackbox_lambda
+                    moved = validate_problem(c.double() + lam * dy.double(), ctx.problem.A, ctx.problem.b,
+                                             ctx.problem.lb, ctx.problem.ub)
+                    y_moved, status_moved, _ = solve_problem(moved, layer.solver, layer.executor, layer.recipe)
+                    dc = blackbox_gradient(y, y_moved, lam, solved & _has_solution(status_moved))
+        layer._check_signal(dc, dy)
+        return dc.to(dy.dtype), None, None, None, None, None
+
+
+class ILPLayer(torch.nn.Module):
+    """An integer linear program as a layer: ``y = argmin c·y s.t. A y <= b, lb <= y <= ub``
+    (``argmax`` with ``sense="max"``).
+
+    The forward pass runs the chosen exact backend; the backward pass returns, by default, the
+    CombOptNet gradients for ``c``, ``A`` and ``b`` (pure torch on the inputs' device), or a
+    cost-only gradient (``gradient="blackbox" | "identity" | "perturbed"``, docs/gradients.md).
 
     Args:
         lb, ub: integer bounds of the variables, scalars or one per variable.
@@ -205,9 +283,16 @@ class ILPLayer(torch.nn.Module):
         backward_threads: torch intra-op threads for the backward on CPU (default 1: the
             backward's tensors are small, and more threads compete with the solver workers
             for the cores); None leaves torch's setting alone.
+        sense: ``"min"`` or ``"max"``.
+        gradient: ``"combopt"`` (for ``c``, ``A``, ``b``), ``"blackbox"`` (Vlastelica et al.,
+            interpolation ``blackbox_lambda``), ``"identity"`` (Sahoo et al.) or
+            ``"perturbed"`` (Berthet et al.: the forward returns the mean of ``samples``
+            solutions under Gaussian noise of scale ``sigma``, solved as one batch; ``seed``
+            fixes the noise). The last three give gradients for ``c`` only.
 
     Attributes:
         last_status: int8 tensor of :class:`Status` codes from the last forward pass.
+        last_objective: float64 ``c·y`` per instance of the last forward pass.
 
     Example:
         >>> layer = ILPLayer(lb=0, ub=1, solver="bruteforce", tau=0.5)
@@ -222,8 +307,25 @@ class ILPLayer(torch.nn.Module):
                  basis: str = "delta", project_to_box: bool = True,
                  feasibility_tol: float = 1e-6, executor: ExecutorLike = None,
                  workers: int | None = None, mp_context: str | None = None,
-                 backward_threads: int | None = 1) -> None:
+                 backward_threads: int | None = 1, sense: str = "min", gradient: str = "combopt",
+                 blackbox_lambda: float = 10.0, sigma: float = 1.0, samples: int = 8,
+                 seed: int | None = None) -> None:
         super().__init__()
+        if sense not in ("min", "max"):
+            raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+        if gradient not in GRADIENTS:
+            raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")
+        for name, value in (("blackbox_lambda", blackbox_lambda), ("sigma", sigma)):
+            if not (_is_number(value) and value > 0):
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(f"samples must be a positive integer, got {samples!r}")
+        self.sense, self.gradient = sense, gradient
+        self.blackbox_lambda, self.sigma, self.samples = float(blackbox_lambda), float(sigma), samples
+        self.seed = seed
+        self._generators: dict[str, torch.Generator] = {}
+        self._warned_no_signal = False
+        self.last_objective: torch.Tensor | None = None
         if backward_threads is not None and (isinstance(backward_threads, bool) or
                                              not isinstance(backward_threads, int) or backward_threads < 1):
             raise ValueError(f"backward_threads must be a positive integer or None, got {backward_threads!r}")
@@ -259,9 +361,56 @@ class ILPLayer(torch.nn.Module):
         if A is None and b is None:
             A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
             b = torch.zeros((0,), dtype=c.dtype, device=c.device)
-        y, status = _CombOptNetFunction.apply(c, A, b, self.lb, self.ub, self, self.options)
+        cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
+        if self.gradient == "combopt":
+            y, status = _CombOptNetFunction.apply(cost, A, b, self.lb, self.ub, self, self.options)
+        else:
+            y, status = _CostFunction.apply(cost, A, b, self.lb, self.ub, self)
         self.last_status = status
+        self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
         return y
+
+    def solve_batch(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The exact solutions in the layer's ``sense`` with its backend and executor, without
+        autograd (for losses that solve their own batches): ``(y, status)``, ``y`` float64."""
+        c, A, b = (_as_layer_input(x) for x in (c, A, b))
+        if A is None and b is None:
+            A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
+            b = torch.zeros((0,), dtype=c.dtype, device=c.device)
+        c = c.detach()
+        problem = validate_problem(-c if self.sense == "max" else c, A.detach(), b.detach(), self.lb, self.ub)
+        y, status, _ = solve_problem(problem, self.solver, self.executor, self.recipe)
+        return y, status
+
+    def _noise_generator(self, device: torch.device) -> torch.Generator | None:
+        """The perturbations' stream: seeded once per device when ``seed`` is given."""
+        if self.seed is None:
+            return None
+        key = str(device)
+        if key not in self._generators:
+            self._generators[key] = torch.Generator(device=device).manual_seed(self.seed)
+        return self._generators[key]
+
+    def _check_signal(self, dc: torch.Tensor | None, dy: torch.Tensor, *others: torch.Tensor | None) -> None:
+        """Warn once when a backward pass gives the whole batch an all-zero gradient although
+        the incoming gradient was not zero: the loss is learning nothing."""
+        if self._warned_no_signal or dy.device.type == "meta":
+            return
+        grads = [g for g in (dc, *others) if g is not None]
+        if not grads or not bool(dy.any()) or any(bool(g.any()) for g in grads):
+            return
+        self._warned_no_signal = True
+        hint = ("CombOptNet's gradient vanishes when no target y - Delta is feasible and "
+                "different from y -- typical of a loss on the objective (such as regret) over "
+                "tight or equality-like constraints. For learning costs use gradient='blackbox', "
+                "'identity' or 'perturbed', or the losses ilplayer.losses.SPOPlus and FenchelYoung"
+                if self.gradient == "combopt" else
+                "the solutions did not move under the gradient step; for gradient='blackbox' "
+                "raise blackbox_lambda, for 'perturbed' raise sigma")
+        warnings.warn(f"ILPLayer(gradient={self.gradient!r}): the backward pass gave the whole batch "
+                      f"an all-zero gradient although the loss's gradient was not zero. {hint}.",
+                      NoSignalWarning, stacklevel=3)
 
     def close(self) -> None:
         """Stop the layer's worker pool and release the backend's native models (for what the
@@ -274,5 +423,9 @@ class ILPLayer(torch.nn.Module):
     def extra_repr(self) -> str:
         o = self.options
         executor = self.executor.kind if self.executor is not None else "serial"
-        return (f"lb={self.lb}, ub={self.ub}, solver={self.solver.name!r}, executor={executor!r}, "
-                f"tau={o.tau}, basis={o.basis!r}, project_to_box={o.project_to_box}")
+        method = (f"tau={o.tau}, basis={o.basis!r}, project_to_box={o.project_to_box}"
+                  if self.gradient == "combopt" else
+                  f"blackbox_lambda={self.blackbox_lambda}" if self.gradient == "blackbox" else
+                  f"sigma={self.sigma}, samples={self.samples}" if self.gradient == "perturbed" else "")
+        return (f"lb={self.lb}, ub={self.ub}, sense={self.sense!r}, solver={self.solver.name!r}, "
+                f"executor={executor!r}, gradient={self.gradient!r}" + (f", {method}" if method else ""))

@@ -23,7 +23,7 @@ LAYERS = [
     ("plugins",),                                           # the registry
     ("executors",),                                         # pools of workers
     ("dispatch",),                                          # a batch -> groups -> tasks -> answers
-    ("gradients", "gradients.combopt", "metrics", "losses", "instances", "backend_cache"),
+    ("gradients", "gradients.combopt", "gradients.costs", "metrics", "losses", "instances", "backend_cache"),
     ("layer",),                                             # ILPLayer and solve()
     ("constraints",),                                       # learnable constraint sets
     ("training",),                                          # the learning loop

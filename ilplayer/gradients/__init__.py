@@ -1,8 +1,9 @@
-"""Gradient methods of the layer's backward pass, one module per method.
+"""Gradient methods of the layer's backward pass.
 
-Each is pure torch on the tensors' own device. ``combopt`` is CombOptNet's (Paulus et al.,
-2021), for the cost ``c`` and the constraints ``A, b``; a new method goes in its own module
-here and is named by the layer's ``gradient=`` argument.
+Each is pure torch on the tensors' own device. ``combopt`` (``combopt.py``) is CombOptNet's
+(Paulus et al., 2021), for the cost ``c`` and the constraints ``A, b``; ``blackbox``,
+``identity`` and ``perturbed`` (``costs.py``) are for ``c`` only. A new method goes in a
+module here and is named by the layer's ``gradient=`` argument.
 """
 
 from __future__ import annotations
@@ -15,5 +16,16 @@ from ilplayer.gradients.combopt import (
     softmin,
     softmin_weights,
 )
+from ilplayer.gradients.costs import (
+    COST_METHODS,
+    blackbox_gradient,
+    identity_gradient,
+    perturbed_gradient,
+    perturbed_mean,
+)
 
-__all__ = ["BASES", "combopt_backward", "decompose", "project_onto_box", "softmin", "softmin_weights"]
+GRADIENTS = ("combopt", *COST_METHODS)
+
+__all__ = ["BASES", "COST_METHODS", "GRADIENTS", "blackbox_gradient", "combopt_backward", "decompose",
+           "identity_gradient", "perturbed_gradient", "perturbed_mean", "project_onto_box", "softmin",
+           "softmin_weights"]

@@ -1,0 +1,143 @@
+"""Learning costs: blackbox, identity and perturbed gradients, maximisation, SPO+ and
+Fenchel-Young, checked against their formulas with exhaustive enumeration as the solver."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ilplayer
+from ilplayer.gradients import perturbed_gradient
+from ilplayer.losses import FenchelYoung, SPOPlus
+from ilplayer.metrics import regret
+
+A = torch.tensor([[1.0, 1.0, 1.0, 1.0]], dtype=torch.float64)  # choose at most two of four
+B = torch.tensor([2.0], dtype=torch.float64)
+
+
+def argmin(c: torch.Tensor) -> torch.Tensor:
+    points = torch.tensor(list(itertools.product([0, 1], repeat=4)), dtype=torch.float64)
+    points = points[(points @ A.T <= B).all(1)]
+    return points[(c @ points.T).argmin(-1)]
+
+
+def costs(seed: int = 0, batch: int = 5) -> torch.Tensor:
+    return torch.from_numpy(np.random.default_rng(seed).uniform(-1, 1, (batch, 4)))
+
+
+def test_identity_gradient_is_minus_the_incoming_one_and_plus_when_maximising():
+    c = costs().requires_grad_()
+    dy = torch.randn(5, 4, dtype=torch.float64)
+    y = ilplayer.ILPLayer(0, 1, gradient="identity")(c, A, B)
+    assert torch.equal(y, argmin(c.detach()))
+    (dc,) = torch.autograd.grad(y, c, dy)
+    assert torch.equal(dc, -dy)
+    y = ilplayer.ILPLayer(0, 1, gradient="identity", sense="max")(c, A, B)
+    assert torch.equal(y, argmin(-c.detach()))  # the maximiser
+    (dc,) = torch.autograd.grad(y, c, dy)
+    assert torch.equal(dc, dy)
+
+
+def test_blackbox_gradient_matches_the_interpolation_formula():
+    c = costs(1).requires_grad_()
+    dy = torch.randn(5, 4, dtype=torch.float64)
+    layer = ilplayer.ILPLayer(0, 1, gradient="blackbox", blackbox_lambda=3.0)
+    y = layer(c, A, B)
+    (dc,) = torch.autograd.grad(y, c, dy)
+    moved = argmin(c.detach() + 3.0 * dy)
+    torch.testing.assert_close(dc, -(y.detach() - moved) / 3.0)
+
+
+def test_perturbed_forward_is_a_mean_of_solutions_and_its_gradient_the_score_estimate():
+    c = costs(2).requires_grad_()
+    layer = ilplayer.ILPLayer(0, 1, gradient="perturbed", sigma=0.5, samples=16, seed=7)
+    y = layer(c, A, B)
+    assert ((y >= 0) & (y <= 1)).all() and (y.sum(-1) <= 2 + 1e-9).all()
+    # the same noise again: draw it from a fresh generator with the same seed
+    noise = torch.randn((16, 5, 4), generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    samples = torch.stack([argmin(c.detach() + 0.5 * z) for z in noise])
+    torch.testing.assert_close(y, samples.mean(0))
+    dy = torch.randn(5, 4, dtype=torch.float64)
+    (dc,) = torch.autograd.grad(y, c, dy)
+    expected = ((samples * dy).sum(-1)[..., None] * noise).mean(0) / 0.5
+    torch.testing.assert_close(dc, expected)
+
+
+def test_perturbed_gradient_is_pure_torch():
+    meta = torch.device("meta")
+    out = perturbed_gradient(torch.empty(3, 4, device=meta), torch.empty(2, 3, 4, device=meta),
+                             torch.empty(2, 3, 4, device=meta), 1.0,
+                             torch.empty(2, 3, dtype=torch.bool, device=meta))
+    assert out.shape == (3, 4) and out.device.type == "meta"
+
+
+def test_spo_plus_value_and_gradient_follow_elmachtoub_and_grigas():
+    c_true, c_pred = costs(3), costs(4).requires_grad_()
+    layer = ilplayer.ILPLayer(0, 1)
+    loss = SPOPlus(layer)(c_pred, c_true, A, B)
+    w_true, w_hat = argmin(c_true), argmin(2 * c_pred.detach() - c_true)
+    expected = ((c_true - 2 * c_pred.detach()) * w_hat).sum(-1) + 2 * (c_pred.detach() * w_true).sum(-1) \
+        - (c_true * w_true).sum(-1)
+    torch.testing.assert_close(loss, expected.mean())
+    (grad,) = torch.autograd.grad(loss, c_pred)
+    torch.testing.assert_close(grad, 2 * (w_true - w_hat) / 5)
+    # SPO+ bounds the regret from above and is 0 at the true costs
+    regret_value = ((c_true * argmin(c_pred.detach())).sum(-1) - (c_true * w_true).sum(-1)).mean()
+    assert loss.item() >= regret_value.item() - 1e-12
+    assert SPOPlus(layer)(c_true, c_true, A, B).item() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_spo_plus_when_maximising_is_the_loss_on_negated_costs():
+    c_true, c_pred = costs(5), costs(6)
+    maximise = SPOPlus(ilplayer.ILPLayer(0, 1, sense="max"))(c_pred, c_true, A, B)
+    minimise = SPOPlus(ilplayer.ILPLayer(0, 1))(-c_pred, -c_true, A, B)
+    torch.testing.assert_close(maximise, minimise)
+
+
+def test_fenchel_young_gradient_is_the_target_minus_the_perturbed_mean():
+    c_pred = costs(8).requires_grad_()
+    y_true = argmin(costs(9))
+    loss = FenchelYoung(ilplayer.ILPLayer(0, 1), sigma=0.5, samples=32, seed=3)(c_pred, y_true, A, B)
+    noise = torch.randn((32, 5, 4), generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    samples = torch.stack([argmin(c_pred.detach() + 0.5 * z) for z in noise])
+    (grad,) = torch.autograd.grad(loss, c_pred)
+    torch.testing.assert_close(grad, (y_true - samples.mean(0)) / 5)
+    assert loss.item() > -1e-9  # Fenchel-Young losses are non-negative (here, per sample mean)
+
+
+def test_a_regret_loss_through_combopt_warns_once_that_it_carries_no_signal():
+    # x1 + x2 = 1 as two tight rows: every CombOptNet target is infeasible or unchanged
+    A_eq = torch.tensor([[1.0, 1.0], [-1.0, -1.0]], dtype=torch.float64)
+    b_eq = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    c_true = torch.tensor([[1.0, 2.0], [3.0, 1.0]], dtype=torch.float64)
+    c_pred = torch.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=torch.float64, requires_grad=True)
+    layer = ilplayer.ILPLayer(0, 1)
+    with pytest.warns(ilplayer.NoSignalWarning, match="gradient='blackbox', 'identity' or 'perturbed'"):
+        (c_true * layer(c_pred, A_eq, b_eq)).sum().backward()
+    assert not c_pred.grad.any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per layer
+        (c_true * layer(c_pred, A_eq, b_eq)).sum().backward()
+    # the same loss through the blackbox gradient moves the costs
+    c_pred.grad = None
+    (c_true * ilplayer.ILPLayer(0, 1, gradient="blackbox")(c_pred, A_eq, b_eq)).sum().backward()
+    assert c_pred.grad.any()
+
+
+def test_layer_reports_objectives_in_its_sense_and_refuses_bad_settings():
+    c = costs(10)
+    layer = ilplayer.ILPLayer(0, 1, sense="max")
+    y = layer(c, A, B)
+    torch.testing.assert_close(layer.last_objective, (c * y).sum(-1))
+    assert regret(c, y, argmin(-c), sense="max") == pytest.approx(0.0)
+    for kwargs, message in (({"sense": "maximise"}, "sense must be 'min' or 'max'"),
+                            ({"gradient": "spo"}, "gradient must be one of"),
+                            ({"sigma": 0}, "sigma must be a positive number"),
+                            ({"samples": 0}, "samples must be a positive integer"),
+                            ({"blackbox_lambda": -1}, "blackbox_lambda must be a positive number")):
+        with pytest.raises(ValueError, match=message):
+            ilplayer.ILPLayer(0, 1, **kwargs)
