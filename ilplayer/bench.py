@@ -124,8 +124,7 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
     for family in families:
         solvers = {name: get_solver(name) for name in names}
         everything = family_batch(family, batch * (repeats + 1), n=n)  # one (A, b)
-        chunks = [ILPBatch(c=everything.c[i * batch:(i + 1) * batch], A=everything.A, b=everything.b,
-                           lb=everything.lb, ub=everything.ub) for i in range(repeats + 1)]
+        chunks = [everything.with_rows(c=everything.c[i * batch:(i + 1) * batch]) for i in range(repeats + 1)]
         for solver in solvers.values():  # warm-up: the native model of this (A, b)
             solver.solve(chunks[0])
         samples: dict[str, list[float]] = {name: [] for name in names}
@@ -144,8 +143,7 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
 
 def _perturbed(batch: ILPBatch, scale: float, seed: int) -> ILPBatch:
     rng = np.random.default_rng(seed)
-    return ILPBatch(c=batch.c * (1 + scale * rng.standard_normal(batch.c.shape)), A=batch.A,
-                    b=batch.b, lb=batch.lb, ub=batch.ub)
+    return batch.with_rows(c=batch.c * (1 + scale * rng.standard_normal(batch.c.shape)))
 
 
 def warm_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[str] = ("binary m=8", "dense m=8"),

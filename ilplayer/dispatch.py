@@ -42,9 +42,11 @@ def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str)
     bad |= solved & ((rounded < batch.lb) | (rounded > batch.ub)).any(axis=1)
     excess = rounded @ batch.A.T - batch.b
     bad |= solved & (excess > VERIFY_TOL * (1.0 + np.abs(batch.b))).any(axis=1)
+    gap = np.abs(rounded @ batch.A_eq.T - batch.b_eq)
+    bad |= solved & (gap > VERIFY_TOL * (1.0 + np.abs(batch.b_eq))).any(axis=1)
     if bad.any():
         warnings.warn(f"solver {solver!r} returned an invalid solution (not integral, outside "
-                      f"the box or violating A y <= b) for instances {rows[bad].tolist()}; they "
+                      f"the box or violating A y <= b or A_eq y = b_eq) for instances {rows[bad].tolist()}; they "
                       "are marked Status.ERROR", SolverFailureWarning, stacklevel=4)
         status[bad] = Status.ERROR
     objective = np.where(solved & ~bad, np.einsum("kn,kn->k", batch.c, rounded), np.nan)
@@ -59,12 +61,15 @@ def without_zero_rows(batch: ILPBatch) -> ILPBatch | None:
     constraint (Pyomo), and none needs it.
     """
     zero = ~batch.A.any(axis=1)
-    if not zero.any():
+    zero_eq = ~batch.A_eq.any(axis=1)  # 0 = b_eq: holds for every y or for none
+    if not zero.any() and not zero_eq.any():
         return batch
     if (batch.b[zero] < -VERIFY_TOL * (1.0 + np.abs(batch.b[zero]))).any():
         return None
-    keep = ~zero
-    return ILPBatch(c=batch.c, A=batch.A[keep], b=batch.b[keep], lb=batch.lb, ub=batch.ub)
+    if (np.abs(batch.b_eq[zero_eq]) > VERIFY_TOL * (1.0 + np.abs(batch.b_eq[zero_eq]))).any():
+        return None
+    return batch.with_rows(A=batch.A[~zero], b=batch.b[~zero], A_eq=batch.A_eq[~zero_eq],
+                           b_eq=batch.b_eq[~zero_eq])
 
 
 def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None,
@@ -74,12 +79,13 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
     status = np.full(B, int(Status.ERROR), dtype=np.int8)
     objective = np.full(B, np.nan)
     groups = []
+    native_equalities = Capability.EQUALITY_CONSTRAINTS in solver.capabilities
     for rows, batch in problem.host_groups():
         reduced = without_zero_rows(batch)
         if reduced is None:
             status[rows] = Status.INFEASIBLE
         else:
-            groups.append((rows, reduced))
+            groups.append((rows, reduced if native_equalities else reduced.equalities_as_rows()))
     if executor is None or not groups:
         tasks = [[group] for group in groups]
         outcomes: list = [solve_task(solver, task) for task in tasks]

@@ -192,8 +192,7 @@ def plan_tasks(groups: list[tuple[np.ndarray, ILPBatch]], workers: int) -> list[
                 current.append((rows, batch))
             else:
                 piece = slice(start, start + take)
-                current.append((rows[piece], ILPBatch(c=batch.c[piece], A=batch.A, b=batch.b,
-                                                      lb=batch.lb, ub=batch.ub)))
+                current.append((rows[piece], batch.with_rows(c=batch.c[piece])))
             start += take
             size += take
             if size == target:

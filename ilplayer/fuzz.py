@@ -69,11 +69,18 @@ class FuzzCase:
     ub: np.ndarray
     kinds: tuple[str, ...] = ()
     seed: int = 0
+    A_eq: np.ndarray | None = None
+    b_eq: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.A_eq is None:
+            object.__setattr__(self, "A_eq", np.zeros((0, len(self.lb))))
+            object.__setattr__(self, "b_eq", np.zeros(0))
 
     def to_json(self) -> dict[str, Any]:
         return {"c": self.c.tolist(), "A": self.A.tolist(), "b": self.b.tolist(),
                 "lb": self.lb.tolist(), "ub": self.ub.tolist(), "kinds": list(self.kinds),
-                "seed": self.seed}
+                "seed": self.seed, "A_eq": self.A_eq.tolist(), "b_eq": self.b_eq.tolist()}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FuzzCase:
@@ -82,7 +89,9 @@ class FuzzCase:
                    A=np.asarray(data["A"], dtype=np.float64).reshape(-1, n),
                    b=np.asarray(data["b"], dtype=np.float64),
                    lb=np.asarray(data["lb"], dtype=np.int64), ub=np.asarray(data["ub"], dtype=np.int64),
-                   kinds=tuple(data.get("kinds", ())), seed=int(data.get("seed", 0)))
+                   kinds=tuple(data.get("kinds", ())), seed=int(data.get("seed", 0)),
+                   A_eq=np.asarray(data.get("A_eq", []), dtype=np.float64).reshape(-1, n),
+                   b_eq=np.asarray(data.get("b_eq", []), dtype=np.float64))
 
 
 def _box(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -145,7 +154,33 @@ def fuzz_case(seed: int, batch: int | None = None) -> FuzzCase:
         kinds = (*kinds, "float32")
     k = batch or int(rng.integers(1, 5))
     c = rng.uniform(-1, 1, (k, n)) if rng.random() < 0.7 else rng.integers(-2, 3, (k, n)).astype(np.float64)
-    return FuzzCase(c=c, A=A, b=b, lb=lb, ub=ub, kinds=kinds or ("box-only",), seed=seed)
+    A_eq, b_eq, eq_kinds = _equalities(np.random.default_rng([seed, 20261124]), lb, ub, "float32" in kinds)
+    return FuzzCase(c=c, A=A, b=b, lb=lb, ub=ub, kinds=(*kinds, *eq_kinds) or ("box-only",), seed=seed,
+                    A_eq=A_eq, b_eq=b_eq)
+
+
+def _equalities(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray, float32: bool
+                ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """In a quarter of the cases, 1-2 native equalities ``a·y = a·p`` through a box point
+    (integer or float coefficients, sometimes through float32), from their own stream so that
+    the other draws of a case do not move; sometimes one more that no box point meets."""
+    n = len(lb)
+    if rng.random() >= 0.25:
+        return np.zeros((0, n)), np.zeros(0), ()
+    rows, targets, kinds = [], [], []
+    for _ in range(int(rng.integers(1, 3))):
+        point = rng.integers(lb, ub + 1).astype(np.float64)
+        if rng.random() < 0.5:
+            a, kind = rng.integers(-2, 3, n).astype(np.float64), "equality-integer"
+        else:
+            a, kind = 0.1 * rng.integers(-5, 6, n), "equality-float"
+        rows.append(a)
+        targets.append(float(a @ point) + (0.5 if rng.random() < 0.1 else 0.0))  # 10 %: off-grid
+        kinds.append(kind)
+    A_eq, b_eq = np.array(rows), np.array(targets)
+    if float32:
+        A_eq, b_eq = A_eq.astype(np.float32).astype(np.float64), b_eq.astype(np.float32).astype(np.float64)
+    return A_eq, b_eq, tuple(kinds)
 
 
 def fuzz_cases(count: int, start: int = 0) -> list[FuzzCase]:
@@ -181,8 +216,10 @@ def oracle(case: FuzzCase) -> Oracle:
     """Enumerate the box (the test suite's independent, NumPy-only oracle)."""
     points = _points(case.lb, case.ub)
     excess = points @ case.A.T - case.b
-    strict = (excess <= STRICT_TOL).all(axis=1)
-    loose = (excess <= LOOSE_TOL * (1.0 + np.abs(case.b))).all(axis=1)
+    gap = np.abs(points @ case.A_eq.T - case.b_eq)
+    strict = (excess <= STRICT_TOL).all(axis=1) & (gap <= STRICT_TOL).all(axis=1)
+    loose = ((excess <= LOOSE_TOL * (1.0 + np.abs(case.b))).all(axis=1)
+             & (gap <= LOOSE_TOL * (1.0 + np.abs(case.b_eq))).all(axis=1))
     costs = case.c @ points.T
     best = lambda mask: np.where(mask.any(), np.where(mask, costs, np.inf).min(axis=1), np.nan)
     return Oracle(strict=best(strict), loose=best(loose))
@@ -248,7 +285,8 @@ def solve_case(case: FuzzCase, solver: Solver | str) -> tuple[np.ndarray, np.nda
         warnings.simplefilter("ignore", SolverFailureWarning)  # counted as verdicts instead
         y, status = solve(torch.from_numpy(case.c), torch.from_numpy(case.A),
                           torch.from_numpy(case.b), case.lb, case.ub, solver=solver,
-                          executor="serial")
+                          executor="serial", A_eq=torch.from_numpy(case.A_eq),
+                          b_eq=torch.from_numpy(case.b_eq))
     return y.numpy(), status.numpy()
 
 

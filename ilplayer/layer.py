@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import warnings
 from collections.abc import Iterator
@@ -58,7 +59,8 @@ def _recipe(solver: str | Solver, solver_options: dict[str, Any] | None) -> Solv
 def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub: Bounds = 1,
           solver: str | Solver = "bruteforce", solver_options: dict[str, Any] | None = None,
           executor: ExecutorLike = None, workers: int | None = None,
-          mp_context: str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+          mp_context: str | None = None, sense: str = "min", A_eq: Any = None,
+          b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve ``min c_i·y s.t. A y <= b, lb <= y <= ub, y integer`` for every row of ``c``.
 
     Args:
@@ -75,6 +77,9 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
             (:mod:`ilplayer.backend_cache`; :func:`release_solvers` closes them).
         workers: parallel workers (default: the cores available).
         mp_context: start method for ``"processes"`` (default ``"forkserver"`` on Linux).
+        sense: ``"min"`` or ``"max"``.
+        A_eq, b_eq: equality constraints ``A_eq y = b_eq``, (m_eq, n) and (m_eq,) shared or
+            (B, m_eq, n) and (B, m_eq); passed to the backends natively.
 
     Returns:
         ``(y, status)``: ``y`` (B, n) on ``c``'s device, detached, in ``c``'s dtype when that
@@ -89,7 +94,11 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         >>> y.tolist(), Status.names(status)
         ([[0.0, 1.0]], ['optimal'])
     """
-    problem = validate_problem(c, A, b, lb, ub)
+    if sense not in ("min", "max"):
+        raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
+    if sense == "max":
+        problem = dataclasses.replace(problem, c=-problem.c)
     if isinstance(solver, str) and (executor is None or isinstance(executor, str)):
         _check_options(solver_options)
         entry = cached_backend(solver, solver_options, executor, workers, mp_context)
@@ -163,9 +172,10 @@ def _torch_threads(count: int | None, device: torch.device) -> Iterator[None]:
 class _CombOptNetFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, layer: ILPLayer, options: _BackwardOptions
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub)
+                ub: Bounds, layer: ILPLayer, options: _BackwardOptions, A_eq: torch.Tensor | None,
+                b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
+        ctx.equalities = (problem.A_eq, problem.b_eq)
         y64, status, _ = solve_problem(problem, layer.solver, layer.executor, layer.recipe)
         y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
         # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
@@ -187,16 +197,36 @@ class _CombOptNetFunction(torch.autograd.Function):
         lb, ub = ctx.bounds
         options: _BackwardOptions = ctx.options
         need_c, need_A, need_b = ctx.needs_input_grad[:3]
+        m = A.shape[-2]
+        A_rows, b_rows = _rows_with_equalities(A, b, *ctx.equalities, batch=y.shape[0])
         with _torch_threads(options.threads, dy.device):
             dc, dA, db = combopt_backward(
-                dy.to(dtype), A.to(dtype), b.to(dtype), y.to(dtype), status, lb, ub,
+                dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
                 tau=options.tau, basis=options.basis, project_to_box=options.project_to_box,
                 feasibility_tol=options.feasibility_tol, need_constraint_grads=need_A or need_b)
+        if dA is not None and A_rows.shape[-2] != m:  # equalities take part, get no gradient
+            dA, db = dA[..., :m, :], db[..., :m]
+            if A.dim() == 2 and dA.dim() == 3:
+                dA = dA.sum(0)
+            if b.dim() == 1 and db.dim() == 2:
+                db = db.sum(0)
         ctx.layer._check_signal(dc, dy, dA, db)
         return (dc.to(c_dtype) if need_c else None,
                 dA.to(A.dtype) if need_A else None,
                 db.to(b.dtype) if need_b else None,
-                None, None, None, None)
+                None, None, None, None, None, None)
+
+
+def _rows_with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor | None,
+                          b_eq: torch.Tensor | None, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``A, b`` followed by each equality as two rows, for the backward's feasibility test."""
+    if A_eq is None:
+        return A, b
+    parts_A, parts_b = [A, A_eq.to(A.dtype), -A_eq.to(A.dtype)], [b, b_eq.to(b.dtype), -b_eq.to(b.dtype)]
+    if any(x.dim() == 3 for x in parts_A) or any(x.dim() == 2 for x in parts_b):
+        parts_A = [x.expand(batch, *x.shape[-2:]) for x in parts_A]
+        parts_b = [x.expand(batch, x.shape[-1]) for x in parts_b]
+    return torch.cat(parts_A, dim=-2), torch.cat(parts_b, dim=-1)
 
 
 def _has_solution(status: torch.Tensor) -> torch.Tensor:
@@ -209,8 +239,9 @@ class _CostFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, layer: ILPLayer) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub)
+                ub: Bounds, layer: ILPLayer, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
         ctx.layer, ctx.problem = layer, problem
         if layer.gradient == "perturbed":
             samples, sigma = layer.samples, layer.sigma
@@ -221,7 +252,7 @@ class _CostFunction(torch.autograd.Function):
                 (c.detach().double()[None] + sigma * noise).reshape(-1, c.shape[-1]),
                 A.detach().expand(samples, *A.shape).reshape(-1, *A.shape[1:]) if A.dim() == 3 else A.detach(),
                 b.detach().expand(samples, *b.shape).reshape(-1, *b.shape[1:]) if b.dim() == 2 else b.detach(),
-                lb, ub)
+                lb, ub, *_repeat_equalities(problem, samples))
             y64, status64, _ = solve_problem(many, layer.solver, layer.executor, layer.recipe)
             y_samples = y64.reshape(samples, *c.shape)
             solved = _has_solution(status64).reshape(samples, c.shape[0])
@@ -239,7 +270,7 @@ class _CostFunction(torch.autograd.Function):
     def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
         layer: ILPLayer = ctx.layer
         if not ctx.needs_input_grad[0]:
-            return (None,) * 6
+            return (None,) * 8
         with _torch_threads(layer.options.threads, dy.device):
             if layer.gradient == "perturbed":
                 y_samples, noise, solved = ctx.saved_tensors
@@ -251,12 +282,23 @@ class _CostFunction(torch.autograd.Function):
                     dc = identity_gradient(dy.double(), solved)
                 else:  # blackbox: solve again at c + lambda dy
                     lam = layer.blackbox_lambda
-                    moved = validate_problem(c.double() + lam * dy.double(), ctx.problem.A, ctx.problem.b,
-                                             ctx.problem.lb, ctx.problem.ub)
+                    moved = dataclasses.replace(ctx.problem, c=c.double() + lam * dy.double())
                     y_moved, status_moved, _ = solve_problem(moved, layer.solver, layer.executor, layer.recipe)
                     dc = blackbox_gradient(y, y_moved, lam, solved & _has_solution(status_moved))
         layer._check_signal(dc, dy)
-        return dc.to(dy.dtype), None, None, None, None, None
+        return dc.to(dy.dtype), None, None, None, None, None, None, None
+
+
+def _repeat_equalities(problem: Any, samples: int) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """The equalities of ``problem`` for ``samples`` stacked copies of its batch."""
+    A_eq, b_eq = problem.A_eq, problem.b_eq
+    if A_eq is None:
+        return None, None
+    if A_eq.dim() == 3:
+        A_eq = A_eq.expand(samples, *A_eq.shape).reshape(-1, *A_eq.shape[1:])
+    if b_eq.dim() == 2:
+        b_eq = b_eq.expand(samples, *b_eq.shape).reshape(-1, *b_eq.shape[1:])
+    return A_eq, b_eq
 
 
 class ILPLayer(torch.nn.Module):
@@ -351,27 +393,31 @@ class ILPLayer(torch.nn.Module):
                                         threads=backward_threads)
         self.last_status: torch.Tensor | None = None
 
-    def forward(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None,
+                A_eq: torch.Tensor | None = None, b_eq: torch.Tensor | None = None) -> torch.Tensor:
         """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m).
 
         NumPy and scipy.sparse inputs are turned into tensors (the output is a tensor); a
         torch sparse ``A`` is densified differentiably; ``A = b = None`` is a box-only problem.
+        ``A_eq`` (m_eq, n) or (B, m_eq, n) and ``b_eq`` add equalities ``A_eq y = b_eq``,
+        passed to the backend natively; they take part in CombOptNet's feasibility tests and
+        get no gradient.
         """
-        c, A, b = (_as_layer_input(x) for x in (c, A, b))
+        c, A, b, A_eq, b_eq = (_as_layer_input(x) for x in (c, A, b, A_eq, b_eq))
         if A is None and b is None:
             A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
             b = torch.zeros((0,), dtype=c.dtype, device=c.device)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
         if self.gradient == "combopt":
-            y, status = _CombOptNetFunction.apply(cost, A, b, self.lb, self.ub, self, self.options)
+            y, status = _CombOptNetFunction.apply(cost, A, b, self.lb, self.ub, self, self.options, A_eq, b_eq)
         else:
-            y, status = _CostFunction.apply(cost, A, b, self.lb, self.ub, self)
+            y, status = _CostFunction.apply(cost, A, b, self.lb, self.ub, self, A_eq, b_eq)
         self.last_status = status
         self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
         return y
 
-    def solve_batch(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def solve_batch(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None,
+                    A_eq: Any = None, b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
         """The exact solutions in the layer's ``sense`` with its backend and executor, without
         autograd (for losses that solve their own batches): ``(y, status)``, ``y`` float64."""
         c, A, b = (_as_layer_input(x) for x in (c, A, b))
@@ -379,7 +425,9 @@ class ILPLayer(torch.nn.Module):
             A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
             b = torch.zeros((0,), dtype=c.dtype, device=c.device)
         c = c.detach()
-        problem = validate_problem(-c if self.sense == "max" else c, A.detach(), b.detach(), self.lb, self.ub)
+        A_eq, b_eq = (None if x is None else _as_layer_input(x).detach() for x in (A_eq, b_eq))
+        problem = validate_problem(-c if self.sense == "max" else c, A.detach(), b.detach(), self.lb, self.ub,
+                                   A_eq, b_eq)
         y, status, _ = solve_problem(problem, self.solver, self.executor, self.recipe)
         return y, status
 

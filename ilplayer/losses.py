@@ -63,17 +63,17 @@ class SPOPlus(torch.nn.Module):
         self.layer = layer
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
-                y_true: torch.Tensor | None = None) -> torch.Tensor:
+                y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         sign = -1.0 if self.layer.sense == "max" else 1.0
         c_true = _as_float64(c_true).to(c_pred.device)
         if y_true is None:
-            y_true, status = self.layer.solve_batch(c_true, A, b)
+            y_true, status = self.layer.solve_batch(c_true, A, b, A_eq, b_eq)
             if not bool((status == 0).all()):
                 raise ValueError("SPOPlus: some true-cost instances have no optimal solution "
                                  f"(statuses {sorted(set(status.tolist()))}); pass y_true")
         y_true = _as_float64(y_true).to(c_pred.device)
         pred, true = sign * c_pred.to(torch.float64), sign * c_true  # minimisation form
-        y_hat, _ = self.layer.solve_batch(sign * (2 * pred - true), A, b)  # argmin (2 c_pred - c)·y
+        y_hat, _ = self.layer.solve_batch(sign * (2 * pred - true), A, b, A_eq, b_eq)  # argmin (2ĉ - c)·y
         y_hat = y_hat.to(c_pred.device)
         loss = ((true - 2 * pred) * y_hat).sum(-1) + 2 * (pred * y_true).sum(-1) - (true * y_true).sum(-1)
         return loss.mean().to(c_pred.dtype)
@@ -99,7 +99,8 @@ class FenchelYoung(torch.nn.Module):
         self.layer, self.sigma, self.samples = layer, float(sigma), samples
         self.generator = None if seed is None else torch.Generator().manual_seed(seed)
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any) -> torch.Tensor:
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         sign = -1.0 if self.layer.sense == "max" else 1.0
         pred = sign * c_pred.to(torch.float64)  # minimisation form
         y_true = _as_float64(y_true).to(c_pred.device)
@@ -110,7 +111,11 @@ class FenchelYoung(torch.nn.Module):
             A.expand(self.samples, *A.shape).reshape(-1, *A.shape[1:])
         b_many = b if not isinstance(b, torch.Tensor) or b.dim() < 2 else \
             b.expand(self.samples, *b.shape).reshape(-1, *b.shape[1:])
-        y_samples, _ = self.layer.solve_batch(sign * perturbed, A_many, b_many)
+        A_eq_many = A_eq if not isinstance(A_eq, torch.Tensor) or A_eq.dim() < 3 else \
+            A_eq.expand(self.samples, *A_eq.shape).reshape(-1, *A_eq.shape[1:])
+        b_eq_many = b_eq if not isinstance(b_eq, torch.Tensor) or b_eq.dim() < 2 else \
+            b_eq.expand(self.samples, *b_eq.shape).reshape(-1, *b_eq.shape[1:])
+        y_samples, _ = self.layer.solve_batch(sign * perturbed, A_many, b_many, A_eq_many, b_eq_many)
         y_samples = y_samples.reshape(self.samples, *pred.shape).to(c_pred.device)
         inner = ((pred[None] + self.sigma * noise) * y_samples).sum(-1).mean(0)  # E[min]
         loss = (pred * y_true).sum(-1) - inner

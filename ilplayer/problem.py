@@ -140,6 +140,12 @@ class ProblemTensors:
     b: torch.Tensor
     lb: np.ndarray
     ub: np.ndarray
+    A_eq: torch.Tensor | None = None
+    b_eq: torch.Tensor | None = None
+
+    @property
+    def num_equalities(self) -> int:
+        return 0 if self.A_eq is None else int(self.A_eq.shape[-2])
 
     @property
     def batch_size(self) -> int:
@@ -155,7 +161,8 @@ class ProblemTensors:
 
     @property
     def shared_constraints(self) -> bool:
-        return self.A.dim() == 2 and self.b.dim() == 1
+        shared_eq = self.A_eq is None or (self.A_eq.dim() == 2 and self.b_eq.dim() == 1)
+        return self.A.dim() == 2 and self.b.dim() == 1 and shared_eq
 
     @property
     def device(self) -> torch.device:
@@ -172,31 +179,62 @@ class ProblemTensors:
         Yields ``(row_indices, batch)``; identical constraint rows in a per-instance ``A`` are
         merged so that a backend builds one model per distinct ``(A, b)``.
         """
-        c = self.c.to("cpu", torch.float64).numpy()
-        A = self.A.to("cpu", torch.float64).numpy()
-        b = self.b.to("cpu", torch.float64).numpy()
+        host = lambda t: t.to("cpu", torch.float64).numpy()
+        c, A, b = host(self.c), host(self.A), host(self.b)
+        n = self.num_variables
         if self.num_constraints == 0:  # box-only: one group, whatever the layout of A
-            A, b = np.zeros((0, self.num_variables)), np.zeros(0)
-        if A.ndim == 2 and b.ndim == 1:
-            yield np.arange(len(c)), ILPBatch(c=c, A=A, b=b, lb=self.lb, ub=self.ub)
+            A, b = np.zeros((0, n)), np.zeros(0)
+        if self.num_equalities:
+            A_eq, b_eq = host(self.A_eq), host(self.b_eq)
+        else:
+            A_eq, b_eq = np.zeros((0, n)), np.zeros(0)
+        if A.ndim == 2 and b.ndim == 1 and A_eq.ndim == 2 and b_eq.ndim == 1:
+            yield np.arange(len(c)), ILPBatch(c=c, A=A, b=b, lb=self.lb, ub=self.ub, A_eq=A_eq, b_eq=b_eq)
             return
-        B, m, n = len(c), self.num_constraints, self.num_variables
-        A = np.broadcast_to(A, (B, m, n))
-        b = np.broadcast_to(b, (B, m))
-        keys = np.concatenate([A.reshape(B, m * n), b], axis=1)
+        B, m, k = len(c), self.num_constraints, self.num_equalities
+        A, b = np.broadcast_to(A, (B, m, n)), np.broadcast_to(b, (B, m))
+        A_eq, b_eq = np.broadcast_to(A_eq, (B, k, n)), np.broadcast_to(b_eq, (B, k))
+        keys = np.concatenate([A.reshape(B, m * n), b, A_eq.reshape(B, k * n), b_eq], axis=1)
         _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         for group, row in enumerate(first):
             rows = np.flatnonzero(inverse == group)
-            yield rows, ILPBatch(c=c[rows], A=A[row], b=b[row], lb=self.lb, ub=self.ub)
+            yield rows, ILPBatch(c=c[rows], A=A[row], b=b[row], lb=self.lb, ub=self.ub,
+                                 A_eq=A_eq[row], b_eq=b_eq[row])
 
 
-def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds) -> ProblemTensors:
+def _check_rows(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, names: tuple[str, str]) -> None:
+    """Shapes and devices of one block of rows (``A, b`` or ``A_eq, b_eq``) against ``c``."""
+    a_name, b_name = names
+    B, n = c.shape
+    if A.dim() not in (2, 3):
+        raise ValueError(f"{a_name} must have shape (m, n) or (batch, m, n), got {tuple(A.shape)}")
+    if A.shape[-1] != n:
+        raise ValueError(f"{a_name} has {A.shape[-1]} columns but c has {n} variables "
+                         f"({a_name} {tuple(A.shape)}, c {tuple(c.shape)})")
+    if A.dim() == 3 and A.shape[0] != B:
+        raise ValueError(f"{a_name} has batch size {A.shape[0]} but c has {B}")
+    m = A.shape[-2]
+    if b.dim() not in (1, 2) or b.shape[-1] != m:
+        raise ValueError(f"{b_name} must have shape ({m},) or (batch, {m}) to match {a_name} "
+                         f"{tuple(A.shape)}, got {tuple(b.shape)}")
+    if b.dim() == 2 and b.shape[0] != B:
+        raise ValueError(f"{b_name} has batch size {b.shape[0]} but c has {B}")
+    for name, tensor in ((a_name, A), (b_name, b)):
+        if tensor.device != c.device:
+            raise ValueError(f"{name} is on {tensor.device} but c is on {c.device}: "
+                             "all inputs must be on one device")
+        _check_finite(tensor, name)
+
+
+def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
+                     A_eq: Any = None, b_eq: Any = None) -> ProblemTensors:
     """Check shapes, dtypes, devices, finiteness and bounds; raise a clear error otherwise.
 
     ``c``, ``A`` and ``b`` may be torch tensors or numpy arrays; ``A`` may also be sparse
     (scipy.sparse or torch sparse, densified). ``A`` and ``b`` may have 0 rows, or both be
-    None, for a box-only problem.
+    None, for a box-only problem. ``A_eq`` (m_eq, n) or (batch, m_eq, n) and ``b_eq`` (m_eq,)
+    or (batch, m_eq) add equality constraints ``A_eq y = b_eq``.
 
     Raises:
         TypeError: an argument is not a floating-point tensor, or a bound is not numeric.
@@ -242,4 +280,13 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds) -> ProblemT
     if (lb_vec > ub_vec).any():
         i = int(np.flatnonzero(lb_vec > ub_vec)[0])
         raise ValueError(f"lb must not exceed ub; variable {i} has lb={lb_vec[i]} > ub={ub_vec[i]}")
-    return ProblemTensors(c=c.detach(), A=A.detach(), b=b.detach(), lb=lb_vec, ub=ub_vec)
+    if (A_eq is None) != (b_eq is None):
+        raise ValueError("A_eq and b_eq must both be given, or both be None (no equalities)")
+    if A_eq is not None:
+        A_eq, b_eq = _as_tensor(A_eq, "A_eq"), _as_tensor(b_eq, "b_eq")
+        _check_rows(c, A_eq, b_eq, ("A_eq", "b_eq"))
+        if A_eq.shape[-2] == 0:
+            A_eq = b_eq = None
+    return ProblemTensors(c=c.detach(), A=A.detach(), b=b.detach(), lb=lb_vec, ub=ub_vec,
+                          A_eq=None if A_eq is None else A_eq.detach(),
+                          b_eq=None if b_eq is None else b_eq.detach())

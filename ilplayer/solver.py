@@ -153,7 +153,7 @@ class PersistentModelSolver(Solver):
     @staticmethod
     def model_key(batch: ILPBatch) -> bytes:
         digest = hashlib.blake2b(digest_size=16)
-        for array in (batch.A, batch.b, batch.lb, batch.ub):
+        for array in (batch.A, batch.b, batch.lb, batch.ub, batch.A_eq, batch.b_eq):
             digest.update(array.tobytes())
         return digest.digest()
 

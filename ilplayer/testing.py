@@ -44,13 +44,16 @@ OBJECTIVE_TOL = 1e-6
 
 @dataclass(frozen=True)
 class Instances:
-    """A batch of ILP instances as float64 tensors (``A`` shared or per instance)."""
+    """A batch of ILP instances as float64 tensors (``A`` shared or per instance), with
+    equalities ``A_eq y = b_eq`` in some families."""
 
     c: torch.Tensor
     A: torch.Tensor
     b: torch.Tensor
     lb: list[int]
     ub: list[int]
+    A_eq: torch.Tensor | None = None
+    b_eq: torch.Tensor | None = None
 
 
 def _random_constraints(rng: np.random.Generator, m: int, lb: list[int], ub: list[int]
@@ -68,7 +71,7 @@ def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np
 
 FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",
             "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance",
-            "zero-rows", "tight-rows", "equality-pairs", "box-only")
+            "zero-rows", "tight-rows", "equality-pairs", "box-only", "equalities")
 FUZZ_CASES = 200
 """Seeded :mod:`ilplayer.fuzz` cases (about 500 instances) every backend is checked on."""
 
@@ -138,6 +141,17 @@ def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
         ub = [l + 2 for l in lb]
         return Instances(t(rng.uniform(-1, 1, (batch, 5))), torch.zeros(0, 5, dtype=torch.float64),
                          torch.zeros(0, dtype=torch.float64), lb, ub)
+    if family == "equalities":  # native A_eq y = b_eq: a float row and a count, both through
+        lb, ub = [-1] * 6, [2] * 6  # one of two feasible box points (two groups of rows)
+        A, b = _random_constraints(rng, 2, lb, ub)
+        box = np.array(list(itertools.product(range(-1, 3), repeat=6)), dtype=np.float64)
+        feasible = box[(box @ A.numpy().T <= b.numpy()).all(axis=1)]
+        points = feasible[rng.choice(len(feasible), 2, replace=False)]
+        a = 0.1 * rng.integers(-3, 4, 6)  # not exact in binary: the tolerance matters
+        A_eq = np.stack([np.broadcast_to(a, (batch, 6)), np.ones((batch, 6))], axis=1)
+        chosen = points[np.arange(batch) % 2]
+        b_eq = np.stack([chosen @ a, chosen.sum(axis=1)], axis=1)
+        return Instances(t(rng.uniform(-1, 1, (batch, 6))), A, b, lb, ub, t(A_eq), t(b_eq))
     raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
 
 
@@ -155,10 +169,10 @@ def market_split(seed: int = 0, m: int = 4, n: int = 36) -> Instances:
 def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
                                   tol: float = OBJECTIVE_TOL) -> tuple[torch.Tensor, torch.Tensor]:
     """Same status per instance as ``bruteforce``, and the same optimal objective."""
-    y, status = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
-                               solver=solver)
-    y_ref, status_ref = solve(instances.c, instances.A, instances.b, instances.lb,
-                                       instances.ub, solver="bruteforce")
+    eq = {"A_eq": instances.A_eq, "b_eq": instances.b_eq}
+    y, status = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub, solver=solver, **eq)
+    y_ref, status_ref = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
+                              solver="bruteforce", **eq)
     assert Status.names(status) == Status.names(status_ref)
     solved = status_ref == Status.OPTIMAL
     value = (instances.c * y).sum(-1)[solved]
@@ -168,6 +182,11 @@ def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
     b = instances.b if instances.b.dim() == 2 else instances.b.expand(len(y), -1)
     excess = (A @ y[..., None]).squeeze(-1) - b
     assert (excess[solved] <= 1e-6 * (1 + b[solved].abs())).all()
+    if instances.A_eq is not None:
+        A_eq = instances.A_eq if instances.A_eq.dim() == 3 else instances.A_eq.expand(len(y), -1, -1)
+        b_eq = instances.b_eq if instances.b_eq.dim() == 2 else instances.b_eq.expand(len(y), -1)
+        gap = ((A_eq @ y[..., None]).squeeze(-1) - b_eq).abs()
+        assert (gap[solved] <= 1e-6 * (1 + b_eq[solved].abs())).all()
     return y, status
 
 

@@ -70,6 +70,9 @@ class Capability(enum.Enum):
     """Honours a ``time_limit`` option and reports ``Status.TIME_LIMIT``."""
     DEVICE_TENSORS = "device-tensors"
     """Solves torch tensors on their own device (``solve_tensors``), per-instance ``A`` included."""
+    EQUALITY_CONSTRAINTS = "equality-constraints"
+    """Takes ``A_eq y = b_eq`` natively (``ILPBatch.A_eq``); without it the core passes each
+    equality as two rows of ``A y <= b``."""
 
 
 class LicenseStatus(enum.Enum):
@@ -94,10 +97,12 @@ def _frozen_array(array: np.ndarray, dtype: Any) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class ILPBatch:
-    """Instances ``min c_i·y s.t. A y <= b, lb <= y <= ub, y integer`` sharing ``A`` and ``b``.
+    """Instances ``min c_i·y s.t. A y <= b, A_eq y = b_eq, lb <= y <= ub, y integer`` sharing
+    ``A``, ``b``, ``A_eq`` and ``b_eq``.
 
     All arrays are read-only, C-contiguous NumPy arrays: ``c`` (k, n) float64, ``A`` (m, n)
-    float64, ``b`` (m,) float64, ``lb`` and ``ub`` (n,) int64.
+    float64, ``b`` (m,) float64, ``lb`` and ``ub`` (n,) int64, ``A_eq`` (m_eq, n) and ``b_eq``
+    (m_eq,) float64 (0 rows when there are no equalities; None is taken as 0 rows).
 
     Example:
         >>> batch = ILPBatch(c=np.ones((2, 3)), A=np.ones((1, 3)), b=np.array([1.0]),
@@ -111,12 +116,20 @@ class ILPBatch:
     b: np.ndarray
     lb: np.ndarray
     ub: np.ndarray
+    A_eq: np.ndarray | None = None
+    b_eq: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        if self.A_eq is None or self.b_eq is None:
+            object.__setattr__(self, "A_eq", np.zeros((0, np.shape(self.c)[1])))
+            object.__setattr__(self, "b_eq", np.zeros(0))
         for name, dtype in (("c", np.float64), ("A", np.float64), ("b", np.float64),
-                            ("lb", np.int64), ("ub", np.int64)):
+                            ("lb", np.int64), ("ub", np.int64), ("A_eq", np.float64), ("b_eq", np.float64)):
             object.__setattr__(self, name, _frozen_array(getattr(self, name), dtype))
         k, n = self.c.shape
+        if self.A_eq.shape[1:] != (n,) or self.b_eq.shape != self.A_eq.shape[:1]:
+            raise ValueError(f"ILPBatch equality shapes do not agree: c {self.c.shape}, A_eq "
+                             f"{self.A_eq.shape}, b_eq {self.b_eq.shape}")
         if self.A.shape[1:] != (n,) or self.b.shape != self.A.shape[:1]:
             raise ValueError(f"ILPBatch shapes do not agree: c {self.c.shape}, A {self.A.shape}, "
                              f"b {self.b.shape}")
@@ -134,6 +147,25 @@ class ILPBatch:
     @property
     def num_constraints(self) -> int:
         return int(self.A.shape[0])
+
+    @property
+    def num_equalities(self) -> int:
+        return int(self.A_eq.shape[0])
+
+    def with_rows(self, c: np.ndarray | None = None, A: np.ndarray | None = None,
+                  b: np.ndarray | None = None, A_eq: np.ndarray | None = None,
+                  b_eq: np.ndarray | None = None) -> ILPBatch:
+        """A copy with some arrays replaced (the others, the box included, kept)."""
+        return ILPBatch(c=self.c if c is None else c, A=self.A if A is None else A,
+                        b=self.b if b is None else b, lb=self.lb, ub=self.ub,
+                        A_eq=self.A_eq if A_eq is None else A_eq, b_eq=self.b_eq if b_eq is None else b_eq)
+
+    def equalities_as_rows(self) -> ILPBatch:
+        """Each equality as two rows of ``A y <= b`` (for backends without native equalities)."""
+        if not self.num_equalities:
+            return self
+        return ILPBatch(c=self.c, A=np.vstack([self.A, self.A_eq, -self.A_eq]),
+                        b=np.concatenate([self.b, self.b_eq, -self.b_eq]), lb=self.lb, ub=self.ub)
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,7 +54,7 @@ def test_backend_is_correct_on_fuzzed_instances(name):
 def test_cases_cover_every_row_kind_and_box_only():
     kinds = {kind for case in fuzz_cases(400) for kind in case.kinds}
     assert {"random", "integer", "zero-satisfied", "zero-infeasible", "tight", "equality-pair",
-            "infeasible", "box-only", "float32"} <= kinds
+            "infeasible", "box-only", "float32", "equality-integer", "equality-float"} <= kinds
     assert fuzz_case(17).c.tolist() == fuzz_case(17).c.tolist()  # seeded
     assert sum(len(case.c) for case in fuzz_cases_for(100)) >= 100
 
@@ -62,7 +62,8 @@ def test_cases_cover_every_row_kind_and_box_only():
 def test_the_oracle_agrees_with_bruteforce():
     for case in fuzz_cases(150):
         reference = oracle(case)
-        y, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver="bruteforce")
+        y, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver="bruteforce",
+                                   A_eq=case.A_eq, b_eq=case.b_eq)
         assert judge(case, reference, y, status) == ["ok"] * len(case.c)
 
 
@@ -108,3 +109,9 @@ def test_fuzz_command_prints_the_table_and_writes_json(tmp_path, capsys):
     assert "bruteforce: " in capsys.readouterr().out
     row = json.loads(record.read_text())["rows"][0]
     assert row["backend"] == "bruteforce" and row["instances"] >= 300 and row["wrong_optimal"] == 0
+
+
+def test_a_case_with_native_equalities_survives_its_reproducer():
+    case = next(case for case in fuzz_cases(100) if len(case.b_eq))
+    again = FuzzCase.from_json(json.loads(json.dumps(case.to_json())))
+    assert again.A_eq.tolist() == case.A_eq.tolist() and again.b_eq.tolist() == case.b_eq.tolist()

@@ -34,6 +34,19 @@ def _box_points(lb: torch.Tensor, ub: torch.Tensor, index: torch.Tensor) -> torc
     return (digits + lb[None, :]).to(torch.float64)
 
 
+def _with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor, b_eq: torch.Tensor,
+                     batch: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows whose test ``excess <= tol`` is ``|A_eq y - b_eq| <= tol`` for the equalities."""
+    if A_eq.shape[-2] == 0:
+        return A, b
+    A, b, A_eq, b_eq = (x.to(torch.float64) for x in (A, b, A_eq, b_eq))
+    A_all, b_all = [A, A_eq, -A_eq], [b, b_eq, -b_eq]
+    if any(x.dim() == 3 for x in A_all) or any(x.dim() == 2 for x in b_all):  # per instance
+        A_all = [x.expand(batch, *x.shape[-2:]) for x in A_all]
+        b_all = [x.expand(batch, x.shape[-1]) for x in b_all]
+    return torch.cat(A_all, dim=-2), torch.cat(b_all, dim=-1)
+
+
 class BruteForceSolver(Solver):
     """Exact enumeration of the box; refuses boxes of more than ``max_points`` points.
 
@@ -46,7 +59,7 @@ class BruteForceSolver(Solver):
     """
 
     name = "bruteforce"
-    capabilities = frozenset({Capability.DEVICE_TENSORS})
+    capabilities = frozenset({Capability.DEVICE_TENSORS, Capability.EQUALITY_CONSTRAINTS})
 
     def __init__(self, max_points: int = DEFAULT_MAX_POINTS,
                  feasibility_tol: float = DEFAULT_FEASIBILITY_TOL) -> None:
@@ -125,13 +138,16 @@ class BruteForceSolver(Solver):
         return y, status, objective
 
     def solve(self, batch: ILPBatch) -> SolveResult:
-        y, status, objective = self._enumerate(
-            torch.from_numpy(batch.c.copy()), torch.from_numpy(batch.A.copy()),
-            torch.from_numpy(batch.b.copy()), batch.lb, batch.ub)
+        t = lambda a: torch.from_numpy(a.copy())
+        A, b = _with_equalities(t(batch.A), t(batch.b), t(batch.A_eq), t(batch.b_eq))
+        y, status, objective = self._enumerate(t(batch.c), A, b, batch.lb, batch.ub)
         return SolveResult(y=y.numpy(), status=status.numpy(), objective=objective.numpy())
 
     def solve_tensors(self, problem: ProblemTensors) -> tuple[Any, Any, Any]:
-        return self._enumerate(problem.c, problem.A, problem.b, problem.lb, problem.ub)
+        A, b = problem.A, problem.b
+        if problem.num_equalities:
+            A, b = _with_equalities(A, b, problem.A_eq, problem.b_eq, problem.batch_size)
+        return self._enumerate(problem.c, A, b, problem.lb, problem.ub)
 
     def close(self) -> None:
         self._points = None

@@ -58,6 +58,7 @@ class CpSatSolver(PersistentModelSolver):
 
     name = "cpsat"
     capabilities = frozenset({Capability.INTEGER_COEFFICIENTS_ONLY, Capability.RELEASES_GIL,
+                              Capability.EQUALITY_CONSTRAINTS,
                               Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT})
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
@@ -87,7 +88,9 @@ class CpSatSolver(PersistentModelSolver):
 
     def check(self, problem: ProblemTensors) -> None:
         reach = np.maximum(np.abs(problem.lb), np.abs(problem.ub)).astype(np.float64)
-        for name, tensor in (("A", problem.A), ("c", problem.c)):
+        for name, tensor in (("A", problem.A), ("c", problem.c), ("A_eq", problem.A_eq)):
+            if tensor is None:
+                continue
             largest = float(tensor.abs().amax()) * self.scale if tensor.numel() else 0.0
             if largest * float(reach.sum()) >= MAX_SAFE_INTEGER:
                 raise ValueError(
@@ -106,7 +109,18 @@ class CpSatSolver(PersistentModelSolver):
         rhs = np.floor(self.scale * (batch.b + FEASIBILITY_TOL) + rounding_error + 1e-9)
         for row, bound in zip(coefficients.astype(np.int64), rhs.astype(np.int64)):
             model.add(cp.LinearExpr.weighted_sum(y, row.tolist()) <= int(bound))
-        return model, y, batch.A, batch.b
+        # Equalities: the scaled row within [s (b_eq - tol) - E, s (b_eq + tol) + E], which every
+        # point satisfying the float equality (within tol) meets; answers are checked below.
+        scaled_eq = batch.A_eq * self.scale
+        coefficients_eq = np.round(scaled_eq)
+        error_eq = np.abs(coefficients_eq - scaled_eq) @ reach
+        low = np.ceil(self.scale * (batch.b_eq - FEASIBILITY_TOL) - error_eq - 1e-9)
+        high = np.floor(self.scale * (batch.b_eq + FEASIBILITY_TOL) + error_eq + 1e-9)
+        for row, lo, hi in zip(coefficients_eq.astype(np.int64), low.astype(np.int64), high.astype(np.int64)):
+            expression = cp.LinearExpr.weighted_sum(y, row.tolist())
+            model.add(expression >= int(lo))
+            model.add(expression <= int(hi))
+        return model, y, batch.A, batch.b, batch.A_eq, batch.b_eq
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         cp_model, y = model[0], model[1]
@@ -116,7 +130,7 @@ class CpSatSolver(PersistentModelSolver):
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         cp = self._cp
-        cp_model, y, A, b = model
+        cp_model, y, A, b, A_eq, b_eq = model
         cp_model.minimize(cp.LinearExpr.weighted_sum(y, np.round(c * self.scale).astype(np.int64).tolist()))
         for _ in range(self.max_repairs + 1):
             code = self._solver.solve(cp_model)
@@ -127,7 +141,7 @@ class CpSatSolver(PersistentModelSolver):
                     return Status.TIME_LIMIT_NO_SOLUTION, None
                 raise RuntimeError(f"CP-SAT ended with status {self._solver.status_name(code)}")
             point = np.array([self._solver.value(v) for v in y], dtype=np.float64)
-            if (A @ point - b <= FEASIBILITY_TOL).all():
+            if (A @ point - b <= FEASIBILITY_TOL).all() and (np.abs(A_eq @ point - b_eq) <= FEASIBILITY_TOL).all():
                 return (Status.OPTIMAL if code == cp.OPTIMAL else Status.TIME_LIMIT), point
             # Admitted only by the rounding: cut exactly this point off and solve again.
             cp_model.add_forbidden_assignments(y, [tuple(int(v) for v in point)])

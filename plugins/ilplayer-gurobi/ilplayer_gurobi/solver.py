@@ -38,7 +38,7 @@ class GurobiSolver(PersistentModelSolver):
     """
 
     name = "gurobi"
-    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES,
+    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
                               Capability.TIME_LIMIT})
     _license: ClassVar[LicenseStatus | None] = None
 
@@ -96,6 +96,8 @@ class GurobiSolver(PersistentModelSolver):
         x = model.addMVar(batch.num_variables, lb=batch.lb.astype(np.float64),
                           ub=batch.ub.astype(np.float64), vtype=gp.GRB.INTEGER)
         model.addConstr(batch.A @ x <= batch.b)
+        if batch.num_equalities:
+            model.addConstr(batch.A_eq @ x == batch.b_eq)
         return model, x
 
     def dispose_model(self, model: Any) -> None:

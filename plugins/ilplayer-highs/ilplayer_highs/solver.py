@@ -55,7 +55,7 @@ class HighsSolver(PersistentModelSolver):
     """
 
     name = "highs"
-    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES,
+    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
                               Capability.TIME_LIMIT})
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
@@ -80,19 +80,22 @@ class HighsSolver(PersistentModelSolver):
         highs = hs.Highs()
         for key, value in self.options.items():
             highs.setOptionValue(key, value)
-        m, n = batch.A.shape
+        # Inequalities, then equalities as rows with both sides: b_eq -/+ the tolerance.
+        matrix = np.vstack([batch.A, batch.A_eq])
+        m, n = matrix.shape
         lp = hs.HighsLp()
         lp.num_col_, lp.num_row_ = n, m
         lp.col_cost_ = np.zeros(n)
         lp.col_lower_ = batch.lb.astype(np.float64)
         lp.col_upper_ = batch.ub.astype(np.float64)
-        lp.row_lower_ = np.full(m, -hs.kHighsInf)
-        lp.row_upper_ = batch.b + FEASIBILITY_TOL
-        columns = batch.A.T != 0  # column-wise sparse copy of A
+        lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf),
+                                        batch.b_eq - FEASIBILITY_TOL])
+        lp.row_upper_ = np.concatenate([batch.b, batch.b_eq]) + FEASIBILITY_TOL
+        columns = matrix.T != 0  # column-wise sparse copy of the rows
         lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
         lp.a_matrix_.start_ = np.concatenate([[0], np.cumsum(columns.sum(axis=1))]).astype(np.int32)
         lp.a_matrix_.index_ = np.nonzero(columns)[1].astype(np.int32)
-        lp.a_matrix_.value_ = batch.A.T[columns]
+        lp.a_matrix_.value_ = matrix.T[columns]
         lp.integrality_ = [hs.HighsVarType.kInteger] * n
         if highs.passModel(lp) != hs.HighsStatus.kOk:
             raise RuntimeError("HiGHS rejected the model")

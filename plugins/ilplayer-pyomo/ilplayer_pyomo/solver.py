@@ -40,6 +40,7 @@ from ilplayer import Capability, ILPBatch, PersistentModelSolver, SolverNotInsta
 _HIGHS = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1, "presolve": "off",
           "mip_feasibility_tolerance": 1e-9}
 ROW_TOLERANCE = {"appsi_highs": 1e-6, "highs": 1e-6}
+EQUALITY_TOL = 1e-6  # A_eq y = b_eq within the core's tolerance: float data are rarely exact
 KNOWN_SOLVERS: dict[str, tuple[dict[str, Any], str]] = {
     "appsi_highs": (_HIGHS, "time_limit"),
     "highs": (_HIGHS, "time_limit"),
@@ -83,7 +84,8 @@ class PyomoSolver(PersistentModelSolver):
     """
 
     name = "pyomo"
-    capabilities = frozenset({Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT})
+    capabilities = frozenset({Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT,
+                              Capability.EQUALITY_CONSTRAINTS})
 
     def __init__(self, solver_name: str | None = None, time_limit: float | None = None,
                  params: dict[str, Any] | None = None) -> None:
@@ -123,7 +125,8 @@ class PyomoSolver(PersistentModelSolver):
                              f"{solver_name!r}; pass it in params")
         options.update(self.params)
         self.options = options
-        self.capabilities = frozenset(capabilities | {Capability.IN_PLACE_UPDATES})
+        self.capabilities = frozenset(capabilities | {Capability.IN_PLACE_UPDATES,
+                                                      Capability.EQUALITY_CONSTRAINTS})
         if self.params:
             self._check_params(factory)
 
@@ -180,6 +183,11 @@ class PyomoSolver(PersistentModelSolver):
         A, b = batch.A, batch.b + ROW_TOLERANCE.get(self.solver_name, 0.0)
         model.rows = pyo.Constraint(model.J, rule=lambda mdl, j: sum(
             float(A[j, i]) * mdl.y[i] for i in range(n) if A[j, i] != 0) <= float(b[j]))
+        A_eq, b_eq, tol = batch.A_eq, batch.b_eq, EQUALITY_TOL
+        model.K = pyo.RangeSet(0, len(b_eq) - 1)
+        model.equalities = pyo.Constraint(model.K, rule=lambda mdl, k: pyo.inequality(
+            float(b_eq[k]) - tol, sum(float(A_eq[k, i]) * mdl.y[i] for i in range(n) if A_eq[k, i] != 0),
+            float(b_eq[k]) + tol))
         model.objective = pyo.Objective(expr=sum(model.c[i] * model.y[i] for i in model.I))
         solver = pyo.SolverFactory(self.solver_name)
         persistent = hasattr(solver, "set_instance") and hasattr(solver, "set_objective")
@@ -187,7 +195,7 @@ class PyomoSolver(PersistentModelSolver):
             solver.set_instance(model)
         # A variable in no row and with cost 0 never reaches the solver (Pyomo drops zero
         # terms), so it gets no value; every box value is optimal for it: take its lower bound.
-        free = ~batch.A.any(axis=0)
+        free = ~batch.A.any(axis=0) & ~batch.A_eq.any(axis=0)
         return model, solver, persistent, free, batch.lb.astype(np.float64)
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:

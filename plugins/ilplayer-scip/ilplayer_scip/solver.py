@@ -15,6 +15,7 @@ from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
 # branching (no strong branching), no symmetry handling, no conflict analysis: each pays off
 # only on models far larger than a training instance. benchmarks/tuning.py measures them;
 # the fuzz oracle checks the answers. Override with params={"presolving/maxrounds": -1}.
+FEASIBILITY_TOL = 1e-6  # an equality holds within the core's tolerance (float data)
 DEFAULT_PARAMS: dict[str, Any] = {
     "limits/gap": 0.0,
     "limits/absgap": 0.0,
@@ -24,6 +25,9 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "branching/pscost/priority": 100000,
     "misc/usesymmetry": 0,
     "conflict/enable": False,
+    # SCIP's one tolerance for rows and integrality: at its default 1e-6 an answer could sit
+    # 1e-6 off an integer inside an equality's band, which the core refuses (same speed).
+    "numerics/feastol": 1e-9,
 }
 
 
@@ -37,7 +41,7 @@ class ScipSolver(PersistentModelSolver):
     """
 
     name = "scip"
-    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES,
+    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
                               Capability.TIME_LIMIT})
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
@@ -74,6 +78,10 @@ class ScipSolver(PersistentModelSolver):
         y = [model.addVar(vtype="I", lb=float(l), ub=float(u)) for l, u in zip(batch.lb, batch.ub)]
         for row, bound in zip(batch.A, batch.b):
             model.addCons(scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0) <= float(bound))
+        for row, bound in zip(batch.A_eq, batch.b_eq):  # one ranged row: b_eq -/+ the tolerance
+            expression = scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0)
+            model.addCons(expression >= float(bound) - FEASIBILITY_TOL)
+            model.addCons(expression <= float(bound) + FEASIBILITY_TOL)
         terms = [scip.scip.Term(v) for v in y]
         return model, y, terms
 
