@@ -120,9 +120,23 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
 
 
 def run_experiments(args: argparse.Namespace) -> int:
-    from ilplayer.experiments.runner import run_knapsack, run_static_constraints
+    from ilplayer.experiments.runner import run_decision_focused, run_knapsack, run_static_constraints
     from ilplayer.training import BackendConfig
 
+    if args.task in ("shortest-path", "knapsack-regret"):
+        methods = tuple(args.methods) if args.methods else None
+        from ilplayer.experiments.decision_focused import METHODS
+
+        unknown = sorted(set(methods or ()) - set(METHODS))
+        if unknown:
+            raise SystemExit(f"--methods: unknown {unknown}; choose from {list(METHODS)}")
+        run_decision_focused(args.task, args.out, methods=methods,
+                             solvers=tuple(args.solvers) if args.solvers else None,
+                             seeds=tuple(parse_int_list(args.seeds)), epochs=args.epochs,
+                             train_size=args.train_size, test_size=args.test_size,
+                             pyepo=not args.no_pyepo, resume=args.resume,
+                             report=lambda line: print(line, flush=True))
+        return 0
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
             record = run_knapsack(seed, args.out, epochs=args.epochs, method=args.method,
@@ -391,6 +405,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out")
     knap.add_argument("--method", choices=["combopt", "mlp", "lp"], default="combopt",
                       help="CombOptNet, the MLP baseline or the LP relaxation with greedy rounding")
+    for task, help_text in (("shortest-path", "learn edge costs, 5x5 grid (PyEPO data): regret"),
+                            ("knapsack-regret", "learn item values, 32 items (PyEPO data): regret")):
+        sub = experiment.add_parser(task, help=help_text)
+        sub.add_argument("--methods", nargs="*", default=None,
+                         help="2s spo+ pfyl dbb nid dpo combopt (default: all)")
+        sub.add_argument("--solvers", nargs="*", type=_solver_name, default=None,
+                         help="backends (default: every installed MIP backend)")
+        sub.add_argument("--seeds", default="0", help="training seeds: 3, 0-2 or 0,2,5")
+        sub.add_argument("--epochs", type=_positive_int, default=10)
+        sub.add_argument("--train-size", type=_positive_int, default=1000)
+        sub.add_argument("--test-size", type=_positive_int, default=1000)
+        sub.add_argument("--no-pyepo", action="store_true", help="skip PyEPO's own baselines")
+        sub.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
+        sub.add_argument("--out", default="results/dfl")
     match = experiment.add_parser("matching", help="keypoint-matching stand-in (n = p^2, m = 2p)")
     match.add_argument("--p", default="4", help="keypoints per image: 4, or a list such as 4,5")
     match.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-2 or 0,2,5")

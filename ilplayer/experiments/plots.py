@@ -31,3 +31,31 @@ def plot_training(history: Sequence[dict[str, float]], path: str | Path, title: 
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return path
+
+
+def plot_regret(records: Sequence[dict], path: str | Path, title: str) -> Path:
+    """Normalised test regret per (method, library, backend): one bar each, PyEPO's hatched."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells: dict[tuple, list[float]] = {}
+    for record in records:
+        cells.setdefault((record["method"], record["library"], record["solver"]), []).append(100 * record["regret"])
+    keys = sorted(cells)
+    figure, axis = plt.subplots(figsize=(max(6, 0.45 * len(keys)), 4))
+    means = [sum(cells[k]) / len(cells[k]) for k in keys]
+    bars = axis.bar(range(len(keys)), means, color=["tab:orange" if k[1] == "pyepo" else "tab:blue" for k in keys])
+    for bar, key in zip(bars, keys):
+        if key[1] == "pyepo":
+            bar.set_hatch("//")
+    axis.set_xticks(range(len(keys)), [f"{m}\n{lib if lib == 'pyepo' else s}" for m, lib, s in keys],
+                    fontsize=7, rotation=90)
+    axis.set(ylabel="normalised test regret (%)", title=title)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path

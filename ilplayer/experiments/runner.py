@@ -268,3 +268,46 @@ def run_matching(p: int, seed: int, out_dir: str | Path, *, method: str = "combo
     references = {"untrained backbone + assignment": 100 * summary["untrained_assignment_accuracy"]}
     save_record(record, out_dir, name, references if plot else None)
     return record
+
+
+def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, ...] | None = None,
+                         solvers: tuple[str, ...] | None = None, seeds: tuple[int, ...] = (0,),
+                         epochs: int = 10, train_size: int = 1000, test_size: int = 1000,
+                         pyepo: bool = True, resume: bool = False, plot: bool = True,
+                         report: Any = print) -> list[dict[str, Any]]:
+    """Every method on every backend (default: the installed MIP backends) and, when PyEPO is
+    installed, PyEPO's SPO+, PFYL and DBB: one JSON record per run, a PNG of the regrets."""
+    import importlib.util
+
+    from ilplayer.experiments import decision_focused as dfl
+    from ilplayer.plugins import MIP_BACKEND_RANKING, available_solvers
+
+    methods = methods or dfl.METHODS
+    solvers = solvers or tuple(s for s in MIP_BACKEND_RANKING if s in available_solvers())
+    data = dfl.make_task(task, train_size, test_size)
+    runs: list[tuple[str, str, str]] = [("ilplayer", m, s) for s in solvers for m in methods]
+    if pyepo and importlib.util.find_spec("pyepo") is not None and "gurobi" in available_solvers():
+        runs += [("pyepo", m, "gurobi") for m in dfl.PYEPO_METHODS]
+    records = []
+    for seed in seeds:
+        for library, method, solver in runs:
+            name = f"{task}-{library}-{method.replace('+', 'plus')}-{solver}-seed{seed}"
+            if resume and (finished := load_record(out_dir, name)) is not None:
+                records.append(finished)
+                continue
+            if library == "pyepo":
+                record = dfl.run_pyepo(data, method, epochs=epochs, seed=seed)
+            else:
+                record = dfl.run_method(data, method, solver, epochs=epochs, seed=seed)
+            record["versions"] = versions(solver)
+            save_record(record, out_dir, name, None)
+            records.append(record)
+            report(f"{task} {library} {method} on {solver}, seed {seed}: regret "
+                   f"{100 * record['regret']:.2f} % ({record['seconds_per_epoch']:.1f} s/epoch)")
+    if plot:
+        try:
+            from ilplayer.experiments.plots import plot_regret
+        except ImportError:
+            return records
+        plot_regret(records, Path(out_dir) / f"{task}.png", dfl.TITLES[task])
+    return records

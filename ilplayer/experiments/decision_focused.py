@@ -1,0 +1,242 @@
+"""Predict-then-optimise on PyEPO's tasks: learn a linear map from features to costs so that
+the decisions optimised on the predicted costs have low regret under the true ones.
+
+Tasks (data by PyEPO 2.2.7's generators, reimplemented exactly; a test checks them against
+PyEPO when it is installed):
+
+* ``shortest-path``: a 5 x 5 grid, 40 edges, from the top-left to the bottom-right node; the
+  flow conservation rows are equalities ``A_eq y = b_eq``; minimise.
+* ``knapsack-regret``: 32 items, 2 weight rows of capacity 20 each; maximise the value.
+
+Methods, every one on any backend: ``2s`` (two-stage: MSE on the costs), ``spo+``
+(:class:`~ilplayer.losses.SPOPlus`), ``pfyl`` (:class:`~ilplayer.losses.FenchelYoung`),
+``dbb`` (blackbox gradient on the decision's true objective), ``nid`` (negative identity,
+same loss), ``dpo`` (perturbed optimiser, MSE to the true decision) and ``combopt``
+(CombOptNet's gradient, MSE to the true decision). When PyEPO is installed, its own SPO+,
+PFYL and DBB run on the same data and splits, with its Gurobi models, for comparison.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.layer import ILPLayer
+from ilplayer.losses import FenchelYoung, SPOPlus
+from ilplayer.metrics import regret
+from ilplayer.seeding import derive_seed
+
+__all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "run_method", "run_pyepo",
+           "shortest_path_data"]
+
+METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt")
+TASKS = ("shortest-path", "knapsack-regret")
+TITLES = {"shortest-path": "Shortest path, 5 x 5 grid", "knapsack-regret": "Knapsack, 32 items, 2 rows"}
+PYEPO_METHODS = ("spo+", "pfyl", "dbb")
+
+
+def grid_arcs(grid: tuple[int, int]) -> list[tuple[int, int]]:
+    """PyEPO's arc order on a grid: per row, the arcs to the right, then those downwards."""
+    arcs = []
+    for i in range(grid[0]):
+        for j in range(grid[1] - 1):
+            v = i * grid[1] + j
+            arcs.append((v, v + 1))
+        if i == grid[0] - 1:
+            continue
+        for j in range(grid[1]):
+            v = i * grid[1] + j
+            arcs.append((v, v + grid[1]))
+    return arcs
+
+
+def shortest_path_data(num_data: int, num_features: int, grid: tuple[int, int], deg: int = 1,
+                       noise_width: float = 0.0, seed: int = 135) -> tuple[np.ndarray, np.ndarray]:
+    """``pyepo.data.shortestpath.genData``, the same numbers for the same arguments."""
+    rnd = np.random.RandomState(seed)
+    d = (grid[0] - 1) * grid[1] + (grid[1] - 1) * grid[0]
+    B = rnd.binomial(1, 0.5, (d, num_features))
+    x = rnd.normal(0, 1, (num_data, num_features))
+    c = (x @ B.T / np.sqrt(num_features) + 3) ** deg + 1
+    c /= 3.5**deg
+    c *= rnd.uniform(1 - noise_width, 1 + noise_width, (num_data, d))
+    return x, c.astype(np.float32)
+
+
+def knapsack_data(num_data: int, num_features: int, num_items: int, dim: int, deg: int = 1,
+                  noise_width: float = 0.0, seed: int = 135) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``pyepo.data.knapsack.genData``, the same numbers for the same arguments."""
+    rnd = np.random.RandomState(seed)
+    weights = rnd.choice(range(300, 800), size=(dim, num_items)) / 100
+    B = rnd.binomial(1, 0.5, (num_items, num_features))
+    x = rnd.normal(0, 1, (num_data, num_features))
+    c = (x @ B.T / np.sqrt(num_features) + 3) ** deg + 1
+    c *= 5
+    c /= 3.5**deg
+    c *= rnd.uniform(1 - noise_width, 1 + noise_width, (num_data, num_items))
+    return weights, x, np.ceil(c).astype(np.float32)
+
+
+@dataclass
+class Task:
+    """Features, true costs and the fixed constraints of one predict-then-optimise task."""
+
+    name: str
+    sense: str
+    x_train: torch.Tensor
+    c_train: torch.Tensor
+    x_test: torch.Tensor
+    c_test: torch.Tensor
+    A: torch.Tensor
+    b: torch.Tensor
+    A_eq: torch.Tensor | None
+    b_eq: torch.Tensor | None
+    pyepo_args: dict[str, Any]
+
+    def constraints(self) -> dict[str, Any]:
+        return {"A": self.A, "b": self.b, "A_eq": self.A_eq, "b_eq": self.b_eq}
+
+
+def make_task(name: str, train_size: int = 1000, test_size: int = 1000, num_features: int = 5,
+              deg: int = 4, noise_width: float = 0.5, seed: int = 135) -> Task:
+    """The data of ``name`` (PyEPO's settings: 5 features, polynomial degree 4, noise 0.5)."""
+    total = train_size + test_size
+    t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float64))
+    if name == "shortest-path":
+        grid = (5, 5)
+        x, c = shortest_path_data(total, num_features, grid, deg, noise_width, seed)
+        arcs = grid_arcs(grid)
+        nodes = grid[0] * grid[1]
+        A_eq = np.zeros((nodes, len(arcs)))
+        for k, (u, v) in enumerate(arcs):
+            A_eq[u, k], A_eq[v, k] = -1.0, 1.0
+        b_eq = np.zeros(nodes)
+        b_eq[0], b_eq[-1] = -1.0, 1.0
+        A, b = np.zeros((0, len(arcs))), np.zeros(0)
+        sense, extra = "min", {"grid": grid}
+    elif name == "knapsack-regret":
+        weights, x, c = knapsack_data(total, num_features, 32, 2, deg, noise_width, seed)
+        A, b, A_eq, b_eq = weights, np.full(2, 20.0), None, None
+        sense, extra = "max", {"weights": weights, "capacity": [20.0, 20.0]}
+    else:
+        raise ValueError(f"task must be one of {TASKS}, got {name!r}")
+    return Task(name, sense, t(x[:train_size]), t(c[:train_size]), t(x[train_size:]), t(c[train_size:]),
+                t(A), t(b), None if A_eq is None else t(A_eq), None if b_eq is None else t(b_eq), extra)
+
+
+def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
+    y, status = layer.solve_batch(c, **task.constraints())
+    if not bool((status == 0).all()):
+        raise RuntimeError(f"{task.name}: {int((status != 0).sum())} instances not solved to optimality")
+    return y
+
+
+def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: float = 1e-2,
+               batch_size: int = 32, seed: int = 0) -> dict[str, Any]:
+    """Train PyEPO's linear model with ``method`` on ``solver``; normalised test regret and
+    seconds per epoch (the regret of the untrained model too)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    torch.manual_seed(derive_seed(seed, 1))
+    model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    gradient = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt"}.get(method, "combopt")
+    layer = ILPLayer(0, 1, solver=solver, sense=task.sense, gradient=gradient, blackbox_lambda=10.0,
+                     sigma=1.0, samples=10, seed=derive_seed(seed, 5))
+    sign = 1.0 if task.sense == "min" else -1.0
+    constraints = task.constraints()
+    y_train = _optimal(layer, task, task.c_train)
+    y_test = _optimal(layer, task, task.c_test)
+    spo, fy = SPOPlus(layer), FenchelYoung(layer, sigma=1.0, samples=10, seed=derive_seed(seed, 6))
+
+    def test_regret() -> float:
+        with torch.no_grad():
+            decisions = _optimal(layer, task, model(task.x_test))
+        return regret(task.c_test, decisions, y_test, sense=task.sense)
+
+    history = [{"epoch": 0, "regret": test_regret(), "seconds": 0.0}]
+    g = torch.Generator().manual_seed(derive_seed(seed, 2))
+    for epoch in range(epochs):
+        start = time.perf_counter()
+        order = torch.randperm(len(task.x_train), generator=g)
+        for first in range(0, len(order), batch_size):
+            rows = order[first:first + batch_size]
+            c_pred, c_true, y_true = model(task.x_train[rows]), task.c_train[rows], y_train[rows]
+            if method == "2s":
+                loss = torch.nn.functional.mse_loss(c_pred, c_true)
+            elif method == "spo+":
+                loss = spo(c_pred, c_true, y_true=y_true, **constraints)
+            elif method == "pfyl":
+                loss = fy(c_pred, y_true, **constraints)
+            elif method in ("dbb", "nid"):  # the decision's true objective, to be minimised
+                loss = sign * (c_true * layer(c_pred, **constraints)).sum(-1).mean()
+            else:  # dpo, combopt: distance to the true decision
+                loss = ((layer(c_pred, **constraints) - y_true) ** 2).sum(-1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        seconds = time.perf_counter() - start
+        history.append({"epoch": epoch + 1, "regret": test_regret(), "seconds": seconds})
+    layer.close()
+    return {"task": task.name, "method": method, "solver": solver, "library": "ilplayer", "seed": seed,
+            "epochs": epochs, "lr": lr, "batch_size": batch_size, "train_size": len(task.x_train),
+            "test_size": len(task.x_test), "regret": history[-1]["regret"],
+            "seconds_per_epoch": float(np.mean([h["seconds"] for h in history[1:]])) if epochs else 0.0,
+            "history": history}
+
+
+def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, batch_size: int = 32,
+              seed: int = 0) -> dict[str, Any]:
+    """PyEPO's own SPO+, PFYL or DBB, with its Gurobi model, on the same data and model."""
+    import pyepo
+
+    if task.name == "shortest-path":
+        optmodel = pyepo.model.grb.shortestPathModel(grid=task.pyepo_args["grid"])
+    else:
+        optmodel = pyepo.model.grb.knapsackModel(weights=task.pyepo_args["weights"],
+                                                 capacity=task.pyepo_args["capacity"])
+    train = pyepo.data.dataset.optDataset(optmodel, task.x_train.numpy(), task.c_train.numpy())
+    test = pyepo.data.dataset.optDataset(optmodel, task.x_test.numpy(), task.c_test.numpy())
+    torch.manual_seed(derive_seed(seed, 1))
+    model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    if method == "spo+":
+        function = pyepo.func.SPOPlus(optmodel, processes=1)
+    elif method == "pfyl":
+        function = pyepo.func.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, processes=1)
+    elif method == "dbb":
+        function = pyepo.func.blackboxOpt(optmodel, lambd=10, processes=1)
+    else:
+        raise ValueError(f"PyEPO baselines: {PYEPO_METHODS}, got {method!r}")
+    loader = torch.utils.data.DataLoader(train, batch_size=batch_size, shuffle=True,
+                                         generator=torch.Generator().manual_seed(derive_seed(seed, 2)))
+    test_loader = torch.utils.data.DataLoader(test, batch_size=256)
+    history = [{"epoch": 0, "regret": pyepo.metric.regret(model.float(), optmodel, test_loader), "seconds": 0.0}]
+    model.double()
+    for epoch in range(epochs):
+        start = time.perf_counter()
+        for x, c, w, z in loader:
+            c_pred = model(x.double())
+            if method == "spo+":
+                loss = function(c_pred, c.double(), w.double(), z.double())
+            elif method == "pfyl":
+                loss = function(c_pred, w.double())
+            else:
+                w_pred = function(c_pred)
+                loss = (w_pred * c.double()).sum(-1).mean() * (1 if task.sense == "min" else -1)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        seconds = time.perf_counter() - start
+        history.append({"epoch": epoch + 1, "regret": pyepo.metric.regret(model.float(), optmodel, test_loader),
+                        "seconds": seconds})
+        model.double()
+    return {"task": task.name, "method": method, "solver": "gurobi", "library": "pyepo", "seed": seed,
+            "epochs": epochs, "lr": lr, "batch_size": batch_size, "train_size": len(task.x_train),
+            "test_size": len(task.x_test), "regret": history[-1]["regret"],
+            "seconds_per_epoch": float(np.mean([h["seconds"] for h in history[1:]])) if epochs else 0.0,
+            "history": history}
