@@ -18,7 +18,8 @@ def test_python_dash_m_ilplayer_solvers_prints_the_backend_table():
     assert header.split() == ["name", "distribution", "available", "licence", "capabilities"]
     assert set(rule) <= {"-", " "}
     bruteforce = next(row for row in rows if row.startswith("bruteforce"))
-    assert bruteforce.split()[1:] == ["ilplayer", ilplayer.__version__, "yes", "not", "required", "device-tensors"]
+    assert bruteforce.split()[1:] == ["ilplayer", ilplayer.__version__, "yes", "not", "required",
+                                      "device-tensors,", "equality-constraints"]
 
 
 def test_demo_learns_reports_accuracy_beside_the_baseline_and_plots(capsys, tmp_path):
