@@ -442,7 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--ub", type=_bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
     learn.add_argument("--num-constraints", type=_positive_int, required=True,
                        help="constraints to learn (times --k)")
-    learn.add_argument("--k", type=_positive_int, default=1, help="learn k x num-constraints (default 1)")
+    learn.add_argument("--k", type=_positive_int, default=2,
+                       help="learn k x num-constraints (default 2: steadier, see docs/learn.md; the paper: 1)")
     learn.add_argument("--validation-fraction", type=float, default=0.1,
                        help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
     learn.add_argument("--epochs", type=_positive_int, default=100, help="(paper: 100)")

@@ -454,7 +454,7 @@ class ILPLayer(torch.nn.Module):
                 "tight or equality-like constraints. For learning costs use gradient='blackbox', "
                 "'identity' or 'perturbed', or the losses ilplayer.losses.SPOPlus and FenchelYoung"
                 if self.gradient == "combopt" else
-                "the solutions did not move under the gradient step; for gradient='blackbox' "
+                "The solutions did not move under the gradient step; for gradient='blackbox' "
                 "raise blackbox_lambda, for 'perturbed' raise sigma")
         warnings.warn(f"ILPLayer(gradient={self.gradient!r}): the backward pass gave the whole batch "
                       f"an all-zero gradient although the loss's gradient was not zero. {hint}.",
