@@ -210,9 +210,9 @@ def learn_constraints(
     in docs/experiments.md ("Stable training"): ``2 x num_constraints`` constraints are
     learned (``LEARN_K``; pass ``config`` with ``k=1`` for the paper's rule), and
     ``validation_fraction`` of the training pairs (default 0.1; 0 turns it off) is set aside:
-    the model of the epoch with the best accuracy on them is returned instead of the last. The backend is the preferred one for the box unless
-    ``backend.solver`` names one. A progress bar (tqdm) shows the epochs unless ``progress``
-    is False.
+    the model of the epoch with the best accuracy on them is returned instead of the last.
+    The backend is the preferred one for the box unless ``backend.solver`` names one. A
+    progress bar (tqdm) shows the epochs unless ``progress`` is False.
     """
     if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 1:
         raise ValueError(f"num_constraints must be a positive integer, got {num_constraints!r}")

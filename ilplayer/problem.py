@@ -256,25 +256,8 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
         raise ValueError("c is an empty batch (batch size 0): there is nothing to solve")
     if n == 0:
         raise ValueError("c has 0 variables: num_variables must be at least 1")
-    if A.dim() not in (2, 3):
-        raise ValueError(f"A must have shape (m, n) or (batch, m, n), got {tuple(A.shape)}")
-    if A.shape[-1] != n:
-        raise ValueError(f"A has {A.shape[-1]} columns but c has {n} variables "
-                         f"(A {tuple(A.shape)}, c {tuple(c.shape)})")
-    if A.dim() == 3 and A.shape[0] != B:
-        raise ValueError(f"A has batch size {A.shape[0]} but c has {B}")
-    m = A.shape[-2]  # m = 0 is a box-only problem
-    if b.dim() not in (1, 2) or b.shape[-1] != m:
-        raise ValueError(f"b must have shape ({m},) or (batch, {m}) to match A {tuple(A.shape)}, "
-                         f"got {tuple(b.shape)}")
-    if b.dim() == 2 and b.shape[0] != B:
-        raise ValueError(f"b has batch size {b.shape[0]} but c has {B}")
-    for name, tensor in (("A", A), ("b", b)):
-        if tensor.device != c.device:
-            raise ValueError(f"{name} is on {tensor.device} but c is on {c.device}: "
-                             "all inputs must be on one device")
-    for name, tensor in (("c", c), ("A", A), ("b", b)):
-        _check_finite(tensor, name)
+    _check_finite(c, "c")
+    _check_rows(c, A, b, ("A", "b"))  # m = 0 rows is a box-only problem
     lb_vec = as_bounds(lb, n, "lb")
     ub_vec = as_bounds(ub, n, "ub")
     if (lb_vec > ub_vec).any():

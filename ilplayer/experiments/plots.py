@@ -6,6 +6,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
+def _save(figure: object, path: str | Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
 def plot_training(history: Sequence[dict[str, float]], path: str | Path, title: str,
                   references: dict[str, float] | None = None) -> Path:
     """Held-out accuracy and training loss per epoch; ``references`` are horizontal lines
@@ -25,12 +36,7 @@ def plot_training(history: Sequence[dict[str, float]], path: str | Path, title: 
     loss_axis.plot(epochs, [r["loss"] for r in history], color="tab:red")
     loss_axis.set(xlabel="epoch", ylabel="training loss (MSE)", yscale="log")
     figure.suptitle(title)
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return _save(figure, path)
 
 
 def plot_regret(records: Sequence[dict], path: str | Path, title: str) -> Path:
@@ -53,9 +59,4 @@ def plot_regret(records: Sequence[dict], path: str | Path, title: str) -> Path:
     axis.set_xticks(range(len(keys)), [f"{m}\n{lib if lib == 'pyepo' else s}" for m, lib, s in keys],
                     fontsize=7, rotation=90)
     axis.set(ylabel="normalised test regret (%)", title=title)
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return _save(figure, path)
