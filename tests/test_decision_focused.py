@@ -12,7 +12,7 @@ import pytest
 import ilplayer
 from ilplayer.cli import main
 from ilplayer.experiments import decision_focused as dfl
-from ilplayer.experiments.report import build_report, load_records
+from ilplayer.experiments.report import build_report, load_records, write_report
 
 PYEPO = importlib.util.find_spec("pyepo") is not None
 
@@ -62,6 +62,10 @@ def test_experiment_command_records_runs_and_the_report_has_a_regret_table(tmp_p
     assert record["method"] == "spo+" and record["library"] == "ilplayer" and "regret" in record
     report = build_report(load_records(tmp_path))
     assert "Learning costs: normalised regret" in report and "| spo+ | ilplayer | highs |" in report
+    if importlib.util.find_spec("matplotlib") is not None:  # a plot beside the written report
+        written = write_report(tmp_path, tmp_path / "docs" / "results.md").read_text()
+        assert "![normalised regret, shortest-path](results-shortest-path.png)" in written
+        assert (tmp_path / "docs" / "results-shortest-path.png").stat().st_size > 0
     with pytest.raises(SystemExit, match="--methods: unknown"):
         main(["experiment", "shortest-path", "--methods", "spo", "--out", str(tmp_path)])
 

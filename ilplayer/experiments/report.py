@@ -55,7 +55,7 @@ DFL_TITLES = {"shortest-path": "Shortest path, 5 x 5 grid (PyEPO data)",
               "knapsack-regret": "Knapsack, 32 items, 2 rows (PyEPO data)"}
 
 
-def _decision_focused(records: list[dict[str, Any]]) -> list[str]:
+def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | None = None) -> list[str]:
     """Normalised test regret per method and backend, PyEPO's own runs beside ilplayer's."""
     if not records:
         return []
@@ -76,6 +76,8 @@ def _decision_focused(records: list[dict[str, Any]]) -> list[str]:
                   f"{first['epochs']} epochs; untrained model: "
                   f"{100 * first['history'][0]['regret']:.1f} %.", "",
                   "| method | library | backend | regret (%) | seeds | s / epoch |", "|---|---|---|---|---|---|"]
+        if figures and task in figures:
+            lines[-3:-2] = [lines[-3], f"![normalised regret, {task}]({figures[task]})", ""]
         cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         for run in runs:
             cells[(run["method"], run["library"], run["solver"])].append(run)
@@ -150,7 +152,8 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
     return [*lines, ""]
 
 
-def build_report(records: list[dict[str, Any]], title: str = "Results", preface: str = "") -> str:
+def build_report(records: list[dict[str, Any]], title: str = "Results", preface: str = "",
+                 figures: dict[str, str] | None = None) -> str:
     """The markdown text for ``records`` (accuracies in percent)."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     decision_focused = [record for record in records if "library" in record]
@@ -192,7 +195,7 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
                          f"{_mean_std(baseline) if baseline else '–'} | "
                          f"{paper if paper is not None else '–'} | {gap} | {wall:.0f} s |")
         lines.append("")
-    lines += _decision_focused(decision_focused)
+    lines += _decision_focused(decision_focused, figures)
     return "\n".join(lines)
 
 
@@ -203,5 +206,15 @@ def write_report(folder: str | Path, out: str | Path, title: str = "Results",
         raise ValueError(f"folder: no JSON records under {folder}")
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(build_report(records, title, preface))
+    figures: dict[str, str] = {}
+    decision_focused = [r for r in records if "library" in r]
+    try:  # a bar chart per cost-learning task beside the report ([demo] extra)
+        from ilplayer.experiments.plots import plot_regret
+    except ImportError:
+        decision_focused = []
+    for task in sorted({r["task"] for r in decision_focused}):
+        image = path.parent / f"{path.stem}-{task}.png"
+        plot_regret([r for r in decision_focused if r["task"] == task], image, DFL_TITLES.get(task, task))
+        figures[task] = image.name
+    path.write_text(build_report(records, title, preface, figures))
     return path
