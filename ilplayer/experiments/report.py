@@ -36,8 +36,12 @@ ilplayer experiment matching --p 4,5,6,7 --seeds 0-9 --method bbgm --out results
 ilplayer experiment rc --box binary --m 4 --seeds 0-9 --ablation basis=canonical --out results/rc
 ilplayer experiment rc --box binary --m 4 --seeds 0-9 --ablation tau=hard --out results/rc   # also tau=1, 2, 5
 ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --method mlp --out results/rc   # or --method lp
+ilplayer experiment shortest-path --out results/dfl      # every method x backend, and PyEPO's
+ilplayer experiment knapsack-regret --out results/dfl
 ilplayer report results --out docs/results.md
 ```
+
+Protocol runs are resumable: add `--resume` and a finished record is never recomputed.
 """
 
 
