@@ -19,6 +19,7 @@ from ilplayer.plugins import import_solver_library
 # settings on none (docs/solvers.md). Presolve is off: it costs more than it saves on these
 # tiny models, and it is where the inconsistencies reported by users came from.
 FEASIBILITY_TOL = 1e-6
+INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 DEFAULT_OPTIONS: dict[str, Any] = {
     "output_flag": False,
     "threads": 1,
@@ -99,15 +100,37 @@ class HighsSolver(PersistentModelSolver):
         lp.integrality_ = [hs.HighsVarType.kInteger] * n
         if highs.passModel(lp) != hs.HighsStatus.kOk:
             raise RuntimeError("HiGHS rejected the model")
-        return highs, np.arange(n, dtype=np.int32)
+        # The LP relaxation on the exact rows (no tolerance band: within the band a vertex
+        # sits 1e-6 off the integers), solved first.
+        relaxation = hs.Highs()
+        for key, value in self.options.items():
+            if not key.startswith("mip_"):
+                relaxation.setOptionValue(key, value)
+        lp.integrality_ = []
+        lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq])
+        lp.row_upper_ = np.concatenate([batch.b, batch.b_eq])
+        if relaxation.passModel(lp) != hs.HighsStatus.kOk:
+            raise RuntimeError("HiGHS rejected the LP relaxation")
+        return highs, np.arange(n, dtype=np.int32), relaxation
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         # Applied in solve_instance after the cost change: changing the model drops a start.
         self._start = point
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
-        highs, columns = model
+        highs, columns, relaxation = model
         hs = self._highspy
+        # An optimal LP vertex that is integral is optimal for the MIP too (it relaxes it, and
+        # the exact rows admit no more than the MIP's band):
+        # network-flow and assignment rows give one every time, at ~0.1 ms instead of a
+        # MIP root of 2-3 ms. Anything else goes to the MIP.
+        relaxation.changeColsCost(len(columns), columns, c)
+        relaxation.run()
+        if relaxation.getModelStatus() == hs.HighsModelStatus.kOptimal:
+            x = np.array(relaxation.getSolution().col_value)
+            if np.abs(x - np.round(x)).max(initial=0.0) <= INTEGRAL_LP_TOL:
+                self._start = None
+                return Status.OPTIMAL, np.round(x)
         highs.changeColsCost(len(columns), columns, c)
         if self._start is not None:
             solution = hs.HighsSolution()
