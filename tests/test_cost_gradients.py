@@ -141,3 +141,21 @@ def test_layer_reports_objectives_in_its_sense_and_refuses_bad_settings():
                             ({"blackbox_lambda": -1}, "blackbox_lambda must be a positive number")):
         with pytest.raises(ValueError, match=message):
             ilplayer.ILPLayer(0, 1, **kwargs)
+
+
+@pytest.mark.parametrize("executor", ["serial", "threads", "processes"])
+@pytest.mark.parametrize("gradient", ["blackbox", "perturbed"])
+def test_cost_methods_solve_their_extra_batches_on_every_executor(executor, gradient):
+    if "highs" not in ilplayer.available_solvers():
+        pytest.skip("needs a backend that runs in worker pools (ilplayer-highs)")
+    c = costs(11, batch=6).requires_grad_()
+    layer = ilplayer.ILPLayer(0, 1, solver="highs", gradient=gradient, executor=executor, workers=2,
+                              samples=4, seed=0)
+    try:
+        y = layer(c, A, B)
+        (dc,) = torch.autograd.grad(y, c, torch.ones_like(y))
+    finally:
+        layer.close()
+    reference = ilplayer.ILPLayer(0, 1, gradient=gradient, samples=4, seed=0)
+    (expected,) = torch.autograd.grad(reference(c, A, B), c, torch.ones_like(y))
+    torch.testing.assert_close(dc, expected)  # same answers, same gradient, whatever the pool
