@@ -36,7 +36,7 @@ def placeholder_solution(lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
 def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str) -> SolveResult:
     y, status = result.y.copy(), result.status.copy()
     solved = np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT))
-    rounded = np.round(y)
+    rounded = np.round(y) + 0.0  # + 0.0: an LP value of -1e-17 rounds to -0.0, print it as 0.0
     bad = solved & ~np.isfinite(y).all(axis=1)
     bad |= solved & (np.abs(y - rounded) > VERIFY_TOL).any(axis=1)
     bad |= solved & ((rounded < batch.lb) | (rounded > batch.ub)).any(axis=1)
