@@ -12,9 +12,11 @@ thread's entries are closed when the thread ends, the main thread's at exit.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import Any
 
 from ilplayer.executors import BatchExecutor, SolverRecipe, make_executor
@@ -27,12 +29,16 @@ CACHE_SIZE = 4
 Entry = tuple[Solver, "BatchExecutor | None", SolverRecipe]
 
 
+def _close_entry(entry: Entry) -> None:
+    solver, pool, _ = entry
+    if pool is not None:
+        pool.close()
+    solver.close()
+
+
 def _close(entries: OrderedDict[Any, Entry]) -> None:
     while entries:
-        solver, pool, _ = entries.popitem(last=False)[1]
-        if pool is not None:
-            pool.close()
-        solver.close()
+        _close_entry(entries.popitem(last=False)[1])
 
 
 class _ThreadCache:
@@ -63,9 +69,11 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+@contextlib.contextmanager
 def cached_backend(name: str, options: dict[str, Any] | None, executor: str | None,
-                   workers: int | None, mp_context: str | None) -> Entry:
-    """This thread's ``(solver, pool, recipe)`` for these settings, built on first use."""
+                   workers: int | None, mp_context: str | None) -> Iterator[Entry]:
+    """This thread's ``(solver, pool, recipe)`` for these settings, built on first use; one
+    that cannot be kept (an option that is no key) is closed when the block ends."""
     key = (name, _freeze(options or {}), executor, workers, mp_context)
     try:
         hash(key)
@@ -74,7 +82,8 @@ def cached_backend(name: str, options: dict[str, Any] | None, executor: str | No
     entries = _thread_cache().entries
     if key is not None and key in entries:
         entries.move_to_end(key)
-        return entries[key]
+        yield entries[key]
+        return
     solver = get_solver(name, **(options or {}))
     try:
         pool = make_executor(executor, workers, solver, mp_context, by_name=True)
@@ -82,18 +91,16 @@ def cached_backend(name: str, options: dict[str, Any] | None, executor: str | No
         solver.close()
         raise
     entry = (solver, pool, SolverRecipe.from_name(name, options))
-    if key is not None:
-        entries[key] = entry
-        while len(entries) > CACHE_SIZE:
-            old_solver, old_pool, _ = entries.popitem(last=False)[1]
-            if old_pool is not None:
-                old_pool.close()
-            old_solver.close()
-    return entry
-
-
-def is_cached(entry: Entry) -> bool:
-    return any(entry is kept for kept in _thread_cache().entries.values())
+    if key is None:
+        try:
+            yield entry
+        finally:
+            _close_entry(entry)
+        return
+    entries[key] = entry
+    while len(entries) > CACHE_SIZE:
+        _close_entry(entries.popitem(last=False)[1])
+    yield entry
 
 
 def release_solvers() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.backend_cache import cached_backend, is_cached
+from ilplayer.backend_cache import cached_backend
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
 from ilplayer.gradients import (
@@ -101,15 +101,8 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         problem = dataclasses.replace(problem, c=-problem.c)
     if isinstance(solver, str) and (executor is None or isinstance(executor, str)):
         _check_options(solver_options)
-        entry = cached_backend(solver, solver_options, executor, workers, mp_context)
-        backend, pool, recipe = entry
-        try:
+        with cached_backend(solver, solver_options, executor, workers, mp_context) as (backend, pool, recipe):
             y, status, _ = solve_problem(problem, backend, pool, recipe)
-        finally:
-            if not is_cached(entry):  # options that cannot be a cache key: nothing is kept
-                if pool is not None:
-                    pool.close()
-                backend.close()
     else:
         backend = _make_solver(solver, solver_options)
         pool = make_executor(executor, workers, backend, mp_context, by_name=isinstance(solver, str))
