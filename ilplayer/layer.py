@@ -26,7 +26,7 @@ from ilplayer.gradients import (
     perturbed_mean,
 )
 from ilplayer.plugins import get_solver
-from ilplayer.problem import Bounds, check_box, densify, exact_dtype, validate_problem
+from ilplayer.problem import Bounds, check_box, densify, exact_dtype, rows_with_equalities, validate_problem
 from ilplayer.solver import Solver
 from ilplayer.types import Status
 
@@ -191,7 +191,7 @@ class _CombOptNetFunction(torch.autograd.Function):
         options: _BackwardOptions = ctx.options
         need_c, need_A, need_b = ctx.needs_input_grad[:3]
         m = A.shape[-2]
-        A_rows, b_rows = _rows_with_equalities(A, b, *ctx.equalities, batch=y.shape[0])
+        A_rows, b_rows = rows_with_equalities(A, b, *ctx.equalities, y.shape[0], dtype)
         with _torch_threads(options.threads, dy.device):
             dc, dA, db = combopt_backward(
                 dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
@@ -208,18 +208,6 @@ class _CombOptNetFunction(torch.autograd.Function):
                 dA.to(A.dtype) if need_A else None,
                 db.to(b.dtype) if need_b else None,
                 None, None, None, None, None, None)
-
-
-def _rows_with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor | None,
-                          b_eq: torch.Tensor | None, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``A, b`` followed by each equality as two rows, for the backward's feasibility test."""
-    if A_eq is None:
-        return A, b
-    parts_A, parts_b = [A, A_eq.to(A.dtype), -A_eq.to(A.dtype)], [b, b_eq.to(b.dtype), -b_eq.to(b.dtype)]
-    if any(x.dim() == 3 for x in parts_A) or any(x.dim() == 2 for x in parts_b):
-        parts_A = [x.expand(batch, *x.shape[-2:]) for x in parts_A]
-        parts_b = [x.expand(batch, x.shape[-1]) for x in parts_b]
-    return torch.cat(parts_A, dim=-2), torch.cat(parts_b, dim=-1)
 
 
 def _has_solution(status: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ import torch
 from ilplayer.types import ILPBatch
 
 __all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "check_box", "densify", "exact_dtype",
-           "validate_problem"]
+           "rows_with_equalities", "validate_problem"]
 
 Bounds = Union[int, float, Sequence[Union[int, float]], np.ndarray, torch.Tensor]
 
@@ -225,6 +225,22 @@ def _check_rows(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, names: tuple[
             raise ValueError(f"{name} is on {tensor.device} but c is on {c.device}: "
                              "all inputs must be on one device")
         _check_finite(tensor, name)
+
+
+def rows_with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor | None,
+                         b_eq: torch.Tensor | None, batch: int, dtype: torch.dtype
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``A, b`` followed by each equality as the two rows ``A_eq y <= b_eq`` and
+    ``-A_eq y <= -b_eq``, in ``dtype`` (per instance when any part is), for the tests that
+    ask ``excess <= tol`` of every row: there it reads ``|A_eq y - b_eq| <= tol``."""
+    if A_eq is None or A_eq.shape[-2] == 0:
+        return A, b
+    A, b, A_eq, b_eq = (x.to(dtype) for x in (A, b, A_eq, b_eq))
+    parts_A, parts_b = [A, A_eq, -A_eq], [b, b_eq, -b_eq]
+    if any(x.dim() == 3 for x in parts_A) or any(x.dim() == 2 for x in parts_b):
+        parts_A = [x.expand(batch, *x.shape[-2:]) for x in parts_A]
+        parts_b = [x.expand(batch, x.shape[-1]) for x in parts_b]
+    return torch.cat(parts_A, dim=-2), torch.cat(parts_b, dim=-1)
 
 
 def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.problem import ProblemTensors
+from ilplayer.problem import ProblemTensors, rows_with_equalities
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult, Status
 
@@ -32,19 +32,6 @@ def _box_points(lb: torch.Tensor, ub: torch.Tensor, index: torch.Tensor) -> torc
         strides[:-1] = torch.flip(torch.cumprod(torch.flip(sizes[1:], [0]), 0), [0])
     digits = torch.div(index[:, None], strides[None, :], rounding_mode="floor") % sizes[None, :]
     return (digits + lb[None, :]).to(torch.float64)
-
-
-def _with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor, b_eq: torch.Tensor,
-                     batch: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Rows whose test ``excess <= tol`` is ``|A_eq y - b_eq| <= tol`` for the equalities."""
-    if A_eq.shape[-2] == 0:
-        return A, b
-    A, b, A_eq, b_eq = (x.to(torch.float64) for x in (A, b, A_eq, b_eq))
-    A_all, b_all = [A, A_eq, -A_eq], [b, b_eq, -b_eq]
-    if any(x.dim() == 3 for x in A_all) or any(x.dim() == 2 for x in b_all):  # per instance
-        A_all = [x.expand(batch, *x.shape[-2:]) for x in A_all]
-        b_all = [x.expand(batch, x.shape[-1]) for x in b_all]
-    return torch.cat(A_all, dim=-2), torch.cat(b_all, dim=-1)
 
 
 class BruteForceSolver(Solver):
@@ -139,14 +126,14 @@ class BruteForceSolver(Solver):
 
     def solve(self, batch: ILPBatch) -> SolveResult:
         t = lambda a: torch.from_numpy(a.copy())
-        A, b = _with_equalities(t(batch.A), t(batch.b), t(batch.A_eq), t(batch.b_eq))
+        A, b = rows_with_equalities(t(batch.A), t(batch.b), t(batch.A_eq), t(batch.b_eq),
+                                    batch.num_instances, torch.float64)
         y, status, objective = self._enumerate(t(batch.c), A, b, batch.lb, batch.ub)
         return SolveResult(y=y.numpy(), status=status.numpy(), objective=objective.numpy())
 
     def solve_tensors(self, problem: ProblemTensors) -> tuple[Any, Any, Any]:
-        A, b = problem.A, problem.b
-        if problem.num_equalities:
-            A, b = _with_equalities(A, b, problem.A_eq, problem.b_eq, problem.batch_size)
+        A, b = rows_with_equalities(problem.A, problem.b, problem.A_eq, problem.b_eq,
+                                    problem.batch_size, torch.float64)
         return self._enumerate(problem.c, A, b, problem.lb, problem.ub)
 
     def close(self) -> None:
