@@ -133,6 +133,15 @@ def _as_layer_input(value: Any) -> Any:
     return value
 
 
+def _layer_inputs(c: Any, A: Any, b: Any, A_eq: Any, b_eq: Any) -> tuple[Any, ...]:
+    """The layer's inputs as tensors; ``A = b = None`` becomes 0 rows."""
+    c, A, b, A_eq, b_eq = (_as_layer_input(x) for x in (c, A, b, A_eq, b_eq))
+    if A is None and b is None:
+        A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
+        b = torch.zeros((0,), dtype=c.dtype, device=c.device)
+    return c, A, b, A_eq, b_eq
+
+
 @dataclass(frozen=True)
 class _BackwardOptions:
     tau: float | None
@@ -227,13 +236,8 @@ class _CostFunction(torch.autograd.Function):
         if layer.gradient == "perturbed":
             samples, sigma = layer.samples, layer.sigma
             noise = torch.randn((samples, *c.shape), generator=layer._noise_generator(c.device),
-                                dtype=torch.float64, device=c.device) if c.device.type != "meta" else \
-                torch.empty((samples, *c.shape), dtype=torch.float64, device=c.device)
-            many = validate_problem(
-                (c.detach().double()[None] + sigma * noise).reshape(-1, c.shape[-1]),
-                A.detach().expand(samples, *A.shape).reshape(-1, *A.shape[1:]) if A.dim() == 3 else A.detach(),
-                b.detach().expand(samples, *b.shape).reshape(-1, *b.shape[1:]) if b.dim() == 2 else b.detach(),
-                lb, ub, *_repeat_equalities(problem, samples))
+                                dtype=torch.float64, device=c.device)
+            many = problem.repeat(samples, (c.detach().double()[None] + sigma * noise).reshape(-1, c.shape[-1]))
             y64, status64, _ = solve_problem(many, layer.solver, layer.executor, layer.recipe)
             y_samples = y64.reshape(samples, *c.shape)
             solved = _has_solution(status64).reshape(samples, c.shape[0])
@@ -268,18 +272,6 @@ class _CostFunction(torch.autograd.Function):
                     dc = blackbox_gradient(y, y_moved, lam, solved & _has_solution(status_moved))
         layer._check_signal(dc, dy)
         return dc.to(dy.dtype), None, None, None, None, None, None, None
-
-
-def _repeat_equalities(problem: Any, samples: int) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-    """The equalities of ``problem`` for ``samples`` stacked copies of its batch."""
-    A_eq, b_eq = problem.A_eq, problem.b_eq
-    if A_eq is None:
-        return None, None
-    if A_eq.dim() == 3:
-        A_eq = A_eq.expand(samples, *A_eq.shape).reshape(-1, *A_eq.shape[1:])
-    if b_eq.dim() == 2:
-        b_eq = b_eq.expand(samples, *b_eq.shape).reshape(-1, *b_eq.shape[1:])
-    return A_eq, b_eq
 
 
 class ILPLayer(torch.nn.Module):
@@ -384,10 +376,7 @@ class ILPLayer(torch.nn.Module):
         passed to the backend natively; they take part in CombOptNet's feasibility tests and
         get no gradient.
         """
-        c, A, b, A_eq, b_eq = (_as_layer_input(x) for x in (c, A, b, A_eq, b_eq))
-        if A is None and b is None:
-            A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
-            b = torch.zeros((0,), dtype=c.dtype, device=c.device)
+        c, A, b, A_eq, b_eq = _layer_inputs(c, A, b, A_eq, b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
         if self.gradient == "combopt":
             y, status = _CombOptNetFunction.apply(cost, A, b, self.lb, self.ub, self, self.options, A_eq, b_eq)
@@ -398,23 +387,25 @@ class ILPLayer(torch.nn.Module):
         return y
 
     def solve_batch(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None,
-                    A_eq: Any = None, b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+                    A_eq: Any = None, b_eq: Any = None, copies: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
         """The exact solutions in the layer's ``sense`` with its backend and executor, without
-        autograd (for losses that solve their own batches): ``(y, status)``, ``y`` float64."""
-        c, A, b = (_as_layer_input(x) for x in (c, A, b))
-        if A is None and b is None:
-            A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
-            b = torch.zeros((0,), dtype=c.dtype, device=c.device)
-        c = c.detach()
-        A_eq, b_eq = (None if x is None else _as_layer_input(x).detach() for x in (A_eq, b_eq))
-        problem = validate_problem(-c if self.sense == "max" else c, A.detach(), b.detach(), self.lb, self.ub,
-                                   A_eq, b_eq)
+        autograd (for losses that solve their own batches): ``(y, status)``, ``y`` float64.
+
+        With ``copies`` > 1, ``c`` holds that many stacked cost batches (copies·B, n) for one
+        batch of B instances' constraints (perturbed samples): all are solved at once."""
+        c, A, b, A_eq, b_eq = _layer_inputs(c, A, b, A_eq, b_eq)
+        c = (-c if self.sense == "max" else c).detach()
+        B = c.shape[0] // copies
+        problem = validate_problem(c[:B], A.detach(), b.detach(), self.lb, self.ub,
+                                   *(None if x is None else x.detach() for x in (A_eq, b_eq)))
+        if copies > 1:
+            problem = problem.repeat(copies, c)
         y, status, _ = solve_problem(problem, self.solver, self.executor, self.recipe)
         return y, status
 
     def _noise_generator(self, device: torch.device) -> torch.Generator | None:
         """The perturbations' stream: seeded once per device when ``seed`` is given."""
-        if self.seed is None:
+        if self.seed is None or device.type == "meta":
             return None
         key = str(device)
         if key not in self._generators:

@@ -107,15 +107,7 @@ class FenchelYoung(torch.nn.Module):
         noise = torch.randn((self.samples, *pred.shape), generator=self.generator,
                             dtype=torch.float64).to(c_pred.device)
         perturbed = (pred.detach()[None] + self.sigma * noise).reshape(-1, pred.shape[-1])
-        A_many = A if not isinstance(A, torch.Tensor) or A.dim() < 3 else \
-            A.expand(self.samples, *A.shape).reshape(-1, *A.shape[1:])
-        b_many = b if not isinstance(b, torch.Tensor) or b.dim() < 2 else \
-            b.expand(self.samples, *b.shape).reshape(-1, *b.shape[1:])
-        A_eq_many = A_eq if not isinstance(A_eq, torch.Tensor) or A_eq.dim() < 3 else \
-            A_eq.expand(self.samples, *A_eq.shape).reshape(-1, *A_eq.shape[1:])
-        b_eq_many = b_eq if not isinstance(b_eq, torch.Tensor) or b_eq.dim() < 2 else \
-            b_eq.expand(self.samples, *b_eq.shape).reshape(-1, *b_eq.shape[1:])
-        y_samples, _ = self.layer.solve_batch(sign * perturbed, A_many, b_many, A_eq_many, b_eq_many)
+        y_samples, _ = self.layer.solve_batch(sign * perturbed, A, b, A_eq, b_eq, copies=self.samples)
         y_samples = y_samples.reshape(self.samples, *pred.shape).to(c_pred.device)
         inner = ((pred[None] + self.sigma * noise) * y_samples).sum(-1).mean(0)  # E[min]
         loss = (pred * y_true).sum(-1) - inner

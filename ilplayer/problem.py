@@ -5,6 +5,7 @@ Every check runs before anything is solved, and every error names the argument a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -146,6 +147,17 @@ class ProblemTensors:
     @property
     def num_equalities(self) -> int:
         return 0 if self.A_eq is None else int(self.A_eq.shape[-2])
+
+    def repeat(self, copies: int, c: torch.Tensor) -> ProblemTensors:
+        """``copies`` stacked copies of this batch (copy-major) with the costs ``c``
+        (copies·B, n): per-instance constraints are repeated, shared ones kept."""
+        if c.shape != (copies * self.batch_size, self.num_variables):
+            raise ValueError(f"c must have shape ({copies * self.batch_size}, {self.num_variables}) "
+                             f"for {copies} copies of this batch, got {tuple(c.shape)}")
+        tile = lambda t, shared_dims: t if t is None or t.dim() == shared_dims else \
+            t.repeat(copies, *([1] * (t.dim() - 1)))
+        return dataclasses.replace(self, c=c, A=tile(self.A, 2), b=tile(self.b, 1),
+                                   A_eq=tile(self.A_eq, 2), b_eq=tile(self.b_eq, 1))
 
     @property
     def batch_size(self) -> int:

@@ -159,3 +159,16 @@ def test_cost_methods_solve_their_extra_batches_on_every_executor(executor, grad
     reference = ilplayer.ILPLayer(0, 1, gradient=gradient, samples=4, seed=0)
     (expected,) = torch.autograd.grad(reference(c, A, B), c, torch.ones_like(y))
     torch.testing.assert_close(dc, expected)  # same answers, same gradient, whatever the pool
+
+
+def test_perturbed_samples_repeat_per_instance_constraints():
+    c_pred, y_true = costs(12), argmin(costs(13))
+    shared = FenchelYoung(ilplayer.ILPLayer(0, 1), sigma=0.5, samples=4, seed=1)(c_pred, y_true, A, B)
+    per_instance = FenchelYoung(ilplayer.ILPLayer(0, 1), sigma=0.5, samples=4, seed=1)(
+        c_pred, y_true, A.expand(5, -1, -1).numpy(), B.expand(5, -1).numpy())
+    torch.testing.assert_close(per_instance, shared)
+    layer = ilplayer.ILPLayer(0, 1, gradient="perturbed", samples=4, seed=1)
+    torch.testing.assert_close(layer(c_pred, A.expand(5, -1, -1), B.expand(5, -1)),
+                               ilplayer.ILPLayer(0, 1, gradient="perturbed", samples=4, seed=1)(c_pred, A, B))
+    with pytest.raises(ValueError, match=r"c must have shape \(10, 4\) for 2 copies"):
+        ilplayer.problem.validate_problem(c_pred, A, B, 0, 1).repeat(2, c_pred)
