@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ilplayer.experiments.decision_focused import TITLES
 from ilplayer.experiments.runner import paper_accuracy
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
@@ -55,8 +56,7 @@ def load_records(folder: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-DFL_TITLES = {"shortest-path": "Shortest path, 5 x 5 grid (PyEPO data)",
-              "knapsack-regret": "Knapsack, 32 items, 2 rows (PyEPO data)"}
+DFL_TITLES = {task: f"{title} (PyEPO data)" for task, title in TITLES.items()}
 
 
 def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | None = None) -> list[str]:

@@ -78,7 +78,7 @@ class ScipSolver(PersistentModelSolver):
         y = [model.addVar(vtype="I", lb=float(l), ub=float(u)) for l, u in zip(batch.lb, batch.ub)]
         for row, bound in zip(batch.A, batch.b):
             model.addCons(scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0) <= float(bound))
-        for row, bound in zip(batch.A_eq, batch.b_eq):  # one ranged row: b_eq -/+ the tolerance
+        for row, bound in zip(batch.A_eq, batch.b_eq):  # two rows: a band of b_eq -/+ the tolerance
             expression = scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0)
             model.addCons(expression >= float(bound) - FEASIBILITY_TOL)
             model.addCons(expression <= float(bound) + FEASIBILITY_TOL)
