@@ -15,7 +15,7 @@ import torch
 
 from ilplayer.problem import Bounds, as_bounds
 
-__all__ = ["INITIAL_OFFSET", "MAX_SUBSET_SIZE", "random_constraint_rows", "random_costs",
+__all__ = ["INITIAL_OFFSET", "MAX_SUBSET_SIZE", "MIN_COVER", "random_constraint_rows", "random_costs",
            "sample_cover", "sample_random_constraints"]
 
 INITIAL_OFFSET = -0.2
@@ -81,21 +81,33 @@ def random_costs(k: int, n: int, generator: torch.Generator) -> torch.Tensor:
 
 
 MAX_SUBSET_SIZE = 3
+MIN_COVER = 2
+"""The reference generator's rule: every element lies in at least two subsets."""
 
 
 def sample_cover(rng: np.random.Generator, universe: int, subsets: int,
-                 max_size: int = MAX_SUBSET_SIZE) -> np.ndarray:
+                 max_size: int = MAX_SUBSET_SIZE, min_cover: int = MIN_COVER) -> np.ndarray:
     """Incidence matrix (universe x subsets) of distinct subsets of at most ``max_size``
-    elements, uniform among the families that cover every element."""
+    elements, uniform among the families that cover every element at least ``min_cover`` times.
+
+    The paper's reference generator rejects a family in which some element lies in fewer than
+    two subsets (``min_cover=2``): with a single cover, that subset would be in every solution
+    and the dataset would carry a constraint no cost can reveal.
+    """
     candidates = [c for size in range(1, max_size + 1)
                   for c in itertools.combinations(range(universe), size)]
     if subsets > len(candidates):
         raise ValueError(f"subsets: only {len(candidates)} distinct subsets of <= {max_size} of "
                          f"{universe} elements exist, {subsets} asked")
-    while True:  # rejection: a family of 2m random small subsets covers with high probability
+    if min_cover * universe > max_size * subsets:
+        raise ValueError(f"min_cover: {subsets} subsets of <= {max_size} elements cannot cover "
+                         f"{universe} elements {min_cover} times each")
+    for _ in range(100_000):  # rejection: 2m random small subsets pass with good probability
         chosen = rng.choice(len(candidates), size=subsets, replace=False)
         incidence = np.zeros((universe, subsets))
         for column, index in enumerate(chosen):
             incidence[list(candidates[index]), column] = 1.0
-        if incidence.sum(axis=1).min() >= 1:
+        if incidence.sum(axis=1).min() >= min_cover:
             return incidence
+    raise RuntimeError(f"no family of {subsets} subsets covered {universe} elements {min_cover} "
+                       f"times each in 100000 draws")

@@ -40,16 +40,25 @@ def test_random_constraints_are_deterministic_by_seed_and_differ_across_seeds():
     assert not torch.equal(first.A, other.A)
 
 
-@pytest.mark.parametrize("universe", [4, 6, 8])
-def test_set_cover_subsets_are_small_distinct_and_cover_and_labels_are_covers(universe):
-    data = set_cover.make_dataset(universe=universe, seed=2, train_size=60, test_size=30)
+@pytest.mark.parametrize("universe", [4, 6, 8, 10])
+@pytest.mark.parametrize("seed", [0, 2, 7])
+def test_set_cover_subsets_are_small_distinct_and_cover_twice_and_labels_are_covers(universe, seed):
+    data = set_cover.make_dataset(universe=universe, seed=seed, train_size=60, test_size=30)
     incidence = -data.A.numpy()
     assert incidence.shape == (universe, 2 * universe)
     assert incidence.sum(axis=0).max() <= instances.MAX_SUBSET_SIZE  # subsets of <= 3 elements
-    assert incidence.sum(axis=1).min() >= 1                           # every element covered
+    assert incidence.sum(axis=1).min() >= 2                           # covered twice (reference rule)
     assert len({tuple(col) for col in incidence.T}) == 2 * universe   # distinct subsets
     assert (data.c_train > 0).all()                                   # positive costs
     assert ((incidence @ data.y_train.numpy().T) >= 1).all()          # labels cover everything
+
+
+def test_sample_cover_refuses_a_cover_count_the_subsets_cannot_reach():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="min_cover"):
+        instances.sample_cover(rng, universe=6, subsets=3, min_cover=2)   # 3 x 3 < 2 x 6
+    once = instances.sample_cover(rng, universe=6, subsets=4, min_cover=1)
+    assert once.sum(axis=1).min() >= 1
 
 
 def test_set_cover_labels_are_optimal():

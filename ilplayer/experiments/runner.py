@@ -171,6 +171,8 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         "paper_accuracy": paper_accuracy(task, box, method, variant, m) if task == "wsc" or n == 16 else None,
         "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver or "none"),
     }
+    if task == "wsc":  # the family's rule decides the dataset: records of another rule are not comparable
+        record["generator"] = {"min_cover": set_cover.MIN_COVER}
     references = {"box-constrained baseline": 100 * data.box_baseline_accuracy}
     if record["paper_accuracy"] is not None:
         references["paper (mean of 10 seeds)"] = record["paper_accuracy"]

@@ -2,9 +2,9 @@
 fixed family of subsets from (cost, optimal sub-cover) pairs.
 
 A universe of ``m`` elements, ``n = 2m`` distinct subsets of at most 3 elements that together
-cover it; an instance is a positive cost per subset; its label is the cheapest sub-family that
-still covers every element: ``min c·y s.t. -M y <= -1, y in {0, 1}^n`` with ``M`` the
-element-by-subset incidence matrix.
+cover each element at least twice (the reference generator's rule); an instance is a positive
+cost per subset; its label is the cheapest sub-family that still covers every element:
+``min c·y s.t. -M y <= -1, y in {0, 1}^n`` with ``M`` the element-by-subset incidence matrix.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ilplayer.experiments.cache import cached
-from ilplayer.instances import sample_cover
+from ilplayer.instances import MIN_COVER, sample_cover
 from ilplayer.layer import solve
 from ilplayer.training import HiddenConstraintsData
 from ilplayer.types import Status
@@ -24,7 +24,7 @@ def make_dataset(universe: int = 4, train_size: int = 1600, test_size: int = 100
                  solver: str = "bruteforce", cache: bool = False) -> HiddenConstraintsData:
     """Subsets (n = 2 * universe), positive uniform costs normalised to unit length, labels."""
     if cache:
-        params = dict(universe=universe, train=train_size, test=test_size, seed=seed)
+        params = dict(universe=universe, train=train_size, test=test_size, seed=seed, min_cover=MIN_COVER)
         return HiddenConstraintsData(**cached("wsc", params, lambda: make_dataset(
             universe, train_size, test_size, seed, solver).to_dict()))
     rng = np.random.default_rng([seed, universe])
