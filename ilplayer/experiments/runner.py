@@ -77,7 +77,13 @@ KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5)
 
 
 def versions(solver: str) -> dict[str, str]:
-    found = {"python": platform.python_version(), "torch": torch.__version__}
+    """What produced a record: the versions, and the two things that decide torch's float
+    rounding on a CPU (its vector kernels and its thread count). Same seed, settings, versions
+    and kernels give the same record; another kernel family can round one comparison the other
+    way and part the histories after some epochs."""
+    found = {"python": platform.python_version(), "torch": torch.__version__,
+             "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+             "torch_threads": str(torch.get_num_threads())}
     for dist in ("ilplayer", "ilplayer-" + solver.split(":")[0]):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             found[dist] = importlib.metadata.version(dist)
