@@ -3,6 +3,7 @@ torch thread in the backward, and the benchmark command that measures them."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 
@@ -28,6 +29,16 @@ def test_the_pool_returns_its_cheapest_point_and_forgets_the_oldest():
     assert pool.best_for(np.array([1.0, -2.0])).tolist() == [0.0, 1.0]
     pool.add(np.array([1.0, 1.0]))  # evicts [0, 1], the oldest
     assert pool.best_for(np.array([1.0, -2.0])).tolist() == [1.0, 1.0]
+    pool.add(np.array([0.0, 1.0]))  # an evicted point can come back (evicting [1, 0])
+    assert pool.size == 2
+    assert pool.best_for(np.array([-1.0, 0.0])).tolist() == [1.0, 1.0]
+
+
+def test_the_pool_takes_minus_zero_and_zero_as_one_point():
+    pool = SolutionPool(num_variables=2, capacity=4)
+    pool.add(np.array([0.0, 1.0]))
+    pool.add(np.array([-0.0, 1.0]))
+    assert pool.size == 1
 
 
 class StartRecordingSolver(PersistentModelSolver):
@@ -140,3 +151,50 @@ def test_bench_command_writes_rows_and_a_plot(tmp_path, capsys):
                  "--json", str(out)]) == 0
     assert json.loads(out.read_text())[0]["benchmark"] == "reuse"
     assert "solve_ms" in capsys.readouterr().out
+
+
+def _assignment_batch(k: int, seed: int) -> ilplayer.ILPBatch:
+    """3 x 3 assignments (totally unimodular rows: every LP vertex is integral)."""
+    rng = np.random.default_rng(seed)
+    rows = np.zeros((6, 9))
+    for i in range(3):
+        rows[i, 3 * i:3 * i + 3] = 1.0       # each worker one job
+        rows[3 + i, i::3] = 1.0               # each job one worker
+    return ilplayer.ILPBatch(c=rng.normal(size=(k, 9)), A=np.zeros((0, 9)), b=np.zeros(0),
+                             lb=np.zeros(9), ub=np.ones(9), A_eq=rows, b_eq=np.ones(6))
+
+
+@pytest.mark.parametrize("backend", ["highs", "gurobi"])
+def test_an_integral_lp_relaxation_answers_without_the_mip_and_a_fractional_one_does_not(backend):
+    if backend not in ilplayer.available_solvers():
+        pytest.skip(f"backend {backend!r} is not installed")
+    solver = ilplayer.get_solver(backend)
+    calls = []
+    solve_instance = solver.solve_instance
+    solver.solve_instance = lambda model, c: (calls.append(1), solve_instance(model, c))[1]
+    batch = _assignment_batch(8, seed=0)
+    result = solver.solve(batch)
+    assert (result.status == Status.OPTIMAL).all() and not calls
+    best = [min(cost.reshape(3, 3)[range(3), list(p)].sum() for p in itertools.permutations(range(3)))
+            for cost in batch.c]
+    assert np.allclose(result.objective, best)
+    # a knapsack whose LP optimum takes half an item must reach the MIP
+    knapsack = ilplayer.ILPBatch(c=np.array([[-3.0, -2.0, -2.0]]), A=np.array([[2.0, 2.0, 2.0]]),
+                                 b=np.array([3.0]), lb=np.zeros(3), ub=np.ones(3),
+                                 A_eq=np.zeros((0, 3)), b_eq=np.zeros(0))
+    result = solver.solve(knapsack)
+    assert calls and result.status[0] == Status.OPTIMAL and result.objective[0] == pytest.approx(-3.0)
+    solver.close()
+
+
+def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
+    from ilplayer.solver import RelaxationGate
+
+    paying, wasted = RelaxationGate(), RelaxationGate()
+    for _ in range(200):
+        assert paying.should_try()
+        paying.record(True)
+        if wasted.should_try():
+            wasted.record(False)
+    assert paying.tries == 200
+    assert wasted.tries == 32 + (200 - 32) // 16   # every instance at first, then every 16th

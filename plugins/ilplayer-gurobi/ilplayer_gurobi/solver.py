@@ -25,6 +25,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "Cuts": 0,
     "Heuristics": 0.0,
 }
+INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 SIZE_LIMIT = 2000  # variables and constraints allowed by the pip wheel's restricted licence
 _LICENSE_ERRORS = (10009, 10030, 10032)  # no licence, licence expired/invalid, version mismatch
 
@@ -98,17 +99,35 @@ class GurobiSolver(PersistentModelSolver):
         model.addConstr(batch.A @ x <= batch.b)
         if batch.num_equalities:
             model.addConstr(batch.A_eq @ x == batch.b_eq)
-        return model, x
+        model.update()
+        relaxation = model.relax()  # same rows, continuous columns: tried first (solve_relaxation)
+        return model, x, relaxation, gp.MVar.fromlist(relaxation.getVars())
 
     def dispose_model(self, model: Any) -> None:
         model[0].dispose()
+        model[2].dispose()
+
+    def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
+        # An optimal LP vertex that is integral is optimal for the MIP (same rows, same
+        # tolerances): a warm re-solve of the LP takes ~0.1 ms where the MIP takes 0.3-0.5 ms
+        # on a 5 x 5 grid's shortest path, and network rows always give one.
+        relaxation, x = model[2], model[3]
+        x.Obj = c
+        relaxation.optimize()
+        if relaxation.Status != self._gp.GRB.OPTIMAL:
+            return None
+        point = np.asarray(x.X)
+        rounded = np.rint(point)
+        if np.abs(point - rounded).max() > INTEGRAL_LP_TOL:
+            return None
+        return rounded
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         model[1].Start = point
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         grb = self._gp.GRB
-        gmodel, x = model
+        gmodel, x = model[0], model[1]
         x.Obj = c
         gmodel.optimize()
         status = gmodel.Status

@@ -43,6 +43,13 @@ DEFAULT_OPTIONS: dict[str, Any] = {
 }
 
 
+# The LP relaxation solved before each MIP only ever sees new costs, so its previous basis stays
+# primal feasible. Devex pricing needs fewer dual simplex iterations for that re-solve than
+# HiGHS' default (dual steepest edge): 0.73-0.83x the time per relaxation on the shortest-path
+# costs of an SPO+ or Fenchel-Young epoch (3.4-5.5 iterations instead of 6.9-8.6).
+RELAXATION_OPTIONS: dict[str, Any] = {"simplex_dual_edge_weight_strategy": 1}
+
+
 CLASH_FIX = ("highspy and ortools each ship libhighs.so.1; install the pair built on one HiGHS "
              "with pip install 'ilplayer[all]' (highspy 1.12 with ortools 9.15).")
 
@@ -103,7 +110,7 @@ class HighsSolver(PersistentModelSolver):
         # The LP relaxation on the exact rows (no tolerance band: within the band a vertex
         # sits 1e-6 off the integers), solved first.
         relaxation = hs.Highs()
-        for key, value in self.options.items():
+        for key, value in {**RELAXATION_OPTIONS, **self.options}.items():
             if not key.startswith("mip_"):
                 relaxation.setOptionValue(key, value)
         lp.integrality_ = []
@@ -111,26 +118,30 @@ class HighsSolver(PersistentModelSolver):
         lp.row_upper_ = np.concatenate([batch.b, batch.b_eq])
         if relaxation.passModel(lp) != hs.HighsStatus.kOk:
             raise RuntimeError("HiGHS rejected the LP relaxation")
-        return highs, np.arange(n, dtype=np.int32), relaxation
+        return highs, np.arange(n, dtype=np.int32), relaxation, hs.HighsModelStatus.kOptimal
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         # Applied in solve_instance after the cost change: changing the model drops a start.
         self._start = point
 
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
-        highs, columns, relaxation = model
-        hs = self._highspy
+    def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP too (it relaxes it, and
-        # the exact rows admit no more than the MIP's band):
-        # network-flow and assignment rows give one every time, at ~0.1 ms instead of a
-        # MIP root of 2-3 ms. Anything else goes to the MIP.
+        # the exact rows admit no more than the MIP's band): network-flow and assignment rows
+        # give one every time, at ~0.1 ms instead of a MIP root of 2-3 ms.
+        _, columns, relaxation, optimal = model
         relaxation.changeColsCost(len(columns), columns, c)
         relaxation.run()
-        if relaxation.getModelStatus() == hs.HighsModelStatus.kOptimal:
-            x = np.array(relaxation.getSolution().col_value)
-            if np.abs(x - np.round(x)).max(initial=0.0) <= INTEGRAL_LP_TOL:
-                self._start = None
-                return Status.OPTIMAL, np.round(x)
+        if relaxation.getModelStatus() != optimal:
+            return None
+        x = np.array(relaxation.getSolution().col_value)
+        rounded = np.rint(x)
+        if np.abs(x - rounded).max() > INTEGRAL_LP_TOL:
+            return None
+        return rounded
+
+    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
+        highs, columns, _, _ = model
+        hs = self._highspy
         highs.changeColsCost(len(columns), columns, c)
         if self._start is not None:
             solution = hs.HighsSolution()
