@@ -134,7 +134,8 @@ def run_experiments(args: argparse.Namespace) -> int:
                              solvers=tuple(args.solvers) if args.solvers else None,
                              seeds=tuple(parse_int_list(args.seeds)), epochs=args.epochs,
                              train_size=args.train_size, test_size=args.test_size,
-                             pyepo=not args.no_pyepo, resume=args.resume,
+                             pyepo=not args.no_pyepo, resume=args.resume, executor=args.executor,
+                             workers=args.workers, pyepo_processes=args.pyepo_processes,
                              report=lambda line: print(line, flush=True))
         return 0
     if args.task == "knapsack":
@@ -417,6 +418,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--train-size", type=_positive_int, default=1000)
         sub.add_argument("--test-size", type=_positive_int, default=1000)
         sub.add_argument("--no-pyepo", action="store_true", help="skip PyEPO's own baselines")
+        sub.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto",
+                         help="where ilplayer solves each batch (auto: threads for backends that "
+                              "release the GIL)")
+        sub.add_argument("--workers", type=_positive_int, default=None)
+        sub.add_argument("--pyepo-processes", type=_positive_int, default=1,
+                         help="PyEPO's own solver processes (its default: 1)")
         sub.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
         sub.add_argument("--out", default="results/dfl")
     match = experiment.add_parser("matching", help="keypoint-matching stand-in (n = p^2, m = 2p)")

@@ -136,9 +136,11 @@ def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
 
 
 def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: float = 1e-2,
-               batch_size: int = 32, seed: int = 0) -> dict[str, Any]:
-    """Train PyEPO's linear model with ``method`` on ``solver``; normalised test regret and
-    seconds per epoch (the regret of the untrained model too)."""
+               batch_size: int = 32, seed: int = 0, executor: str | None = None,
+               workers: int | None = None) -> dict[str, Any]:
+    """Train PyEPO's linear model with ``method`` on ``solver`` (its batches solved on
+    ``executor``, the layer's default when None); normalised test regret and seconds per epoch
+    (the regret of the untrained model too)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     torch.manual_seed(derive_seed(seed, 1))
@@ -146,7 +148,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     gradient = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt"}.get(method, "combopt")
     layer = ILPLayer(0, 1, solver=solver, sense=task.sense, gradient=gradient, blackbox_lambda=10.0,
-                     sigma=1.0, samples=10, seed=derive_seed(seed, 5))
+                     sigma=1.0, samples=10, seed=derive_seed(seed, 5), executor=executor, workers=workers)
     sign = 1.0 if task.sense == "min" else -1.0
     constraints = task.constraints()
     y_train = _optimal(layer, task, task.c_train)
@@ -183,15 +185,17 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
         history.append({"epoch": epoch + 1, "regret": test_regret(), "seconds": seconds})
     layer.close()
     return {"task": task.name, "method": method, "solver": solver, "library": "ilplayer", "seed": seed,
-            "epochs": epochs, "lr": lr, "batch_size": batch_size, "train_size": len(task.x_train),
+            "executor": executor or "auto", "workers": workers, "epochs": epochs, "lr": lr,
+            "batch_size": batch_size, "train_size": len(task.x_train),
             "test_size": len(task.x_test), "regret": history[-1]["regret"],
             "seconds_per_epoch": float(np.mean([h["seconds"] for h in history[1:]])) if epochs else 0.0,
             "history": history}
 
 
 def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, batch_size: int = 32,
-              seed: int = 0) -> dict[str, Any]:
-    """PyEPO's own SPO+, PFYL or DBB, with its Gurobi model, on the same data and model."""
+              seed: int = 0, processes: int = 1) -> dict[str, Any]:
+    """PyEPO's own SPO+, PFYL or DBB, with its Gurobi model, on the same data and model
+    (``processes``: PyEPO's own pool for the solves, 1 = in this process)."""
     import pyepo
 
     if task.name == "shortest-path":
@@ -205,11 +209,11 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     if method == "spo+":
-        function = pyepo.func.SPOPlus(optmodel, processes=1)
+        function = pyepo.func.SPOPlus(optmodel, processes=processes)
     elif method == "pfyl":
-        function = pyepo.func.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, processes=1)
+        function = pyepo.func.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, processes=processes)
     elif method == "dbb":
-        function = pyepo.func.blackboxOpt(optmodel, lambd=10, processes=1)
+        function = pyepo.func.blackboxOpt(optmodel, lambd=10, processes=processes)
     else:
         raise ValueError(f"PyEPO baselines: {PYEPO_METHODS}, got {method!r}")
     loader = torch.utils.data.DataLoader(train, batch_size=batch_size, shuffle=True,
@@ -236,7 +240,8 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
                         "seconds": seconds})
         model.double()
     return {"task": task.name, "method": method, "solver": "gurobi", "library": "pyepo", "seed": seed,
-            "epochs": epochs, "lr": lr, "batch_size": batch_size, "train_size": len(task.x_train),
+            "processes": processes, "epochs": epochs, "lr": lr, "batch_size": batch_size,
+            "train_size": len(task.x_train),
             "test_size": len(task.x_test), "regret": history[-1]["regret"],
             "seconds_per_epoch": float(np.mean([h["seconds"] for h in history[1:]])) if epochs else 0.0,
             "history": history}

@@ -282,9 +282,13 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
                          solvers: tuple[str, ...] | None = None, seeds: tuple[int, ...] = (0,),
                          epochs: int = 10, train_size: int = 1000, test_size: int = 1000,
                          pyepo: bool = True, resume: bool = False, plot: bool = True,
-                         report: Any = print) -> list[dict[str, Any]]:
+                         executor: str | None = None, workers: int | None = None,
+                         pyepo_processes: int = 1, report: Any = print) -> list[dict[str, Any]]:
     """Every method on every backend (default: the installed MIP backends) and, when PyEPO is
-    installed, PyEPO's SPO+, PFYL and DBB: one JSON record per run, a PNG of the regrets."""
+    installed, PyEPO's SPO+, PFYL and DBB: one JSON record per run, a PNG of the regrets.
+    ``executor``/``workers`` run ilplayer's solves (the layer's default when None),
+    ``pyepo_processes`` PyEPO's; a record of another setting than the default says so in its
+    name."""
     import importlib.util
 
     from ilplayer.experiments import decision_focused as dfl
@@ -300,17 +304,24 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
     for seed in seeds:
         for library, method, solver in runs:
             name = f"{task}-{library}-{method.replace('+', 'plus')}-{solver}-seed{seed}"
+            if library == "ilplayer" and executor not in (None, "auto"):
+                name += f"-{executor}"
+            if library == "pyepo" and pyepo_processes != 1:
+                name += f"-processes{pyepo_processes}"
             if resume and (finished := load_record(out_dir, name)) is not None:
                 records.append(finished)
                 continue
             if library == "pyepo":
-                record = dfl.run_pyepo(data, method, epochs=epochs, seed=seed)
+                record = dfl.run_pyepo(data, method, epochs=epochs, seed=seed, processes=pyepo_processes)
             else:
-                record = dfl.run_method(data, method, solver, epochs=epochs, seed=seed)
+                record = dfl.run_method(data, method, solver, epochs=epochs, seed=seed,
+                                        executor=executor, workers=workers)
             record["versions"] = versions(solver)
             save_record(record, out_dir, name, None)
             records.append(record)
-            report(f"{task} {library} {method} on {solver}, seed {seed}: regret "
+            where = (f" ({record['executor']})" if library == "ilplayer"
+                     else f" ({record['processes']} process{'es' if record['processes'] > 1 else ''})")
+            report(f"{task} {library} {method} on {solver}{where}, seed {seed}: regret "
                    f"{100 * record['regret']:.2f} % ({record['seconds_per_epoch']:.1f} s/epoch)")
     if plot:
         try:
