@@ -48,6 +48,15 @@ def test_unknown_parameter_is_refused(cpsat):
 
 
 def test_a_value_of_the_wrong_type_is_refused_by_name(cpsat):
-    with pytest.raises(ValueError, match=r"params: CP-SAT rejected search_branching=1"):
-        cpsat("cpsat", params={"search_branching": 1})
+    with pytest.raises(ValueError, match=r"params: CP-SAT rejected search_branching='NO_SUCH'"):
+        cpsat("cpsat", params={"search_branching": "NO_SUCH"})
+    with pytest.raises(ValueError, match=r"params: CP-SAT rejected num_workers='two'"):
+        cpsat("cpsat", params={"num_workers": "two"})
+
+
+def test_enum_parameters_take_a_member_name_or_number(cpsat):
+    by_name = cpsat("cpsat", params={"search_branching": "LP_SEARCH"})
+    by_number = cpsat("cpsat", params={"search_branching": 3})
+    assert by_name._solver.parameters.search_branching == by_number._solver.parameters.search_branching
+    assert by_name._solver.parameters.search_branching.name == "LP_SEARCH"
 
