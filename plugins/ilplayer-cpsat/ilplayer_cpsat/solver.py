@@ -47,8 +47,9 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 FEASIBILITY_TOL = 1e-6
 MAX_SAFE_INTEGER = 2**53  # keep every scaled activity exactly representable
-CLASH_FIX = ("highspy and ortools each ship libhighs.so.1; install the pair built on one HiGHS "
-             "with pip install 'ilplayer[all]' (highspy 1.12 with ortools 9.15).")
+CLASH_FIX = ("ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1.16 links HiGHS "
+             "into its own module and lives beside ortools: pip install 'ilplayer[all]' "
+             "(highspy>=1.16 with ortools 9.15).")
 
 
 def _field_value(parameters: Any, key: str, value: Any) -> Any:

