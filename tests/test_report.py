@@ -39,6 +39,13 @@ def test_report_command_writes_markdown_and_refuses_an_empty_folder(tmp_path):
     assert "| 2 | 90.0 ± 0.0 | 0 |" in (tmp_path / "r.md").read_text()
 
 
+def test_tasks_that_cannot_follow_the_paper_say_how_in_their_title():
+    text = build_report([record(task="knapsack", m=1), record()])
+    assert ("## Knapsack from text, binary box — CombOptNet, paper's settings except: sentences "
+            "embedded by all-MiniLM-L6-v2") in text
+    assert "## Random Constraints, binary box — CombOptNet, paper's settings\n" in text
+
+
 def test_methods_are_reported_apart():
     mlp = record(accuracy=0.2)
     mlp["method"], mlp["solver"] = "mlp", None

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ilplayer.experiments.decision_focused import TITLES
-from ilplayer.experiments.runner import paper_accuracy
+from ilplayer.experiments.runner import DEVIATIONS, paper_accuracy
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
                "matching": "Keypoint matching stand-in"}
@@ -99,9 +99,15 @@ def _mean_std(values: list[float]) -> str:
     return f"{mean:.1f} ± {std:.1f}"
 
 
-def _variant_label(variant: dict[str, Any]) -> str:
+def _variant_label(variant: dict[str, Any], task: str = "") -> str:
+    """The table's settings: the overrides, or the paper's settings and where the task cannot
+    follow the paper (``runner.DEVIATIONS``: the knapsack's sentence model, matching's data
+    and backbone)."""
     shown = {k: ("hard" if k == "tau" and v is None else v) for k, v in variant.items() if k != "epochs"}
-    return ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) or "paper's settings"
+    label = ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) or "paper's settings"
+    if task in DEVIATIONS:
+        label += " except: " + "; ".join(DEVIATIONS[task])
+    return label
 
 
 def _paper(run: dict[str, Any]) -> float | None:
@@ -133,7 +139,9 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
     lines = ["## Overview", "",
              "CombOptNet with the paper's settings beside the paper's mean and the baselines "
              "(mean over the seeds listed in the tables below; MLP, LP and BB-GM runs may use "
-             "fewer seeds or epochs, see their tables).", "",
+             "fewer seeds or epochs, see their tables). Knapsack and matching cannot follow the "
+             "paper offline (another sentence model; stand-in data and backbone): their tables "
+             "say how.", "",
              "| task | box | m | CombOptNet | seeds | paper | gap | box-constrained | MLP | LP relaxation | BB-GM |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (task, box, _m), by_method in sorted(cells.items()):
@@ -180,7 +188,7 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
         epochs = sorted({r["hyperparameters"]["epochs"] for r in runs})
         solvers = sorted({r["solver"] for r in runs if r["solver"]}) or ["none"]
         lines += [f"## {TASK_TITLES.get(task, task)}, {box} box — {METHOD_TITLES.get(method, method)}, "
-                  f"{_variant_label(variant)}", "",
+                  f"{_variant_label(variant, task)}", "",
                   f"Epochs: {', '.join(map(str, epochs))}; solver: {', '.join(solvers)}.", "",
                   "| m | ilplayer | seeds | box-constrained | paper | ilplayer − paper | wall time per run |",
                   "|---|---|---|---|---|---|---|"]
