@@ -96,3 +96,15 @@ def test_resume_never_recomputes_a_finished_record(tmp_path, capsys):
     assert main(args) == 0
     assert record.stat().st_mtime_ns == stamp and record.read_text() == text
     assert capsys.readouterr().out.count("accuracy") == 2  # reported both times
+
+
+def test_restarts_train_one_dataset_again_from_another_initialisation(tmp_path):
+    import json
+
+    assert main(["experiment", "wsc", "--m", "3", "--seeds", "0", "--restarts", "0-1", "--epochs", "2",
+                 "--out", str(tmp_path)]) == 0
+    first = json.loads((tmp_path / "wsc-binary-m3-seed0-epochs=2.json").read_text())
+    again = json.loads((tmp_path / "wsc-binary-m3-seed0-epochs=2-restart1.json").read_text())
+    assert (first["restart"], again["restart"]) == (0, 1) and first["seed"] == again["seed"] == 0
+    assert first["box_baseline_accuracy"] == again["box_baseline_accuracy"]   # one dataset
+    assert first["history"][0]["loss"] != again["history"][0]["loss"]          # another start

@@ -65,3 +65,9 @@ def test_overview_puts_baselines_beside_combopt_and_matching_has_no_gap_to_spair
     assert "| Random Constraints | binary | 2 | 90.0 ± 0.0 | 1 | 94.2 | -4.2 | 30.0 | 20.0 | – | – |" in overview
     assert "| Keypoint matching stand-in | binary | p=4 | 80.0 ± 0.0 | 1 | 83.1 | – | – | – | – | 70.0 |" in overview
     assert "— CombOptNet, tau=hard" in text and "| 2 | 50.0 ± 0.0 | 0 | 30.0 ± 0.0 | 83.1 | -33.1 |" in text
+
+
+def test_restarts_count_as_runs_of_their_dataset():
+    runs = [record(seed=0, accuracy=0.9), record(seed=1, accuracy=0.8), record(seed=0, accuracy=0.7)]
+    runs[2]["restart"] = 1
+    assert "| 2 | 80.0 ± 10.0 | 0,1 (3 runs) |" in build_report(runs)

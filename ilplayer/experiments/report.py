@@ -84,13 +84,24 @@ def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | N
             lines[-3:-2] = [lines[-3], f"![normalised regret, {task}]({figures[task]})", ""]
         cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         for run in runs:
-            cells[(run["method"], run["library"], run["solver"])].append(run)
+            cells[(run["method"], run["library"], _where(run))].append(run)
         for (method, library, solver), cell in sorted(cells.items()):
             seeds = ",".join(str(r["seed"]) for r in sorted(cell, key=lambda r: r["seed"]))
             lines.append(f"| {method} | {library} | {solver} | {_mean_std([100 * r['regret'] for r in cell])} "
                          f"| {seeds} | {statistics.fmean(r['seconds_per_epoch'] for r in cell):.1f} |")
         lines.append("")
     return lines
+
+
+def _where(run: dict[str, Any]) -> str:
+    """The backend, and where it ran when that was not the default (ilplayer's executor,
+    PyEPO's processes): runs on other executors are timed apart."""
+    executor, processes = run.get("executor", "auto"), run.get("processes", 1)
+    if run["library"] == "ilplayer" and executor not in (None, "auto"):
+        return f"{run['solver']} ({executor})"
+    if run["library"] == "pyepo" and processes != 1:
+        return f"{run['solver']} ({processes} processes)"
+    return run["solver"]
 
 
 def _mean_std(values: list[float]) -> str:
@@ -201,7 +212,9 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
                         if r.get("box_baseline_accuracy") is not None]
             paper = _paper(cell[0])
             gap = _gap(accuracy, paper, task)
-            seeds = ",".join(str(r["seed"]) for r in sorted(cell, key=lambda r: r["seed"]))
+            seeds = ",".join(str(seed) for seed in sorted({r["seed"] for r in cell}))
+            if len(cell) > len({r["seed"] for r in cell}):  # restarts: more runs than datasets
+                seeds += f" ({len(cell)} runs)"
             wall = statistics.fmean(r["wall_time_s"] for r in cell)
             lines.append(f"| {_cell_label(cell[0])} | {_mean_std(accuracy)} | {seeds} | "
                          f"{_mean_std(baseline) if baseline else '–'} | "

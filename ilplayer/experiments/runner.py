@@ -20,6 +20,7 @@ import torch
 
 from ilplayer.experiments import random_constraints, set_cover
 from ilplayer.plugins import preferred_backend
+from ilplayer.seeding import derive_seed
 from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
 
 PAPER = {  # paper, Figs. "Random Constraints" and "Weighted Set Covering": mean accuracy (%)
@@ -134,14 +135,18 @@ def run_name(task: str, params: dict[str, Any], overrides: dict[str, Any]) -> st
 
 def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *, box: str = "binary",
                            backend: BackendConfig | None = None, n: int = 16, plot: bool = True,
-                           method: str = "combopt", resume: bool = False,
+                           method: str = "combopt", resume: bool = False, restart: int = 0,
                            **overrides: Any) -> dict[str, Any]:
     """Train on one dataset of ``task`` ("rc": Random Constraints with ``m`` constraints on
     ``box``; "wsc": set cover of ``m`` elements) with ``method`` ("combopt" or the "mlp"
     baseline) and write ``<name>.json`` (and ``.png``). ``overrides`` change
     :class:`~ilplayer.training.TrainingConfig`; ``backend.solver`` None picks
     :func:`~ilplayer.plugins.preferred_backend` for the box. With ``resume``, a run whose
-    record already exists in ``out_dir`` is not repeated: its record is returned."""
+    record already exists in ``out_dir`` is not repeated: its record is returned.
+
+    ``restart`` > 0 trains the same dataset again from another initialisation and shuffling
+    (the paper's appendix: 2 restarts on each of 10 datasets); restart 0 uses the dataset seed
+    itself, as every earlier record did."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     config = TrainingConfig().replace(**overrides)
@@ -162,6 +167,9 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     variant = {k: overrides[k] for k in sorted(overrides) if overrides[k] != DEFAULTS[k]}
     prefix = task if method == "combopt" else f"{task}-{method}"
     name = run_name(prefix, {"": box, "m": m, "seed": seed}, variant).replace(f"{prefix}--", f"{prefix}-")
+    if restart:
+        name += f"-restart{restart}"
+    training_seed = seed if restart == 0 else derive_seed(seed, 100 + restart)
     if resume and (finished := load_record(out_dir, name)) is not None:
         return finished
     start = time.perf_counter()
@@ -170,19 +178,21 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         from ilplayer.experiments.baselines import train_mlp_baseline
 
         _, history = train_mlp_baseline(data, epochs=hyper["epochs"], lr=hyper["lr"],
-                                        batch_size=hyper["batch_size"], seed=seed)
+                                        batch_size=hyper["batch_size"], seed=training_seed)
         solver = None
     elif method == "lp":
         from ilplayer.experiments.lp_baseline import train_lp_static
 
         _, history = train_lp_static(data, epochs=hyper["epochs"], lr=hyper["lr"],
-                                     batch_size=hyper["batch_size"], origin=hyper["origin"], seed=seed)
+                                     batch_size=hyper["batch_size"], origin=hyper["origin"],
+                                     seed=training_seed)
         solver = "cvxpylayers"
     else:
         _, history = train_static_constraints(
-            data, config, dataclasses.replace(backend, solver=solver), seed=seed)
+            data, config, dataclasses.replace(backend, solver=solver), seed=training_seed)
     record = {
-        "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed, "variant": variant,
+        "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed, "restart": restart,
+        "variant": variant,
         "hyperparameters": hyper, "solver": solver, "executor": executor, "workers": workers,
         "accuracy": history[-1]["accuracy"], "box_baseline_accuracy": data.box_baseline_accuracy,
         "paper_accuracy": paper_accuracy(task, box, method, variant, m) if task == "wsc" or n == 16 else None,
