@@ -1,0 +1,60 @@
+"""Seconds per training epoch of ilplayer's cost-learning methods against PyEPO's own, on
+PyEPO's tasks and data, interleaved in one run (the machine is shared: only ratios taken in one
+run mean something).
+
+Each repeat trains every configuration for ``--epochs`` epochs, one after the other; the table
+gives the median seconds per epoch over the repeats and its ratio to PyEPO's same method (its
+Gurobi model, one process, its default). torch uses one intra-op thread throughout.
+
+    python benchmarks/dfl_epochs.py --task shortest-path --methods spo+ pfyl dbb \\
+        --backends highs gurobi --executors auto processes --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections import defaultdict
+
+import torch
+
+from ilplayer.experiments import decision_focused as dfl
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--task", choices=dfl.TASKS, default="shortest-path")
+    parser.add_argument("--methods", nargs="*", default=["spo+", "pfyl", "dbb"])
+    parser.add_argument("--backends", nargs="*", default=["highs", "gurobi"])
+    parser.add_argument("--executors", nargs="*", default=["auto"],
+                        help="ilplayer executors to time (auto = threads for these backends)")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    task = dfl.make_task(args.task)
+    runs = [("pyepo", method, "gurobi", "1 process") for method in args.methods
+            if method in dfl.PYEPO_METHODS]
+    runs += [("ilplayer", method, backend, executor) for method in args.methods
+             for backend in args.backends for executor in args.executors]
+    seconds: dict[tuple, list[float]] = defaultdict(list)
+    for _ in range(args.repeats):
+        for library, method, backend, executor in runs:
+            if library == "pyepo":
+                record = dfl.run_pyepo(task, method, epochs=args.epochs)
+            else:
+                record = dfl.run_method(task, method, backend, epochs=args.epochs, executor=executor)
+            seconds[(library, method, backend, executor)].append(record["seconds_per_epoch"])
+    print(f"{args.task}: seconds per epoch (median of {args.repeats} repeats x {args.epochs} epochs), "
+          "ratio to PyEPO's same method")
+    print(f"{'library':<9} {'method':<6} {'backend':<8} {'executor':<10} {'s/epoch':>8} {'ratio':>6}")
+    for key in runs:
+        library, method, backend, executor = key
+        median = statistics.median(seconds[key])
+        reference = seconds.get(("pyepo", method, "gurobi", "1 process"))
+        ratio = f"{median / statistics.median(reference):6.2f}" if reference else "     –"
+        print(f"{library:<9} {method:<6} {backend:<8} {executor:<10} {median:8.3f} {ratio}")
+
+
+if __name__ == "__main__":
+    main()
