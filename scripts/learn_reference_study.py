@@ -1,0 +1,108 @@
+"""``ilplayer learn`` with its defaults on datasets made the reference code's way
+(``scripts/reference_datasets.py``): does every training seed reach the paper's mean minus its
+standard deviation, and the mean over seeds the paper's mean?
+
+Each run is the command a user types (``python -m ilplayer learn ... --json``); a finished
+record is never recomputed, so the study resumes where it stopped.
+
+    python scripts/learn_reference_study.py --cells rc-binary-4,wsc-8 --seeds 0-4 \\
+        --out results/learn-reference
+    python scripts/learn_reference_study.py --summary --out results/learn-reference
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# Paper, supplementary tables (1 x m, 20 restarts): mean and standard deviation of each cell.
+PAPER = {
+    "rc-binary-1": (97.8, 0.7), "rc-binary-2": (94.2, 10.1), "rc-binary-4": (77.4, 13.5),
+    "rc-binary-8": (46.5, 12.4), "rc-dense-1": (87.3, 2.5), "rc-dense-2": (70.2, 11.6),
+    "rc-dense-4": (29.6, 10.4), "rc-dense-8": (2.3, 1.2), "wsc-4": (100.0, 0.0),
+    "wsc-6": (97.2, 6.4), "wsc-8": (79.7, 12.1), "wsc-10": (56.7, 14.8),
+}
+BOXES = {"binary": (0, 1), "dense": (-5, 5)}
+
+
+def parse_seeds(text: str) -> list[int]:
+    if "-" in text:
+        first, last = text.split("-")
+        return list(range(int(first), int(last) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def make_data(cell: str, dataset_seed: int, data_dir: Path) -> tuple[Path, int, int, int]:
+    """The cell's dataset (made once), its box and its number of hidden constraints."""
+    parts = cell.split("-")
+    out = data_dir / f"{cell}-data{dataset_seed}"
+    if parts[0] == "rc":
+        box, m = parts[1], int(parts[2])
+        lb, ub = BOXES[box]
+        args = ["rc", "--box", box, "--m", str(m)]
+    else:
+        m, lb, ub = int(parts[1]), 0, 1
+        args = ["wsc", "--m", str(m)]
+    if not (out / "test.npz").exists():
+        subprocess.run([sys.executable, str(HERE / "reference_datasets.py"), *args,
+                        "--seed", str(dataset_seed), "--out", str(out)], check=True)
+    return out, lb, ub, m
+
+
+def run(cells: list[str], dataset_seeds: list[int], seeds: list[int], out: Path) -> None:
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    for cell in cells:
+        for dataset_seed in dataset_seeds:
+            data, lb, ub, m = make_data(cell, dataset_seed, out / "data")
+            for seed in seeds:
+                record = out / f"{cell}-data{dataset_seed}-seed{seed}.json"
+                if record.exists():
+                    continue
+                subprocess.run([sys.executable, "-m", "ilplayer", "learn", str(data / "train.npz"),
+                                "--test", str(data / "test.npz"), "--lb", str(lb), "--ub", str(ub),
+                                "--num-constraints", str(m), "--seed", str(seed),
+                                "--json", str(record)], check=True, env=env)
+
+
+def summary(out: Path) -> str:
+    rows = ["| cell | dataset seeds | training seeds | held out (mean ± std) | min | paper | "
+            "paper − std | every seed ≥ paper − std | mean ≥ paper |", "|---|---|---|---|---|---|---|---|---|"]
+    for cell, (mean, std) in PAPER.items():
+        records = [json.loads(p.read_text()) for p in sorted(out.glob(f"{cell}-data*-seed*.json"))]
+        if not records:
+            continue
+        accuracy = [100 * r["test_accuracy"] for r in records]
+        spread = statistics.stdev(accuracy) if len(accuracy) > 1 else 0.0
+        data_seeds = sorted({p.name.split("-data")[1].split("-")[0] for p in out.glob(f"{cell}-data*-seed*.json")})
+        rows.append(f"| {cell} | {','.join(data_seeds)} | {len(records)} | "
+                    f"{statistics.mean(accuracy):.1f} ± {spread:.1f} | {min(accuracy):.1f} | {mean} | "
+                    f"{mean - std:.1f} | {'yes' if min(accuracy) >= mean - std else 'no'} | "
+                    f"{'yes' if statistics.mean(accuracy) >= mean else 'no'} |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", default=",".join(PAPER), help="e.g. rc-binary-4,wsc-8")
+    parser.add_argument("--dataset-seeds", default="0")
+    parser.add_argument("--seeds", default="0-4", help="training seeds")
+    parser.add_argument("--out", type=Path, default=Path("results/learn-reference"))
+    parser.add_argument("--summary", action="store_true", help="print the table of finished records")
+    args = parser.parse_args()
+    if not args.summary:
+        cells = args.cells.split(",")
+        unknown = sorted(set(cells) - set(PAPER))
+        if unknown:
+            parser.error(f"--cells: unknown {unknown}; known: {list(PAPER)}")
+        run(cells, parse_seeds(args.dataset_seeds), parse_seeds(args.seeds), args.out)
+    print(summary(args.out))
+
+
+if __name__ == "__main__":
+    main()
