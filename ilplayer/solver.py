@@ -211,8 +211,10 @@ class PersistentModelSolver(Solver):
     def dispose_model(self, model: Any) -> None:
         """Free a native model evicted from the cache."""
 
-    def model_for(self, batch: ILPBatch) -> Any:
-        key = self.model_key(batch)
+    def model_for(self, batch: ILPBatch, key: bytes | None = None) -> Any:
+        """The native model of ``batch``'s constraint set (``key``: its :meth:`model_key`, when
+        the caller has it), built on first use and kept among the last ``cache_size``."""
+        key = self.model_key(batch) if key is None else key
         if key in self._models:
             self._models.move_to_end(key)
             return self._models[key]
@@ -229,8 +231,8 @@ class PersistentModelSolver(Solver):
         return self.warm_start and type(self).set_start is not PersistentModelSolver.set_start
 
     def solve(self, batch: ILPBatch) -> SolveResult:
-        model = self.model_for(batch)
         key = self.model_key(batch)
+        model = self.model_for(batch, key)
         pool = gate = None
         if self._takes_starts():
             pool = self._pools.setdefault(key, SolutionPool(batch.num_variables, self.pool_size))

@@ -120,3 +120,18 @@ def test_the_library_and_its_commands_do_not_need_pytest():
         print("ok")
     """)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_highs_prints_nothing_to_stdout():
+    # HiGHS 1.16 prints a banner on its first object, before any option can silence it.
+    if "highs" not in ilplayer.available_solvers():
+        pytest.skip("needs ilplayer-highs")
+    out = run_python("""
+        import torch, ilplayer
+        c = torch.tensor([[-1.0, -2.0, 0.5], [1.0, 0.5, -3.0]]); A = torch.ones(1, 3) * 0.7
+        y, status = ilplayer.solve(c, A, torch.tensor([1.0]), solver="highs")
+        layer = ilplayer.ILPLayer(-5, 5, solver="highs")
+        layer(torch.randn(4, 6), torch.randn(3, 6), torch.ones(3))
+    """)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""
