@@ -3,9 +3,11 @@ backward | parallel``. Each prints a table; ratios are taken within one run."""
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
 import time
 from collections.abc import Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -113,16 +115,55 @@ def _solve_ms(solver: Any, batch: ILPBatch) -> float:
     return 1e3 * seconds / batch.num_instances
 
 
+class ReferenceLayerSolver:
+    """What the CombOptNet reference implementation does for every instance (its
+    ``models/comboptnet.py``): a fresh Gurobi model with Gurobi's default parameters but one
+    thread, built variable by variable and row by row, solved, thrown away. A benchmark row,
+    not a backend."""
+
+    name = "reference"
+
+    def __init__(self) -> None:
+        import gurobipy
+
+        self._gp = gurobipy
+        self._env = gurobipy.Env(params={"OutputFlag": 0})
+
+    def solve(self, batch: ILPBatch) -> Any:
+        gp = self._gp
+        status = np.zeros(batch.num_instances, dtype=np.int8)
+        for i, c in enumerate(batch.c):
+            with gp.Model(env=self._env) as model:
+                model.Params.Threads = 1
+                y = [model.addVar(lb=float(lo), ub=float(hi), vtype=gp.GRB.INTEGER)
+                     for lo, hi in zip(batch.lb, batch.ub)]
+                model.setObjective(gp.quicksum(float(w) * v for w, v in zip(c, y)), gp.GRB.MINIMIZE)
+                for row, bound in zip(batch.A, batch.b):
+                    model.addConstr(gp.quicksum(float(a) * v for a, v in zip(row, y)) - float(bound) <= 0)
+                model.optimize()
+                status[i] = 0 if model.Status == gp.GRB.OPTIMAL else 4
+        return SimpleNamespace(status=status)
+
+    def close(self) -> None:
+        self._env.dispose()
+
+
 def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[str] = SOLVER_FAMILIES,
-                      batch: int = 64, repeats: int = 3, n: int = 16) -> list[dict[str, Any]]:
+                      batch: int = 64, repeats: int = 3, n: int = 16,
+                      reference: bool = False) -> list[dict[str, Any]]:
     """ms per instance for a batch of ``batch`` fresh cost vectors on one ``(A, b)``, each
     backend reused across batches (as a layer does), serial, one thread. Backends run
     interleaved, batch by batch, so that the machine's load hits them alike; the figure is the
-    median over ``repeats`` batches, and the ratio is to the first backend in the same run."""
+    median over ``repeats`` batches, and the ratio is to the first backend in the same run.
+    With ``reference`` (and gurobipy installed) a row for :class:`ReferenceLayerSolver`, the
+    CombOptNet reference's way of solving, joins them."""
     names = _installed(backends)
+    if reference and importlib.util.find_spec("gurobipy") is not None:
+        names.append(ReferenceLayerSolver.name)
     rows = []
     for family in families:
-        solvers = {name: get_solver(name) for name in names}
+        solvers = {name: ReferenceLayerSolver() if name == ReferenceLayerSolver.name else get_solver(name)
+                   for name in names}
         everything = family_batch(family, batch * (repeats + 1), n=n)  # one (A, b)
         chunks = [everything.with_rows(c=everything.c[i * batch:(i + 1) * batch]) for i in range(repeats + 1)]
         for solver in solvers.values():  # warm-up: the native model of this (A, b)

@@ -340,7 +340,7 @@ def run_bench(args: argparse.Namespace) -> int:
         sized["families"] = tuple(args.families)
     rows = []
     if args.bench in ("solvers", "all"):
-        rows += bench.solvers_benchmark(backends, **sized)
+        rows += bench.solvers_benchmark(backends, reference=args.bench == "all" or args.reference, **sized)
     if args.bench in ("warm", "all"):
         warm = dict(sized)
         warm.setdefault("families", ("binary m=8", "dense m=8"))
@@ -494,6 +494,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name in ("solvers", "warm", "reuse", "all"):
             sub.add_argument("--families", nargs="*", default=None,
                              help="instance families, e.g. 'dense m=8' 'binary m=8' 'set cover' knapsack")
+        if name == "solvers":
+            sub.add_argument("--reference", action="store_true",
+                             help="add a row for the CombOptNet reference's way of solving: a fresh "
+                                  "Gurobi model per instance, Gurobi's defaults (bench all adds it)")
         if name in ("solvers", "warm", "all"):
             sub.add_argument("--n", type=_positive_int, default=16, help="variables (default 16)")
             sub.add_argument("--batch", type=_positive_int, default=64, help="instances per batch (default 64)")

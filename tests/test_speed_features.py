@@ -153,6 +153,15 @@ def test_bench_command_writes_rows_and_a_plot(tmp_path, capsys):
     assert "solve_ms" in capsys.readouterr().out
 
 
+def test_bench_solvers_can_time_the_reference_layers_way_beside_the_backends(tmp_path):
+    pytest.importorskip("gurobipy", reason="the reference row solves with Gurobi")
+    out = tmp_path / "rows.json"
+    assert main(["bench", "solvers", "--backends", "bruteforce", "--families", "binary m=8",
+                 "--batch", "4", "--reference", "--json", str(out)]) == 0
+    rows = {row["backend"]: row for row in json.loads(out.read_text())}
+    assert set(rows) == {"bruteforce", "reference"} and rows["reference"]["ms_per_instance"] > 0
+
+
 def _assignment_batch(k: int, seed: int) -> ilplayer.ILPBatch:
     """3 x 3 assignments (totally unimodular rows: every LP vertex is integral)."""
     rng = np.random.default_rng(seed)
