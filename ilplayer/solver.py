@@ -208,6 +208,15 @@ class PersistentModelSolver(Solver):
         """
         return None
 
+    def solve_relaxations(self, model: Any, c: np.ndarray) -> list[np.ndarray | None]:
+        """:meth:`solve_relaxation` for each row of ``c`` (``(k, n)``): one answer or None each.
+
+        A backend whose every native call has a fixed cost well above a small LP's re-solve may
+        override it to solve several relaxations in one call (HiGHS solves them as one
+        block-diagonal LP). The default calls :meth:`solve_relaxation` per row.
+        """
+        return [self.solve_relaxation(model, row) for row in c]
+
     def dispose_model(self, model: Any) -> None:
         """Free a native model evicted from the cache."""
 
@@ -236,19 +245,29 @@ class PersistentModelSolver(Solver):
         pool = gate = None
         if self._takes_starts():
             pool = self._pools.setdefault(key, SolutionPool(batch.num_variables, self.pool_size))
-        if type(self).solve_relaxation is not PersistentModelSolver.solve_relaxation:
+        base = PersistentModelSolver
+        if (type(self).solve_relaxation is not base.solve_relaxation
+                or type(self).solve_relaxations is not base.solve_relaxations):
             gate = self._gates.setdefault(key, RelaxationGate())
         k, n = batch.c.shape
         y = np.zeros((k, n))
         status = np.full(k, int(Status.ERROR), dtype=np.int8)
         failures: list[tuple[int, str]] = []
+        relaxed: dict[int, np.ndarray | None] = {}
+        if gate is not None:
+            tried = [i for i in range(k) if gate.should_try()]
+            if tried:
+                try:
+                    answers = self.solve_relaxations(model, batch.c[tried])
+                except Exception:  # the relaxation only saves time: the MIP still answers
+                    answers = [None] * len(tried)
+                for i, point in zip(tried, answers):
+                    gate.record(point is not None)
+                    relaxed[i] = point
         for i in range(k):
             c = batch.c[i]
             try:
-                point = None
-                if gate is not None and gate.should_try():
-                    point = self.solve_relaxation(model, c)
-                    gate.record(point is not None)
+                point = relaxed.get(i)
                 if point is not None:
                     code = Status.OPTIMAL
                 else:

@@ -196,6 +196,28 @@ def test_an_integral_lp_relaxation_answers_without_the_mip_and_a_fractional_one_
     solver.close()
 
 
+@pytest.mark.parametrize("backend", ["highs", "gurobi"])
+def test_relaxations_solved_together_match_the_oracle_block_by_block(backend):
+    """More instances than one block-diagonal LP holds, some relaxations integral, some not."""
+    if backend not in ilplayer.available_solvers():
+        pytest.skip(f"backend {backend!r} is not installed")
+    solver, oracle = ilplayer.get_solver(backend), ilplayer.get_solver("bruteforce")
+    calls = []
+    solve_instance = solver.solve_instance
+    solver.solve_instance = lambda model, c: (calls.append(1), solve_instance(model, c))[1]
+    assignments = _assignment_batch(37, seed=1)
+    result = solver.solve(assignments)
+    assert not calls and np.allclose(result.objective, oracle.solve(assignments).objective)
+    rng = np.random.default_rng(2)
+    knapsacks = ilplayer.ILPBatch(c=-rng.uniform(0, 1, size=(41, 5)), A=np.array([[2.0, 3.0, 4.0, 5.0, 3.0]]),
+                                  b=np.array([7.0]), lb=np.zeros(5), ub=np.ones(5),
+                                  A_eq=np.zeros((0, 5)), b_eq=np.zeros(0))
+    result, expected = solver.solve(knapsacks), oracle.solve(knapsacks)
+    assert (result.status == Status.OPTIMAL).all() and 0 < len(calls) < 41
+    assert np.allclose(result.objective, expected.objective)
+    solver.close()
+
+
 def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
     from ilplayer.solver import RelaxationGate
 
