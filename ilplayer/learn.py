@@ -199,7 +199,7 @@ def learn_constraints(
     c_train: Any, y_train: Any, lb: Any, ub: Any, num_constraints: int, *,
     c_test: Any = None, y_test: Any = None, config: TrainingConfig | None = None,
     backend: BackendConfig | None = None, seed: int = 0, progress: bool = True,
-    validation_fraction: float = 0.1,
+    validation_fraction: float = 0.1, restarts: int = 1,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> LearnResult:
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
@@ -211,11 +211,19 @@ def learn_constraints(
     learned (``LEARN_K``; pass ``config`` with ``k=1`` for the paper's rule), and
     ``validation_fraction`` of the training pairs (default 0.1; 0 turns it off) is set aside:
     the model of the epoch with the best accuracy on them is returned instead of the last.
+    With ``restarts`` > 1 training runs that many times from different initialisations (the
+    first from ``seed`` itself) and the run whose selected epoch is best on the validation
+    pairs is kept (the paper's appendix protocol: restarts, selection on validation data).
     The backend is the preferred one for the box unless ``backend.solver`` names one. A
     progress bar (tqdm) shows the epochs unless ``progress`` is False.
     """
     if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 1:
         raise ValueError(f"num_constraints must be a positive integer, got {num_constraints!r}")
+    if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 1:
+        raise ValueError(f"restarts must be a positive integer, got {restarts!r}")
+    if restarts > 1 and not validation_fraction:
+        raise ValueError("restarts > 1 needs a validation split to choose between the runs: "
+                         "set validation_fraction above 0")
     config = config or TrainingConfig(k=LEARN_K)
     tensor = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
     c_train, y_train = np.asarray(c_train, dtype=np.float64), np.asarray(y_train, dtype=np.float64)
@@ -235,7 +243,7 @@ def learn_constraints(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=config.epochs, unit="epoch", dynamic_ncols=True)
+        bar = tqdm(total=config.epochs * restarts, unit="epoch", dynamic_ncols=True)
 
     def report(record: dict[str, float]) -> None:
         if bar is not None:
@@ -244,13 +252,21 @@ def learn_constraints(
         if on_epoch is not None:
             on_epoch(record)
 
+    runs = []  # (validation accuracy of the selected epoch, model, history) per restart
     try:
-        model, history = train_static_constraints(data, config, backend, seed=seed,
-                                                  num_constraints=num_constraints, on_epoch=report,
-                                                  validation=validation)
+        for restart in range(restarts):
+            run_seed = seed if restart == 0 else derive_seed(seed, 200 + restart)
+            model, history = train_static_constraints(data, config, backend, seed=run_seed,
+                                                      num_constraints=num_constraints, on_epoch=report,
+                                                      validation=validation)
+            selected = _selected_epoch(history)
+            score = history[selected - 1].get("validation_accuracy", 0.0) if history else 0.0
+            runs.append((score, model, history))
     finally:
         if bar is not None:
             bar.close()
+    kept = max(range(restarts), key=lambda r: (runs[r][0], -r))  # ties: the earliest restart
+    _, model, history = runs[kept]
     layer = ILPLayer(lb, ub, solver=solver, solver_options=backend.solver_options,
                      executor=backend.executor, workers=backend.workers)
     try:
@@ -265,6 +281,8 @@ def learn_constraints(
                 "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
                 "train_size": len(data.c_train), "test_size": len(data.c_test),
                 "validation_size": 0 if validation is None else len(validation[0]),
-                "selected_epoch": _selected_epoch(history)}
+                "selected_epoch": _selected_epoch(history), "restarts": restarts,
+                "selected_restart": kept,
+                "restart_validation_accuracies": [score for score, _, _ in runs]}
     return LearnResult(model, history, train_accuracy, test_accuracy, settings,
                        time.perf_counter() - start)

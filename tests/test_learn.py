@@ -107,8 +107,9 @@ def test_learn_command_writes_a_record_and_the_model(tmp_path, capsys):
     assert "held out" in capsys.readouterr().out
     # without --test a share of the training file is held out
     assert main(["learn", str(tmp_path / "train.npz"), "--lb", "0", "--ub", "1",
-                 "--num-constraints", "1", "--epochs", "1"]) == 0
+                 "--num-constraints", "1", "--epochs", "1", "--restarts", "2", "--json", str(record)]) == 0
     assert "holding out 8 of 40 observations" in capsys.readouterr().out
+    assert len(json.loads(record.read_text())["restart_validation_accuracies"]) == 2
 
 
 def test_learn_command_reports_a_malformed_file_without_a_traceback(tmp_path, capsys):
@@ -133,3 +134,20 @@ def test_the_model_of_the_best_validation_epoch_is_returned():
                              config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
                              validation_fraction=0)
     assert last.settings["selected_epoch"] == 6 and "validation_accuracy" not in last.history[0]
+
+
+def test_restarts_keep_the_run_best_on_the_validation_split():
+    c, y = observations(240, seed=2)
+    kwargs = dict(c_test=c[200:], y_test=y[200:], config=TrainingConfig(epochs=3, lr=2e-2),
+                  progress=False, validation_fraction=0.25)
+    one = learn_constraints(c[:200], y[:200], 0, 1, 1, **kwargs)
+    three = learn_constraints(c[:200], y[:200], 0, 1, 1, restarts=3, **kwargs)
+    scores = three.settings["restart_validation_accuracies"]
+    kept = three.settings["selected_restart"]
+    assert len(scores) == 3 and scores[kept] == max(scores) and scores.index(max(scores)) == kept
+    assert scores[0] == pytest.approx(max(r["validation_accuracy"] for r in one.history))  # restart 0 = seed
+    assert len(three.history) == 3 and three.settings["restarts"] == 3
+    with pytest.raises(ValueError, match="restarts"):
+        learn_constraints(c, y, 0, 1, 1, restarts=0, progress=False)
+    with pytest.raises(ValueError, match="validation"):
+        learn_constraints(c, y, 0, 1, 1, restarts=2, validation_fraction=0, progress=False)
