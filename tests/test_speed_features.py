@@ -229,3 +229,17 @@ def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
             wasted.record(False)
     assert paying.tries == 200
     assert wasted.tries == 32 + (200 - 32) // 16   # every instance at first, then every 16th
+
+
+def test_gurobi_keeps_its_block_relaxation_within_the_size_limited_licence():
+    if "gurobi" not in ilplayer.available_solvers():
+        pytest.skip("backend 'gurobi' is not installed")
+    solver = ilplayer.get_solver("gurobi")
+    n = 600  # 16 copies would exceed 2000 variables: solved one by one instead
+    batch = ilplayer.ILPBatch(c=np.random.default_rng(3).normal(size=(6, n)), A=np.ones((1, n)),
+                              b=np.array([float(n)]), lb=np.zeros(n), ub=np.ones(n),
+                              A_eq=np.zeros((0, n)), b_eq=np.zeros(0))
+    result = solver.solve(batch)
+    assert (result.status == Status.OPTIMAL).all()
+    assert np.allclose(result.y, (batch.c < 0).astype(float))
+    solver.close()

@@ -27,6 +27,11 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 SIZE_LIMIT = 2000  # variables and constraints allowed by the pip wheel's restricted licence
+# Relaxations asked for together are solved up to BLOCK at a time as one block-diagonal LP:
+# gurobipy's fixed cost per optimize() is paid once per block (shortest path, 5 x 5 grid:
+# 0.076 ms per relaxation in blocks of 16 against 0.15 ms one by one; 32 were slower).
+BLOCK = 16
+MIN_BLOCK = 4  # fewer relaxations than this run one by one
 _LICENSE_ERRORS = (10009, 10030, 10032)  # no licence, licence expired/invalid, version mismatch
 
 
@@ -101,11 +106,61 @@ class GurobiSolver(PersistentModelSolver):
             model.addConstr(batch.A_eq @ x == batch.b_eq)
         model.update()
         relaxation = model.relax()  # same rows, continuous columns: tried first (solve_relaxation)
-        return model, x, relaxation, gp.MVar.fromlist(relaxation.getVars())
+        blocks = {"batch": batch, "model": None}  # the block-diagonal LP, made on first use
+        return model, x, relaxation, gp.MVar.fromlist(relaxation.getVars()), blocks
 
     def dispose_model(self, model: Any) -> None:
         model[0].dispose()
         model[2].dispose()
+        block = model[4]["model"]
+        if block is not None and block[0] is not None:
+            block[0].dispose()
+
+    def _block_lp(self, blocks: dict[str, Any]) -> tuple[Any, Any, int] | None:
+        """``size`` copies of the relaxation side by side (``size`` within the licence's limit)."""
+        if blocks["model"] is None:
+            import scipy.sparse as sparse
+
+            gp, batch = self._gp, blocks["batch"]
+            n = batch.num_variables
+            size = min(BLOCK, SIZE_LIMIT // max(n, batch.num_constraints + batch.num_equalities, 1))
+            if size < MIN_BLOCK:
+                blocks["model"] = (None, None, 0)
+                return None
+            model = gp.Model(env=self._env)
+            x = model.addMVar(size * n, lb=np.tile(batch.lb.astype(np.float64), size),
+                              ub=np.tile(batch.ub.astype(np.float64), size))
+            if batch.num_constraints:
+                model.addConstr(sparse.block_diag([sparse.csr_matrix(batch.A)] * size, format="csr") @ x
+                                <= np.tile(batch.b, size))
+            if batch.num_equalities:
+                model.addConstr(sparse.block_diag([sparse.csr_matrix(batch.A_eq)] * size, format="csr") @ x
+                                == np.tile(batch.b_eq, size))
+            model.update()
+            blocks["model"] = (model, x, size)
+        return blocks["model"] if blocks["model"][2] else None
+
+    def solve_relaxations(self, model: Any, c: np.ndarray) -> list[np.ndarray | None]:
+        block = self._block_lp(model[4]) if len(c) >= MIN_BLOCK else None
+        if block is None:
+            return [self.solve_relaxation(model, row) for row in c]
+        lp, x, size = block
+        k, n = c.shape
+        answers: list[np.ndarray | None] = []
+        for first in range(0, k, size):
+            chunk = c[first:first + size]
+            costs = np.zeros((size, n))  # unused blocks: zero costs, their basis stays optimal
+            costs[:len(chunk)] = chunk
+            x.Obj = costs.ravel()
+            lp.optimize()
+            if lp.Status != self._gp.GRB.OPTIMAL:
+                answers += [None] * len(chunk)
+                continue
+            point = np.asarray(x.X).reshape(size, n)[:len(chunk)]
+            rounded = np.rint(point)
+            integral = np.abs(point - rounded).max(axis=1) <= INTEGRAL_LP_TOL
+            answers += [row if ok else None for row, ok in zip(rounded, integral)]
+        return answers
 
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP (same rows, same
