@@ -8,6 +8,11 @@ record is never recomputed, so the study resumes where it stopped.
     python scripts/learn_reference_study.py --cells rc-binary-4,wsc-8 --seeds 0-4 \\
         --out results/learn-reference
     python scripts/learn_reference_study.py --summary --out results/learn-reference
+
+A variant of the defaults goes to its own folder, on the same datasets:
+
+    python scripts/learn_reference_study.py --cells rc-dense-4 --seeds 0-4 \
+        --learn-args="--lr 2e-3" --out results/learn-reference-lr2e-3
 """
 
 from __future__ import annotations
@@ -55,11 +60,13 @@ def make_data(cell: str, dataset_seed: int, data_dir: Path) -> tuple[Path, int, 
     return out, lb, ub, m
 
 
-def run(cells: list[str], dataset_seeds: list[int], seeds: list[int], out: Path) -> None:
+def run(cells: list[str], dataset_seeds: list[int], seeds: list[int], out: Path, data_dir: Path,
+        learn_args: list[str]) -> None:
     env = {**os.environ, "TQDM_DISABLE": "1"}
+    out.mkdir(parents=True, exist_ok=True)
     for cell in cells:
         for dataset_seed in dataset_seeds:
-            data, lb, ub, m = make_data(cell, dataset_seed, out / "data")
+            data, lb, ub, m = make_data(cell, dataset_seed, data_dir)
             for seed in seeds:
                 record = out / f"{cell}-data{dataset_seed}-seed{seed}.json"
                 if record.exists():
@@ -67,7 +74,7 @@ def run(cells: list[str], dataset_seeds: list[int], seeds: list[int], out: Path)
                 subprocess.run([sys.executable, "-m", "ilplayer", "learn", str(data / "train.npz"),
                                 "--test", str(data / "test.npz"), "--lb", str(lb), "--ub", str(ub),
                                 "--num-constraints", str(m), "--seed", str(seed),
-                                "--json", str(record)], check=True, env=env)
+                                "--json", str(record), *learn_args], check=True, env=env)
 
 
 def summary(out: Path) -> str:
@@ -93,6 +100,9 @@ def main() -> None:
     parser.add_argument("--dataset-seeds", default="0")
     parser.add_argument("--seeds", default="0-4", help="training seeds")
     parser.add_argument("--out", type=Path, default=Path("results/learn-reference"))
+    parser.add_argument("--data", type=Path, default=None,
+                        help="where the datasets are made once (default: OUT/data)")
+    parser.add_argument("--learn-args", default="", help='more options for ilplayer learn, e.g. "--lr 2e-3"')
     parser.add_argument("--summary", action="store_true", help="print the table of finished records")
     args = parser.parse_args()
     if not args.summary:
@@ -100,7 +110,8 @@ def main() -> None:
         unknown = sorted(set(cells) - set(PAPER))
         if unknown:
             parser.error(f"--cells: unknown {unknown}; known: {list(PAPER)}")
-        run(cells, parse_seeds(args.dataset_seeds), parse_seeds(args.seeds), args.out)
+        run(cells, parse_seeds(args.dataset_seeds), parse_seeds(args.seeds), args.out,
+            args.data or args.out / "data", args.learn_args.split())
     print(summary(args.out))
 
 
