@@ -21,7 +21,7 @@ from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, Sol
 if TYPE_CHECKING:
     from ilplayer.problem import ProblemTensors
 
-__all__ = ["PersistentModelSolver", "RelaxationGate", "SolutionPool", "Solver"]
+__all__ = ["PersistentModelSolver", "RelaxationGate", "SolutionPool", "Solver", "solve_in_blocks"]
 
 
 class Solver(ABC):
@@ -115,6 +115,31 @@ class SolutionPool:
         if not self.size:
             return None
         return self.points[int(np.argmin(self.points[:self.size] @ c))]
+
+
+def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> list[np.ndarray | None]:
+    """The relaxations of the rows of ``c`` solved ``size`` at a time as one block-diagonal LP.
+
+    ``solve_block(costs)`` sets ``costs`` (``size * n``: block ``j`` gets row ``j``'s costs;
+    unused blocks zero, so their basis stays optimal), solves, and returns the ``size * n``
+    optimal values or None. A vertex of a block-diagonal LP is a vertex in every block, so each
+    block is kept when it is integral within ``tol`` and is None otherwise.
+    """
+    k, n = c.shape
+    answers: list[np.ndarray | None] = []
+    for first in range(0, k, size):
+        chunk = c[first:first + size]
+        costs = np.zeros((size, n))
+        costs[:len(chunk)] = chunk
+        x = solve_block(costs.ravel())
+        if x is None:
+            answers += [None] * len(chunk)
+            continue
+        x = np.asarray(x, dtype=np.float64).reshape(size, n)[:len(chunk)]
+        rounded = np.rint(x)
+        integral = np.abs(x - rounded).max(axis=1) <= tol
+        answers += [row if ok else None for row, ok in zip(rounded, integral)]
+    return answers
 
 
 class RelaxationGate:

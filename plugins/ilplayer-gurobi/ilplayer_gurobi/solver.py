@@ -9,6 +9,7 @@ import numpy as np
 
 from ilplayer import Capability, ILPBatch, LicenseStatus, PersistentModelSolver, Status
 from ilplayer.problem import ProblemTensors
+from ilplayer.solver import solve_in_blocks
 
 # Exact (gaps 0) and single-threaded. Presolve, cuts and heuristics cost more than they save on
 # the tiny instances of a training batch (measured here: n = 16). IntFeasTol at its minimum:
@@ -145,22 +146,13 @@ class GurobiSolver(PersistentModelSolver):
         if block is None:
             return [self.solve_relaxation(model, row) for row in c]
         lp, x, size = block
-        k, n = c.shape
-        answers: list[np.ndarray | None] = []
-        for first in range(0, k, size):
-            chunk = c[first:first + size]
-            costs = np.zeros((size, n))  # unused blocks: zero costs, their basis stays optimal
-            costs[:len(chunk)] = chunk
-            x.Obj = costs.ravel()
+
+        def solve_block(costs: np.ndarray) -> Any:
+            x.Obj = costs
             lp.optimize()
-            if lp.Status != self._gp.GRB.OPTIMAL:
-                answers += [None] * len(chunk)
-                continue
-            point = np.asarray(x.X).reshape(size, n)[:len(chunk)]
-            rounded = np.rint(point)
-            integral = np.abs(point - rounded).max(axis=1) <= INTEGRAL_LP_TOL
-            answers += [row if ok else None for row, ok in zip(rounded, integral)]
-        return answers
+            return x.X if lp.Status == self._gp.GRB.OPTIMAL else None
+
+        return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL)
 
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP (same rows, same

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
+from ilplayer.solver import solve_in_blocks
 from ilplayer.plugins import import_solver_library
 
 # Exact by default, one thread, and no feasibility-jump heuristic (3-4 ms per tiny MIP).
@@ -201,22 +202,13 @@ class HighsSolver(PersistentModelSolver):
             return [self.solve_relaxation(model, row) for row in c]
         _, _, _, optimal, blocks = model
         highs, columns = self._block_lp(blocks)
-        k, n = c.shape
-        answers: list[np.ndarray | None] = []
-        for first in range(0, k, BLOCK):
-            chunk = c[first:first + BLOCK]
-            costs = np.zeros((BLOCK, n))  # unused blocks: zero costs, their basis stays optimal
-            costs[:len(chunk)] = chunk
-            highs.changeColsCost(len(columns), columns, costs.ravel())
+
+        def solve_block(costs: np.ndarray) -> Any:
+            highs.changeColsCost(len(columns), columns, costs)
             highs.run()
-            if highs.getModelStatus() != optimal:
-                answers += [None] * len(chunk)
-                continue
-            x = np.array(highs.getSolution().col_value).reshape(BLOCK, n)[:len(chunk)]
-            rounded = np.rint(x)
-            integral = np.abs(x - rounded).max(axis=1) <= INTEGRAL_LP_TOL
-            answers += [row if ok else None for row, ok in zip(rounded, integral)]
-        return answers
+            return highs.getSolution().col_value if highs.getModelStatus() == optimal else None
+
+        return solve_in_blocks(c, BLOCK, solve_block, INTEGRAL_LP_TOL)
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         # Applied in solve_instance after the cost change: changing the model drops a start.
