@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
-from ilplayer.solver import solve_in_blocks
 from ilplayer.plugins import import_solver_library
+from ilplayer.solver import solve_in_blocks
 
 # Exact by default, one thread, and no feasibility-jump heuristic (3-4 ms per tiny MIP).
 #
