@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ilplayer.cli import main
-from ilplayer.experiments.report import build_report
+from ilplayer.experiments.report import build_report, protocol_cells, write_report
 
 
 def record(task="rc", box="binary", m=2, seed=0, accuracy=0.9, variant=None):
@@ -62,7 +62,7 @@ def test_overview_puts_baselines_beside_combopt_and_matching_has_no_gap_to_spair
     bbgm = dict(match, method="bbgm", accuracy=0.7)
     text = build_report([record(accuracy=0.9), mlp, ablation, match, bbgm])
     overview = text.split("## Overview")[1].split("\n## ")[0]
-    assert "| Random Constraints | binary | 2 | 90.0 ± 0.0 | 1 | 94.2 | -4.2 | 30.0 | 20.0 | – | – |" in overview
+    assert "| Random Constraints | binary | 2 | 90.0 ± 0.0 | 1 | 94.2 ± 10.1 | -4.2 | 30.0 | 20.0 | – | – |" in overview
     assert "| Keypoint matching stand-in | binary | p=4 | 80.0 ± 0.0 | 1 | 83.1 | – | – | – | – | 70.0 |" in overview
     assert "— CombOptNet, tau=hard" in text and "| 2 | 50.0 ± 0.0 | 0 | 30.0 ± 0.0 | 83.1 | -33.1 |" in text
 
@@ -71,3 +71,19 @@ def test_restarts_count_as_runs_of_their_dataset():
     runs = [record(seed=0, accuracy=0.9), record(seed=1, accuracy=0.8), record(seed=0, accuracy=0.7)]
     runs[2]["restart"] = 1
     assert "| 2 | 80.0 ± 10.0 | 0,1 (3 runs) |" in build_report(runs)
+
+
+def test_protocol_cells_put_the_papers_mean_and_std_beside_ours_and_skip_variants(tmp_path):
+    runs = [record(seed=0, accuracy=0.9), record(seed=1, accuracy=0.8),
+            record(variant={"tau": None}), record(task="wsc", m=8, accuracy=0.7)]
+    cells = protocol_cells(runs)
+    assert [c["label"] for c in cells] == ["rc binary m=2", "wsc m=8"]
+    assert cells[0]["mean"] == pytest.approx(85.0) and cells[0]["std"] == pytest.approx(7.0711, abs=1e-3)
+    assert (cells[0]["paper"], cells[0]["paper_std"]) == (94.2, 10.1)
+    assert (cells[1]["paper"], cells[1]["paper_std"]) == (79.7, 12.1)
+    pytest.importorskip("matplotlib", reason="the plot needs the [demo] extra")
+    for i, run in enumerate(runs):
+        (tmp_path / f"{i}.json").write_text(json.dumps(run))
+    text = write_report(tmp_path, tmp_path / "out" / "results.md").read_text()
+    assert "![ilplayer against the paper](results-protocol.png)" in text
+    assert (tmp_path / "out" / "results-protocol.png").stat().st_size > 0

@@ -60,3 +60,24 @@ def plot_regret(records: Sequence[dict], path: str | Path, title: str) -> Path:
                     fontsize=7, rotation=90)
     axis.set(ylabel="normalised test regret (%)", title=title)
     return _save(figure, path)
+
+
+def plot_protocol(cells: Sequence[dict], path: str | Path, title: str) -> Path:
+    """ilplayer's mean ± std beside the paper's, one pair of bars per cell; each cell is a dict
+    with ``label``, ``mean``, ``std``, ``paper`` and ``paper_std`` (percent)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(max(6, 0.6 * len(cells)), 4))
+    where = range(len(cells))
+    axis.bar([i - 0.2 for i in where], [c["mean"] for c in cells], 0.4, yerr=[c["std"] for c in cells],
+             capsize=2, label="ilplayer (mean ± std over its runs)", color="tab:blue")
+    axis.bar([i + 0.2 for i in where], [c["paper"] for c in cells], 0.4, yerr=[c["paper_std"] for c in cells],
+             capsize=2, label="paper (mean ± std, 20 runs)", color="tab:grey", hatch="//")
+    axis.set_xticks(list(where), [c["label"] for c in cells], fontsize=7, rotation=90)
+    axis.set(ylabel="held-out exact-match accuracy (%)", ylim=(0, 125), title=title)
+    axis.set_yticks(range(0, 101, 20))
+    axis.legend(fontsize=7, loc="upper center", ncol=2)
+    return _save(figure, path)

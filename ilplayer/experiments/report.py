@@ -10,6 +10,7 @@ written before a figure was known still get it.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import statistics
 from collections import defaultdict
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ilplayer.experiments.decision_focused import TITLES
-from ilplayer.experiments.runner import DEVIATIONS, paper_accuracy
+from ilplayer.experiments.runner import DEVIATIONS, PAPER_STD, paper_accuracy
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
                "matching": "Keypoint matching stand-in"}
@@ -128,11 +129,44 @@ def _paper(run: dict[str, Any]) -> float | None:
     return paper_accuracy(run["task"], run["box"], run.get("method", "combopt"), shown, run["m"])
 
 
+def _paper_text(run: dict[str, Any]) -> str:
+    paper, std = _paper(run), _paper_std(run)
+    if paper is None:
+        return "–"
+    return f"{paper} ± {std}" if std is not None else str(paper)
+
+
 def _gap(accuracy: list[float], paper: float | None, task: str) -> str:
     """No gap for matching: the paper's figure is on SPair-71k, not on the offline stand-in."""
     if paper is None or task == "matching":
         return "–"
     return f"{statistics.fmean(accuracy) - paper:+.1f}"
+
+
+def _paper_std(run: dict[str, Any]) -> float | None:
+    """The paper's standard deviation for a cell with the paper's settings, else None."""
+    if run.get("method", "combopt") != "combopt" or {k for k in run["variant"] if k != "epochs"}:
+        return None
+    if run["task"] == "rc" and run.get("n", 16) != 16:
+        return None
+    return PAPER_STD.get((run["task"], run["box"]), {}).get(run["m"])
+
+
+def protocol_cells(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The paper's main cells (CombOptNet, paper's settings) that have a paper mean and std:
+    ilplayer's mean and std over its runs beside them, for the protocol plot."""
+    cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        if "library" not in record and _paper_std(record) is not None:
+            cells[(record["task"], record["box"], record["m"])].append(record)
+    rows = []
+    for (task, box, m), runs in sorted(cells.items()):
+        accuracy = [100 * r["accuracy"] for r in runs]
+        rows.append({"label": f"{'wsc' if task == 'wsc' else task} {'' if task != 'rc' else box + ' '}m={m}",
+                     "mean": statistics.fmean(accuracy),
+                     "std": statistics.stdev(accuracy) if len(accuracy) > 1 else 0.0,
+                     "paper": _paper(runs[0]), "paper_std": _paper_std(runs[0])})
+    return rows
 
 
 def _cell_label(run: dict[str, Any]) -> str:
@@ -169,7 +203,7 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
             return f"{statistics.fmean(100 * r['accuracy'] for r in found):.1f}" if found else "–"
 
         lines.append(f"| {TASK_TITLES.get(task, task)} | {box} | {_cell_label(runs[0])} | "
-                     f"{_mean_std(accuracy)} | {len(runs)} | {paper if paper is not None else '–'} | {gap} | "
+                     f"{_mean_std(accuracy)} | {len(runs)} | {_paper_text(runs[0])} | {gap} | "
                      f"{f'{statistics.fmean(baseline):.1f}' if baseline else '–'} | {mean_of('mlp')} | "
                      f"{mean_of('lp')} | {mean_of('bbgm')} |")
     return [*lines, ""]
@@ -194,6 +228,8 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
     if preface:
         lines += [preface.strip(), ""]
     lines += _overview(groups)
+    if figures and "protocol" in figures:
+        lines += [f"![ilplayer against the paper]({figures['protocol']})", ""]
     for (task, box, method, variant_json), runs in sorted(groups.items()):
         variant = json.loads(variant_json)
         epochs = sorted({r["hyperparameters"]["epochs"] for r in runs})
@@ -232,14 +268,18 @@ def write_report(folder: str | Path, out: str | Path, title: str = "Results",
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     figures: dict[str, str] = {}
-    decision_focused = [r for r in records if "library" in r]
-    try:  # a bar chart per cost-learning task beside the report ([demo] extra)
-        from ilplayer.experiments.plots import plot_regret
-    except ImportError:
-        decision_focused = []
-    for task in sorted({r["task"] for r in decision_focused}):
-        image = path.parent / f"{path.stem}-{task}.png"
-        plot_regret([r for r in decision_focused if r["task"] == task], image, DFL_TITLES.get(task, task))
-        figures[task] = image.name
+    if importlib.util.find_spec("matplotlib") is not None:  # plots need the [demo] extra
+        from ilplayer.experiments.plots import plot_protocol, plot_regret
+
+        cells = protocol_cells(records)
+        if cells:
+            image = path.parent / f"{path.stem}-protocol.png"
+            plot_protocol(cells, image, "CombOptNet with the paper's settings against the paper")
+            figures["protocol"] = image.name
+        decision_focused = [r for r in records if "library" in r]
+        for task in sorted({r["task"] for r in decision_focused}):
+            image = path.parent / f"{path.stem}-{task}.png"
+            plot_regret([r for r in decision_focused if r["task"] == task], image, DFL_TITLES.get(task, task))
+            figures[task] = image.name
     path.write_text(build_report(records, title, preface, figures))
     return path
