@@ -5,6 +5,7 @@ other backend gets one float64 host copy, split into groups sharing ``(A, b)``. 
 group becomes ``Status.ERROR`` rows with a warning naming the instances; it never sinks the
 batch. A returned solution that is not integral, leaves the box or violates ``A y <= b`` is
 demoted to ``Status.ERROR`` too: a backend's bug must not become a silent wrong answer.
+Instances whose box optimum already meets the rows are answered here, without a backend.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult, SolverFailureWarning, Status
 
-__all__ = ["placeholder_solution", "solve_problem"]
+__all__ = ["box_optima", "placeholder_solution", "solve_problem"]
 
 VERIFY_TOL = 1e-6  # integrality and constraint tolerance when checking a backend's answer
 
@@ -72,6 +73,27 @@ def without_zero_rows(batch: ILPBatch) -> ILPBatch | None:
                            b_eq=batch.b_eq[~zero_eq])
 
 
+BOX_TOL = 1e-9  # the rows a box optimum must meet: strictly, not within the solvers' band
+
+
+def box_optima(batch: ILPBatch) -> tuple[np.ndarray, np.ndarray]:
+    """Each instance's optimum over the box alone, and which of them meet the rows.
+
+    The box's optimum (each variable at ``lb`` where its cost is >= 0, else at ``ub``) is at
+    least as good as every point of the box; when it also meets the rows strictly, it is the
+    instance's optimum and no backend is asked. Training meets this all the time: early in
+    training an SPO+ or maximisation batch has costs of one sign (an empty knapsack), and such
+    instances then cost nothing on every backend and executor.
+    """
+    y = np.where(batch.c < 0, batch.ub, batch.lb).astype(np.float64)
+    decided = np.ones(len(y), dtype=bool)
+    if batch.A.shape[0]:
+        decided &= (y @ batch.A.T <= batch.b + BOX_TOL).all(axis=1)
+    if batch.A_eq.shape[0]:
+        decided &= (np.abs(y @ batch.A_eq.T - batch.b_eq) <= BOX_TOL).all(axis=1)
+    return y, decided
+
+
 def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None,
                 recipe: SolverRecipe | None) -> tuple[np.ndarray, ...]:
     B, n = problem.batch_size, problem.num_variables
@@ -84,8 +106,16 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
         reduced = without_zero_rows(batch)
         if reduced is None:
             status[rows] = Status.INFEASIBLE
-        else:
-            groups.append((rows, reduced if native_equalities else reduced.equalities_as_rows()))
+            continue
+        box, decided = box_optima(reduced)
+        if decided.any():
+            done = rows[decided]
+            y[done], status[done] = box[decided], Status.OPTIMAL
+            objective[done] = np.einsum("kn,kn->k", reduced.c[decided], box[decided])
+            if decided.all():
+                continue
+            rows, reduced = rows[~decided], reduced.with_rows(c=reduced.c[~decided])
+        groups.append((rows, reduced if native_equalities else reduced.equalities_as_rows()))
     if executor is None or not groups:
         tasks = [[group] for group in groups]
         outcomes: list = [solve_task(solver, task) for task in tasks]

@@ -12,12 +12,13 @@ from ilplayer import Capability, ILPBatch, Solver, SolveResult, Status
 
 
 class EnumerationSolver(Solver):
-    """Exact NumPy enumeration; counts the (A, b) groups it is given."""
+    """Exact NumPy enumeration; counts the (A, b) groups and instances it is given."""
 
     name = "enumeration"
 
     def __init__(self) -> None:
         self.groups_seen = 0
+        self.instances_seen = 0
 
     @staticmethod
     def feasible_points(batch: ILPBatch) -> np.ndarray:
@@ -27,6 +28,7 @@ class EnumerationSolver(Solver):
 
     def solve(self, batch: ILPBatch) -> SolveResult:
         self.groups_seen += 1
+        self.instances_seen += len(batch.c)
         feasible = self.feasible_points(batch)
         k, n = batch.c.shape
         if len(feasible) == 0:

@@ -72,9 +72,26 @@ def test_instances_sharing_constraint_rows_are_solved_as_one_group():
     c, A, b = random_problem(1, B=9, shared=False)
     A[3:] = A[0]
     b[3:] = b[0]
+    c = c.abs() + 0.1  # the box optimum 0 violates sum(y) >= 1: every instance reaches the backend
+    A = torch.cat([A, -torch.ones(9, 1, 5, dtype=A.dtype)], dim=1)
+    b = torch.cat([b, -torch.ones(9, 1, dtype=b.dtype)], dim=1)
     solver = EnumerationSolver()
     ilplayer.solve(c, A, b, lb=0, ub=1, solver=solver)
     assert solver.groups_seen == 3  # rows 0, 3..8 share (A, b); rows 1 and 2 are alone
+
+
+def test_instances_decided_by_the_box_never_reach_the_backend():
+    A = torch.tensor([[1.0, 1.0, 1.0]])
+    b = torch.tensor([2.0])
+    c = torch.tensor([[1.0, -1.0, 2.0],     # box optimum (0, 1, 0) meets y1 + y2 + y3 <= 2
+                      [-1.0, -1.0, -1.0],   # (1, 1, 1) does not: the backend decides
+                      [0.0, 3.0, -2.0]])    # (0, 0, 1): decided
+    solver = EnumerationSolver()
+    y, status = ilplayer.solve(c, A, b, lb=0, ub=1, solver=solver)
+    assert solver.instances_seen == 1
+    assert status.tolist() == [0, 0, 0]
+    assert y[0].tolist() == [0.0, 1.0, 0.0] and y[2].tolist() == [0.0, 0.0, 1.0]
+    assert (c[1] * y[1]).sum().item() == -2.0  # any two of the three
 
 
 def test_register_refuses_a_taken_name_unless_replace(registered):
@@ -90,6 +107,10 @@ def test_register_refuses_a_taken_name_unless_replace(registered):
 def test_a_failing_group_becomes_error_rows_without_sinking_the_batch():
     c, A, b = random_problem(2, B=6, shared=False)
     c[:, 0] = torch.tensor([1.0, -1.0, 1.0, -1.0, 1.0, 1.0])
+    # y_0 must differ from its box optimum, so that every instance reaches the backend
+    row = torch.zeros(6, 1, 5, dtype=A.dtype)
+    row[:, 0, 0] = torch.where(c[:, 0] < 0, 1.0, -1.0)
+    A, b = torch.cat([A, row], dim=1), torch.cat([b, torch.where(c[:, :1] < 0, 0.0, -1.0)], dim=1)
     with pytest.warns(ilplayer.SolverFailureWarning,
                       match=r"failed on instances \[1, 3\].*first error: RuntimeError: native library crashed"):
         y, status = ilplayer.solve(c, A, b, lb=0, ub=1, solver=FlakySolver())
