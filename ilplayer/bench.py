@@ -106,9 +106,16 @@ def _installed(names: Sequence[str]) -> list[str]:
     return [name for name in names if name.split(":")[0] in available]
 
 
-def _solve_ms(solver: Any, batch: ILPBatch) -> float:
+def _solve_ms(solver: Any, batch: ILPBatch, through_layer: bool = False) -> float:
+    """ms per instance of ``solver.solve(batch)``, or with ``through_layer`` of what a layer's
+    forward does: validation, the box check and the backend (:func:`solve_problem`)."""
     start = time.perf_counter()
-    result = solver.solve(batch)
+    if through_layer:
+        problem = validate_problem(torch.tensor(batch.c), torch.tensor(batch.A), torch.tensor(batch.b),
+                                   batch.lb, batch.ub)
+        result = SimpleNamespace(status=solve_problem(problem, solver)[1].numpy())
+    else:
+        result = solver.solve(batch)
     seconds = time.perf_counter() - start
     if not (result.status == 0).all():
         raise RuntimeError(f"{solver.name}: not every benchmark instance was solved to optimality")
@@ -150,13 +157,15 @@ class ReferenceLayerSolver:
 
 def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[str] = SOLVER_FAMILIES,
                       batch: int = 64, repeats: int = 3, n: int = 16,
-                      reference: bool = False) -> list[dict[str, Any]]:
+                      reference: bool = False, through_layer: bool = False) -> list[dict[str, Any]]:
     """ms per instance for a batch of ``batch`` fresh cost vectors on one ``(A, b)``, each
     backend reused across batches (as a layer does), serial, one thread. Backends run
     interleaved, batch by batch, so that the machine's load hits them alike; the figure is the
     median over ``repeats`` batches, and the ratio is to the first backend in the same run.
     With ``reference`` (and gurobipy installed) a row for :class:`ReferenceLayerSolver`, the
-    CombOptNet reference's way of solving, joins them."""
+    CombOptNet reference's way of solving, joins them. With ``through_layer`` ilplayer's
+    backends are timed as a layer's forward calls them (validation and the core's box check
+    included); the reference row stays the reference's own loop."""
     names = _installed(backends)
     if reference and importlib.util.find_spec("gurobipy") is not None:
         names.append(ReferenceLayerSolver.name)
@@ -171,13 +180,15 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
         samples: dict[str, list[float]] = {name: [] for name in names}
         for data in chunks[1:]:
             for name, solver in solvers.items():
-                samples[name].append(_solve_ms(solver, data))
+                layer_path = through_layer and name != ReferenceLayerSolver.name
+                samples[name].append(_solve_ms(solver, data, layer_path))
         for solver in solvers.values():
             solver.close()
         reference = statistics.median(samples[names[0]])
         for name in names:
             ms = statistics.median(samples[name])
             rows.append({"benchmark": "solvers", "family": family, "n": n, "backend": name,
+                         "through_layer": through_layer and name != ReferenceLayerSolver.name,
                          "ms_per_instance": ms, "ratio": ms / reference, "reference": names[0]})
     return rows
 

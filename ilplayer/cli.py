@@ -341,7 +341,8 @@ def run_bench(args: argparse.Namespace) -> int:
         sized["families"] = tuple(args.families)
     rows = []
     if args.bench in ("solvers", "all"):
-        rows += bench.solvers_benchmark(backends, reference=args.bench == "all" or args.reference, **sized)
+        rows += bench.solvers_benchmark(backends, reference=args.bench == "all" or args.reference,
+                                        through_layer=getattr(args, "through_layer", False), **sized)
     if args.bench in ("warm", "all"):
         warm = dict(sized)
         warm.setdefault("families", ("binary m=8", "dense m=8"))
@@ -502,6 +503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.add_argument("--reference", action="store_true",
                              help="add a row for the CombOptNet reference's way of solving: a fresh "
                                   "Gurobi model per instance, Gurobi's defaults (bench all adds it)")
+            sub.add_argument("--through-layer", action="store_true",
+                             help="time ilplayer's backends as a layer's forward calls them "
+                                  "(validation and the core's box check included)")
         if name in ("solvers", "warm", "all"):
             sub.add_argument("--n", type=_positive_int, default=16, help="variables (default 16)")
             sub.add_argument("--batch", type=_positive_int, default=64, help="instances per batch (default 64)")

@@ -164,6 +164,14 @@ def test_bench_solvers_can_time_the_reference_layers_way_beside_the_backends(tmp
     assert set(rows) == {"bruteforce", "reference"} and rows["reference"]["ms_per_instance"] > 0
 
 
+def test_bench_solvers_through_the_layer_times_the_forward_path(tmp_path):
+    out = tmp_path / "rows.json"
+    assert main(["bench", "solvers", "--backends", "bruteforce", "--families", "binary m=1",
+                 "--batch", "8", "--through-layer", "--json", str(out)]) == 0
+    row = json.loads(out.read_text())[0]
+    assert row["through_layer"] is True and row["ms_per_instance"] > 0
+
+
 def _assignment_batch(k: int, seed: int) -> ilplayer.ILPBatch:
     """3 x 3 assignments (totally unimodular rows: every LP vertex is integral)."""
     rng = np.random.default_rng(seed)
