@@ -1,0 +1,66 @@
+"""Probe: is dense Random Constraints m = 4 slow because its constraints move too little per step?
+
+Runs ``ilplayer learn`` with its defaults on a dataset of ``learn_reference_study.py`` but with
+Adam's step for the position parameters (offsets and origins, in the units of y) scaled by
+``--scale`` (the dense box is 10 times wider than the binary one), optionally with a cosine
+decay of every step size to zero over training (``--cosine``). A measurement, not an option of
+the library: see docs/learn.md for what it found.
+
+    python scripts/learn_lr_probe.py --scale 10 --seed 0 --out results/learn-reference-probes/scale10-seed0.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent / "results" / "learn-reference" / "data" / "rc-dense-4-data0"
+
+
+def adam_factory(scale: float, cosine: bool, total_steps: int) -> type:
+    class ProbeAdam(torch.optim.Adam):
+        """Adam on StaticConstraints' parameters (normals, offsets, origins, in that order)."""
+
+        def __init__(self, params, lr: float) -> None:
+            params = list(params)
+            super().__init__([{"params": params[:1], "lr": lr}, {"params": params[1:], "lr": lr * scale}], lr=lr)
+            for group in self.param_groups:
+                group["base_lr"] = group["lr"]
+            self.steps = 0
+
+        def step(self, closure=None):
+            self.steps += 1
+            if cosine:
+                factor = 0.5 * (1 + math.cos(math.pi * min(self.steps, total_steps) / total_steps))
+                for group in self.param_groups:
+                    group["lr"] = group["base_lr"] * factor
+            return super().step(closure)
+
+    return ProbeAdam
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", type=float, default=10.0)
+    parser.add_argument("--cosine", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    steps = 100 * math.ceil(1440 / 8)  # learn's defaults: 100 epochs, batch 8, 1 440 training pairs
+    torch.optim.Adam = adam_factory(args.scale, args.cosine, steps)  # this process only
+    from ilplayer.cli import main as ilplayer_main
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    ilplayer_main(["learn", str(args.data / "train.npz"), "--test", str(args.data / "test.npz"),
+                   "--lb", "-5", "--ub", "5", "--num-constraints", "4", "--seed", str(args.seed),
+                   "--json", str(args.out)])
+
+
+if __name__ == "__main__":
+    main()
