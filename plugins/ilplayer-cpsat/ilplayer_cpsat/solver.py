@@ -140,18 +140,26 @@ class CpSatSolver(PersistentModelSolver):
             expression = cp.LinearExpr.weighted_sum(y, row.tolist())
             model.add(expression >= int(lo))
             model.add(expression <= int(hi))
-        return model, y, batch.A, batch.b, batch.A_eq, batch.b_eq
+        return model, y, batch.A, batch.b, batch.A_eq, batch.b_eq, [var.index for var in y]
 
+    # Hints and costs are written into the model's proto directly: ``add_hint`` per variable
+    # and ``minimize`` over a new expression cost ~70 us of Python per instance, the proto
+    # fields ~4 us (on m = 1 a CP-SAT solve takes ~0.4 ms in all).
     def set_start(self, model: Any, point: np.ndarray) -> None:
-        cp_model, y = model[0], model[1]
-        cp_model.clear_hints()
-        for var, value in zip(y, point.astype(np.int64).tolist()):
-            cp_model.add_hint(var, value)
+        hint = model[0].proto.solution_hint
+        hint.vars.clear()
+        hint.vars.extend(model[6])
+        hint.values.clear()
+        hint.values.extend(point.astype(np.int64).tolist())
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         cp = self._cp
-        cp_model, y, A, b, A_eq, b_eq = model
-        cp_model.minimize(cp.LinearExpr.weighted_sum(y, np.round(c * self.scale).astype(np.int64).tolist()))
+        cp_model, y, A, b, A_eq, b_eq, indices = model
+        objective = cp_model.proto.objective  # min sum(coeffs * vars): zero costs are allowed
+        objective.vars.clear()
+        objective.vars.extend(indices)
+        objective.coeffs.clear()
+        objective.coeffs.extend(np.round(c * self.scale).astype(np.int64).tolist())
         for _ in range(self.max_repairs + 1):
             code = self._solver.solve(cp_model)
             if code == cp.INFEASIBLE:
