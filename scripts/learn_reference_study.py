@@ -25,14 +25,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ilplayer.experiments.runner import PAPER as PAPER_MEAN
+from ilplayer.experiments.runner import PAPER_STD
+
 HERE = Path(__file__).resolve().parent
-# Paper, supplementary tables (1 x m, 20 restarts): mean and standard deviation of each cell.
-PAPER = {
-    "rc-binary-1": (97.8, 0.7), "rc-binary-2": (94.2, 10.1), "rc-binary-4": (77.4, 13.5),
-    "rc-binary-8": (46.5, 12.4), "rc-dense-1": (87.3, 2.5), "rc-dense-2": (70.2, 11.6),
-    "rc-dense-4": (29.6, 10.4), "rc-dense-8": (2.3, 1.2), "wsc-4": (100.0, 0.0),
-    "wsc-6": (97.2, 6.4), "wsc-8": (79.7, 12.1), "wsc-10": (56.7, 14.8),
-}
+# The paper's mean and standard deviation of each cell (1 x m constraints, 20 runs).
+PAPER = {f"{task}-{box}-{m}" if task == "rc" else f"{task}-{m}": (mean, PAPER_STD[(task, box)][m])
+         for (task, box), means in PAPER_MEAN.items() if task in ("rc", "wsc")
+         for m, mean in means.items()}
 BOXES = {"binary": (0, 1), "dense": (-5, 5)}
 
 
