@@ -169,6 +169,7 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
     names = _installed(backends)
     if reference and importlib.util.find_spec("gurobipy") is not None:
         names.append(ReferenceLayerSolver.name)
+    layer_path = {name: through_layer and name != ReferenceLayerSolver.name for name in names}
     rows = []
     for family in families:
         solvers = {name: ReferenceLayerSolver() if name == ReferenceLayerSolver.name else get_solver(name)
@@ -180,15 +181,14 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
         samples: dict[str, list[float]] = {name: [] for name in names}
         for data in chunks[1:]:
             for name, solver in solvers.items():
-                layer_path = through_layer and name != ReferenceLayerSolver.name
-                samples[name].append(_solve_ms(solver, data, layer_path))
+                samples[name].append(_solve_ms(solver, data, layer_path[name]))
         for solver in solvers.values():
             solver.close()
         reference = statistics.median(samples[names[0]])
         for name in names:
             ms = statistics.median(samples[name])
             rows.append({"benchmark": "solvers", "family": family, "n": n, "backend": name,
-                         "through_layer": through_layer and name != ReferenceLayerSolver.name,
+                         "through_layer": layer_path[name],
                          "ms_per_instance": ms, "ratio": ms / reference, "reference": names[0]})
     return rows
 

@@ -162,7 +162,7 @@ def protocol_cells(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for (task, box, m), runs in sorted(cells.items()):
         accuracy = [100 * r["accuracy"] for r in runs]
-        rows.append({"label": f"{'wsc' if task == 'wsc' else task} {'' if task != 'rc' else box + ' '}m={m}",
+        rows.append({"label": f"{task} {box} m={m}" if task == "rc" else f"{task} m={m}",
                      "mean": statistics.fmean(accuracy),
                      "std": statistics.stdev(accuracy) if len(accuracy) > 1 else 0.0,
                      "paper": _paper(runs[0]), "paper_std": _paper_std(runs[0])})
