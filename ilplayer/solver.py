@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ilplayer.reduced_costs import search_around
 from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, SolverFailureWarning, Status
 
 if TYPE_CHECKING:
@@ -83,6 +84,12 @@ class Solver(ABC):
         self.close()
 
 
+# The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check
+# at |b| = 0, the band HiGHS and CP-SAT solve in) and gives up beyond SEARCH_POINTS candidates.
+SEARCH_TOL = 1e-6
+SEARCH_POINTS = 2048
+
+
 class SolutionPool:
     """The last ``capacity`` distinct feasible points found for one constraint set.
 
@@ -143,24 +150,28 @@ def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> l
 
 
 class RelaxationGate:
-    """Whether to try a constraint set's LP relaxation before its MIP.
+    """Whether to try a shortcut (the LP relaxation, or the search around a pooled start) before
+    a constraint set's MIP.
 
-    Always while it pays (at least one answer in ten tries, or fewer than 32 tries so far);
-    else on every 16th instance only, so a set whose relaxation turns integral later (learned
-    constraints move) is noticed. On a knapsack, where the relaxation is rarely integral, the
-    wasted LP then costs ~1/16 of its ~0.1 ms per instance instead of all of it.
+    Always while it pays (a moving average of its answers, weight 1/8, at least 0.1; and during
+    the first 32 tries); else on every 16th instance only, and one answer there opens it again.
+    The average forgets: a set whose relaxation turns integral later (learned constraints
+    move), or a search that failed on a first epoch of fresh costs and succeeds on the
+    revisits, is noticed within one sampled try. On a knapsack, where the relaxation is rarely
+    integral, the wasted LP then costs ~1/16 of its ~0.1 ms per instance instead of all of it.
     """
 
     def __init__(self) -> None:
-        self.seen = self.tries = self.hits = 0
+        self.seen = self.tries = 0
+        self.rate = 1.0
 
     def should_try(self) -> bool:
         self.seen += 1
-        return self.tries < 32 or 10 * self.hits >= self.tries or self.seen % 16 == 0
+        return self.tries < 32 or self.rate >= 0.1 or self.seen % 16 == 0
 
     def record(self, answered: bool) -> None:
         self.tries += 1
-        self.hits += answered
+        self.rate += (answered - self.rate) / 8
 
 
 class PersistentModelSolver(Solver):
@@ -202,6 +213,7 @@ class PersistentModelSolver(Solver):
         self._models: OrderedDict[bytes, Any] = OrderedDict()
         self._pools: dict[bytes, SolutionPool] = {}
         self._gates: dict[bytes, RelaxationGate] = {}
+        self._search_gates: dict[bytes, RelaxationGate] = {}
 
     @staticmethod
     def model_key(batch: ILPBatch) -> bytes:
@@ -242,6 +254,19 @@ class PersistentModelSolver(Solver):
         """
         return [self.solve_relaxation(model, row) for row in c]
 
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Row multipliers of the LP relaxation under costs ``c``: ``(lam, mu)``, ``lam >= 0``
+        for the inequality rows and ``mu`` for the equality rows, such that ``c + A^T lam +
+        A_eq^T mu`` are the reduced costs; or None.
+
+        With them and a pooled start, an instance is first answered by
+        :func:`ilplayer.reduced_costs.search_around` (reduced-cost fixing, then enumeration of
+        the few points left) and reaches the MIP only when too many points are left. A backend
+        whose MIP has a large fixed cost against its LP re-solve may override it; the default
+        offers none.
+        """
+        return None
+
     def dispose_model(self, model: Any) -> None:
         """Free a native model evicted from the cache."""
 
@@ -258,6 +283,7 @@ class PersistentModelSolver(Solver):
             evicted, old = self._models.popitem(last=False)
             self._pools.pop(evicted, None)
             self._gates.pop(evicted, None)
+            self._search_gates.pop(evicted, None)
             self.dispose_model(old)
         return model
 
@@ -289,14 +315,22 @@ class PersistentModelSolver(Solver):
                 for i, point in zip(tried, answers):
                     gate.record(point is not None)
                     relaxed[i] = point
+        searches = None
+        if pool is not None and type(self).relaxation_multipliers is not base.relaxation_multipliers:
+            searches = self._search_gates.setdefault(key, RelaxationGate())
         for i in range(k):
             c = batch.c[i]
             try:
                 point = relaxed.get(i)
+                start = None
+                if point is None and pool is not None:
+                    start = pool.best_for(c)
+                if start is not None and searches is not None and searches.should_try():
+                    point = self._search_around(model, batch, c, start)
+                    searches.record(point is not None)
                 if point is not None:
                     code = Status.OPTIMAL
                 else:
-                    start = pool.best_for(c) if pool is not None else None
                     if start is not None:
                         self.set_start(model, start)
                     code, point = self.solve_instance(model, c)
@@ -320,8 +354,17 @@ class PersistentModelSolver(Solver):
                              np.einsum("kn,kn->k", batch.c, y), np.nan)
         return SolveResult(y=y, status=status, objective=objective)
 
+    def _search_around(self, model: Any, batch: ILPBatch, c: np.ndarray, start: np.ndarray) -> np.ndarray | None:
+        multipliers = self.relaxation_multipliers(model, c)
+        if multipliers is None:
+            return None
+        lam, mu = multipliers
+        return search_around(c, start, batch.A, batch.b, batch.lb, batch.ub, lam, batch.A_eq, batch.b_eq, mu,
+                             tol=SEARCH_TOL, max_points=SEARCH_POINTS)
+
     def close(self) -> None:
         self._pools.clear()
         self._gates.clear()
+        self._search_gates.clear()
         while self._models:
             self.dispose_model(self._models.popitem(last=False)[1])

@@ -211,7 +211,8 @@ def test_relaxations_solved_together_match_the_oracle_block_by_block(backend):
     """More instances than one block-diagonal LP holds, some relaxations integral, some not."""
     if backend not in ilplayer.available_solvers():
         pytest.skip(f"backend {backend!r} is not installed")
-    solver, oracle = ilplayer.get_solver(backend), ilplayer.get_solver("bruteforce")
+    # warm starts off: the search around a pooled start would settle the knapsacks before a MIP
+    solver, oracle = ilplayer.get_solver(backend, warm_start=False), ilplayer.get_solver("bruteforce")
     calls = []
     solve_instance = solver.solve_instance
     solver.solve_instance = lambda model, c: (calls.append(1), solve_instance(model, c))[1]
@@ -239,6 +240,13 @@ def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
             wasted.record(False)
     assert paying.tries == 200
     assert wasted.tries == 32 + (200 - 32) // 16   # every instance at first, then every 16th
+    while not wasted.should_try():
+        pass
+    wasted.record(True)  # one sampled answer opens it again, and failures close it soon after
+    assert wasted.should_try() and wasted.should_try()
+    for _ in range(4):
+        wasted.record(False)
+    assert not all(wasted.should_try() for _ in range(3))
 
 
 def test_gurobi_keeps_its_block_relaxation_within_the_size_limited_licence():

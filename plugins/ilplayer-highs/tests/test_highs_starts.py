@@ -11,7 +11,13 @@ from ilplayer import Status
 from ilplayer.bench import family_batch
 
 pytest.importorskip("highspy")
-from ilplayer_highs import solver as highs_solver  # noqa: E402
+from ilplayer_highs import solver as highs_solver
+
+
+def _without_search(solver):
+    """The MIP for every instance: no reduced-cost search around the start first."""
+    solver.relaxation_multipliers = lambda model, c: None
+    return solver
 
 
 def _objectives(solver, batch):
@@ -27,9 +33,9 @@ def test_warm_solves_match_cold_ones_with_and_without_mip_starts(family, monkeyp
     revisit = batch.with_rows(c=batch.c * (1 + 0.01 * rng.standard_normal(batch.c.shape)))
     cold = ilplayer.get_solver("highs", warm_start=False)
     expected = [_objectives(cold, batch), _objectives(cold, revisit)]
-    for hit_rate in (0.0, 2.0):  # 2.0: never a MIP start, only cutoffs
+    for hit_rate, search in ((0.0, False), (2.0, False), (0.0, True)):  # 2.0: only cutoffs
         monkeypatch.setattr(highs_solver, "START_HIT_RATE", hit_rate)
-        warm = ilplayer.get_solver("highs")
+        warm = ilplayer.get_solver("highs") if search else _without_search(ilplayer.get_solver("highs"))
         for data, reference in zip((batch, revisit), expected):
             np.testing.assert_allclose(_objectives(warm, data), reference, atol=1e-7)
 
@@ -38,7 +44,7 @@ def test_a_start_nothing_beats_is_the_answer(monkeypatch):
     # A negative slack puts the cutoff just below the start: HiGHS finds nothing and reports
     # infeasible, which on a revisited instance means that its previous answer is optimal.
     batch = family_batch("dense m=4", 6, seed=1)
-    solver = ilplayer.get_solver("highs")
+    solver = _without_search(ilplayer.get_solver("highs"))
     first = solver.solve(batch)
     monkeypatch.setattr(highs_solver, "CUTOFF_SLACK", -1e-6)
     again = solver.solve(batch)
@@ -48,7 +54,7 @@ def test_a_start_nothing_beats_is_the_answer(monkeypatch):
 
 def test_the_hit_rate_follows_whether_starts_were_optimal():
     batch = family_batch("dense m=8", 32, seed=0)
-    solver = ilplayer.get_solver("highs")
+    solver = _without_search(ilplayer.get_solver("highs"))
     solver.solve(batch)  # fresh costs: the pooled points are rarely optimal for the next one
     state = solver.model_for(batch)[4]
     assert state["hit_rate"] < highs_solver.START_HIT_RATE

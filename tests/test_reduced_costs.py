@@ -1,0 +1,116 @@
+"""The search around a pooled start (reduced-cost fixing, then enumeration) against exhaustive
+enumeration: its bound holds for *any* multipliers lam >= 0 and mu, so random ones must give
+the exact optimum too, only with more candidates."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+import ilplayer
+from ilplayer import PersistentModelSolver, Status
+from ilplayer.reduced_costs import search_around
+from tests.host_solvers import EnumerationSolver
+
+
+def _instance(rng):
+    n = int(rng.integers(2, 6))
+    lb = rng.integers(-2, 1, n)
+    ub = lb + rng.integers(0, 4, n)
+    points = np.array(list(itertools.product(*[range(lo, hi + 1) for lo, hi in zip(lb, ub)])), dtype=float)
+    m, m_eq = int(rng.integers(0, 4)), int(rng.integers(0, 2))
+    A = rng.integers(-3, 4, (m, n)).astype(float) * rng.choice([1.0, 0.37], (m, 1))
+    anchor = points[rng.integers(len(points))]  # feasible by construction
+    b = A @ anchor + rng.uniform(0, 3, m) * (rng.random(m) < 0.7)
+    A_eq = rng.integers(-2, 3, (m_eq, n)).astype(float)
+    b_eq = A_eq @ anchor
+    feasible = points[np.all(points @ A.T <= b + 1e-6, axis=1) & np.all(np.abs(points @ A_eq.T - b_eq) <= 1e-6, axis=1)]
+    return n, lb, ub, A, b, A_eq, b_eq, feasible
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_search_finds_the_enumerated_optimum_for_any_multipliers(seed):
+    rng = np.random.default_rng(seed)
+    answered = 0
+    for _ in range(150):
+        n, lb, ub, A, b, A_eq, b_eq, feasible = _instance(rng)
+        c = rng.normal(size=n) * (rng.random(n) < 0.8)  # some zero costs: free directions
+        start = feasible[rng.integers(len(feasible))]
+        lam = rng.exponential(1.0, len(A)) * (rng.random(len(A)) < 0.6)
+        mu = rng.normal(size=len(A_eq))
+        y = search_around(c, start, A, b, lb, ub, lam, A_eq, b_eq, mu, max_points=10_000)
+        assert y is not None  # at most 4**5 box points: never over the cap
+        answered += 1
+        assert np.all(A @ y <= b + 1e-6) and np.all(np.abs(A_eq @ y - b_eq) <= 1e-6)
+        assert np.all((lb <= y) & (y <= ub))
+        assert c @ y == pytest.approx((feasible @ c).min(), abs=1e-9)
+    assert answered == 150
+
+
+def test_the_search_gives_up_beyond_its_cap_and_keeps_a_start_nothing_beats():
+    n = 12
+    lb, ub = np.zeros(n), np.ones(n)
+    A, b = np.ones((1, n)), np.array([float(n)])  # every point feasible
+    c = -np.ones(n)
+    start = np.zeros(n)  # the worst point: the budget reaches all 4096 points
+    assert search_around(c, start, A, b, lb, ub, np.zeros(1), max_points=100) is None
+    best = np.ones(n)
+    assert search_around(c, best, A, b, lb, ub, np.zeros(1), max_points=100) is best
+
+
+class SearchingSolver(PersistentModelSolver):
+    """Enumeration behind the persistent-model contract; offers zero multipliers (valid ones,
+    if weak) and counts the instances that reach its 'MIP'."""
+
+    name = "searching"
+
+    def __init__(self, warm_start=None):
+        super().__init__(warm_start=warm_start)
+        self.mip_calls = 0
+
+    def build_model(self, batch):
+        return EnumerationSolver.feasible_points(batch), len(batch.A), len(batch.A_eq)
+
+    def solve_instance(self, model, c):
+        self.mip_calls += 1
+        points = model[0]
+        return (Status.OPTIMAL, points[np.argmin(points @ c)]) if len(points) else (Status.INFEASIBLE, None)
+
+    def set_start(self, model, point):
+        pass
+
+    def relaxation_multipliers(self, model, c):
+        return np.zeros(model[1]), np.zeros(model[2])
+
+
+def test_revisited_instances_are_answered_by_the_search_without_the_mip():
+    g = torch.Generator().manual_seed(0)
+    c = torch.randn(6, 5, generator=g, dtype=torch.float64)
+    A = torch.tensor([[1.0, 1.0, 1.0, 1.0, 1.0], [2.0, -1.0, 0.0, 1.0, 0.0]], dtype=torch.float64)
+    b = torch.tensor([2.0, 1.0], dtype=torch.float64)
+    solver = SearchingSolver()
+    first, status = ilplayer.solve(c, A, b, lb=0, ub=1, solver=solver)
+    reached = solver.mip_calls
+    again, _ = ilplayer.solve(c * 1.01, A, b, lb=0, ub=1, solver=solver)
+    assert (status == Status.OPTIMAL).all()
+    assert solver.mip_calls == reached  # 32 box points: the search settles every revisit
+    oracle, _ = ilplayer.solve(c * 1.01, A, b, lb=0, ub=1, solver=SearchingSolver(warm_start=False))
+    assert torch.allclose((c * again).sum(1), (c * oracle).sum(1))
+
+
+def test_highs_multipliers_make_the_bound_the_lp_value():
+    pytest.importorskip("highspy")
+    from ilplayer.bench import family_batch
+
+    batch = family_batch("knapsack", 4, seed=2, n=20)
+    solver = ilplayer.get_solver("highs")
+    model = solver.model_for(batch)
+    for c in batch.c:
+        lam, mu = solver.relaxation_multipliers(model, c)
+        assert (lam >= -1e-9).all() and len(mu) == 0
+        d = c + batch.A.T @ lam
+        bound = d @ np.where(d > 0, batch.lb, batch.ub) - lam @ batch.b
+        assert bound == pytest.approx(model[2].getInfo().objective_function_value, abs=1e-7)
