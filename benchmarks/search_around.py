@@ -51,7 +51,7 @@ def main() -> None:
             revisit = warmup.with_rows(c=warmup.c * (1 + 0.01 * rng.standard_normal(warmup.c.shape)))
             cold = ilplayer.get_solver("highs", warm_start=False)
             no_search = ilplayer.get_solver("highs")
-            no_search.relaxation_multipliers = lambda model, c: None
+            no_search.relaxation_multipliers = lambda model, c: [None] * len(c)
             search = ilplayer.get_solver("highs")
             for solver in (cold, no_search, search):
                 solver.solve(warmup)

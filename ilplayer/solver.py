@@ -85,9 +85,12 @@ class Solver(ABC):
 
 
 # The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check
-# at |b| = 0, the band HiGHS and CP-SAT solve in) and gives up beyond SEARCH_POINTS candidates.
+# at |b| = 0, the band HiGHS and CP-SAT solve in) and gives up beyond SEARCH_POINTS candidates
+# (512: binary m=8 fresh 2.50 ms per instance, 2048: 1.38, 8192: 0.59; 32 768 costs dense boxes
+# more in failed searches than it saves, benchmarks/search_around.py).
 SEARCH_TOL = 1e-6
-SEARCH_POINTS = 2048
+SEARCH_POINTS = 8192
+SEARCH_CHUNK = 16  # instances whose multipliers are asked for together
 
 
 class SolutionPool:
@@ -254,18 +257,19 @@ class PersistentModelSolver(Solver):
         """
         return [self.solve_relaxation(model, row) for row in c]
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        """Row multipliers of the LP relaxation under costs ``c``: ``(lam, mu)``, ``lam >= 0``
-        for the inequality rows and ``mu`` for the equality rows, such that ``c + A^T lam +
-        A_eq^T mu`` are the reduced costs; or None.
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """Row multipliers of the LP relaxation for each row of ``c`` (``(k, n)``): ``(lam,
+        mu)`` each, ``lam >= 0`` for the inequality rows and ``mu`` for the equality rows, such
+        that ``c + A^T lam + A_eq^T mu`` are the reduced costs; or None for a row.
 
         With them and a pooled start, an instance is first answered by
         :func:`ilplayer.reduced_costs.search_around` (reduced-cost fixing, then enumeration of
-        the few points left) and reaches the MIP only when too many points are left. A backend
-        whose MIP has a large fixed cost against its LP re-solve may override it; the default
-        offers none.
+        the few points left) and reaches the MIP only when too many points are left. Any
+        multipliers keep the answer exact; the LP's make the fewest points. A backend whose MIP
+        has a large fixed cost against its LP re-solve may override it (HiGHS solves the LPs
+        in blocks, as for :meth:`solve_relaxations`); the default offers none.
         """
-        return None
+        return [None] * len(c)
 
     def dispose_model(self, model: Any) -> None:
         """Free a native model evicted from the cache."""
@@ -318,15 +322,23 @@ class PersistentModelSolver(Solver):
         searches = None
         if pool is not None and type(self).relaxation_multipliers is not base.relaxation_multipliers:
             searches = self._search_gates.setdefault(key, RelaxationGate())
+        multipliers: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
         for i in range(k):
+            if searches is not None and i % SEARCH_CHUNK == 0:
+                # Asked for a chunk at a time, so that the gate follows the chunk before: a
+                # closed gate reopens within the batch that starts to pay.
+                rows = range(i, min(i + SEARCH_CHUNK, k))
+                multipliers = self._multipliers(model, batch, [j for j in rows if relaxed.get(j) is None], searches)
             c = batch.c[i]
             try:
                 point = relaxed.get(i)
                 start = None
                 if point is None and pool is not None:
                     start = pool.best_for(c)
-                if start is not None and searches is not None and searches.should_try():
-                    point = self._search_around(model, batch, c, start)
+                if start is not None and multipliers.get(i) is not None:
+                    lam, mu = multipliers[i]
+                    point = search_around(c, start, batch.A, batch.b, batch.lb, batch.ub, lam, batch.A_eq,
+                                          batch.b_eq, mu, tol=SEARCH_TOL, max_points=SEARCH_POINTS)
                     searches.record(point is not None)
                 if point is not None:
                     code = Status.OPTIMAL
@@ -354,13 +366,15 @@ class PersistentModelSolver(Solver):
                              np.einsum("kn,kn->k", batch.c, y), np.nan)
         return SolveResult(y=y, status=status, objective=objective)
 
-    def _search_around(self, model: Any, batch: ILPBatch, c: np.ndarray, start: np.ndarray) -> np.ndarray | None:
-        multipliers = self.relaxation_multipliers(model, c)
-        if multipliers is None:
-            return None
-        lam, mu = multipliers
-        return search_around(c, start, batch.A, batch.b, batch.lb, batch.ub, lam, batch.A_eq, batch.b_eq, mu,
-                             tol=SEARCH_TOL, max_points=SEARCH_POINTS)
+    def _multipliers(self, model: Any, batch: ILPBatch, rows: list[int],
+                     gate: RelaxationGate) -> dict[int, tuple[np.ndarray, np.ndarray] | None]:
+        wanted = [i for i in rows if gate.should_try()]
+        if not wanted:
+            return {}
+        try:
+            return dict(zip(wanted, self.relaxation_multipliers(model, batch.c[wanted])))
+        except Exception:  # the search only saves time: the MIP still answers
+            return {}
 
     def close(self) -> None:
         self._pools.clear()

@@ -83,7 +83,7 @@ class SearchingSolver(PersistentModelSolver):
         pass
 
     def relaxation_multipliers(self, model, c):
-        return np.zeros(model[1]), np.zeros(model[2])
+        return [(np.zeros(model[1]), np.zeros(model[2]))] * len(c)
 
 
 def test_revisited_instances_are_answered_by_the_search_without_the_mip():
@@ -105,12 +105,14 @@ def test_highs_multipliers_make_the_bound_the_lp_value():
     pytest.importorskip("highspy")
     from ilplayer.bench import family_batch
 
-    batch = family_batch("knapsack", 4, seed=2, n=20)
+    batch = family_batch("knapsack", 21, seed=2, n=20)  # one block of 16 and 5 more
     solver = ilplayer.get_solver("highs")
     model = solver.model_for(batch)
-    for c in batch.c:
-        lam, mu = solver.relaxation_multipliers(model, c)
+    relaxation = model[2]
+    for c, (lam, mu) in zip(batch.c, solver.relaxation_multipliers(model, batch.c)):
         assert (lam >= -1e-9).all() and len(mu) == 0
         d = c + batch.A.T @ lam
         bound = d @ np.where(d > 0, batch.lb, batch.ub) - lam @ batch.b
-        assert bound == pytest.approx(model[2].getInfo().objective_function_value, abs=1e-7)
+        relaxation.changeColsCost(len(c), model[1], c)
+        relaxation.run()
+        assert bound == pytest.approx(relaxation.getInfo().objective_function_value, abs=1e-7)

@@ -222,20 +222,33 @@ class HighsSolver(PersistentModelSolver):
         # Applied in solve_instance after the cost change: changing the model drops a start.
         self._start = point
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
         # A HiGHS MIP re-solve costs 1-2 ms even when its root closes the gap (knapsacks: root
         # cut separation), an LP re-solve ~0.1 ms: with the duals the core's reduced-cost
-        # search answers most revisited binary instances without the MIP.
+        # search answers most revisited binary instances without the MIP. The LPs are solved
+        # in blocks as for solve_relaxations; a block-diagonal LP's duals are each block's.
         _, columns, relaxation, optimal, state = model
-        relaxation.changeColsCost(len(columns), columns, c)
-        relaxation.run()
-        if relaxation.getModelStatus() != optimal:
-            return None
-        # HiGHS' row duals are the objective's sensitivity to the row bounds: <= 0 on a binding
-        # "<=" row of a minimisation, so the multipliers are their negatives.
-        duals = -np.asarray(relaxation.getSolution().row_dual)
-        inequalities = state["lp"].num_row_ - state["equalities"]
-        return duals[:inequalities], duals[inequalities:]
+        lp = state["lp"]
+        m, inequalities = lp.num_row_, lp.num_row_ - state["equalities"]
+        if len(c) < MIN_BLOCK:
+            highs, size = relaxation, 1
+        else:
+            (highs, columns), size = self._block_lp(state), BLOCK
+        found: list[tuple[np.ndarray, np.ndarray] | None] = []
+        for first in range(0, len(c), size):
+            chunk = c[first:first + size]
+            costs = np.zeros((size, lp.num_col_))
+            costs[:len(chunk)] = chunk
+            highs.changeColsCost(len(columns), columns, costs.ravel())
+            highs.run()
+            if highs.getModelStatus() != optimal:
+                found += [None] * len(chunk)
+                continue
+            # HiGHS' row duals are the objective's sensitivity to the row bounds: <= 0 on a
+            # binding "<=" row of a minimisation, so the multipliers are their negatives.
+            duals = -np.asarray(highs.getSolution().row_dual).reshape(size, m)[:len(chunk)]
+            found += [(row[:inequalities], row[inequalities:]) for row in duals]
+        return found
 
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP too (it relaxes it, and

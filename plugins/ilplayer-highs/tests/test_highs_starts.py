@@ -16,7 +16,7 @@ from ilplayer_highs import solver as highs_solver
 
 def _without_search(solver):
     """The MIP for every instance: no reduced-cost search around the start first."""
-    solver.relaxation_multipliers = lambda model, c: None
+    solver.relaxation_multipliers = lambda model, c: [None] * len(c)
     return solver
 
 
@@ -60,3 +60,18 @@ def test_the_hit_rate_follows_whether_starts_were_optimal():
     assert state["hit_rate"] < highs_solver.START_HIT_RATE
     solver.solve(batch)  # the same costs again: every start is the answer
     assert state["hit_rate"] > 0.9
+
+
+def test_the_search_with_equalities_in_blocks_matches_cold_solves():
+    rng = np.random.default_rng(4)
+    n = 14
+    batch = ilplayer.ILPBatch(c=rng.normal(size=(40, n)), A=rng.uniform(0, 1, (3, n)), b=np.full(3, 2.5),
+                              lb=np.zeros(n), ub=np.full(n, 2), A_eq=np.ones((1, n)), b_eq=np.array([5.0]))
+    revisit = batch.with_rows(c=batch.c * (1 + 0.01 * rng.standard_normal(batch.c.shape)))
+    cold, warm = ilplayer.get_solver("highs", warm_start=False), ilplayer.get_solver("highs")
+    searched = []
+    search = highs_solver.HighsSolver.relaxation_multipliers
+    warm.relaxation_multipliers = lambda model, c: searched.append(len(c)) or search(warm, model, c)
+    for data in (batch, revisit):
+        np.testing.assert_allclose(_objectives(warm, data), _objectives(cold, data), atol=1e-7)
+    assert max(searched) >= highs_solver.MIN_BLOCK  # the block LP's duals were used
