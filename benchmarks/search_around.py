@@ -1,4 +1,4 @@
-"""HiGHS with and without the search around a pooled start (ilplayer.reduced_costs), on fresh
+"""A backend (HiGHS by default) with and without the search around a pooled start (ilplayer.reduced_costs), on fresh
 and on revisited costs: ms per instance, every answer checked against a cold solve.
 
 For each family, 4 constraint sets: a warm-up batch of 64 costs, then 64 fresh costs on the
@@ -40,7 +40,9 @@ def main() -> None:
     parser.add_argument("families", nargs="*", default=["pyepo knapsack", "knapsack", "binary m=8", "set cover",
                                                         "dense m=4", "dense m=8"])
     parser.add_argument("--sets", type=int, default=4)
+    parser.add_argument("--backend", default="highs")
     args = parser.parse_args()
+    print(f"{args.backend}: ms per instance")
     print(f"{'family':<16} {'cold':>6} | fresh: {'start':>6} {'+search':>7} | revisited: {'start':>6} {'+search':>7}")
     for family in args.families:
         times: dict[str, list[float]] = {key: [] for key in ("cold", "fresh", "fresh+", "revisit", "revisit+")}
@@ -49,10 +51,10 @@ def main() -> None:
             warmup, fresh = both.with_rows(c=both.c[:64]), both.with_rows(c=both.c[64:])
             rng = np.random.default_rng(seed)
             revisit = warmup.with_rows(c=warmup.c * (1 + 0.01 * rng.standard_normal(warmup.c.shape)))
-            cold = ilplayer.get_solver("highs", warm_start=False)
-            no_search = ilplayer.get_solver("highs")
+            cold = ilplayer.get_solver(args.backend, warm_start=False)
+            no_search = ilplayer.get_solver(args.backend)
             no_search.relaxation_multipliers = lambda model, c: [None] * len(c)
-            search = ilplayer.get_solver("highs")
+            search = ilplayer.get_solver(args.backend)
             for solver in (cold, no_search, search):
                 solver.solve(warmup)
             for key, solver, batch in (("cold", cold, fresh), ("fresh", no_search, fresh), ("fresh+", search, fresh),

@@ -86,8 +86,9 @@ class Solver(ABC):
 
 # The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check
 # at |b| = 0, the band HiGHS and CP-SAT solve in) and gives up beyond SEARCH_POINTS candidates
-# (512: binary m=8 fresh 2.50 ms per instance, 2048: 1.38, 8192: 0.59; 32 768 costs dense boxes
-# more in failed searches than it saves, benchmarks/search_around.py).
+# (HiGHS, binary m=8, fresh costs: 512 gave 2.50 ms per instance, 2 048 1.38, 8 192 0.54; 32 768
+# made failed searches on fresh dense m=8 costs cost more than they saved, 11.3 against 10.4 ms;
+# benchmarks/search_around.py).
 SEARCH_TOL = 1e-6
 SEARCH_POINTS = 8192
 SEARCH_CHUNK = 16  # instances whose multipliers are asked for together
