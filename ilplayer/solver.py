@@ -157,7 +157,7 @@ class RelaxationGate:
     """Whether to try a shortcut (the LP relaxation, or the search around a pooled start) before
     a constraint set's MIP.
 
-    Always while it pays (a moving average of its answers, weight 1/8, at least 0.1; and during
+    Always while it pays (a moving average of its answers, weight 1/8, at least ``min_rate``; and during
     the first 32 tries); else on every 16th instance only, and one answer there opens it again.
     The average forgets: a set whose relaxation turns integral later (learned constraints
     move), or a search that failed on a first epoch of fresh costs and succeeds on the
@@ -165,13 +165,14 @@ class RelaxationGate:
     integral, the wasted LP then costs ~1/16 of its ~0.1 ms per instance instead of all of it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, min_rate: float = 0.1) -> None:
         self.seen = self.tries = 0
         self.rate = 1.0
+        self.min_rate = min_rate
 
     def should_try(self) -> bool:
         self.seen += 1
-        return self.tries < 32 or self.rate >= 0.1 or self.seen % 16 == 0
+        return self.tries < 32 or self.rate >= self.min_rate or self.seen % 16 == 0
 
     def record(self, answered: bool) -> None:
         self.tries += 1
@@ -202,6 +203,9 @@ class PersistentModelSolver(Solver):
     cache_size: ClassVar[int] = 8
     pool_size: ClassVar[int] = 256
     warm_start_default: ClassVar[bool] = True
+    # The search around a pooled start runs while at least this share of recent searches
+    # answered (RelaxationGate): a backend whose MIP is cheap wants a higher bar.
+    search_min_rate: ClassVar[float] = 0.1
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
                  warm_start: bool | None = None) -> None:
@@ -322,7 +326,7 @@ class PersistentModelSolver(Solver):
                     relaxed[i] = point
         searches = None
         if pool is not None and type(self).relaxation_multipliers is not base.relaxation_multipliers:
-            searches = self._search_gates.setdefault(key, RelaxationGate())
+            searches = self._search_gates.setdefault(key, RelaxationGate(self.search_min_rate))
         multipliers: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
         for i in range(k):
             if searches is not None and i % SEARCH_CHUNK == 0:

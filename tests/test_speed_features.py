@@ -247,6 +247,11 @@ def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
     for _ in range(4):
         wasted.record(False)
     assert not all(wasted.should_try() for _ in range(3))
+    demanding = RelaxationGate(min_rate=0.5)  # a backend with a cheap MIP sets a higher bar
+    for answered in [True] * 32 + [True, False, False] * 8:
+        demanding.should_try()
+        demanding.record(answered)
+    assert 0.1 < demanding.rate < 0.5 and not all(demanding.should_try() for _ in range(3))
 
 
 def test_gurobi_keeps_its_block_relaxation_within_the_size_limited_licence():
