@@ -22,7 +22,8 @@ from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, Sol
 if TYPE_CHECKING:
     from ilplayer.problem import ProblemTensors
 
-__all__ = ["PersistentModelSolver", "RelaxationGate", "SolutionPool", "Solver", "solve_in_blocks"]
+__all__ = ["PersistentModelSolver", "RelaxationGate", "SolutionPool", "Solver", "multipliers_in_blocks",
+           "solve_in_blocks"]
 
 
 class Solver(ABC):
@@ -153,6 +154,29 @@ def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> l
     return answers
 
 
+def multipliers_in_blocks(c: np.ndarray, size: int, inequalities: int,
+                          solve_block: Any) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    """Row multipliers for the rows of ``c``, their LPs solved ``size`` at a time as one
+    block-diagonal LP (a block-diagonal LP's duals are each block's).
+
+    ``solve_block(costs)`` sets ``costs`` (``size * n``, as for :func:`solve_in_blocks`),
+    solves, and returns a ``(size, rows)`` array -- block ``j``'s multipliers, its
+    ``inequalities`` first (``>= 0``), then its equalities -- or None.
+    """
+    k, n = c.shape
+    found: list[tuple[np.ndarray, np.ndarray] | None] = []
+    for first in range(0, k, size):
+        chunk = c[first:first + size]
+        costs = np.zeros((size, n))
+        costs[:len(chunk)] = chunk
+        duals = solve_block(costs.ravel())
+        if duals is None:
+            found += [None] * len(chunk)
+            continue
+        found += [(row[:inequalities], row[inequalities:]) for row in np.asarray(duals)[:len(chunk)]]
+    return found
+
+
 class RelaxationGate:
     """Whether to try a shortcut (the LP relaxation, or the search around a pooled start) before
     a constraint set's MIP.
@@ -271,8 +295,8 @@ class PersistentModelSolver(Solver):
         :func:`ilplayer.reduced_costs.search_around` (reduced-cost fixing, then enumeration of
         the few points left) and reaches the MIP only when too many points are left. Any
         multipliers keep the answer exact; the LP's make the fewest points. A backend whose MIP
-        has a large fixed cost against its LP re-solve may override it (HiGHS solves the LPs
-        in blocks, as for :meth:`solve_relaxations`); the default offers none.
+        has a large fixed cost against its LP re-solve may override it (HiGHS and Gurobi solve
+        the LPs in blocks with :func:`multipliers_in_blocks`); the default offers none.
         """
         return [None] * len(c)
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ilplayer import Capability, ILPBatch, LicenseStatus, PersistentModelSolver, Status
 from ilplayer.problem import ProblemTensors
-from ilplayer.solver import solve_in_blocks
+from ilplayer.solver import multipliers_in_blocks, solve_in_blocks
 
 # Exact (gaps 0) and single-threaded. Presolve, cuts and heuristics cost more than they save on
 # the tiny instances of a training batch (measured here: n = 16). IntFeasTol at its minimum:
@@ -159,29 +159,23 @@ class GurobiSolver(PersistentModelSolver):
         return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL)
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
-        # The LP duals for the core's search around a pooled start (PersistentModelSolver), in
-        # blocks as for solve_relaxations: a block-diagonal LP's duals are each block's.
+        # The LP duals for the core's search around a pooled start (PersistentModelSolver).
         batch = model[4]["batch"]
-        n, m = batch.num_variables, batch.num_constraints
+        m = batch.num_constraints
         block = self._block_lp(model[4]) if len(c) >= MIN_BLOCK else None
         lp, x, size = block if block is not None else (model[2], model[3], 1)
-        found: list[tuple[np.ndarray, np.ndarray] | None] = []
-        for first in range(0, len(c), size):
-            chunk = c[first:first + size]
-            costs = np.zeros((size, n))
-            costs[:len(chunk)] = chunk
-            x.Obj = costs.ravel()
+
+        def solve_block(costs: np.ndarray) -> np.ndarray | None:
+            x.Obj = costs
             lp.optimize()
             if lp.Status != self._gp.GRB.OPTIMAL:
-                found += [None] * len(chunk)
-                continue
+                return None
             # Gurobi's Pi is <= 0 on a binding "<=" row of a minimisation: the multipliers are
             # its negatives. Rows: every block's inequalities, then every block's equalities.
             duals = -np.asarray(lp.getAttr("Pi", lp.getConstrs()))
-            inequalities = duals[:size * m].reshape(size, m)
-            equalities = duals[size * m:].reshape(size, -1)
-            found += [(inequalities[j], equalities[j]) for j in range(len(chunk))]
-        return found
+            return np.hstack([duals[:size * m].reshape(size, m), duals[size * m:].reshape(size, -1)])
+
+        return multipliers_in_blocks(c, size, m, solve_block)
 
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP (same rows, same

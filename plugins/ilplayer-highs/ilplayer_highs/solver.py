@@ -11,7 +11,7 @@ import numpy as np
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
 from ilplayer.plugins import import_solver_library
-from ilplayer.solver import solve_in_blocks
+from ilplayer.solver import multipliers_in_blocks, solve_in_blocks
 
 # Exact by default, one thread, and no feasibility-jump heuristic (3-4 ms per tiny MIP).
 #
@@ -225,30 +225,24 @@ class HighsSolver(PersistentModelSolver):
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
         # A HiGHS MIP re-solve costs 1-2 ms even when its root closes the gap (knapsacks: root
         # cut separation), an LP re-solve ~0.1 ms: with the duals the core's reduced-cost
-        # search answers most revisited binary instances without the MIP. The LPs are solved
-        # in blocks as for solve_relaxations; a block-diagonal LP's duals are each block's.
+        # search answers most revisited binary instances without the MIP.
         _, columns, relaxation, optimal, state = model
         lp = state["lp"]
-        m, inequalities = lp.num_row_, lp.num_row_ - state["equalities"]
         if len(c) < MIN_BLOCK:
             highs, size = relaxation, 1
         else:
             (highs, columns), size = self._block_lp(state), BLOCK
-        found: list[tuple[np.ndarray, np.ndarray] | None] = []
-        for first in range(0, len(c), size):
-            chunk = c[first:first + size]
-            costs = np.zeros((size, lp.num_col_))
-            costs[:len(chunk)] = chunk
-            highs.changeColsCost(len(columns), columns, costs.ravel())
+
+        def solve_block(costs: np.ndarray) -> np.ndarray | None:
+            highs.changeColsCost(len(columns), columns, costs)
             highs.run()
             if highs.getModelStatus() != optimal:
-                found += [None] * len(chunk)
-                continue
+                return None
             # HiGHS' row duals are the objective's sensitivity to the row bounds: <= 0 on a
             # binding "<=" row of a minimisation, so the multipliers are their negatives.
-            duals = -np.asarray(highs.getSolution().row_dual).reshape(size, m)[:len(chunk)]
-            found += [(row[:inequalities], row[inequalities:]) for row in duals]
-        return found
+            return -np.asarray(highs.getSolution().row_dual).reshape(size, lp.num_row_)
+
+        return multipliers_in_blocks(c, size, lp.num_row_ - state["equalities"], solve_block)
 
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP too (it relaxes it, and
