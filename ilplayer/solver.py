@@ -129,6 +129,16 @@ class SolutionPool:
         return self.points[int(np.argmin(self.points[:self.size] @ c))]
 
 
+def _padded_blocks(c: np.ndarray, size: int) -> Any:
+    """``(rows used, size * n costs)`` for each block of ``size`` rows of ``c``; the unused
+    blocks of the last one get zero costs, so their basis stays optimal."""
+    for first in range(0, len(c), size):
+        chunk = c[first:first + size]
+        costs = np.zeros((size, c.shape[1]))
+        costs[:len(chunk)] = chunk
+        yield len(chunk), costs.ravel()
+
+
 def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> list[np.ndarray | None]:
     """The relaxations of the rows of ``c`` solved ``size`` at a time as one block-diagonal LP.
 
@@ -137,17 +147,13 @@ def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> l
     optimal values or None. A vertex of a block-diagonal LP is a vertex in every block, so each
     block is kept when it is integral within ``tol`` and is None otherwise.
     """
-    k, n = c.shape
     answers: list[np.ndarray | None] = []
-    for first in range(0, k, size):
-        chunk = c[first:first + size]
-        costs = np.zeros((size, n))
-        costs[:len(chunk)] = chunk
-        x = solve_block(costs.ravel())
+    for count, costs in _padded_blocks(c, size):
+        x = solve_block(costs)
         if x is None:
-            answers += [None] * len(chunk)
+            answers += [None] * count
             continue
-        x = np.asarray(x, dtype=np.float64).reshape(size, n)[:len(chunk)]
+        x = np.asarray(x, dtype=np.float64).reshape(size, c.shape[1])[:count]
         rounded = np.rint(x)
         integral = np.abs(x - rounded).max(axis=1) <= tol
         answers += [row if ok else None for row, ok in zip(rounded, integral)]
@@ -163,17 +169,13 @@ def multipliers_in_blocks(c: np.ndarray, size: int, inequalities: int,
     solves, and returns a ``(size, rows)`` array -- block ``j``'s multipliers, its
     ``inequalities`` first (``>= 0``), then its equalities -- or None.
     """
-    k, n = c.shape
     found: list[tuple[np.ndarray, np.ndarray] | None] = []
-    for first in range(0, k, size):
-        chunk = c[first:first + size]
-        costs = np.zeros((size, n))
-        costs[:len(chunk)] = chunk
-        duals = solve_block(costs.ravel())
+    for count, costs in _padded_blocks(c, size):
+        duals = solve_block(costs)
         if duals is None:
-            found += [None] * len(chunk)
+            found += [None] * count
             continue
-        found += [(row[:inequalities], row[inequalities:]) for row in np.asarray(duals)[:len(chunk)]]
+        found += [(row[:inequalities], row[inequalities:]) for row in np.asarray(duals)[:count]]
     return found
 
 
