@@ -110,9 +110,9 @@ def test_processes_from_an_unguarded_script_raise_naming_the_guard(tmp_path):
         pytest.skip("needs a host backend (highs)")
     done = _run_script(tmp_path, """
         import torch, ilplayer
-        ilplayer.solve(torch.randn(4, 3), torch.ones(1, 3), torch.ones(1), solver="highs",
+        ilplayer.solve(-1 - torch.rand(4, 3), torch.ones(1, 3), torch.ones(1), solver="highs",
                        executor="processes", workers=2, mp_context="spawn")
-        """)
+        """)  # negative costs: the box optimum (all ones) breaks the row, so a pool must start
     assert done.returncode != 0
     assert 'without an `if __name__ == "__main__":` guard' in done.stderr
     assert "script.py (line 3)" in done.stderr
