@@ -10,6 +10,7 @@ Instances whose box optimum already meets the rows are answered here, without a 
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -116,13 +117,18 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
                 continue
             rows, reduced = rows[~decided], reduced.with_rows(c=reduced.c[~decided])
         groups.append((rows, reduced if native_equalities else reduced.equalities_as_rows()))
-    if executor is None or not groups:
+    auto = executor.auto if executor is not None else None
+    parallel = executor is not None and bool(groups) and (auto is None or auto.parallel())
+    start = time.perf_counter()
+    if not parallel:
         tasks = [[group] for group in groups]
         outcomes: list = [solve_task(solver, task) for task in tasks]
     else:
-        assert recipe is not None, "make_executor refuses parallel executors without a recipe"
+        assert executor is not None and recipe is not None, "make_executor refuses parallel executors without a recipe"
         tasks = plan_tasks(groups, executor.workers)
         outcomes = executor.run(recipe, tasks)
+    if auto is not None and groups:
+        auto.record(parallel, time.perf_counter() - start, sum(len(rows) for rows, _ in groups))
     failed: list[int] = []
     first_error = ""
     for task, outcome in zip(tasks, outcomes):

@@ -32,10 +32,11 @@ from ilplayer.types import Capability, ILPBatch, SolveResult
 
 __all__ = [
     "EXECUTORS",
+    "AutoDispatch",
     "BatchExecutor",
     "FuturesExecutor",
     "RayExecutor",
-    "SolverRecipe",
+        "SolverRecipe",
     "TaskFailure",
     "default_workers",
     "make_executor",
@@ -211,6 +212,7 @@ class BatchExecutor(ABC):
 
     kind: str = ""
     workers: int = 1
+    auto: AutoDispatch | None = None  # set by executor="auto": each batch goes the faster way
 
     @abstractmethod
     def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
@@ -240,14 +242,48 @@ def _terminate_process_pool(pool: concurrent.futures.Executor) -> None:
             process.join(timeout=5)
 
 
+class AutoDispatch:
+    """``executor="auto"``'s choice per batch: the workers or the calling thread, whichever has
+    been faster per instance.
+
+    Threads help only where the native solve dominates: a batch of sub-millisecond instances
+    whose time goes to Python (building models, the search around a start) holds the GIL
+    and runs no faster on two threads, and a busy machine may leave no second core. So both
+    ways are measured as moving averages of seconds per instance: the first batch is serial,
+    the second parallel, then the faster way is used and the other is re-measured every
+    ``probe_every``-th batch, so the choice follows the instances as training changes them.
+    """
+
+    def __init__(self, probe_every: int = 16, weight: float = 0.25) -> None:
+        self.probe_every, self.weight = probe_every, weight
+        self.seconds_per_instance: dict[bool, float] = {}  # parallel? -> moving average
+        self._batches = 0
+
+    def parallel(self) -> bool:
+        """Whether the next batch goes to the workers."""
+        for way in (False, True):
+            if way not in self.seconds_per_instance:
+                return way
+        self._batches += 1
+        faster = self.seconds_per_instance[True] < self.seconds_per_instance[False]
+        return faster if self._batches % self.probe_every else not faster
+
+    def record(self, parallel: bool, seconds: float, instances: int) -> None:
+        if instances:
+            rate, last = seconds / instances, self.seconds_per_instance.get(parallel)
+            self.seconds_per_instance[parallel] = rate if last is None else last + self.weight * (rate - last)
+
+
 class FuturesExecutor(BatchExecutor):
     """Any ``concurrent.futures.Executor``: ilplayer's own thread and process pools, or yours
     (a Dask client's executor, ...). Pools that ilplayer created are rebuilt when broken and
     shut down by :meth:`close`; yours are left to you."""
 
     def __init__(self, pool: concurrent.futures.Executor | None = None, *, kind: str = "executor",
-                 workers: int | None = None, mp_context: str | None = None) -> None:
+                 workers: int | None = None, mp_context: str | None = None,
+                 auto: AutoDispatch | None = None) -> None:
         self.kind = kind
+        self.auto = auto
         self.workers = workers or getattr(pool, "_max_workers", None) or default_workers()
         self.mp_context = mp_context
         self._owned = pool is None
@@ -410,7 +446,9 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver,
 
     ``"auto"`` (or None): threads when the backend releases the GIL, more than one worker is
     available and the solver was given by name (workers build their own instances), else
-    serial. Device-native backends solve the whole batch in one call and use no executor.
+    serial; then each batch goes to the threads or stays in the calling thread, whichever has
+    been faster (:class:`AutoDispatch`). Device-native backends solve the whole batch in one call and
+    use no executor.
     """
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer or None, got {workers!r}")
@@ -436,7 +474,9 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver,
     count = workers or default_workers()
     releases_gil = Capability.RELEASES_GIL in solver.capabilities
     if executor == "auto":
-        return FuturesExecutor(kind="threads", workers=count) if releases_gil and count > 1 else None
+        if not (releases_gil and count > 1):
+            return None
+        return FuturesExecutor(kind="threads", workers=count, auto=AutoDispatch())
     if executor == "threads":
         if not releases_gil:
             raise ValueError(f"executor='threads': solver {solver.name!r} holds the GIL while "

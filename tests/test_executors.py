@@ -19,7 +19,7 @@ from host_solvers import FlakyParallelSolver, GilEnumerationSolver, SlowSolver
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.executors import FuturesExecutor, plan_tasks
+from ilplayer.executors import AutoDispatch, FuturesExecutor, plan_tasks
 from ilplayer.testing import make_instances
 
 HERE = Path(__file__).parent
@@ -221,3 +221,30 @@ def test_bad_executor_arguments_are_refused(kwargs, message):
 
 def test_device_native_backends_use_no_executor():
     assert ilplayer.ILPLayer(solver="bruteforce", executor="processes").executor is None
+
+
+def test_auto_dispatch_measures_both_ways_then_takes_the_faster_and_probes_the_other():
+    auto = AutoDispatch(probe_every=4, weight=1.0)
+    assert auto.parallel() is False  # first batch: measure serial
+    auto.record(False, 0.010, 10)
+    assert auto.parallel() is True   # second: measure the workers
+    auto.record(True, 0.030, 10)      # slower on the workers (GIL-bound, busy machine)
+    choices = [auto.parallel() for _ in range(8)]
+    assert choices == [False, False, False, True] * 2  # every 4th batch re-measures the workers
+    auto.record(True, 0.002, 10)      # the instances got harder: the workers now win
+    assert [auto.parallel() for _ in range(4)] == [True, True, True, False]
+
+
+def test_auto_executor_answers_every_batch_exactly_whichever_way_it_goes():
+    instances = make_instances("per-instance", seed=4, batch=24)
+    layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver=mip_backend(),
+                              executor="auto", workers=2)
+    try:
+        assert layer.executor is not None and layer.executor.auto is not None
+        layer.executor.auto.probe_every = 2
+        for _ in range(6):
+            y = layer(instances.c, instances.A, instances.b)
+            assert_same_as_bruteforce(instances, y, layer.last_status)
+        assert set(layer.executor.auto.seconds_per_instance) == {False, True}  # both were used
+    finally:
+        layer.close()
