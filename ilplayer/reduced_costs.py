@@ -14,13 +14,17 @@ of training the pooled start is close to optimal, the budget is small, and only 
 points are left. Enumerating them and checking the rows either proves ``start`` optimal or
 finds the optimum, at a fraction of a MIP's cost (PyEPO's 32-item knapsack: 0.6 against 2.0 ms
 per instance with HiGHS, docs/solvers.md).
+
+For costs never seen before there is no close pooled point, but the LP optimum itself has at
+most as many fractional entries as there are rows, and one of its roundings is usually
+feasible and within a few reduced costs of the bound: :func:`rounded_point`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["search_around"]
+__all__ = ["rounded_point", "search_around"]
 
 
 def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
@@ -93,3 +97,32 @@ def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray
     point = cheap.astype(np.float64)
     point[movable] += offsets[best] * direction
     return point
+
+
+ROUNDED_ENTRIES = 8  # fractional entries whose floor and ceiling are both tried (2^8 points)
+
+
+def rounded_point(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
+                  ub: np.ndarray, A_eq: np.ndarray | None = None, b_eq: np.ndarray | None = None,
+                  tol: float = 1e-6, frac_tol: float = 1e-9) -> np.ndarray | None:
+    """The cheapest point with ``A y <= b + tol`` and ``|A_eq y - b_eq| <= tol`` among the
+    roundings of ``x`` (an LP optimum), or None when none of them is feasible.
+
+    Each fractional entry goes to its floor or its ceiling, every combination of the first
+    ``ROUNDED_ENTRIES`` of them (further ones to the nearest integer), clipped to the box. A
+    vertex of an LP with m rows has at most m fractional entries: with few rows, one of the
+    roundings usually meets them (measured on fresh Random Constraints costs: dense m=1 100 %,
+    m=2 98 %, m=4 86 %, m=8 57 %).
+    """
+    nearest = np.clip(np.round(x), lb, ub)
+    fractional = np.flatnonzero(np.abs(x - np.round(x)) > frac_tol)[:ROUNDED_ENTRIES]
+    bits = (np.arange(2 ** len(fractional))[:, None] >> np.arange(len(fractional))) & 1
+    points = np.repeat(nearest[None], len(bits), axis=0)
+    points[:, fractional] = np.clip(np.floor(x[fractional]) + bits, lb[fractional], ub[fractional])
+    feasible = np.all(points @ A.T <= b + tol, axis=1)
+    if A_eq is not None and len(A_eq):
+        feasible &= np.all(np.abs(points @ A_eq.T - b_eq) <= tol, axis=1)
+    if not feasible.any():
+        return None
+    points = points[feasible]
+    return points[int(np.argmin(points @ c))]

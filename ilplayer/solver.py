@@ -12,11 +12,11 @@ import hashlib
 import warnings
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 import numpy as np
 
-from ilplayer.reduced_costs import search_around
+from ilplayer.reduced_costs import rounded_point, search_around
 from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, SolverFailureWarning, Status
 
 if TYPE_CHECKING:
@@ -94,6 +94,10 @@ SEARCH_TOL = 1e-6
 SEARCH_POINTS = 8192
 SEARCH_CHUNK = 16  # instances whose multipliers are asked for together
 
+# What relaxation_multipliers offers per instance: (lam, mu), or (lam, mu, x) with the LP
+# optimum x, whose roundings can start the search when no pooled point is close.
+Multipliers = Union[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
 
 class SolutionPool:
     """The last ``capacity`` distinct feasible points found for one constraint set.
@@ -161,21 +165,24 @@ def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> l
 
 
 def multipliers_in_blocks(c: np.ndarray, size: int, inequalities: int,
-                          solve_block: Any) -> list[tuple[np.ndarray, np.ndarray] | None]:
-    """Row multipliers for the rows of ``c``, their LPs solved ``size`` at a time as one
-    block-diagonal LP (a block-diagonal LP's duals are each block's).
+                          solve_block: Any) -> list[Multipliers | None]:
+    """Row multipliers and LP optima for the rows of ``c``, their LPs solved ``size`` at a
+    time as one block-diagonal LP (a block-diagonal LP's duals and optimum are each block's).
 
     ``solve_block(costs)`` sets ``costs`` (``size * n``, as for :func:`solve_in_blocks`),
-    solves, and returns a ``(size, rows)`` array -- block ``j``'s multipliers, its
-    ``inequalities`` first (``>= 0``), then its equalities -- or None.
+    solves, and returns ``(duals, x)`` -- ``duals`` a ``(size, rows)`` array, block ``j``'s
+    multipliers, its ``inequalities`` first (``>= 0``), then its equalities; ``x`` the
+    ``size * n`` optimum -- or None.
     """
-    found: list[tuple[np.ndarray, np.ndarray] | None] = []
+    found: list[Multipliers | None] = []
+    n = c.shape[1]
     for count, costs in _padded_blocks(c, size):
-        duals = solve_block(costs)
-        if duals is None:
+        solved = solve_block(costs)
+        if solved is None:
             found += [None] * count
             continue
-        found += [(row[:inequalities], row[inequalities:]) for row in np.asarray(duals)[:count]]
+        duals, x = np.asarray(solved[0]), np.asarray(solved[1]).reshape(size, n)
+        found += [(row[:inequalities], row[inequalities:], point) for row, point in zip(duals[:count], x)]
     return found
 
 
@@ -288,15 +295,17 @@ class PersistentModelSolver(Solver):
         """
         return [self.solve_relaxation(model, row) for row in c]
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
         """Row multipliers of the LP relaxation for each row of ``c`` (``(k, n)``): ``(lam,
         mu)`` each, ``lam >= 0`` for the inequality rows and ``mu`` for the equality rows, such
-        that ``c + A^T lam + A_eq^T mu`` are the reduced costs; or None for a row.
+        that ``c + A^T lam + A_eq^T mu`` are the reduced costs, optionally followed by the LP
+        optimum ``x``; or None for a row.
 
-        With them and a pooled start, an instance is first answered by
-        :func:`ilplayer.reduced_costs.search_around` (reduced-cost fixing, then enumeration of
-        the few points left) and reaches the MIP only when too many points are left. Any
-        multipliers keep the answer exact; the LP's make the fewest points. A backend whose MIP
+        With them and a start -- the best pooled point, or the best feasible rounding of ``x``
+        (:func:`ilplayer.reduced_costs.rounded_point`) when that is cheaper -- an instance is
+        first answered by :func:`ilplayer.reduced_costs.search_around` (reduced-cost fixing,
+        then enumeration of the few points left) and reaches the MIP only when too many points
+        are left. Any multipliers keep the answer exact; the LP's make the fewest points. A backend whose MIP
         has a large fixed cost against its LP re-solve may override it (HiGHS and Gurobi solve
         the LPs in blocks with :func:`multipliers_in_blocks`); the default offers none.
         """
@@ -353,7 +362,7 @@ class PersistentModelSolver(Solver):
         searches = None
         if pool is not None and type(self).relaxation_multipliers is not base.relaxation_multipliers:
             searches = self._search_gates.setdefault(key, RelaxationGate(self.search_min_rate))
-        multipliers: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
+        multipliers: dict[int, Multipliers | None] = {}
         for i in range(k):
             if searches is not None and i % SEARCH_CHUNK == 0:
                 # Asked for a chunk at a time, so that the gate follows the chunk before: a
@@ -366,8 +375,14 @@ class PersistentModelSolver(Solver):
                 start = None
                 if point is None and pool is not None:
                     start = pool.best_for(c)
-                if start is not None and multipliers.get(i) is not None:
-                    lam, mu = multipliers[i]
+                found = multipliers.get(i) if point is None else None
+                if found is not None and len(found) == 3:  # the LP optimum: try its roundings
+                    rounded = rounded_point(found[2], c, batch.A, batch.b, batch.lb, batch.ub, batch.A_eq,
+                                            batch.b_eq, tol=SEARCH_TOL)
+                    if rounded is not None and (start is None or c @ rounded < c @ start):
+                        start = rounded
+                if start is not None and found is not None:
+                    lam, mu = found[0], found[1]
                     point = search_around(c, start, batch.A, batch.b, batch.lb, batch.ub, lam, batch.A_eq,
                                           batch.b_eq, mu, tol=SEARCH_TOL, max_points=SEARCH_POINTS)
                     searches.record(point is not None)
@@ -398,7 +413,7 @@ class PersistentModelSolver(Solver):
         return SolveResult(y=y, status=status, objective=objective)
 
     def _multipliers(self, model: Any, batch: ILPBatch, rows: list[int],
-                     gate: RelaxationGate) -> dict[int, tuple[np.ndarray, np.ndarray] | None]:
+                     gate: RelaxationGate) -> dict[int, Multipliers | None]:
         wanted = [i for i in rows if gate.should_try()]
         if not wanted:
             return {}

@@ -243,17 +243,22 @@ class SolverConformance:
         if takes_starts is None or not takes_starts():
             pytest.skip(f"backend {self.solver_name!r} takes no start point")
         instances = make_instances("dense", 2)
+        rng = np.random.default_rng(0)
         starts: list[np.ndarray] = []
         set_start = solver.set_start
         solver.set_start = lambda model, point: (starts.append(point.copy()), set_start(model, point))[1]
         try:
-            rng = np.random.default_rng(0)
-            for scale in (0.0, 0.01, 0.1):
-                noise = torch.as_tensor(rng.standard_normal(tuple(instances.c.shape)))
-                moved = dataclasses.replace(instances, c=instances.c * (1 + scale * noise))
-                assert_agrees_with_bruteforce(moved, solver)
+            for searching in (True, False):  # without the search around a start, every start is a MIP's
+                starts.clear()
+                if not searching:
+                    solver.relaxation_multipliers = lambda model, c: [None] * len(c)
+                for scale in (0.0, 0.01, 0.1):
+                    noise = torch.as_tensor(rng.standard_normal(tuple(instances.c.shape)))
+                    moved = dataclasses.replace(instances, c=instances.c * (1 + scale * noise))
+                    assert_agrees_with_bruteforce(moved, solver)
         finally:
             del solver.set_start
+            vars(solver).pop("relaxation_multipliers", None)
         assert starts, "warm_start is on but no start point was ever set"
 
     def test_time_limit_is_honoured(self, solver: Solver) -> None:

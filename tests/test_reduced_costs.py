@@ -12,7 +12,7 @@ import torch
 
 import ilplayer
 from ilplayer import PersistentModelSolver, Status
-from ilplayer.reduced_costs import search_around
+from ilplayer.reduced_costs import rounded_point, search_around
 from tests.host_solvers import EnumerationSolver
 
 
@@ -59,6 +59,42 @@ def test_the_search_gives_up_beyond_its_cap_and_keeps_a_start_nothing_beats():
     assert search_around(c, start, A, b, lb, ub, np.zeros(1), max_points=100) is None
     best = np.ones(n)
     assert search_around(c, best, A, b, lb, ub, np.zeros(1), max_points=100) is best
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rounded_point_is_the_cheapest_feasible_rounding_of_any_x(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(150):
+        n, lb, ub, A, b, A_eq, b_eq, feasible = _instance(rng)
+        c = rng.normal(size=n)
+        x = rng.uniform(lb, ub)
+        x = np.where(rng.random(n) < 0.3, np.round(x), x)  # some integral entries
+        roundings = np.array(list(itertools.product(*[sorted({np.floor(v), np.ceil(v)}) for v in x])))
+        ok = np.all(roundings @ A.T <= b + 1e-6, axis=1) & np.all(np.abs(roundings @ A_eq.T - b_eq) <= 1e-6, axis=1)
+        y = rounded_point(x, c, A, b, lb, ub, A_eq, b_eq)
+        if not ok.any():
+            assert y is None
+            continue
+        assert y is not None and np.all(np.abs(y - x) < 1)  # a rounding of x
+        assert np.all(A @ y <= b + 1e-6) and np.all(np.abs(A_eq @ y - b_eq) <= 1e-6)
+        assert c @ y == pytest.approx((roundings[ok] @ c).min(), abs=1e-9)
+
+
+@pytest.mark.parametrize("backend", ["highs", "gurobi"])
+def test_fresh_costs_are_answered_from_a_rounded_lp_optimum_without_the_mip(backend):
+    if backend not in ilplayer.available_solvers():
+        pytest.skip(f"backend {backend!r} is not installed")
+    from ilplayer.bench import family_batch
+
+    batch = family_batch("dense m=1", 48, seed=3, n=5)  # 11^5 box points: enumerable
+    solver = ilplayer.get_solver(backend)
+    calls = []
+    solve_instance = solver.solve_instance
+    solver.solve_instance = lambda model, c: calls.append(1) or solve_instance(model, c)
+    result = solver.solve(batch)  # never seen before: no pooled point yet
+    points = EnumerationSolver.feasible_points(batch)
+    assert np.allclose(result.objective, (batch.c @ points.T).min(axis=1), atol=1e-9)
+    assert len(calls) <= 4  # one row: a rounding of the LP optimum is feasible and close
 
 
 class SearchingSolver(PersistentModelSolver):
@@ -124,7 +160,8 @@ def test_backend_multipliers_make_the_bound_the_lp_value(backend):
     model = solver.model_for(batch)
     found = solver.relaxation_multipliers(model, batch.c)
     found += solver.relaxation_multipliers(model, batch.c[:2])  # fewer than a block: one by one
-    for c, (lam, mu) in zip(np.vstack([batch.c, batch.c[:2]]), found):
+    for c, (lam, mu, x) in zip(np.vstack([batch.c, batch.c[:2]]), found):
+        assert c @ x == pytest.approx(_lp_value(backend, model, c), abs=1e-7)  # the LP optimum
         assert (lam >= -1e-9).all() and len(mu) == 0
         d = c + batch.A.T @ lam
         bound = d @ np.where(d > 0, batch.lb, batch.ub) - lam @ batch.b

@@ -9,7 +9,7 @@ import numpy as np
 
 from ilplayer import Capability, ILPBatch, LicenseStatus, PersistentModelSolver, Status
 from ilplayer.problem import ProblemTensors
-from ilplayer.solver import multipliers_in_blocks, solve_in_blocks
+from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
 
 # Exact (gaps 0) and single-threaded. Presolve, cuts and heuristics cost more than they save on
 # the tiny instances of a training batch (measured here: n = 16). IntFeasTol at its minimum:
@@ -158,14 +158,14 @@ class GurobiSolver(PersistentModelSolver):
 
         return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL)
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
         # The LP duals for the core's search around a pooled start (PersistentModelSolver).
         batch = model[4]["batch"]
         m = batch.num_constraints
         block = self._block_lp(model[4]) if len(c) >= MIN_BLOCK else None
         lp, x, size = block if block is not None else (model[2], model[3], 1)
 
-        def solve_block(costs: np.ndarray) -> np.ndarray | None:
+        def solve_block(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             x.Obj = costs
             lp.optimize()
             if lp.Status != self._gp.GRB.OPTIMAL:
@@ -173,7 +173,7 @@ class GurobiSolver(PersistentModelSolver):
             # Gurobi's Pi is <= 0 on a binding "<=" row of a minimisation: the multipliers are
             # its negatives. Rows: every block's inequalities, then every block's equalities.
             duals = -np.asarray(lp.getAttr("Pi", lp.getConstrs()))
-            return np.hstack([duals[:size * m].reshape(size, m), duals[size * m:].reshape(size, -1)])
+            return np.hstack([duals[:size * m].reshape(size, m), duals[size * m:].reshape(size, -1)]), x.X
 
         return multipliers_in_blocks(c, size, m, solve_block)
 

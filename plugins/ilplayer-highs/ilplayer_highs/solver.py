@@ -11,7 +11,7 @@ import numpy as np
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
 from ilplayer.plugins import import_solver_library
-from ilplayer.solver import multipliers_in_blocks, solve_in_blocks
+from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
 
 # Exact by default, one thread, and no feasibility-jump heuristic (3-4 ms per tiny MIP).
 #
@@ -222,7 +222,7 @@ class HighsSolver(PersistentModelSolver):
         # Applied in solve_instance after the cost change: changing the model drops a start.
         self._start = point
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[tuple[np.ndarray, np.ndarray] | None]:
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
         # A HiGHS MIP re-solve costs 1-2 ms even when its root closes the gap (knapsacks: root
         # cut separation), an LP re-solve ~0.1 ms: with the duals the core's reduced-cost
         # search answers most revisited binary instances without the MIP.
@@ -233,14 +233,15 @@ class HighsSolver(PersistentModelSolver):
         else:
             (highs, columns), size = self._block_lp(state), BLOCK
 
-        def solve_block(costs: np.ndarray) -> np.ndarray | None:
+        def solve_block(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             highs.changeColsCost(len(columns), columns, costs)
             highs.run()
             if highs.getModelStatus() != optimal:
                 return None
             # HiGHS' row duals are the objective's sensitivity to the row bounds: <= 0 on a
             # binding "<=" row of a minimisation, so the multipliers are their negatives.
-            return -np.asarray(highs.getSolution().row_dual).reshape(size, lp.num_row_)
+            solution = highs.getSolution()
+            return -np.asarray(solution.row_dual).reshape(size, lp.num_row_), np.asarray(solution.col_value)
 
         return multipliers_in_blocks(c, size, lp.num_row_ - state["equalities"], solve_block)
 
