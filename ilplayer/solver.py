@@ -9,6 +9,8 @@ its native model once per group and only rewrite the objective between instances
 from __future__ import annotations
 
 import hashlib
+import math
+import time
 import warnings
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -212,6 +214,57 @@ class RelaxationGate:
         self.rate += (answered - self.rate) / 8
 
 
+class SearchGate(RelaxationGate):
+    """The :class:`RelaxationGate` of the search around a start, judged by time as well.
+
+    A try costs its share of the LP, the rounding and the enumeration, whether it answers or
+    not; a failed try still needs the MIP. So the search runs while ``try + (1 - rate) *
+    (a MIP after a failed try)`` is less than a MIP without a try (moving averages, weight
+    1/8) and the rate is at least ``min_rate``. MIPs without a try are timed on every 64th
+    instance while the gate is open (every 16th while the saving is under half a MIP) and on
+    every instance while it is closed: the MIPs after failed tries are the hard instances,
+    and timing only those would flatter the search. On
+    dense boxes Gurobi's and CP-SAT's warm MIPs take ~0.6-0.8 ms, and a search answering most
+    revisits still cost more than it saved (0.59 -> 1.00 ms per instance); HiGHS' MIP there
+    takes ~3 ms and the same search pays. Until the MIPs are timed, the rate alone decides.
+    """
+
+    def __init__(self, min_rate: float = 0.1) -> None:
+        super().__init__(min_rate)
+        self.try_seconds: float | None = None
+        self.mip_seconds: dict[bool, float] = {}  # after a failed try? -> moving average
+
+    def saving(self) -> float:
+        """Seconds a MIP without a try takes over the expected cost with one (inf until both
+        are timed); the search pays while this is positive."""
+        if self.try_seconds is None or False not in self.mip_seconds:
+            return math.inf
+        without = self.mip_seconds[False]
+        return without - self.try_seconds - (1 - self.rate) * self.mip_seconds.get(True, without)
+
+    def pays(self) -> bool:
+        return self.rate >= self.min_rate and self.saving() > 0
+
+    def should_try(self) -> bool:
+        self.seen += 1
+        if self.tries < 32 or self.pays():
+            # open: a control MIP on every 64th instance, every 16th while the saving is
+            # under half the MIP's time (a close call, or a stale timing)
+            close_call = self.saving() < 0.5 * self.mip_seconds.get(False, 0.0)
+            return self.seen % (16 if close_call else 64) != 0
+        return self.seen % 16 == 0  # closed: every 16th samples the search
+
+    def record(self, answered: bool, seconds: float | None = None) -> None:
+        super().record(answered)
+        if seconds is not None:
+            last = self.try_seconds
+            self.try_seconds = seconds if last is None else last + (seconds - last) / 8
+
+    def record_mip(self, seconds: float, after_try: bool) -> None:
+        last = self.mip_seconds.get(after_try)
+        self.mip_seconds[after_try] = seconds if last is None else last + (seconds - last) / 8
+
+
 class PersistentModelSolver(Solver):
     """A :class:`Solver` that keeps one native model per ``(A, b, lb, ub)`` and only rewrites
     the objective between instances.
@@ -236,8 +289,8 @@ class PersistentModelSolver(Solver):
     cache_size: ClassVar[int] = 8
     pool_size: ClassVar[int] = 256
     warm_start_default: ClassVar[bool] = True
-    # The search around a pooled start runs while at least this share of recent searches
-    # answered (RelaxationGate): a backend whose MIP is cheap wants a higher bar.
+    # The search around a start runs while at least this share of recent searches answered
+    # and it saves more time than it costs (SearchGate).
     search_min_rate: ClassVar[float] = 0.1
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
@@ -361,14 +414,17 @@ class PersistentModelSolver(Solver):
                     relaxed[i] = point
         searches = None
         if pool is not None and type(self).relaxation_multipliers is not base.relaxation_multipliers:
-            searches = self._search_gates.setdefault(key, RelaxationGate(self.search_min_rate))
+            searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
         multipliers: dict[int, Multipliers | None] = {}
+        lp_share = 0.0  # seconds of the chunk's LPs per instance asked
         for i in range(k):
             if searches is not None and i % SEARCH_CHUNK == 0:
                 # Asked for a chunk at a time, so that the gate follows the chunk before: a
                 # closed gate reopens within the batch that starts to pay.
                 rows = range(i, min(i + SEARCH_CHUNK, k))
+                began = time.perf_counter()
                 multipliers = self._multipliers(model, batch, [j for j in rows if relaxed.get(j) is None], searches)
+                lp_share = (time.perf_counter() - began) / max(1, len(multipliers))
             c = batch.c[i]
             try:
                 point = relaxed.get(i)
@@ -376,22 +432,27 @@ class PersistentModelSolver(Solver):
                 if point is None and pool is not None:
                     start = pool.best_for(c)
                 found = multipliers.get(i) if point is None else None
-                if found is not None and len(found) == 3:  # the LP optimum: try its roundings
-                    rounded = rounded_point(found[2], c, batch.A, batch.b, batch.lb, batch.ub, batch.A_eq,
-                                            batch.b_eq, tol=SEARCH_TOL)
-                    if rounded is not None and (start is None or c @ rounded < c @ start):
-                        start = rounded
-                if start is not None and found is not None:
-                    lam, mu = found[0], found[1]
-                    point = search_around(c, start, batch.A, batch.b, batch.lb, batch.ub, lam, batch.A_eq,
-                                          batch.b_eq, mu, tol=SEARCH_TOL, max_points=SEARCH_POINTS)
-                    searches.record(point is not None)
+                if found is not None and searches is not None:
+                    began = time.perf_counter()
+                    if len(found) == 3:  # the LP optimum: try its roundings
+                        rounded = rounded_point(found[2], c, batch.A, batch.b, batch.lb, batch.ub, batch.A_eq,
+                                                batch.b_eq, tol=SEARCH_TOL)
+                        if rounded is not None and (start is None or c @ rounded < c @ start):
+                            start = rounded
+                    if start is not None:
+                        point = search_around(c, start, batch.A, batch.b, batch.lb, batch.ub, found[0],
+                                              batch.A_eq, batch.b_eq, found[1], tol=SEARCH_TOL,
+                                              max_points=SEARCH_POINTS)
+                    searches.record(point is not None, time.perf_counter() - began + lp_share)
                 if point is not None:
                     code = Status.OPTIMAL
                 else:
                     if start is not None:
                         self.set_start(model, start)
+                    began = time.perf_counter()
                     code, point = self.solve_instance(model, c)
+                    if searches is not None:
+                        searches.record_mip(time.perf_counter() - began, after_try=found is not None)
             except Exception as exc:  # one instance must not sink the others
                 failures.append((i, f"{type(exc).__name__}: {exc}"))
                 continue

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import ilplayer
-from ilplayer import PersistentModelSolver, Status
+from ilplayer import ILPBatch, PersistentModelSolver, Status
 from ilplayer.reduced_costs import rounded_point, search_around
 from tests.host_solvers import EnumerationSolver
 
@@ -137,32 +137,27 @@ def test_revisited_instances_are_answered_by_the_search_without_the_mip():
     assert torch.allclose((c * again).sum(1), (c * oracle).sum(1))
 
 
-def _lp_value(backend, model, c):
-    if backend == "highs":
-        relaxation = model[2]
-        relaxation.changeColsCost(len(c), model[1], c)
-        relaxation.run()
-        return relaxation.getInfo().objective_function_value
-    relaxation, x = model[2], model[3]
-    x.Obj = c
-    relaxation.optimize()
-    return relaxation.ObjVal
-
-
-@pytest.mark.parametrize("backend", ["highs", "gurobi"])
-def test_backend_multipliers_make_the_bound_the_lp_value(backend):
+@pytest.mark.parametrize("backend", ["highs", "gurobi", "scip", "cpsat"])
+@pytest.mark.parametrize("family", ["knapsack", "equalities"])
+def test_backend_multipliers_and_lp_optimum_certify_each_other(backend, family):
+    """lam >= 0 with a Lagrangian bound equal to c.x at an LP-feasible x: strong duality, so
+    both are optimal for the LP relaxation, whatever the backend's sign conventions."""
     if backend not in ilplayer.available_solvers():
         pytest.skip(f"backend {backend!r} is not installed")
     from ilplayer.bench import family_batch
 
     batch = family_batch("knapsack", 21, seed=2, n=20)  # one block of 16 and 5 more
+    if family == "equalities":  # one equality row: half of the items, exactly
+        batch = ILPBatch(c=batch.c, A=batch.A, b=batch.b, lb=batch.lb, ub=batch.ub,
+                         A_eq=np.ones((1, 20)), b_eq=np.array([7.0]))
     solver = ilplayer.get_solver(backend)
     model = solver.model_for(batch)
     found = solver.relaxation_multipliers(model, batch.c)
     found += solver.relaxation_multipliers(model, batch.c[:2])  # fewer than a block: one by one
     for c, (lam, mu, x) in zip(np.vstack([batch.c, batch.c[:2]]), found):
-        assert c @ x == pytest.approx(_lp_value(backend, model, c), abs=1e-7)  # the LP optimum
-        assert (lam >= -1e-9).all() and len(mu) == 0
-        d = c + batch.A.T @ lam
-        bound = d @ np.where(d > 0, batch.lb, batch.ub) - lam @ batch.b
-        assert bound == pytest.approx(_lp_value(backend, model, c), abs=1e-7)
+        assert (lam >= -1e-9).all() and len(mu) == len(batch.A_eq)
+        assert (batch.A @ x <= batch.b + 1e-7).all() and np.allclose(batch.A_eq @ x, batch.b_eq, atol=1e-7)
+        assert ((batch.lb - 1e-9 <= x) & (x <= batch.ub + 1e-9)).all()
+        d = c + batch.A.T @ lam + batch.A_eq.T @ mu
+        bound = d @ np.where(d > 0, batch.lb, batch.ub) - lam @ batch.b - mu @ batch.b_eq
+        assert bound == pytest.approx(c @ x, abs=1e-7)

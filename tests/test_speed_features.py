@@ -187,7 +187,8 @@ def _assignment_batch(k: int, seed: int) -> ilplayer.ILPBatch:
 def test_an_integral_lp_relaxation_answers_without_the_mip_and_a_fractional_one_does_not(backend):
     if backend not in ilplayer.available_solvers():
         pytest.skip(f"backend {backend!r} is not installed")
-    solver = ilplayer.get_solver(backend)
+    # warm starts off: the search around a rounded LP optimum would settle the knapsack below
+    solver = ilplayer.get_solver(backend, warm_start=False)
     calls = []
     solve_instance = solver.solve_instance
     solver.solve_instance = lambda model, c: (calls.append(1), solve_instance(model, c))[1]
@@ -252,6 +253,35 @@ def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
         demanding.should_try()
         demanding.record(answered)
     assert 0.1 < demanding.rate < 0.5 and not all(demanding.should_try() for _ in range(3))
+
+
+def test_the_search_gate_stays_open_only_while_its_answers_save_more_than_its_tries_cost():
+    from ilplayer.solver import SearchGate
+
+    def run(gate, mip_seconds, instances=96):
+        tried = 0
+        for i in range(instances):  # 80 % answered, each try 1 ms; a failed one still needs a MIP
+            if gate.should_try():
+                tried += 1
+                answered = i % 5 != 0
+                gate.record(answered, seconds=0.001)
+                if not answered:
+                    gate.record_mip(2 * mip_seconds, after_try=True)  # the hard instances fail
+            else:
+                gate.record_mip(mip_seconds, after_try=False)
+        return tried
+
+    dear_mip, close_call, cheap_mip = SearchGate(), SearchGate(), SearchGate()
+    assert run(dear_mip, 0.02) == 96 - 96 // 64  # pays by far: every 64th is a control MIP
+    assert dear_mip.pays()
+    run(close_call, 0.003)  # 1 ms + 0.2 x 6 ms < 3 ms, but not by half: every 16th
+    assert close_call.pays() and sum(not close_call.should_try() for _ in range(64)) == 4
+    run(cheap_mip, 0.001)  # 1 ms + 0.2 x 2 ms > 1 ms: the flattering MIPs after failures aside
+    assert not cheap_mip.pays()
+    assert sum(cheap_mip.should_try() for _ in range(32)) == 2  # sampled on every 16th
+    fresh = SearchGate()  # no MIP timed yet: the rate alone decides
+    fresh.record(True, seconds=1.0)
+    assert fresh.pays()
 
 
 def test_gurobi_keeps_its_block_relaxation_within_the_size_limited_licence():

@@ -47,10 +47,6 @@ class GurobiSolver(PersistentModelSolver):
     name = "gurobi"
     capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
                               Capability.TIME_LIMIT})
-    # Gurobi's MIP re-solve is cheap: the search around a start pays where it nearly always
-    # answers (knapsacks, binary rows: 0.4-0.5x the time) and costs where it mostly gives up
-    # (revisited dense m=8, 19 % answered: 1.22x). Only while half the searches answer.
-    search_min_rate = 0.5
     _license: ClassVar[LicenseStatus | None] = None
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
