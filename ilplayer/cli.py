@@ -293,7 +293,7 @@ def run_learn(args: argparse.Namespace) -> int:
             print(f"no --test file: holding out {len(c_test)} of {len(c) + len(c_test)} observations "
                   f"(--test-fraction {args.test_fraction})")
         config = TrainingConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
-                                tau=args.tau, k=args.k)
+                                tau=args.tau, k=args.k, box_relative_steps=args.box_relative_steps)
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
@@ -468,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--lr", type=float, default=5e-4, help="Adam learning rate (paper: 5e-4)")
     learn.add_argument("--batch-size", type=_positive_int, default=8, help="(paper: 8)")
     learn.add_argument("--tau", type=float, default=0.5, help="soft-min temperature (paper: 0.5)")
+    learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction, default=False,
+                       help="step the offsets and origins by lr x the box's width, as on [0, 1] "
+                            "(the paper: off; no change on a binary box)")
     learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
     learn.add_argument("--solver", type=_solver_name, default=None,
                        help="backend (default: bruteforce for small boxes, else the preferred MIP backend)")

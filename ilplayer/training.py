@@ -42,6 +42,9 @@ class TrainingConfig:
         origin: the constraint parametrisation, one of ``ORIGINS``.
         loss: the loss between normalised solutions, one of ``LOSSES``.
         k: learn ``k * m`` constraints for ``m`` hidden ones.
+        box_relative_steps: give the offsets and origins (lengths in the units of ``y``) the
+            step ``lr`` times the box's mean width, as if the box were ``[0, 1]``; the normals
+            keep ``lr``. Nothing changes on a binary box.
     """
 
     epochs: int = 100
@@ -52,6 +55,7 @@ class TrainingConfig:
     origin: str = "learnable"
     loss: str = "mse"
     k: int = 1
+    box_relative_steps: bool = False
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "k"):
@@ -62,6 +66,8 @@ class TrainingConfig:
             raise ValueError(f"lr must be a non-negative number, got {self.lr!r}")
         if self.tau is not None and not (isinstance(self.tau, (int, float)) and self.tau > 0):
             raise ValueError(f"tau must be a positive number or None, got {self.tau!r}")
+        if not isinstance(self.box_relative_steps, bool):
+            raise TypeError(f"box_relative_steps must be True or False, got {self.box_relative_steps!r}")
         for name, choices in (("basis", BASES), ("origin", ORIGINS), ("loss", sorted(LOSSES))):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be one of {list(choices)}, got {getattr(self, name)!r}")
@@ -160,6 +166,15 @@ def box_points(lb: Any, ub: Any, n: int) -> int:
     return math.prod(int(w) for w in widths)
 
 
+def _adam(model: StaticConstraints, config: TrainingConfig, lb: Any, ub: Any, n: int) -> torch.optim.Adam:
+    if not config.box_relative_steps:
+        return torch.optim.Adam(model.parameters(), lr=config.lr)
+    width = float(np.mean(np.broadcast_to(np.asarray(ub, dtype=np.float64) - np.asarray(lb, dtype=np.float64), (n,))))
+    positions = [p for name, p in model.named_parameters() if name != "normals"]
+    return torch.optim.Adam([{"params": [model.normals]}, {"params": positions, "lr": config.lr * width}],
+                            lr=config.lr)
+
+
 def train_static_constraints(
     data: Any, config: TrainingConfig | None = None,
     backend: BackendConfig | None = None, *, seed: int = 0, num_constraints: int | None = None,
@@ -218,7 +233,7 @@ def train_static_constraints(
     reached = None if target_accuracy is None else (lambda r: r["accuracy"] >= target_accuracy)
     try:
         history = fit_epochs(len(data.c_train), epochs=config.epochs, batch_size=config.batch_size,
-                             seed=seed, optimizer=torch.optim.Adam(model.parameters(), lr=config.lr),
+                             seed=seed, optimizer=_adam(model, config, data.lb, data.ub, n),
                              batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached)
     finally:
         layer.close()

@@ -73,3 +73,17 @@ def test_the_default_backend_is_the_preferred_one_for_the_box():
     assert ilplayer.preferred_backend((data.ub - data.lb + 1) ** 4) == "bruteforce"
     _, history = train_static_constraints(data, TrainingConfig(epochs=1), BackendConfig())
     assert len(history) == 1
+
+
+@pytest.mark.parametrize("lb, ub, width", [(0, 1, 1.0), (-5, 5, 10.0)])
+def test_box_relative_steps_scale_the_offsets_and_origins_by_the_box_width(lb, ub, width):
+    from ilplayer.constraints import StaticConstraints
+    from ilplayer.training import _adam
+
+    model = StaticConstraints(3, 4, lb, ub, seed=0, dtype=torch.float64)
+    groups = _adam(model, TrainingConfig(lr=1e-3, box_relative_steps=True), lb, ub, 4).param_groups
+    assert groups[0]["params"] == [model.normals] and groups[0]["lr"] == 1e-3
+    assert groups[1]["params"] == [model.offsets, model.origins]
+    assert groups[1]["lr"] == pytest.approx(1e-3 * width)
+    (plain,) = _adam(model, TrainingConfig(lr=1e-3), lb, ub, 4).param_groups  # the paper's: one step
+    assert plain["lr"] == 1e-3 and len(plain["params"]) == 3
