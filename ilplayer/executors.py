@@ -36,7 +36,7 @@ __all__ = [
     "BatchExecutor",
     "FuturesExecutor",
     "RayExecutor",
-        "SolverRecipe",
+    "SolverRecipe",
     "TaskFailure",
     "default_workers",
     "make_executor",
@@ -447,8 +447,8 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver,
     ``"auto"`` (or None): threads when the backend releases the GIL, more than one worker is
     available and the solver was given by name (workers build their own instances), else
     serial; then each batch goes to the threads or stays in the calling thread, whichever has
-    been faster (:class:`AutoDispatch`). Device-native backends solve the whole batch in one call and
-    use no executor.
+    been faster (:class:`AutoDispatch`). Device-native backends solve the whole batch in one
+    call and use no executor.
     """
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer or None, got {workers!r}")

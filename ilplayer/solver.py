@@ -24,8 +24,8 @@ from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, Sol
 if TYPE_CHECKING:
     from ilplayer.problem import ProblemTensors
 
-__all__ = ["PersistentModelSolver", "RelaxationGate", "SolutionPool", "Solver", "multipliers_in_blocks",
-           "solve_in_blocks"]
+__all__ = ["Multipliers", "PersistentModelSolver", "RelaxationGate", "SearchGate", "SolutionPool", "Solver",
+           "multipliers_in_blocks", "solve_in_blocks"]
 
 
 class Solver(ABC):
@@ -223,10 +223,10 @@ class SearchGate(RelaxationGate):
     1/8) and the rate is at least ``min_rate``. MIPs without a try are timed on every 64th
     instance while the gate is open (every 16th while the saving is under half a MIP) and on
     every instance while it is closed: the MIPs after failed tries are the hard instances,
-    and timing only those would flatter the search. On
-    dense boxes Gurobi's and CP-SAT's warm MIPs take ~0.6-0.8 ms, and a search answering most
-    revisits still cost more than it saved (0.59 -> 1.00 ms per instance); HiGHS' MIP there
-    takes ~3 ms and the same search pays. Until the MIPs are timed, the rate alone decides.
+    and timing only those would flatter the search. On dense boxes Gurobi's and CP-SAT's warm
+    MIPs take ~0.6-0.8 ms, and a search answering most revisits still cost more than it saved
+    (0.59 -> 1.00 ms per instance); HiGHS' MIP there takes ~3 ms and the same search pays.
+    Until the MIPs are timed, the rate alone decides.
     """
 
     def __init__(self, min_rate: float = 0.1) -> None:
@@ -358,9 +358,10 @@ class PersistentModelSolver(Solver):
         (:func:`ilplayer.reduced_costs.rounded_point`) when that is cheaper -- an instance is
         first answered by :func:`ilplayer.reduced_costs.search_around` (reduced-cost fixing,
         then enumeration of the few points left) and reaches the MIP only when too many points
-        are left. Any multipliers keep the answer exact; the LP's make the fewest points. A backend whose MIP
-        has a large fixed cost against its LP re-solve may override it (HiGHS and Gurobi solve
-        the LPs in blocks with :func:`multipliers_in_blocks`); the default offers none.
+        are left. Any multipliers keep the answer exact; the LP's make the fewest points. A
+        backend whose MIP has a large fixed cost against its LP re-solve may override it
+        (HiGHS and Gurobi solve the LPs in blocks, SCIP and CP-SAT one by one, all through
+        :func:`multipliers_in_blocks`); the default offers none.
         """
         return [None] * len(c)
 

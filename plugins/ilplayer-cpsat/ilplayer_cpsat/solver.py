@@ -25,7 +25,7 @@ import numpy as np
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
 from ilplayer.plugins import import_solver_library
 from ilplayer.problem import ProblemTensors
-from ilplayer.solver import Multipliers
+from ilplayer.solver import Multipliers, multipliers_in_blocks
 
 # Exact (CP-SAT proves optimality of its integer objective by default), one worker. Presolve
 # and symmetry detection cost more than they save on tiny instances (measured here, n = 16:
@@ -152,19 +152,17 @@ class CpSatSolver(PersistentModelSolver):
         if state["lp"] is None:
             state["lp"] = self._relaxation(state["batch"])
         lp, x, rows, objective, optimal = state["lp"]
-        m = state["batch"].num_constraints
-        found: list[Multipliers | None] = []
-        for costs in c:
+
+        def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             for var, value in zip(x, costs.tolist()):
                 objective.SetCoefficient(var, value)
             if lp.Solve() != optimal:
-                found.append(None)
-                continue
+                return None
             # GLOP's duals are the objective's sensitivity to the row bounds: <= 0 on a binding
             # "<=" row of a minimisation, so the multipliers are their negatives.
-            duals = -np.array([row.dual_value() for row in rows])
-            found.append((duals[:m], duals[m:], np.array([var.solution_value() for var in x])))
-        return found
+            return -np.array([[row.dual_value() for row in rows]]), np.array([var.solution_value() for var in x])
+
+        return multipliers_in_blocks(c, 1, state["batch"].num_constraints, solve_one)
 
     @staticmethod
     def _relaxation(batch: ILPBatch) -> tuple[Any, ...]:

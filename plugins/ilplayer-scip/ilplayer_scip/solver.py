@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
-from ilplayer.solver import Multipliers
+from ilplayer.solver import Multipliers, multipliers_in_blocks
 
 # Exact (gaps 0). Presolve and separation off: cheaper on tiny instances. Heuristics at
 # "fast": they find the incumbent that prunes most of the tree (dense [-5, 5]^16, m = 8:
@@ -103,20 +103,19 @@ class ScipSolver(PersistentModelSolver):
                 lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0], lhs=-lp.infinity(), rhs=float(bound))
             for row, bound in zip(batch.A_eq, batch.b_eq):
                 lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0], lhs=float(bound), rhs=float(bound))
-        lp, m = state["lp"], batch.num_constraints
-        found: list[Multipliers | None] = []
-        for costs in c:
+        lp = state["lp"]
+
+        def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             for j, value in enumerate(costs.tolist()):
                 lp.chgObj(j, value)
             lp.solve()
             if not lp.isOptimal():
-                found.append(None)
-                continue
+                return None
             # SoPlex's duals are the objective's sensitivity to the row sides: <= 0 on a binding
             # "<=" row of a minimisation, so the multipliers are their negatives.
-            duals = -np.asarray(lp.getDual())
-            found.append((duals[:m], duals[m:], np.asarray(lp.getPrimal())))
-        return found
+            return -np.asarray(lp.getDual())[None, :], np.asarray(lp.getPrimal())
+
+        return multipliers_in_blocks(c, 1, batch.num_constraints, solve_one)
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         scip_model, y = model[0], model[1]
