@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rounded_point", "search_around"]
+__all__ = ["rounded_point", "rounded_points", "search_around", "search_many"]
 
 
 def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
@@ -36,67 +36,108 @@ def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray
     than ``max_points`` candidates would have to be checked.
 
     ``lam`` must be >= 0 (negative entries are clipped); any ``mu`` is valid. Returns ``start``
-    itself when no point beats it.
+    itself when no point beats it. :func:`search_many` does the same for many costs at once.
     """
-    n = len(c)
+    mu = None if mu is None else np.asarray(mu)[None]
+    point = search_many(np.asarray(c)[None], np.asarray(start)[None], A, b, lb, ub, np.asarray(lam)[None],
+                        A_eq, b_eq, mu, tol, max_points)[0]
+    return start if point is not None and np.array_equal(point, start) else point
+
+
+def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
+                ub: np.ndarray, lam: np.ndarray, A_eq: np.ndarray | None = None,
+                b_eq: np.ndarray | None = None, mu: np.ndarray | None = None, tol: float = 1e-6,
+                max_points: int = 2048) -> list[np.ndarray | None]:
+    """:func:`search_around` for the rows of ``c`` (k, n), each with its feasible start (row of
+    ``starts``) and multipliers (rows of ``lam`` (k, m) and ``mu`` (k, m_eq)), over one
+    constraint set.
+
+    The candidates of all rows grow together, one level (a movable variable, the tightest
+    first) at a time, so the Python work is per level rather than per row and NumPy works on
+    arrays long enough to release the GIL (threads then overlap the searches). Row ``i``'s
+    answer is ``starts[i]`` when nothing beats it, None beyond ``max_points`` candidates.
+    """
+    c, starts = np.asarray(c, dtype=np.float64), np.asarray(starts, dtype=np.float64)
+    k, n = c.shape
     if A_eq is None or not len(A_eq):
-        A_eq, b_eq, mu = np.zeros((0, n)), np.zeros(0), np.zeros(0)
+        A_eq, b_eq, mu = np.zeros((0, n)), np.zeros(0), np.zeros((k, 0))
     lam = np.maximum(lam, 0.0)
-    d = c + A.T @ lam + A_eq.T @ mu
+    d = c + lam @ A + mu @ A_eq
     up = d <= 0  # the cheap end of y_j's range: lb where d_j > 0, else ub
-    cheap = np.where(up, ub, lb)
-    bound = d @ cheap - lam @ b - mu @ b_eq - tol * (lam.sum() + np.abs(mu).sum())
-    start_value = float(c @ start)
+    cheap = np.where(up, ub, lb).astype(np.float64)
+    bound = (np.einsum("kn,kn->k", d, cheap) - lam @ b - mu @ b_eq
+             - tol * (lam.sum(axis=1) + np.abs(mu).sum(axis=1)))
+    start_value = np.einsum("kn,kn->k", c, starts)
     # Floating-point slack on the budget: a larger budget only keeps more candidates.
-    budget = start_value - bound + 1e-9 * (1.0 + abs(start_value) + abs(bound))
-    if budget <= 0:
-        return start
-    weight = np.abs(d)
-    span = (ub - lb).astype(np.int64)
+    budget = start_value - bound + 1e-9 * (1.0 + np.abs(start_value) + np.abs(bound))
+    answers: list[np.ndarray | None] = [starts[i] for i in range(k)]
+    active = np.flatnonzero(budget > 0)  # the others: no point can beat their start
+    if not len(active):
+        return answers
+    weight = np.abs(d[active])
     with np.errstate(divide="ignore"):
-        reach = np.where(weight > 0, np.floor(budget / weight), np.inf)
-    reach = np.minimum(reach, span).astype(np.int64)
-    movable = np.nonzero(reach > 0)[0]
-    movable = movable[np.argsort(-weight[movable], kind="stable")]  # the tightest first
-    # Grow the candidates one movable variable at a time, each level keeping only (parent,
-    # step) per candidate, so a level costs O(candidates) rather than O(candidates x level).
-    spent = np.zeros(1)
+        reach = np.where(weight > 0, np.floor(budget[active, None] / weight), np.inf)
+    reach = np.minimum(reach, (ub - lb)[None]).astype(np.int64)
+    # Each row's movable variables, the tightest first; rows with fewer get steps of 0.
+    order = np.argsort(np.where(reach > 0, -weight, np.inf), axis=1, kind="stable")
+    levels_needed = int((reach > 0).sum(axis=1).max())
+    order = order[:, :levels_needed]
+    weight, reach = np.take_along_axis(weight, order, 1), np.take_along_axis(reach, order, 1)
+    # Grow the candidates level by level, each keeping only (parent, step), so a level costs
+    # O(candidates). A candidate's children lie next to each other, so the candidates stay
+    # grouped by `owner`, the row (in `active`) they belong to.
+    owner = np.arange(len(active))
+    spent = np.zeros(len(active))
+    room = budget[active]
+    gave_up = np.zeros(len(active), dtype=bool)
     levels: list[tuple[np.ndarray, np.ndarray]] = []
-    for j in movable:
-        parents, steps, costs = [np.arange(len(spent))], [np.zeros(len(spent), dtype=np.int64)], [spent]
-        for step in range(1, reach[j] + 1):
-            cost = spent + weight[j] * step
-            keep = np.nonzero(cost < budget)[0]
-            if not len(keep):
-                break
-            parents.append(keep)
-            steps.append(np.full(len(keep), step, dtype=np.int64))
-            costs.append(cost[keep])
-        spent = np.concatenate(costs)
-        levels.append((np.concatenate(parents), np.concatenate(steps)))
-        if len(spent) > max_points:
-            return None
-    offsets = np.zeros((len(spent), len(movable)))
+    for level in range(levels_needed):
+        w, r, left = weight[owner, level], reach[owner, level], room[owner]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            most = np.where(w > 0, np.floor((left - spent) / w), r)
+        most = np.clip(most, 0, r).astype(np.int64)
+        # the largest step whose cost stays under the budget, by the same test as the cost
+        while (beyond := (most > 0) & (spent + w * most >= left)).any():
+            most -= beyond
+        while (short := (most < r) & (spent + w * (most + 1) < left)).any():
+            most += short
+        counts = most + 1  # steps 0..most
+        over = np.bincount(owner, weights=counts, minlength=len(active)) > max_points
+        if over.any():  # those rows give up; their candidates have no children
+            gave_up |= over
+            counts[over[owner]] = 0
+        parent = np.repeat(np.arange(len(spent)), counts)
+        step_taken = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
+        spent, owner = spent[parent] + w[parent] * step_taken, owner[parent]
+        levels.append((parent, step_taken))
+    offsets = np.zeros((len(spent), levels_needed), order="F")  # filled a column at a time
     index = np.arange(len(spent))
-    for level in range(len(levels) - 1, -1, -1):  # back from each candidate to the root
-        parents, steps = levels[level]
-        offsets[:, level] = steps[index]
-        index = parents[index]
-    # Rows and costs of cheap + direction * offsets, without building the points themselves.
-    direction = np.where(up, -1.0, 1.0)[movable]  # away from the cheap end
-    feasible = np.all(offsets @ (A[:, movable] * direction).T <= b + tol - A @ cheap, axis=1)
-    if len(A_eq):
-        feasible &= np.all(np.abs(offsets @ (A_eq[:, movable] * direction).T + A_eq @ cheap - b_eq) <= tol, axis=1)
-    if not feasible.any():
-        return start
-    candidates = np.nonzero(feasible)[0]
-    values = c @ cheap + offsets[candidates] @ (c[movable] * direction)
-    best = candidates[int(np.argmin(values))]
-    if values.min() >= start_value:
-        return start
-    point = cheap.astype(np.float64)
-    point[movable] += offsets[best] * direction
-    return point
+    for level in range(levels_needed - 1, -1, -1):  # back from each candidate to the root
+        parent, step_taken = levels[level]
+        offsets[:, level] = step_taken[index]
+        index = parent[index]
+    # Each row's rows and costs at cheap + direction * offsets, without building the points.
+    bounds = np.searchsorted(owner, np.arange(len(active) + 1))
+    for row, i in enumerate(active):
+        if gave_up[row] or bounds[row] == bounds[row + 1]:
+            answers[i] = None if gave_up[row] else answers[i]
+            continue
+        moved = offsets[bounds[row]:bounds[row + 1]]
+        variables = order[row]
+        direction = np.where(up[i, variables], -1.0, 1.0)
+        feasible = np.all(moved @ (A[:, variables] * direction).T <= b + tol - A @ cheap[i], axis=1)
+        if len(A_eq):
+            feasible &= np.all(np.abs(moved @ (A_eq[:, variables] * direction).T + A_eq @ cheap[i] - b_eq) <= tol,
+                               axis=1)
+        if not feasible.any():
+            continue
+        candidates = np.flatnonzero(feasible)
+        values = c[i] @ cheap[i] + moved[candidates] @ (c[i, variables] * direction)
+        if values.min() < start_value[i]:
+            point = cheap[i].copy()
+            point[variables] += moved[candidates[int(np.argmin(values))]] * direction
+            answers[i] = point
+    return answers
 
 
 ROUNDED_ENTRIES = 8  # fractional entries whose floor and ceiling are both tried (2^8 points)
@@ -112,17 +153,28 @@ def rounded_point(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb
     ``ROUNDED_ENTRIES`` of them (further ones to the nearest integer), clipped to the box. A
     vertex of an LP with m rows has at most m fractional entries: with few rows, one of the
     roundings usually meets them (measured on fresh Random Constraints costs: dense m=1 100 %,
-    m=2 98 %, m=4 86 %, m=8 57 %).
+    m=2 98 %, m=4 86 %, m=8 57 %). :func:`rounded_points` does the same for many at once.
     """
+    return rounded_points(np.asarray(x)[None], np.asarray(c)[None], A, b, lb, ub, A_eq, b_eq, tol, frac_tol)[0]
+
+
+def rounded_points(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
+                   ub: np.ndarray, A_eq: np.ndarray | None = None, b_eq: np.ndarray | None = None,
+                   tol: float = 1e-6, frac_tol: float = 1e-9) -> list[np.ndarray | None]:
+    """:func:`rounded_point` for each row of ``x`` (k, n) with the costs in the same row of
+    ``c``, over one constraint set, in one pass of array operations."""
+    x, c = np.asarray(x, dtype=np.float64), np.asarray(c, dtype=np.float64)
     nearest = np.clip(np.round(x), lb, ub)
-    fractional = np.flatnonzero(np.abs(x - np.round(x)) > frac_tol)[:ROUNDED_ENTRIES]
-    bits = (np.arange(2 ** len(fractional))[:, None] >> np.arange(len(fractional))) & 1
-    points = np.repeat(nearest[None], len(bits), axis=0)
-    points[:, fractional] = np.clip(np.floor(x[fractional]) + bits, lb[fractional], ub[fractional])
-    feasible = np.all(points @ A.T <= b + tol, axis=1)
+    fractional = np.abs(x - np.round(x)) > frac_tol
+    rank = np.cumsum(fractional, axis=1) - 1  # which bit of a combination moves the entry
+    fractional &= rank < ROUNDED_ENTRIES
+    entries = int(fractional.sum(axis=1).max(initial=0))
+    combination = np.arange(2 ** entries)[None, :, None]
+    bit = (combination >> np.clip(rank, 0, None)[:, None, :]) & 1  # (k, 2^entries, n)
+    points = np.where(fractional[:, None, :], np.clip(np.floor(x)[:, None, :] + bit, lb, ub), nearest[:, None, :])
+    feasible = np.all(points @ A.T <= b + tol, axis=2)
     if A_eq is not None and len(A_eq):
-        feasible &= np.all(np.abs(points @ A_eq.T - b_eq) <= tol, axis=1)
-    if not feasible.any():
-        return None
-    points = points[feasible]
-    return points[int(np.argmin(points @ c))]
+        feasible &= np.all(np.abs(points @ A_eq.T - b_eq) <= tol, axis=2)
+    values = np.where(feasible, np.einsum("kpn,kn->kp", points, c), np.inf)
+    best = np.argmin(values, axis=1)
+    return [points[i, best[i]] if feasible[i].any() else None for i in range(len(x))]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 import numpy as np
 
-from ilplayer.reduced_costs import rounded_point, search_around
+from ilplayer.reduced_costs import rounded_points, search_many
 from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, SolverFailureWarning, Status
 
 if TYPE_CHECKING:
@@ -133,6 +133,12 @@ class SolutionPool:
         if not self.size:
             return None
         return self.points[int(np.argmin(self.points[:self.size] @ c))]
+
+    def best_for_rows(self, c: np.ndarray) -> list[np.ndarray | None]:
+        """:meth:`best_for` for each row of ``c`` (k, n), in one product."""
+        if not self.size:
+            return [None] * len(c)
+        return list(self.points[np.argmin(self.points[:self.size] @ c.T, axis=0)])
 
 
 def _padded_blocks(c: np.ndarray, size: int) -> Any:
@@ -416,35 +422,24 @@ class PersistentModelSolver(Solver):
         searches = None
         if pool is not None and type(self).relaxation_multipliers is not base.relaxation_multipliers:
             searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
-        multipliers: dict[int, Multipliers | None] = {}
-        lp_share = 0.0  # seconds of the chunk's LPs per instance asked
+        searched: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}  # i -> (answer, start)
         for i in range(k):
             if searches is not None and i % SEARCH_CHUNK == 0:
-                # Asked for a chunk at a time, so that the gate follows the chunk before: a
-                # closed gate reopens within the batch that starts to pay.
-                rows = range(i, min(i + SEARCH_CHUNK, k))
-                began = time.perf_counter()
-                multipliers = self._multipliers(model, batch, [j for j in rows if relaxed.get(j) is None], searches)
-                lp_share = (time.perf_counter() - began) / max(1, len(multipliers))
+                # A chunk at a time, so that the gate follows the chunk before: a closed gate
+                # reopens within the batch that starts to pay.
+                rows = [j for j in range(i, min(i + SEARCH_CHUNK, k)) if relaxed.get(j) is None]
+                try:
+                    searched = self._search_chunk(model, batch, rows, pool, searches)
+                except Exception:  # the search only saves time: the MIP still answers
+                    searched = {}
             c = batch.c[i]
             try:
                 point = relaxed.get(i)
                 start = None
-                if point is None and pool is not None:
+                if i in searched:
+                    point, start = searched[i]
+                elif point is None and pool is not None:
                     start = pool.best_for(c)
-                found = multipliers.get(i) if point is None else None
-                if found is not None and searches is not None:
-                    began = time.perf_counter()
-                    if len(found) == 3:  # the LP optimum: try its roundings
-                        rounded = rounded_point(found[2], c, batch.A, batch.b, batch.lb, batch.ub, batch.A_eq,
-                                                batch.b_eq, tol=SEARCH_TOL)
-                        if rounded is not None and (start is None or c @ rounded < c @ start):
-                            start = rounded
-                    if start is not None:
-                        point = search_around(c, start, batch.A, batch.b, batch.lb, batch.ub, found[0],
-                                              batch.A_eq, batch.b_eq, found[1], tol=SEARCH_TOL,
-                                              max_points=SEARCH_POINTS)
-                    searches.record(point is not None, time.perf_counter() - began + lp_share)
                 if point is not None:
                     code = Status.OPTIMAL
                 else:
@@ -453,7 +448,7 @@ class PersistentModelSolver(Solver):
                     began = time.perf_counter()
                     code, point = self.solve_instance(model, c)
                     if searches is not None:
-                        searches.record_mip(time.perf_counter() - began, after_try=found is not None)
+                        searches.record_mip(time.perf_counter() - began, after_try=i in searched)
             except Exception as exc:  # one instance must not sink the others
                 failures.append((i, f"{type(exc).__name__}: {exc}"))
                 continue
@@ -474,15 +469,41 @@ class PersistentModelSolver(Solver):
                              np.einsum("kn,kn->k", batch.c, y), np.nan)
         return SolveResult(y=y, status=status, objective=objective)
 
-    def _multipliers(self, model: Any, batch: ILPBatch, rows: list[int],
-                     gate: RelaxationGate) -> dict[int, Multipliers | None]:
+    def _search_chunk(self, model: Any, batch: ILPBatch, rows: list[int], pool: SolutionPool,
+                      gate: SearchGate) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+        """``i -> (answer or None, start or None)`` for the instances in ``rows`` the gate lets
+        try the search: LP multipliers for all of them in one call, then the cheaper of the
+        pooled point and the rounded LP optimum as each one's start, then one search for all."""
         wanted = [i for i in rows if gate.should_try()]
         if not wanted:
             return {}
-        try:
-            return dict(zip(wanted, self.relaxation_multipliers(model, batch.c[wanted])))
-        except Exception:  # the search only saves time: the MIP still answers
+        began = time.perf_counter()
+        found = self.relaxation_multipliers(model, batch.c[wanted])
+        tried = [(i, f) for i, f in zip(wanted, found) if f is not None]
+        if not tried:
             return {}
+        c = batch.c[[i for i, _ in tried]]
+        starts = pool.best_for_rows(c)
+        with_x = [row for row, (_, f) in enumerate(tried) if len(f) == 3]
+        if with_x:  # the LP optima: try their roundings
+            roundings = rounded_points(np.array([tried[row][1][2] for row in with_x]), c[with_x], batch.A, batch.b,
+                                       batch.lb, batch.ub, batch.A_eq, batch.b_eq, tol=SEARCH_TOL)
+            for row, rounded in zip(with_x, roundings):
+                if rounded is not None and (starts[row] is None or c[row] @ rounded < c[row] @ starts[row]):
+                    starts[row] = rounded
+        ready = [row for row, start in enumerate(starts) if start is not None]
+        answers: list[np.ndarray | None] = [None] * len(tried)
+        if ready:
+            points = search_many(c[ready], np.array([starts[row] for row in ready]), batch.A, batch.b, batch.lb,
+                                 batch.ub, np.array([tried[row][1][0] for row in ready]), batch.A_eq, batch.b_eq,
+                                 np.array([tried[row][1][1] for row in ready]).reshape(len(ready), -1),
+                                 tol=SEARCH_TOL, max_points=SEARCH_POINTS)
+            for row, point in zip(ready, points):
+                answers[row] = point
+        seconds = (time.perf_counter() - began) / len(wanted)  # LPs, roundings and search, per try
+        for answer in answers:
+            gate.record(answer is not None, seconds)
+        return {i: (answer, start) for (i, _), answer, start in zip(tried, answers, starts)}
 
     def close(self) -> None:
         self._pools.clear()

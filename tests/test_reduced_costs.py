@@ -12,7 +12,7 @@ import torch
 
 import ilplayer
 from ilplayer import ILPBatch, PersistentModelSolver, Status
-from ilplayer.reduced_costs import rounded_point, search_around
+from ilplayer.reduced_costs import rounded_point, rounded_points, search_around, search_many
 from tests.host_solvers import EnumerationSolver
 
 
@@ -50,6 +50,48 @@ def test_the_search_finds_the_enumerated_optimum_for_any_multipliers(seed):
     assert answered == 150
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_many_costs_searched_together_each_get_the_enumerated_optimum(seed):
+    """search_many grows every row's candidates together: rows with different movable
+    variables, budgets (some zero) and multipliers must not leak into each other."""
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(60):
+        n, lb, ub, A, b, A_eq, b_eq, feasible = _instance(rng)
+        k = int(rng.integers(1, 7))
+        c = rng.normal(size=(k, n)) * (rng.random((k, n)) < 0.8)
+        starts = feasible[rng.integers(len(feasible), size=k)]
+        starts[0] = feasible[np.argmin(feasible @ c[0])]  # a start nothing beats
+        lam = rng.exponential(1.0, (k, len(A))) * (rng.random((k, len(A))) < 0.6)
+        mu = rng.normal(size=(k, len(A_eq)))
+        answers = search_many(c, starts, A, b, lb, ub, lam, A_eq, b_eq, mu, max_points=10_000)
+        for row, y in enumerate(answers):
+            assert y is not None
+            assert np.all(A @ y <= b + 1e-6) and np.all(np.abs(A_eq @ y - b_eq) <= 1e-6)
+            assert c[row] @ y == pytest.approx((feasible @ c[row]).min(), abs=1e-9)
+            if not len(A_eq):  # the same answer as searching the row alone
+                alone = search_around(c[row], starts[row], A, b, lb, ub, lam[row], max_points=10_000)
+                assert np.array_equal(alone, y)
+
+
+def test_a_row_over_the_cap_gives_up_alone():
+    n = 12
+    lb, ub = np.zeros(n), np.ones(n)
+    A, b = np.ones((1, n)), np.array([float(n)])  # every point feasible
+    c = np.array([-np.ones(n), -np.ones(n), np.r_[1.0, -np.ones(n - 1)]])
+    starts = np.array([np.zeros(n), np.ones(n), np.zeros(n)])  # the worst, the best, a poor one
+    lam = np.zeros((3, 1))
+    answers = search_many(c, starts, A, b, lb, ub, lam, max_points=100)
+    assert answers[0] is None  # all 4096 points are within its budget
+    assert np.array_equal(answers[1], np.ones(n))
+    assert answers[2] is None
+    one = search_many(c[1:2], starts[1:2], A, b, lb, ub, lam[1:2], max_points=100)
+    assert np.array_equal(one[0], answers[1])
+    cheap = np.array([[1.0] * 10 + [-1.0, -1.0]])  # a budget of 1 from the optimum's neighbour
+    near = np.r_[np.zeros(10), 1.0, 0.0][None]
+    (y,) = search_many(cheap, near, A, b, lb, ub, np.zeros((1, 1)), max_points=100)
+    assert np.array_equal(y, np.r_[np.zeros(10), 1.0, 1.0])
+
+
 def test_the_search_gives_up_beyond_its_cap_and_keeps_a_start_nothing_beats():
     n = 12
     lb, ub = np.zeros(n), np.ones(n)
@@ -78,6 +120,25 @@ def test_rounded_point_is_the_cheapest_feasible_rounding_of_any_x(seed):
         assert y is not None and np.all(np.abs(y - x) < 1)  # a rounding of x
         assert np.all(A @ y <= b + 1e-6) and np.all(np.abs(A_eq @ y - b_eq) <= 1e-6)
         assert c @ y == pytest.approx((roundings[ok] @ c).min(), abs=1e-9)
+
+
+def test_rounded_points_match_the_rounding_of_each_row_alone():
+    rng = np.random.default_rng(7)
+    for _ in range(80):
+        n, lb, ub, A, b, A_eq, b_eq, feasible = _instance(rng)
+        k = int(rng.integers(1, 6))
+        x = rng.uniform(lb, ub, (k, n))
+        x = np.where(rng.random((k, n)) < 0.4, np.round(x), x)  # rows with fewer fractional entries
+        c = rng.normal(size=(k, n))
+        together = rounded_points(x, c, A, b, lb, ub, A_eq, b_eq)
+        for row in range(k):
+            roundings = np.array(list(itertools.product(*[sorted({np.floor(v), np.ceil(v)}) for v in x[row]])))
+            ok = np.all(roundings @ A.T <= b + 1e-6, axis=1) & np.all(np.abs(roundings @ A_eq.T - b_eq) <= 1e-6,
+                                                                       axis=1)
+            if not ok.any():
+                assert together[row] is None
+            else:
+                assert c[row] @ together[row] == pytest.approx((roundings[ok] @ c[row]).min(), abs=1e-9)
 
 
 @pytest.mark.parametrize("backend", ["highs", "gurobi"])
