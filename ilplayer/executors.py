@@ -109,11 +109,30 @@ def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
     return results
 
 
+# Workers run NumPy's BLAS on one thread. The products they make (the search around a start:
+# candidates x variables x rows) are too small to gain from more, and BLAS threads on top of
+# the workers themselves oversubscribe the cores: HiGHS, dense m=4, B=256, two worker
+# processes 1.31x serial with OpenBLAS' default threads, 1.80x with one (docs/parallel.md).
+_blas_controller: Any = None
+
+
+def one_blas_thread() -> Any:
+    """A context manager that limits NumPy's BLAS to one thread (threadpoolctl)."""
+    global _blas_controller
+    if _blas_controller is None:  # scanning the loaded libraries takes ~ms: once
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
 def _process_worker_init(client_pid: int) -> None:
-    """Workers ignore Ctrl-C (the client handles it) and exit when the client process dies,
-    however it dies. With ``forkserver`` a worker's parent is the fork server, which itself
-    waits for its workers, so PR_SET_PDEATHSIG alone would leave orphans: watch the client."""
+    """Workers ignore Ctrl-C (the client handles it), run BLAS on one thread, and exit when the
+    client process dies, however it dies. With ``forkserver`` a worker's parent is the fork
+    server, which itself waits for its workers, so PR_SET_PDEATHSIG alone would leave orphans:
+    watch the client."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    one_blas_thread()  # for the life of the worker: its limit is never undone
     threading.Thread(target=_exit_with, args=(client_pid,), daemon=True,
                      name="ilplayer-client-watch").start()
 
@@ -318,6 +337,12 @@ class FuturesExecutor(BatchExecutor):
         list(self.pool.map(_ping, range(self.workers)))
 
     def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+        if self.kind == "threads":  # BLAS's threads are the process's: limited while ours run
+            with one_blas_thread():
+                return self._run(recipe, tasks)
+        return self._run(recipe, tasks)
+
+    def _run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
         pool = self.pool
         results: list[list[SolveResult | TaskFailure] | TaskFailure] = []
         broken = False
@@ -428,7 +453,10 @@ class RayExecutor(BatchExecutor):
 
 
 class _RayWorker:
-    """A Ray actor body: a worker with persistent solvers."""
+    """A Ray actor body: a worker with persistent solvers, BLAS on one thread."""
+
+    def __init__(self) -> None:
+        one_blas_thread()
 
     def ping(self) -> int:
         return os.getpid()

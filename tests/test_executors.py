@@ -248,3 +248,29 @@ def test_auto_executor_answers_every_batch_exactly_whichever_way_it_goes():
         assert set(layer.executor.auto.seconds_per_instance) == {False, True}  # both were used
     finally:
         layer.close()
+
+
+def _blas_threads(_: int) -> int:
+    from threadpoolctl import threadpool_info
+
+    return max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
+
+
+def test_workers_run_blas_on_one_thread(monkeypatch):
+    """Process workers keep one BLAS thread for life; a thread pool's batch runs under the limit
+    and leaves the caller's setting as it was (docs/parallel.md)."""
+    import ilplayer.executors
+
+    executor = FuturesExecutor(kind="processes", workers=2, mp_context="forkserver")
+    try:
+        assert set(executor.pool.map(_blas_threads, range(4))) == {1}
+    finally:
+        executor.close()
+    before = _blas_threads(0)
+    monkeypatch.setattr(ilplayer.executors, "run_task", lambda recipe, task: _blas_threads(0))
+    executor = FuturesExecutor(kind="threads", workers=2)
+    try:
+        assert executor.run(None, [[], []]) == [1, 1]
+    finally:
+        executor.close()
+    assert _blas_threads(0) == before
