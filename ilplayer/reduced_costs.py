@@ -47,7 +47,7 @@ def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray
 def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
                 ub: np.ndarray, lam: np.ndarray, A_eq: np.ndarray | None = None,
                 b_eq: np.ndarray | None = None, mu: np.ndarray | None = None, tol: float = 1e-6,
-                max_points: int = 2048) -> list[np.ndarray | None]:
+                max_points: int = 2048, max_total: int = 1 << 17) -> list[np.ndarray | None]:
     """:func:`search_around` for the rows of ``c`` (k, n), each with its feasible start (row of
     ``starts``) and multipliers (rows of ``lam`` (k, m) and ``mu`` (k, m_eq)), over one
     constraint set.
@@ -55,7 +55,9 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
     The candidates of all rows grow together, one level (a movable variable, the tightest
     first) at a time, so the Python work is per level rather than per row and NumPy works on
     arrays long enough to release the GIL (threads then overlap the searches). Row ``i``'s
-    answer is ``starts[i]`` when nothing beats it, None beyond ``max_points`` candidates.
+    answer is ``starts[i]`` when nothing beats it, None beyond ``max_points`` candidates, or
+    when the rows together would need more than ``max_total`` (the rows with the most give up
+    first: memory stays ~24 bytes x ``max_total`` x movable variables).
     """
     c, starts = np.asarray(c, dtype=np.float64), np.asarray(starts, dtype=np.float64)
     k, n = c.shape
@@ -102,7 +104,12 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
         while (short := (most < r) & (spent + w * (most + 1) < left)).any():
             most += short
         counts = most + 1  # steps 0..most
-        over = np.bincount(owner, weights=counts, minlength=len(active)) > max_points
+        per_row = np.bincount(owner, weights=counts, minlength=len(active))
+        over = per_row > max_points
+        if per_row[~over].sum() > max_total:  # and the largest rows, until the rest fit in memory
+            largest = np.argsort(-np.where(over, 0, per_row), kind="stable")
+            kept_total = per_row[~over].sum() - np.cumsum(per_row[largest])
+            over[largest[:np.searchsorted(-kept_total, -max_total) + 1]] = True
         if over.any():  # those rows give up; their candidates have no children
             gave_up |= over
             counts[over[owner]] = 0

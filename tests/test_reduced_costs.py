@@ -86,6 +86,13 @@ def test_a_row_over_the_cap_gives_up_alone():
     assert answers[2] is None
     one = search_many(c[1:2], starts[1:2], A, b, lb, ub, lam[1:2], max_points=100)
     assert np.array_equal(one[0], answers[1])
+    # rows within their cap but over the total: the largest gives up, the others are answered
+    c2 = np.array([np.r_[-np.ones(3), 10 * np.ones(n - 3)], np.r_[-np.ones(6), 10 * np.ones(n - 6)]])
+    starts2 = np.zeros((2, n))  # 2^3 and 2^6 points within the budgets
+    both = search_many(c2, starts2, A, b, lb, ub, np.zeros((2, 1)), max_points=100)
+    assert [y.sum() for y in both] == [3, 6]
+    squeezed = search_many(c2, starts2, A, b, lb, ub, np.zeros((2, 1)), max_points=100, max_total=40)
+    assert squeezed[0].sum() == 3 and squeezed[1] is None
     cheap = np.array([[1.0] * 10 + [-1.0, -1.0]])  # a budget of 1 from the optimum's neighbour
     near = np.r_[np.zeros(10), 1.0, 0.0][None]
     (y,) = search_many(cheap, near, A, b, lb, ub, np.zeros((1, 1)), max_points=100)
