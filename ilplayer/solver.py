@@ -364,10 +364,11 @@ class PersistentModelSolver(Solver):
         optimum ``x``; or None for a row.
 
         With them and a start -- the best pooled point, or the best feasible rounding of ``x``
-        (:func:`ilplayer.reduced_costs.rounded_point`) when that is cheaper -- an instance is
-        first answered by :func:`ilplayer.reduced_costs.search_around` (reduced-cost fixing,
-        then enumeration of the few points left) and reaches the MIP only when too many points
-        are left. Any multipliers keep the answer exact; the LP's make the fewest points. A
+        (:func:`ilplayer.reduced_costs.rounded_points`) when that is cheaper -- an instance is
+        first answered by :func:`ilplayer.reduced_costs.search_many` (reduced-cost fixing,
+        then enumeration of the few points left; ``SEARCH_CHUNK`` instances per call) and
+        reaches the MIP only when too many points are left. Any multipliers keep the answer
+        exact; the LP's make the fewest points. A
         backend whose MIP has a large fixed cost against its LP re-solve may override it
         (HiGHS and Gurobi solve the LPs in blocks, SCIP and CP-SAT one by one, all through
         :func:`multipliers_in_blocks`); the default offers none.
