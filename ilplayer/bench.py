@@ -179,9 +179,11 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
         for solver in solvers.values():  # warm-up: the native model of this (A, b)
             solver.solve(chunks[0])
         samples: dict[str, list[float]] = {name: [] for name in names}
-        for data in chunks[1:]:
-            for name, solver in solvers.items():
-                samples[name].append(_solve_ms(solver, data, layer_path[name]))
+        for index, data in enumerate(chunks[1:]):
+            # The order rotates: whichever solves a batch first pays for cold caches.
+            for step in range(len(names)):
+                name = names[(index + step) % len(names)]
+                samples[name].append(_solve_ms(solvers[name], data, layer_path[name]))
         for solver in solvers.values():
             solver.close()
         reference = statistics.median(samples[names[0]])
@@ -211,7 +213,8 @@ def warm_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[st
             times: dict[str, list[float]] = {"cold": [], "warm": []}
             for epoch in range(epochs):
                 data = _perturbed(base, noise, epoch)
-                for label, solver in (("cold", cold), ("warm", warm)):
+                pair = (("cold", cold), ("warm", warm))
+                for label, solver in pair[::-1] if epoch % 2 else pair:  # who goes first alternates
                     ms = _solve_ms(solver, data)
                     if epoch:
                         times[label].append(ms)
@@ -239,7 +242,7 @@ def reuse_benchmark(backends: Sequence[str] = ("gurobi", "highs"), batch: int = 
         times: dict[str, list[float]] = {"solve": [], "layer": []}
         with torch.no_grad():
             for call in range(calls + 2):
-                for label in ("solve", "layer"):
+                for label in ("layer", "solve") if call % 2 else ("solve", "layer"):  # alternating order
                     start = time.perf_counter()
                     if label == "solve":
                         solve(c, A, b, lb, ub, solver=name, executor="serial")

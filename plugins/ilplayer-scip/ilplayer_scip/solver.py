@@ -48,6 +48,7 @@ class ScipSolver(PersistentModelSolver):
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
                  warm_start: bool | None = None) -> None:
         super().__init__(time_limit, params, warm_start)
+        self._start: np.ndarray | None = None  # the next instance's start (set_start)
         import pyscipopt
 
         self._scip = pyscipopt
@@ -118,12 +119,8 @@ class ScipSolver(PersistentModelSolver):
         return multipliers_in_blocks(c, 1, batch.num_constraints, solve_one)
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
-        scip_model, y = model[0], model[1]
-        self._to_problem_stage(scip_model)
-        start = scip_model.createSol()
-        for var, value in zip(y, point.tolist()):
-            scip_model.setSolVal(start, var, value)
-        scip_model.addSol(start, free=True)
+        # Added in solve_instance, once the objective is the instance's own.
+        self._start = point
 
     @staticmethod
     def _to_problem_stage(scip_model: Any) -> None:
@@ -134,6 +131,12 @@ class ScipSolver(PersistentModelSolver):
         scip_model, y, terms = model[:3]
         self._to_problem_stage(scip_model)
         scip_model.setObjective(self._scip.Expr(dict(zip(terms, c.tolist()))))
+        start, self._start = self._start, None
+        if start is not None:
+            sol = scip_model.createSol()
+            for var, value in zip(y, start.tolist()):
+                scip_model.setSolVal(sol, var, value)
+            scip_model.addSol(sol, free=True)
         scip_model.optimizeNogil()
         status = scip_model.getStatus()
         point = None
