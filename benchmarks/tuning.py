@@ -19,7 +19,7 @@ import numpy as np
 
 import ilplayer
 from ilplayer import ILPBatch
-from ilplayer.bench import SOLVER_FAMILIES, family_batch
+from ilplayer.bench import SOLVER_FAMILIES, family_batch, rotated
 
 
 def timed_solve(solver, batch: ILPBatch) -> tuple[float, np.ndarray]:
@@ -49,9 +49,7 @@ def main() -> None:
         for seed in range(args.sets):
             batch = family_batch(family, args.batch, seed=seed, n=args.n)
             objectives = {}
-            # The order rotates from set to set: the first solve of a batch pays for cold caches.
-            for step in range(len(solvers)):
-                index = (step + seed) % len(solvers)
+            for index in rotated(range(len(solvers)), seed):
                 seconds, objectives[index] = timed_solve(solvers[index], batch)
                 totals[index] += seconds
                 logs[index].append(math.log(seconds))

@@ -155,6 +155,14 @@ class ReferenceLayerSolver:
         self._env.dispose()
 
 
+def rotated(items: Sequence[Any], shift: int) -> list[Any]:
+    """``items`` starting at ``shift`` (mod its length). Interleaved timings rotate who goes
+    first: the first solve of a batch pays for cold caches (0.91x measured for a copy of the
+    defaults that always ran second, benchmarks/tuning.py)."""
+    shift %= len(items)
+    return [*items[shift:], *items[:shift]]
+
+
 def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[str] = SOLVER_FAMILIES,
                       batch: int = 64, repeats: int = 3, n: int = 16,
                       reference: bool = False, through_layer: bool = False) -> list[dict[str, Any]]:
@@ -180,9 +188,7 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
             solver.solve(chunks[0])
         samples: dict[str, list[float]] = {name: [] for name in names}
         for index, data in enumerate(chunks[1:]):
-            # The order rotates: whichever solves a batch first pays for cold caches.
-            for step in range(len(names)):
-                name = names[(index + step) % len(names)]
+            for name in rotated(names, index):
                 samples[name].append(_solve_ms(solvers[name], data, layer_path[name]))
         for solver in solvers.values():
             solver.close()
@@ -213,8 +219,7 @@ def warm_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[st
             times: dict[str, list[float]] = {"cold": [], "warm": []}
             for epoch in range(epochs):
                 data = _perturbed(base, noise, epoch)
-                pair = (("cold", cold), ("warm", warm))
-                for label, solver in pair[::-1] if epoch % 2 else pair:  # who goes first alternates
+                for label, solver in rotated((("cold", cold), ("warm", warm)), epoch):
                     ms = _solve_ms(solver, data)
                     if epoch:
                         times[label].append(ms)
@@ -242,7 +247,7 @@ def reuse_benchmark(backends: Sequence[str] = ("gurobi", "highs"), batch: int = 
         times: dict[str, list[float]] = {"solve": [], "layer": []}
         with torch.no_grad():
             for call in range(calls + 2):
-                for label in ("layer", "solve") if call % 2 else ("solve", "layer"):  # alternating order
+                for label in rotated(("solve", "layer"), call):
                     start = time.perf_counter()
                     if label == "solve":
                         solve(c, A, b, lb, ub, solver=name, executor="serial")
