@@ -254,9 +254,12 @@ class SearchGate(RelaxationGate):
     def pays(self) -> bool:
         return self.rate >= self.min_rate and self.saving() > 0
 
+    def is_open(self) -> bool:
+        return self.tries < 32 or self.pays()
+
     def should_try(self) -> bool:
         self.seen += 1
-        if self.tries < 32 or self.pays():
+        if self.is_open():
             # open: a control MIP on every 64th instance, every 16th while the saving is
             # under half the MIP's time (a close call, or a stale timing)
             close_call = self.saving() < 0.5 * self.mip_seconds.get(False, 0.0)
@@ -477,8 +480,23 @@ class PersistentModelSolver(Solver):
                       gate: SearchGate) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
         """``i -> (answer or None, start or None)`` for the instances in ``rows`` the gate lets
         try the search: LP multipliers for all of them in one call, then the cheaper of the
-        pooled point and the rounded LP optimum as each one's start, then one search for all."""
+        pooled point and the rounded LP optimum as each one's start, then one search for all.
+
+        A closed gate samples a few rows; when their answers open it again (the first revisits
+        after an epoch of fresh costs), the rest of the chunk is searched too, instead of
+        waiting for the next chunk (with one chunk per batch, the next epoch)."""
+        was_open = gate.is_open()
         wanted = [i for i in rows if gate.should_try()]
+        found = self._search_rows(model, batch, wanted, pool, gate)
+        if not was_open and gate.is_open():
+            sampled = set(wanted)
+            rest = [i for i in rows if i not in sampled and gate.should_try()]
+            found.update(self._search_rows(model, batch, rest, pool, gate))
+        return found
+
+    def _search_rows(self, model: Any, batch: ILPBatch, wanted: list[int], pool: SolutionPool,
+                     gate: SearchGate) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+        """:meth:`_search_chunk` for the rows ``wanted``, every one tried; the gate records each."""
         if not wanted:
             return {}
         began = time.perf_counter()

@@ -229,3 +229,27 @@ def test_backend_multipliers_and_lp_optimum_certify_each_other(backend, family):
         d = c + batch.A.T @ lam + batch.A_eq.T @ mu
         bound = d @ np.where(d > 0, batch.lb, batch.ub) - lam @ batch.b - mu @ batch.b_eq
         assert bound == pytest.approx(c @ x, abs=1e-7)
+
+
+def test_a_closed_search_gate_whose_samples_answer_searches_the_rest_of_their_chunk():
+    """After an epoch of fresh costs closed the gate, the first revisits reopen it within their
+    own chunk: the rows after the samples need not wait for the next batch."""
+    from ilplayer.solver import SEARCH_CHUNK
+
+    g = torch.Generator().manual_seed(1)
+    c = torch.randn(SEARCH_CHUNK, 5, generator=g, dtype=torch.float64)
+    A = torch.tensor([[1.0, 1.0, 1.0, 1.0, 1.0], [2.0, -1.0, 0.0, 1.0, 0.0]], dtype=torch.float64)
+    b = torch.tensor([2.0, 1.0], dtype=torch.float64)
+    solver = SearchingSolver()
+    ilplayer.solve(c, A, b, lb=0, ub=1, solver=solver)  # fills the pool
+    gate = next(iter(solver._search_gates.values()))
+    gate.rate, gate.tries = 0.0, 1000  # as after an epoch where the search never answered
+    gate.mip_seconds = {False: 1.0, True: 1.0}
+    assert not gate.is_open()
+    before = solver.mip_calls
+    again, status = ilplayer.solve(c * 1.01, A, b, lb=0, ub=1, solver=solver)
+    assert gate.is_open()
+    assert solver.mip_calls - before <= SEARCH_CHUNK // 8  # the samples and the control MIPs at most
+    oracle, _ = ilplayer.solve(c * 1.01, A, b, lb=0, ub=1, solver=SearchingSolver(warm_start=False))
+    assert (status == Status.OPTIMAL).all()
+    assert torch.allclose((c * again).sum(1), (c * oracle).sum(1))
