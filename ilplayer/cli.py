@@ -276,6 +276,7 @@ def run_learn(args: argparse.Namespace) -> int:
     import warnings
     from pathlib import Path
 
+    import numpy as np
     import torch
 
     from ilplayer.learn import check_solutions, learn_constraints, load_solutions, split_holdout
@@ -283,11 +284,13 @@ def run_learn(args: argparse.Namespace) -> int:
 
     try:
         c, y, lb, ub = load_solutions(args.train, args.lb, args.ub)
+        c_all, y_all = c, y  # every observation, in the files' order, for the checks below
         if args.test:
             c_test, y_test, lb_test, ub_test = load_solutions(args.test, lb, ub)
             if c_test.shape[1] != c.shape[1]:
                 raise ValueError(f"{args.test}: {c_test.shape[1]} variables, but {args.train} has "
                                  f"{c.shape[1]}")
+            c_all, y_all = np.vstack([c, c_test]), np.vstack([y, y_test])
         else:
             c, y, c_test, y_test = split_holdout(c, y, args.test_fraction, args.seed)
             print(f"no --test file: holding out {len(c_test)} of {len(c) + len(c_test)} observations "
@@ -299,7 +302,9 @@ def run_learn(args: argparse.Namespace) -> int:
         return 2
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        check_solutions(c, y, lb, ub)
+        train_rows = len(c) if args.test else len(c_all)
+        check_solutions(c_all, y_all, lb, ub, lambda i: f"{args.train} row {i}" if i < train_rows
+                        else f"{args.test} row {i - train_rows}")
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     print(f"learning {args.num_constraints * args.k} constraints on {c.shape[1]} variables from "

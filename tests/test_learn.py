@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -86,8 +88,48 @@ def test_observations_without_signal_or_with_contradictions_warn():
     with pytest.warns(DataWarning, match="every y is the box optimum"):
         check_solutions(c, np.array([[1.0, 0.0], [0.0, 1.0]]), 0, 1)
     c = np.array([[-1.0, -1.0], [-1.0, -1.0], [0.5, -1.0]])
-    with pytest.warns(DataWarning, match="1 observations repeat a cost vector with a different y"):
-        check_solutions(c, np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]), 0, 1)
+    y = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_solutions(c, y, 0, 1) == []  # one c, two solutions that tie: consistent
+    c[1, 0] = -1.5  # row 1's y = (0, 1) costs -1, row 0's y = (1, 0) only -1.5: row 1 is not optimal
+    with pytest.warns(DataWarning, match=r"1 observations have a y that another observed y beats "
+                                         r"under their own c \(first: row 1, beaten by row 0 by 0.5"):
+        check_solutions(c, y, 0, 1)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_solutions_of_one_constraint_set_are_never_beaten_by_each_other(seed):
+    """Exact optima of one constraint set (enumerated) pass; one observation replaced by a
+    worse feasible point is caught, with its row."""
+    rng = np.random.default_rng(seed)
+    points = np.array(list(itertools.product(range(-2, 3), repeat=4)), dtype=float)
+    A, b = rng.normal(size=(3, 4)), rng.uniform(1, 3, 3)
+    feasible = points[(points @ A.T <= b).all(axis=1)]
+    c = rng.normal(size=(200, 4))
+    y = feasible[(c @ feasible.T).argmin(axis=1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_solutions(c, y, -2, 2) == []
+    costs = c[17] @ feasible.T
+    y[17] = feasible[np.argsort(costs)[len(costs) // 2]]  # a feasible point, far from optimal
+    assert (c[17] @ y.T < c[17] @ y[17] - 1e-6).any()  # another observation's optimum beats it
+    with pytest.warns(DataWarning, match=r"1 observations have a y that another observed y beats.*first: row 17"):
+        check_solutions(c, y, -2, 2)
+
+
+def test_many_observations_are_checked_on_a_fixed_sample(monkeypatch):
+    import ilplayer.learn
+
+    c = np.full((10, 2), -1.0)
+    y = np.zeros((10, 2))
+    y[0] = [1.0, 1.0]  # the only optimum: it beats every other row
+    monkeypatch.setattr(ilplayer.learn, "CHECK_PRODUCTS", 10)  # 2 distinct y: 5 rows of 10
+    rows = ilplayer.learn._rows_to_check(10, 2)
+    assert len(rows) == 5 and (rows == ilplayer.learn._rows_to_check(10, 2)).all()  # fixed
+    beaten = int((rows != 0).sum())
+    with pytest.warns(DataWarning, match=rf"^{beaten} \(of 5 checked\) observations"):
+        check_solutions(c, y, 0, 1)
 
 
 def test_learn_command_writes_a_record_and_the_model(tmp_path, capsys):
@@ -151,3 +193,18 @@ def test_restarts_keep_the_run_best_on_the_validation_split():
         learn_constraints(c, y, 0, 1, 1, restarts=0, progress=False)
     with pytest.raises(ValueError, match="validation"):
         learn_constraints(c, y, 0, 1, 1, restarts=2, validation_fraction=0, progress=False)
+
+
+def test_learn_command_names_the_file_and_row_of_a_beaten_observation(tmp_path, capsys):
+    c, y = observations(40)
+    c, y = c.copy(), np.asarray(y).copy()
+    worse = int(np.argmax(c[30] @ y.T))  # the observed y that costs most under c[30]
+    assert c[30] @ y[worse] > c[30] @ y[30] + 1e-3
+    c[35], y[35] = c[30], y[worse]  # row 5 of the test file: row 30's costs, a worse answer
+    np.savez(tmp_path / "train.npz", c=c[:30], y=y[:30])
+    np.savez(tmp_path / "test.npz", c=c[30:], y=y[30:])
+    assert main(["learn", str(tmp_path / "train.npz"), "--test", str(tmp_path / "test.npz"),
+                 "--lb", "0", "--ub", "1", "--num-constraints", "1", "--epochs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert (f"1 observations have a y that another observed y beats under their own c (first: "
+            f"{tmp_path / 'test.npz'} row 5, beaten by {tmp_path}") in err  # a row of y[30]'s value
