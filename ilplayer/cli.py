@@ -311,7 +311,7 @@ def run_learn(args: argparse.Namespace) -> int:
           f"{len(c)} observations ({len(c_test)} held out)")
     result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
                                config=config, seed=args.seed, validation_fraction=args.validation_fraction,
-                               restarts=args.restarts,
+                               restarts=args.restarts, test_every=args.test_every,
                                backend=BackendConfig(args.solver, None, args.executor, args.workers))
     print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
           f"{100 * result.test_accuracy:.1f} % (model of epoch {result.settings['selected_epoch']}; "
@@ -469,6 +469,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--restarts", type=_positive_int, default=1,
                        help="train from this many initialisations and keep the best on the "
                             "validation split (default 1; the paper's appendix: 2)")
+    learn.add_argument("--test-every", type=_positive_int, default=1,
+                       help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
+                            "the model is the same, only the curve is sparser)")
     learn.add_argument("--epochs", type=_positive_int, default=100, help="(paper: 100)")
     learn.add_argument("--lr", type=float, default=5e-4, help="Adam learning rate (paper: 5e-4)")
     learn.add_argument("--batch-size", type=_positive_int, default=8, help="(paper: 8)")

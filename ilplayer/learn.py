@@ -248,7 +248,7 @@ def learn_constraints(
     c_train: Any, y_train: Any, lb: Any, ub: Any, num_constraints: int, *,
     c_test: Any = None, y_test: Any = None, config: TrainingConfig | None = None,
     backend: BackendConfig | None = None, seed: int = 0, progress: bool = True,
-    validation_fraction: float = 0.1, restarts: int = 1,
+    validation_fraction: float = 0.1, restarts: int = 1, test_every: int = 1,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> LearnResult:
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
@@ -264,7 +264,9 @@ def learn_constraints(
     first from ``seed`` itself) and the run whose selected epoch is best on the validation
     pairs is kept (the paper's appendix protocol: restarts, selection on validation data).
     The backend is the preferred one for the box unless ``backend.solver`` names one. A
-    progress bar (tqdm) shows the epochs unless ``progress`` is False.
+    progress bar (tqdm) shows the epochs unless ``progress`` is False. The held-out accuracy
+    is measured on every ``test_every``-th epoch and the last (only the curve changes: the
+    model and the final accuracies do not).
     """
     if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 1:
         raise ValueError(f"num_constraints must be a positive integer, got {num_constraints!r}")
@@ -297,7 +299,11 @@ def learn_constraints(
     def report(record: dict[str, float]) -> None:
         if bar is not None:
             bar.update(1)
-            bar.set_postfix(loss=f"{record['loss']:.4f}", accuracy=f"{100 * record['accuracy']:.1f}%")
+            shown = {"loss": f"{record['loss']:.4f}"}
+            for key, label in (("accuracy", "accuracy"), ("validation_accuracy", "validation")):
+                if key in record:
+                    shown[label] = f"{100 * record[key]:.1f}%"
+            bar.set_postfix(shown)
         if on_epoch is not None:
             on_epoch(record)
 
@@ -307,7 +313,7 @@ def learn_constraints(
             run_seed = seed if restart == 0 else derive_seed(seed, 200 + restart)
             model, history = train_static_constraints(data, config, backend, seed=run_seed,
                                                       num_constraints=num_constraints, on_epoch=report,
-                                                      validation=validation)
+                                                      validation=validation, test_every=test_every)
             selected = _selected_epoch(history)
             score = history[selected - 1].get("validation_accuracy", 0.0) if history else 0.0
             runs.append((score, model, history))
@@ -330,7 +336,7 @@ def learn_constraints(
                 "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
                 "train_size": len(data.c_train), "test_size": len(data.c_test),
                 "validation_size": 0 if validation is None else len(validation[0]),
-                "selected_epoch": _selected_epoch(history), "restarts": restarts,
+                "selected_epoch": _selected_epoch(history), "restarts": restarts, "test_every": test_every,
                 "selected_restart": kept,
                 "restart_validation_accuracies": [score for score, _, _ in runs]}
     return LearnResult(model, history, train_accuracy, test_accuracy, settings,

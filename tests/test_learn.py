@@ -208,3 +208,25 @@ def test_learn_command_names_the_file_and_row_of_a_beaten_observation(tmp_path, 
     err = capsys.readouterr().err
     assert (f"1 observations have a y that another observed y beats under their own c (first: "
             f"{tmp_path / 'test.npz'} row 5, beaten by {tmp_path}") in err  # a row of y[30]'s value
+
+
+def test_a_sparser_held_out_curve_learns_the_same_model():
+    c, y = observations(120, seed=3)
+    kwargs = dict(c_test=c[100:], y_test=y[100:], config=TrainingConfig(epochs=7, lr=2e-2), progress=False)
+    every = learn_constraints(c[:100], y[:100], 0, 1, 1, **kwargs)
+    sparse = learn_constraints(c[:100], y[:100], 0, 1, 1, test_every=3, **kwargs)
+    assert [r["epoch"] for r in sparse.history if "accuracy" in r] == [3, 6, 7]  # and the last
+    assert all("validation_accuracy" in r for r in sparse.history)
+    for name in ("normals", "offsets", "origins"):
+        assert torch.equal(getattr(every.model, name), getattr(sparse.model, name))
+    assert (sparse.test_accuracy, sparse.train_accuracy) == (every.test_accuracy, every.train_accuracy)
+    assert sparse.settings["test_every"] == 3
+    with pytest.raises(ValueError, match="test_every must be a positive integer, got 0"):
+        learn_constraints(c, y, 0, 1, 1, test_every=0, progress=False)
+    from ilplayer.learn import SolutionData
+    from ilplayer.training import train_static_constraints
+
+    t = torch.as_tensor
+    data = SolutionData(t(c), t(y, dtype=torch.float64), t(c), t(y, dtype=torch.float64), 0, 1)
+    with pytest.raises(ValueError, match="target_accuracy stops on the held-out accuracy: it needs test_every=1"):
+        train_static_constraints(data, num_constraints=1, target_accuracy=0.9, test_every=2)
