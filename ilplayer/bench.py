@@ -25,10 +25,20 @@ PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
 EXECUTORS = ("serial", "threads", "processes", "ray")
 
 
+def check_family(family: str) -> str:
+    """``family`` if :func:`family_batch` knows it, else a ValueError that lists the names."""
+    box, _, m = family.partition(" m=")
+    if family not in ("knapsack", "set cover") and not (box in ("binary", "dense") and m.isdigit() and int(m) > 0):
+        raise ValueError(f"unknown instance family {family!r}: use 'binary m=K', 'dense m=K', "
+                         "'set cover' or 'knapsack'")
+    return family
+
+
 def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILPBatch:
     """Instances of one benchmark family sharing ``(A, b)``: random constraints on a binary or
     dense [-5, 5] box (supplementary A), weighted set cover (n/2 elements, n subsets), or a
     0/1 knapsack (one weight row, capacity 30 % of the total weight, values to maximise)."""
+    check_family(family)
     rng = np.random.default_rng(seed)
     if family == "knapsack":
         weights = rng.uniform(0.1, 1.0, (1, n))

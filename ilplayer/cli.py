@@ -197,6 +197,16 @@ def _solver_name(text: str) -> str:
     return text
 
 
+def _family(text: str) -> str:
+    """A benchmark instance family, checked before any benchmark starts."""
+    from ilplayer.bench import check_family
+
+    try:
+        return check_family(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 EXECUTOR_CHOICES = ["auto", "serial", "threads", "processes", "ray"]
 
 
@@ -336,7 +346,8 @@ def run_bench(args: argparse.Namespace) -> int:
     from ilplayer import bench
 
     if args.bench == "parallel":
-        bench.parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors)
+        bench.parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors,
+                                 tuple(args.families or bench.PARALLEL_FAMILIES))
         return 0
     torch_threads_note = "torch intra-op threads: 1 in the layer's backward (backward_threads)"
     print(f"ilplayer bench {args.bench}; one thread per solver; {torch_threads_note}", flush=True)
@@ -498,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parallel.add_argument("--workers", type=_positive_int, default=2)
     parallel.add_argument("--repeats", type=_positive_int, default=5)
     parallel.add_argument("--executors", nargs="*", default=["serial", "threads", "processes", "ray"])
+    parallel.add_argument("--families", nargs="*", type=_family, default=None,
+                          help="instance families (default: 'binary m=4' 'dense m=4' 'set cover')")
     for name, help_text in (("solvers", "ms per instance of each backend, as a ratio to the first"),
                             ("warm", "warm starts on and off when training revisits its instances"),
                             ("reuse", "ilplayer.solve called repeatedly vs a reused ILPLayer"),
@@ -508,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.add_argument("--backends", nargs="*", type=_solver_name, default=None,
                              help="backends to compare (default: gurobi, cpsat, highs, scip where installed)")
         if name in ("solvers", "warm", "reuse", "all"):
-            sub.add_argument("--families", nargs="*", default=None,
+            sub.add_argument("--families", nargs="*", type=_family, default=None,
                              help="instance families, e.g. 'dense m=8' 'binary m=8' 'set cover' knapsack")
         if name == "solvers":
             sub.add_argument("--reference", action="store_true",

@@ -81,10 +81,19 @@ def test_python_dash_m_ilplayer_can_start_a_process_pool():
     if "highs" not in ilplayer.available_solvers():
         pytest.skip("needs a backend that runs in worker processes (ilplayer-highs)")
     out = subprocess.run([sys.executable, "-m", "ilplayer", "bench", "parallel", "--solver", "highs",
-                          "--batch", "8", "--repeats", "1", "--executors", "serial", "processes"],
-                         capture_output=True, text=True, timeout=300, check=False)
+                          "--batch", "8", "--repeats", "1", "--executors", "serial", "processes",
+                          "--families", "set cover"], capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "processes" in out.stdout and "skipped" not in out.stdout
+    rows = [line for line in out.stdout.splitlines() if "|" in line and not line.startswith("family")]
+    assert len(rows) == 2 and all(line.startswith("set cover") for line in rows)
+
+
+def test_bench_refuses_an_unknown_family_by_name():
+    from ilplayer.bench import family_batch
+
+    with pytest.raises(ValueError, match=r"unknown instance family 'dense m=x': use 'binary m=K'"):
+        family_batch("dense m=x", 4)
 
 
 def test_resume_never_recomputes_a_finished_record(tmp_path, capsys):
