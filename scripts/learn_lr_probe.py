@@ -33,7 +33,10 @@ def adam_factory(scale: float, cosine: bool, total_steps: int, decay_at: float |
 
         def __init__(self, params, lr: float) -> None:
             params = list(params)
-            super().__init__([{"params": params[:1], "lr": lr}, {"params": params[1:], "lr": lr * scale}], lr=lr)
+            # one group at scale 1: the step schedule alone differs from learn's own Adam
+            groups = [{"params": params, "lr": lr}] if scale == 1 else \
+                [{"params": params[:1], "lr": lr}, {"params": params[1:], "lr": lr * scale}]
+            super().__init__(groups, lr=lr)
             for group in self.param_groups:
                 group["base_lr"] = group["lr"]
             self.steps = 0
