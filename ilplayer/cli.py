@@ -289,6 +289,7 @@ def run_learn(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
+    from ilplayer.executors import default_workers
     from ilplayer.learn import check_solutions, learn_constraints, load_solutions, split_holdout
     from ilplayer.training import BackendConfig, TrainingConfig
 
@@ -322,6 +323,7 @@ def run_learn(args: argparse.Namespace) -> int:
     result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
                                config=config, seed=args.seed, validation_fraction=args.validation_fraction,
                                restarts=args.restarts, test_every=args.test_every,
+                               restart_workers=args.restart_workers or min(args.restarts, default_workers()),
                                backend=BackendConfig(args.solver, None, args.executor, args.workers))
     print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
           f"{100 * result.test_accuracy:.1f} % (model of epoch {result.settings['selected_epoch']}; "
@@ -480,6 +482,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--restarts", type=_positive_int, default=1,
                        help="train from this many initialisations and keep the best on the "
                             "validation split (default 1; the paper's appendix: 2)")
+    learn.add_argument("--restart-workers", type=_positive_int, default=None,
+                       help="restarts trained at once, in worker processes (default: one per core, "
+                            "up to --restarts; 1: one after the other). The result is the same")
     learn.add_argument("--test-every", type=_positive_int, default=1,
                        help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
                             "the model is the same, only the curve is sparser)")

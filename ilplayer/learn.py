@@ -249,7 +249,7 @@ def learn_constraints(
     c_test: Any = None, y_test: Any = None, config: TrainingConfig | None = None,
     backend: BackendConfig | None = None, seed: int = 0, progress: bool = True,
     validation_fraction: float = 0.1, restarts: int = 1, test_every: int = 1,
-    on_epoch: Callable[[dict[str, float]], None] | None = None,
+    restart_workers: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
 ) -> LearnResult:
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
     ``argmin c·y`` over them and the box reproduces the observed ``y`` for each ``c``.
@@ -263,6 +263,9 @@ def learn_constraints(
     With ``restarts`` > 1 training runs that many times from different initialisations (the
     first from ``seed`` itself) and the run whose selected epoch is best on the validation
     pairs is kept (the paper's appendix protocol: restarts, selection on validation data).
+    ``restart_workers`` > 1 trains that many restarts at once in worker processes (each
+    restart is seeded as above, so the result is the same as one after the other; a script
+    that does this needs an ``if __name__ == "__main__":`` guard).
     The backend is the preferred one for the box unless ``backend.solver`` names one. A
     progress bar (tqdm) shows the epochs unless ``progress`` is False. The held-out accuracy
     is measured on every ``test_every``-th epoch and the last (only the curve changes: the
@@ -272,6 +275,8 @@ def learn_constraints(
         raise ValueError(f"num_constraints must be a positive integer, got {num_constraints!r}")
     if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 1:
         raise ValueError(f"restarts must be a positive integer, got {restarts!r}")
+    if isinstance(restart_workers, bool) or not isinstance(restart_workers, int) or restart_workers < 1:
+        raise ValueError(f"restart_workers must be a positive integer, got {restart_workers!r}")
     if restarts > 1 and not validation_fraction:
         raise ValueError("restarts > 1 needs a validation split to choose between the runs: "
                          "set validation_fraction above 0")
@@ -307,13 +312,16 @@ def learn_constraints(
         if on_epoch is not None:
             on_epoch(record)
 
+    seeds = [seed if restart == 0 else derive_seed(seed, 200 + restart) for restart in range(restarts)]
+    train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
+                 validation=validation, test_every=test_every)
     runs = []  # (validation accuracy of the selected epoch, model, history) per restart
     try:
-        for restart in range(restarts):
-            run_seed = seed if restart == 0 else derive_seed(seed, 200 + restart)
-            model, history = train_static_constraints(data, config, backend, seed=run_seed,
-                                                      num_constraints=num_constraints, on_epoch=report,
-                                                      validation=validation, test_every=test_every)
+        if restart_workers > 1 and restarts > 1:
+            trained = _train_in_processes(train, seeds, min(restart_workers, restarts), report)
+        else:
+            trained = [train_static_constraints(seed=run_seed, on_epoch=report, **train) for run_seed in seeds]
+        for model, history in trained:
             selected = _selected_epoch(history)
             score = history[selected - 1].get("validation_accuracy", 0.0) if history else 0.0
             runs.append((score, model, history))
@@ -337,7 +345,72 @@ def learn_constraints(
                 "train_size": len(data.c_train), "test_size": len(data.c_test),
                 "validation_size": 0 if validation is None else len(validation[0]),
                 "selected_epoch": _selected_epoch(history), "restarts": restarts, "test_every": test_every,
-                "selected_restart": kept,
+                "selected_restart": kept, "restart_workers": restart_workers,
                 "restart_validation_accuracies": [score for score, _, _ in runs]}
     return LearnResult(model, history, train_accuracy, test_accuracy, settings,
                        time.perf_counter() - start)
+
+
+# --- restarts in worker processes -------------------------------------------------------------
+
+_progress: Any = None  # a worker's queue of (restart, epoch record) for the caller's progress bar
+
+
+def _restart_worker_init(progress: Any, torch_threads: int) -> None:
+    global _progress
+    _progress = progress
+    torch.set_num_threads(torch_threads)  # the workers share the cores
+
+
+History = list[dict[str, float]]
+
+
+def _train_restart(restart: int, run_seed: int, train: dict[str, Any]) -> tuple[dict[str, torch.Tensor], History]:
+    model, history = train_static_constraints(seed=run_seed, on_epoch=lambda r: _progress.put((restart, r)),
+                                              **train)
+    return model.state_dict(), history
+
+
+def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
+                        report: Callable[[dict[str, float]], None]) -> list[tuple[StaticConstraints, History]]:
+    """:func:`train_static_constraints` for each seed, ``workers`` at a time in worker processes;
+    their epochs reach ``report`` as they finish. Models come back as state dicts."""
+    import concurrent.futures
+    import multiprocessing
+    import queue
+    import sys
+
+    from ilplayer.executors import default_workers, unguarded_main_line
+
+    context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
+    where = unguarded_main_line()
+    if where is not None:
+        raise RuntimeError(f"restart_workers > 1 starts worker processes, and {where[0]} (line {where[1]}) "
+                           "calls it from its top level without an `if __name__ == \"__main__\":` guard: "
+                           "every worker would run the script again. Add the guard, or use restart_workers=1.")
+    progress = context.Queue()
+    threads = max(1, default_workers() // workers)
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_restart_worker_init,
+                                                initargs=(progress, threads)) as pool:
+        futures = [pool.submit(_train_restart, restart, run_seed, train) for restart, run_seed in enumerate(seeds)]
+        while True:
+            try:
+                report(progress.get(timeout=0.2)[1])
+            except queue.Empty:
+                if all(future.done() for future in futures):
+                    break
+        results = [future.result() for future in futures]  # a failed restart raises here
+    while True:  # epochs still in the queue after the last restart ended
+        try:
+            report(progress.get_nowait()[1])
+        except queue.Empty:
+            break
+    n = train["data"].num_variables
+    config, m = train["config"], train["num_constraints"]
+    trained = []
+    for state, history in results:
+        model = StaticConstraints(config.k * m, n, train["data"].lb, train["data"].ub, origin=config.origin,
+                                  seed=0, dtype=torch.float64)
+        model.load_state_dict(state)
+        trained.append((model, history))
+    return trained

@@ -230,3 +230,33 @@ def test_a_sparser_held_out_curve_learns_the_same_model():
     data = SolutionData(t(c), t(y, dtype=torch.float64), t(c), t(y, dtype=torch.float64), 0, 1)
     with pytest.raises(ValueError, match="target_accuracy stops on the held-out accuracy: it needs test_every=1"):
         train_static_constraints(data, num_constraints=1, target_accuracy=0.9, test_every=2)
+
+
+def test_restarts_in_worker_processes_give_the_same_result_as_one_after_the_other():
+    c, y = observations(160, seed=4)
+    kwargs = dict(c_test=c[120:], y_test=y[120:], config=TrainingConfig(epochs=3, lr=2e-2),
+                  progress=False, restarts=2)
+    epochs: list[int] = []
+    serial = learn_constraints(c[:120], y[:120], 0, 1, 1, **kwargs)
+    parallel = learn_constraints(c[:120], y[:120], 0, 1, 1, restart_workers=2,
+                                 on_epoch=lambda record: epochs.append(record["epoch"]), **kwargs)
+    assert sorted(epochs) == [1, 1, 2, 2, 3, 3]  # every epoch of both restarts reached the caller
+    assert parallel.settings["restart_validation_accuracies"] == serial.settings["restart_validation_accuracies"]
+    assert parallel.history == serial.history
+    for key, value in serial.model.state_dict().items():
+        assert torch.equal(parallel.model.state_dict()[key], value)
+    with pytest.raises(ValueError, match="restart_workers must be a positive integer, got 0"):
+        learn_constraints(c, y, 0, 1, 1, restart_workers=0, progress=False)
+
+
+def test_restart_workers_from_an_unguarded_script_raise_naming_the_guard(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text("import numpy as np\nfrom ilplayer.learn import learn_constraints\n"
+                      "c = -np.random.default_rng(0).random((20, 3))\ny = np.ones((20, 3))\n"
+                      "learn_constraints(c, y, 0, 1, 1, restarts=2, restart_workers=2, progress=False)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert 'without an `if __name__ == "__main__":` guard' in done.stderr and "script.py (line 5)" in done.stderr
