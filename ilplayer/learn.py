@@ -356,10 +356,15 @@ def learn_constraints(
 _progress: Any = None  # a worker's queue of (restart, epoch record) for the caller's progress bar
 
 
-def _restart_worker_init(progress: Any, torch_threads: int) -> None:
+def _restart_worker_init(client_pid: int, progress: Any, torch_threads: int) -> None:
+    """Like the solver pools' workers (Ctrl-C left to the caller, exit with the caller, BLAS on
+    one thread), with the caller's progress queue and a share of the cores for torch."""
+    from ilplayer.executors import _process_worker_init
+
     global _progress
+    _process_worker_init(client_pid)
     _progress = progress
-    torch.set_num_threads(torch_threads)  # the workers share the cores
+    torch.set_num_threads(torch_threads)
 
 
 History = list[dict[str, float]]
@@ -377,10 +382,11 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
     their epochs reach ``report`` as they finish. Models come back as state dicts."""
     import concurrent.futures
     import multiprocessing
+    import os
     import queue
     import sys
 
-    from ilplayer.executors import default_workers, unguarded_main_line
+    from ilplayer.executors import _terminate_process_pool, default_workers, unguarded_main_line
 
     context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
     where = unguarded_main_line()
@@ -390,8 +396,9 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
                            "every worker would run the script again. Add the guard, or use restart_workers=1.")
     progress = context.Queue()
     threads = max(1, default_workers() // workers)
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_restart_worker_init,
-                                                initargs=(progress, threads)) as pool:
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_restart_worker_init,
+                                                  initargs=(os.getpid(), progress, threads))
+    try:
         futures = [pool.submit(_train_restart, restart, run_seed, train) for restart, run_seed in enumerate(seeds)]
         while True:
             try:
@@ -400,6 +407,10 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
                 if all(future.done() for future in futures):
                     break
         results = [future.result() for future in futures]  # a failed restart raises here
+    except BaseException:  # Ctrl-C or a failed restart: stop the others now
+        _terminate_process_pool(pool)
+        raise
+    pool.shutdown()
     while True:  # epochs still in the queue after the last restart ended
         try:
             report(progress.get_nowait()[1])
