@@ -353,7 +353,7 @@ def learn_constraints(
 
 # --- restarts in worker processes -------------------------------------------------------------
 
-_progress: Any = None  # a worker's queue of (restart, epoch record) for the caller's progress bar
+_progress: Any = None  # a worker's queue of epoch records for the caller's progress bar
 
 
 def _restart_worker_init(client_pid: int, progress: Any, torch_threads: int) -> None:
@@ -370,9 +370,8 @@ def _restart_worker_init(client_pid: int, progress: Any, torch_threads: int) -> 
 History = list[dict[str, float]]
 
 
-def _train_restart(restart: int, run_seed: int, train: dict[str, Any]) -> tuple[dict[str, torch.Tensor], History]:
-    model, history = train_static_constraints(seed=run_seed, on_epoch=lambda r: _progress.put((restart, r)),
-                                              **train)
+def _train_restart(run_seed: int, train: dict[str, Any]) -> tuple[dict[str, torch.Tensor], History]:
+    model, history = train_static_constraints(seed=run_seed, on_epoch=_progress.put, **train)
     return model.state_dict(), history
 
 
@@ -399,10 +398,10 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
     pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_restart_worker_init,
                                                   initargs=(os.getpid(), progress, threads))
     try:
-        futures = [pool.submit(_train_restart, restart, run_seed, train) for restart, run_seed in enumerate(seeds)]
+        futures = [pool.submit(_train_restart, run_seed, train) for run_seed in seeds]
         while True:
             try:
-                report(progress.get(timeout=0.2)[1])
+                report(progress.get(timeout=0.2))
             except queue.Empty:
                 if all(future.done() for future in futures):
                     break
@@ -413,7 +412,7 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
     pool.shutdown()
     while True:  # epochs still in the queue after the last restart ended
         try:
-            report(progress.get_nowait()[1])
+            report(progress.get_nowait())
         except queue.Empty:
             break
     n = train["data"].num_variables

@@ -194,9 +194,9 @@ def train_static_constraints(
     set) each epoch also records ``validation_accuracy``, and the model returned is the one of
     the epoch with the best validation accuracy (the earliest among ties), not the last one.
 
-    The held-out accuracy is measured on every ``test_every``-th epoch and the last one (its
-    solves are a quarter to a third of an epoch's time on 1 000 held-out pairs); the other
-    records lack ``accuracy``. It never steers training, so the model is the same either way.
+    The held-out accuracy is measured on every ``test_every``-th epoch and the last one (with
+    1 000 held-out pairs its solves took 15-27 % of the training time on dense m = 4); the
+    other records lack ``accuracy``. It never steers training, so the model is the same.
 
     Returns the model and one record per epoch (loss, accuracy, infeasible fraction).
     """
@@ -227,12 +227,14 @@ def train_static_constraints(
         infeasible = int((layer.last_status == Status.INFEASIBLE).sum())
         return loss_fn(normalize_solution(y, lb, ub), y_true[rows]), {"infeasible": infeasible}
 
-    best: dict[str, Any] = {"accuracy": -1.0, "state": None, "epoch": 0}
+    best: dict[str, Any] = {"accuracy": -1.0, "state": None}
+    evaluated = 0
 
     def evaluate() -> dict[str, float]:
-        best["epoch"] += 1
+        nonlocal evaluated
+        evaluated += 1
         scores = {}
-        if best["epoch"] % test_every == 0 or best["epoch"] == config.epochs:
+        if evaluated % test_every == 0 or evaluated == config.epochs:
             scores["accuracy"] = exact_match(layer(data.c_test, *model()), data.y_test)
         if validation is not None:
             scores["validation_accuracy"] = exact_match(layer(validation[0], *model()), validation[1])
