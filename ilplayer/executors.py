@@ -126,15 +126,43 @@ def one_blas_thread() -> Any:
     return _blas_controller.limit(limits=1, user_api="blas")
 
 
-def _process_worker_init(client_pid: int) -> None:
+def _process_worker_init(client_pid: int, more: Any = None, more_args: tuple[Any, ...] = ()) -> None:
     """Workers ignore Ctrl-C (the client handles it), run BLAS on one thread, and exit when the
     client process dies, however it dies. With ``forkserver`` a worker's parent is the fork
     server, which itself waits for its workers, so PR_SET_PDEATHSIG alone would leave orphans:
-    watch the client."""
+    watch the client. ``more(*more_args)`` runs after (a pool's own setup)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_blas_thread()  # for the life of the worker: its limit is never undone
     threading.Thread(target=_exit_with, args=(client_pid,), daemon=True,
                      name="ilplayer-client-watch").start()
+    if more is not None:
+        more(*more_args)
+
+
+def default_start_method() -> str:
+    """``forkserver`` on Linux (no fork of a process with threads running), else ``spawn``."""
+    return "forkserver" if sys.platform.startswith("linux") else "spawn"
+
+
+def start_process_pool(workers: int, mp_context: str | None = None, *, starter: str = "executor='processes'",
+                       instead: str = "executor='threads' or 'serial'", initializer: Any = None,
+                       initargs: tuple[Any, ...] = ()) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool whose workers are set up as above (then ``initializer(*initargs)``).
+
+    Refuses to start from the top level of an unguarded main script (``starter`` names what
+    started it, ``instead`` what to use without processes): under ``spawn`` and ``forkserver``
+    each worker would run that script again.
+    """
+    context = multiprocessing.get_context(mp_context or default_start_method())
+    where = unguarded_main_line() if context.get_start_method() != "fork" else None
+    if where is not None:
+        raise RuntimeError(
+            f"{starter} was started from the top level of {where[0]} (line {where[1]}) without an "
+            f"`if __name__ == \"__main__\":` guard. With the {context.get_start_method()!r} start "
+            "method every worker process imports that script again and would run it too. Put the "
+            f"script's code under `if __name__ == \"__main__\":` (or use {instead}).")
+    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
+                                                  initargs=(os.getpid(), initializer, initargs))
 
 
 def _exit_with(pid: int) -> None:
@@ -312,18 +340,7 @@ class FuturesExecutor(BatchExecutor):
     def _make_pool(self) -> concurrent.futures.Executor:
         if self.kind == "threads":
             return concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="ilplayer")
-        context = multiprocessing.get_context(self.mp_context)
-        where = unguarded_main_line() if context.get_start_method() != "fork" else None
-        if where is not None:
-            raise RuntimeError(
-                f"executor='processes' was started from the top level of {where[0]} (line "
-                f"{where[1]}) without an `if __name__ == \"__main__\":` guard. With the "
-                f"{context.get_start_method()!r} start method every worker process imports that "
-                "script again and would run it too. Put the script's code under "
-                "`if __name__ == \"__main__\":` (or use executor='threads' or 'serial').")
-        return concurrent.futures.ProcessPoolExecutor(self.workers, mp_context=context,
-                                                      initializer=_process_worker_init,
-                                                      initargs=(os.getpid(),))
+        return start_process_pool(self.workers, self.mp_context)
 
     @property
     def pool(self) -> concurrent.futures.Executor:
@@ -512,7 +529,7 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver,
                              "executor='processes'")
         return FuturesExecutor(kind="threads", workers=count)
     if executor == "processes":
-        method = mp_context or ("forkserver" if sys.platform.startswith("linux") else "spawn")
+        method = mp_context or default_start_method()
         if method not in multiprocessing.get_all_start_methods():
             raise ValueError(f"mp_context must be one of {multiprocessing.get_all_start_methods()}, "
                              f"got {method!r}")

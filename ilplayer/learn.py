@@ -356,13 +356,9 @@ def learn_constraints(
 _progress: Any = None  # a worker's queue of epoch records for the caller's progress bar
 
 
-def _restart_worker_init(client_pid: int, progress: Any, torch_threads: int) -> None:
-    """Like the solver pools' workers (Ctrl-C left to the caller, exit with the caller, BLAS on
-    one thread), with the caller's progress queue and a share of the cores for torch."""
-    from ilplayer.executors import _process_worker_init
-
+def _restart_worker_init(progress: Any, torch_threads: int) -> None:
+    """After the solver pools' worker setup: the caller's progress queue, a share of the cores."""
     global _progress
-    _process_worker_init(client_pid)
     _progress = progress
     torch.set_num_threads(torch_threads)
 
@@ -379,24 +375,15 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
                         report: Callable[[dict[str, float]], None]) -> list[tuple[StaticConstraints, History]]:
     """:func:`train_static_constraints` for each seed, ``workers`` at a time in worker processes;
     their epochs reach ``report`` as they finish. Models come back as state dicts."""
-    import concurrent.futures
     import multiprocessing
-    import os
     import queue
-    import sys
 
-    from ilplayer.executors import _terminate_process_pool, default_workers, unguarded_main_line
+    from ilplayer.executors import _terminate_process_pool, default_start_method, default_workers, start_process_pool
 
-    context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
-    where = unguarded_main_line()
-    if where is not None:
-        raise RuntimeError(f"restart_workers > 1 starts worker processes, and {where[0]} (line {where[1]}) "
-                           "calls it from its top level without an `if __name__ == \"__main__\":` guard: "
-                           "every worker would run the script again. Add the guard, or use restart_workers=1.")
-    progress = context.Queue()
-    threads = max(1, default_workers() // workers)
-    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_restart_worker_init,
-                                                  initargs=(os.getpid(), progress, threads))
+    progress = multiprocessing.get_context(default_start_method()).Queue()
+    pool = start_process_pool(workers, starter="learn_constraints(restart_workers > 1)", instead="restart_workers=1",
+                              initializer=_restart_worker_init,
+                              initargs=(progress, max(1, default_workers() // workers)))
     try:
         futures = [pool.submit(_train_restart, run_seed, train) for run_seed in seeds]
         while True:
