@@ -295,6 +295,7 @@ def run_learn(args: argparse.Namespace) -> int:
 
     try:
         c, y, lb, ub = load_solutions(args.train, args.lb, args.ub)
+        train_rows = len(c)  # the rows after them in c_all, y_all are the test file's
         c_all, y_all = c, y  # every observation, in the files' order, for the checks below
         if args.test:
             c_test, y_test, lb_test, ub_test = load_solutions(args.test, lb, ub)
@@ -313,7 +314,6 @@ def run_learn(args: argparse.Namespace) -> int:
         return 2
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        train_rows = len(c) if args.test else len(c_all)
         check_solutions(c_all, y_all, lb, ub, lambda i: f"{args.train} row {i}" if i < train_rows
                         else f"{args.test} row {i - train_rows}")
     for warning in caught:

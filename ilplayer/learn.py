@@ -184,8 +184,9 @@ def check_solutions(c: np.ndarray, y: np.ndarray, lb: Any, ub: Any,
     if at_box.all():
         found.append("every y is the box optimum of its c: no constraint is active in these "
                      "observations, so there is nothing to learn")
-    rows = _rows_to_check(len(c), len(np.unique(y, axis=0)))
-    gap, beaten_by = _beaten_by_observed(c, y, rows)
+    distinct, first_seen = np.unique(y, axis=0, return_index=True)
+    rows = _rows_to_check(len(c), len(distinct))
+    gap, beaten_by = _beaten_by_observed(c, y, rows, distinct, first_seen)
     beaten = gap > BEATEN_TOL * np.maximum(1.0, np.abs(c[rows]).sum(axis=1) * max(1.0, float(np.abs(y).max())))
     if beaten.any():
         first = int(np.argmax(beaten))
@@ -210,11 +211,11 @@ def _rows_to_check(observations: int, distinct: int) -> np.ndarray:
     return np.sort(np.random.default_rng(0).choice(observations, keep, replace=False))
 
 
-def _beaten_by_observed(c: np.ndarray, y: np.ndarray, rows: np.ndarray,
-                        chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+def _beaten_by_observed(c: np.ndarray, y: np.ndarray, rows: np.ndarray, distinct: np.ndarray,
+                        first: np.ndarray, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
     """Per observation ``i`` in ``rows``: ``c_i·y_i - min_j c_i·y_j`` over every observed
-    ``y_j`` (>= 0) and the row of such a ``j``. Distinct ``y`` only; the costs go in chunks."""
-    distinct, first = np.unique(y, axis=0, return_index=True)
+    ``y_j`` (>= 0; ``distinct`` of them, first seen at rows ``first``) and the row of such a
+    ``j``. The costs go in chunks."""
     gap, by = np.empty(len(rows)), np.empty(len(rows), dtype=np.int64)
     for start in range(0, len(rows), chunk):
         part = rows[start:start + chunk]
