@@ -4,10 +4,10 @@ Runs ``ilplayer learn`` with its defaults on a dataset of ``learn_reference_stud
 Adam's step for the position parameters (offsets and origins, in the units of y) scaled by
 ``--scale`` (the dense box is 10 times wider than the binary one), optionally with a cosine
 decay of every step size to zero over training (``--cosine``), or with every step size cut
-by ``--decay-factor`` once ``--decay-at`` of the steps are done. The probe's two parameter
-groups round differently from the defaults' one, so its path leaves theirs early (epoch 23 on
-dataset 0, seed 2), decay or not: compare probes with probes. A measurement, not an option of
-the library: see docs/learn.md for what it found.
+by ``--decay-factor`` once ``--decay-at`` of the steps are done. At ``--scale 1`` it keeps
+learn's single parameter group, so the step schedule is the only difference (a run made with
+two groups left the defaults' path at epoch 23 on dataset 0, seed 2). A measurement, not an
+option of the library: see docs/learn.md for what it found.
 
     python scripts/learn_lr_probe.py --scale 10 --seed 0 --out results/learn-reference-probes/scale10-seed0.json
     python scripts/learn_lr_probe.py --scale 1 --decay-at 0.7 --seed 2 \\
