@@ -23,10 +23,11 @@ from ilplayer.losses import LOSSES, normalize_solution
 from ilplayer.metrics import exact_match
 from ilplayer.plugins import preferred_backend
 from ilplayer.seeding import derive_seed, torch_generator
+from ilplayer.separation import INITS, separating_hyperplanes
 from ilplayer.types import Status
 
 __all__ = ["BackendConfig", "HiddenConstraintsData", "TrainingConfig", "box_points", "fit_epochs",
-           "train_static_constraints"]
+           "initial_constraints", "train_static_constraints"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ class TrainingConfig:
         box_relative_steps: give the offsets and origins (lengths in the units of ``y``) the
             step ``lr`` times the box's mean width, as if the box were ``[0, 1]``; the normals
             keep ``lr``. Nothing changes on a binary box.
+        init: where the constraints start, one of ``INITS``: ``"random"`` (the paper's random
+            hyperplanes through the box's centre) or ``"separating"`` (hyperplanes read off the
+            training pairs, :mod:`ilplayer.separation`; the rows it leaves are random normals
+            placed so that every observed solution is feasible).
     """
 
     epochs: int = 100
@@ -56,6 +61,7 @@ class TrainingConfig:
     loss: str = "mse"
     k: int = 1
     box_relative_steps: bool = False
+    init: str = "random"
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "k"):
@@ -68,7 +74,7 @@ class TrainingConfig:
             raise ValueError(f"tau must be a positive number or None, got {self.tau!r}")
         if not isinstance(self.box_relative_steps, bool):
             raise TypeError(f"box_relative_steps must be True or False, got {self.box_relative_steps!r}")
-        for name, choices in (("basis", BASES), ("origin", ORIGINS), ("loss", sorted(LOSSES))):
+        for name, choices in (("basis", BASES), ("origin", ORIGINS), ("loss", sorted(LOSSES)), ("init", INITS)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be one of {list(choices)}, got {getattr(self, name)!r}")
 
@@ -175,6 +181,36 @@ def _adam(model: StaticConstraints, config: TrainingConfig, lb: Any, ub: Any, n:
                             lr=config.lr)
 
 
+def initial_constraints(config: TrainingConfig, count: int, c: torch.Tensor, y: torch.Tensor, lb: Any, ub: Any,
+                        seed: int) -> StaticConstraints:
+    """``count`` constraints to start training from, as ``config.init`` says (float64).
+
+    ``"separating"`` puts the hyperplanes of :func:`~ilplayer.separation.separating_hyperplanes`
+    (tight at the observed ``y``) in the first rows, each origin at the mean of the observed
+    solutions on its hyperplane, and moves every other row's offset out until no observed
+    solution violates it."""
+    n = c.shape[1]
+    # init streams independent of the dataset's, whatever the seed
+    model = StaticConstraints(count, n, lb, ub, origin=config.origin, seed=derive_seed(seed, 1), dtype=torch.float64)
+    if config.init == "random":
+        return model
+    c_np, y_np = c.detach().cpu().numpy(), y.detach().cpu().numpy()
+    normals, tops = separating_hyperplanes(c_np, y_np, lb, ub, count, seed=derive_seed(seed, 2))
+    found = len(normals)
+    with torch.no_grad():
+        if found:
+            model.normals[:found] = torch.as_tensor(normals)
+            if config.origin == "learnable":
+                on_plane = np.abs(normals @ y_np.T - tops[:, None]) <= 1e-9 * (1 + np.abs(tops[:, None]))
+                model.origins[:found] = torch.as_tensor((on_plane @ y_np) / on_plane.sum(axis=1, keepdims=True))
+        # every row: the offset that makes the largest a·(y - o) over the observed y its boundary
+        unit = model.normals / torch.linalg.vector_norm(model.normals, dim=-1, keepdim=True)
+        model.normals.copy_(unit)
+        reach = (y.to(unit)[None] - model.origins[:, None]) @ unit[..., None]
+        model.offsets.copy_(reach.squeeze(-1).amax(dim=1))
+    return model
+
+
 def train_static_constraints(
     data: Any, config: TrainingConfig | None = None,
     backend: BackendConfig | None = None, *, seed: int = 0, num_constraints: int | None = None,
@@ -213,9 +249,8 @@ def train_static_constraints(
     if not (isinstance(lb, int) and isinstance(ub, int)):  # per-variable bounds: tensors
         lb, ub = (torch.as_tensor(np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy())
                   for v in (lb, ub))
-    if model is None:  # an init stream independent of the dataset's, whatever the seed
-        model = StaticConstraints(config.k * m, n, data.lb, data.ub, origin=config.origin,
-                                  seed=derive_seed(seed, 1), dtype=torch.float64)
+    if model is None:
+        model = initial_constraints(config, config.k * m, data.c_train, data.y_train, data.lb, data.ub, seed)
     solver = backend.solver or preferred_backend(box_points(data.lb, data.ub, n))
     layer = ILPLayer(data.lb, data.ub, solver=solver, solver_options=backend.solver_options,
                      tau=config.tau, basis=config.basis, executor=backend.executor,

@@ -1,0 +1,65 @@
+"""Starting constraints read off the data (ilplayer.separation, TrainingConfig(init="separating"))."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ilplayer
+from ilplayer.instances import sample_random_constraints
+from ilplayer.separation import box_optima, separating_hyperplanes
+from ilplayer.training import TrainingConfig, initial_constraints
+
+
+def hidden_dense(seed: int, n: int = 6, m: int = 2, count: int = 300):
+    """Two random constraints through the centre of [-3, 3]^n and their solved instances."""
+    normals, offsets, origins = sample_random_constraints(
+        m, n, -3, 3, generator=torch.Generator().manual_seed(seed), feasible_point=torch.zeros(n))
+    A, b = normals.numpy(), (offsets + (normals * origins).sum(-1)).numpy()
+    c = np.random.default_rng(seed).normal(size=(count, n))
+    y, status = ilplayer.solve(c, A, b, lb=-3, ub=3)
+    assert (status == 0).all()
+    return A, b, c, y
+
+
+def test_separators_keep_every_observation_and_each_cuts_new_box_optima():
+    A, b, c, y = hidden_dense(seed=0)
+    normals, offsets = separating_hyperplanes(c, y, -3, 3, 4)
+    assert 1 <= len(normals) <= 4
+    np.testing.assert_allclose(np.linalg.norm(normals, axis=1), 1.0)
+    reach = normals @ y.T
+    assert (reach <= offsets[:, None] + 1e-9).all()  # no observed solution is cut off
+    np.testing.assert_allclose(reach.max(axis=1), offsets)  # tight: some observation on each
+    cut = normals @ box_optima(c, np.full(6, -3.0), np.full(6, 3.0)).T > offsets[:, None] + 1e-9
+    for row in range(1, len(normals)):  # the greedy cover adds only rows that cut something new
+        assert (cut[row] & ~cut[:row].any(axis=0)).any()
+    # where many observations lie on a hidden facet, the separator is that facet
+    cosines = (A / np.linalg.norm(A, axis=1, keepdims=True)) @ normals.T
+    assert (cosines.max(axis=1) > 0.99).all(), cosines
+
+
+def test_no_rows_when_every_observation_is_its_box_optimum():
+    c = np.random.default_rng(1).normal(size=(20, 3))
+    y = box_optima(c, np.zeros(3), np.ones(3))
+    normals, offsets = separating_hyperplanes(c, y, 0, 1, 3)
+    assert normals.shape == (0, 3) and offsets.shape == (0,)
+
+
+@pytest.mark.parametrize("origin", ["learnable", "corner"])
+def test_a_separating_start_keeps_every_training_solution_feasible(origin):
+    A, b, c, y = hidden_dense(seed=0)
+    config = TrainingConfig(init="separating", origin=origin)
+    model = initial_constraints(config, 5, torch.as_tensor(c), torch.as_tensor(y, dtype=torch.float64), -3, 3, seed=0)
+    learned_A, learned_b = model()
+    assert learned_A.shape == (5, 6)
+    slack = learned_b[:, None] - learned_A @ torch.as_tensor(y, dtype=torch.float64).T
+    assert (slack >= -1e-9).all()
+    np.testing.assert_allclose(slack.min(dim=1).values.detach().numpy(), 0.0, atol=1e-9)  # every row touches the data
+    normals, _ = separating_hyperplanes(c, y, -3, 3, 5, seed=ilplayer.seeding.derive_seed(0, 2))
+    np.testing.assert_allclose(learned_A[:len(normals)].detach().numpy(), normals, atol=1e-12)
+
+
+def test_an_unknown_init_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"init must be one of \['random', 'separating'\], got 'data'"):
+        TrainingConfig(init="data")
