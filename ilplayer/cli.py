@@ -308,7 +308,8 @@ def run_learn(args: argparse.Namespace) -> int:
             print(f"no --test file: holding out {len(c_test)} of {len(c) + len(c_test)} observations "
                   f"(--test-fraction {args.test_fraction})")
         config = TrainingConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
-                                tau=args.tau, k=args.k, box_relative_steps=args.box_relative_steps)
+                                tau=args.tau, k=args.k, box_relative_steps=args.box_relative_steps,
+                                init=args.init)
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
@@ -322,12 +323,17 @@ def run_learn(args: argparse.Namespace) -> int:
           f"{len(c)} observations ({len(c_test)} held out)")
     result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
                                config=config, seed=args.seed, validation_fraction=args.validation_fraction,
-                               restarts=args.restarts, test_every=args.test_every,
+                               restarts=args.restarts, test_every=args.test_every, polish=args.polish,
                                restart_workers=args.restart_workers or min(args.restarts, default_workers()),
                                backend=BackendConfig(args.solver, None, args.executor, args.workers))
     print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
           f"{100 * result.test_accuracy:.1f} % (model of epoch {result.settings['selected_epoch']}; "
           f"{result.settings['solver']}, {result.wall_time_s:.0f} s)")
+    polished = result.settings["polish"]
+    if polished:
+        print(f"polish: {polished['rows_before']} -> {polished['rows_after']} constraints, {polished['judged_on']} "
+              f"accuracy {100 * polished['accuracy_before']:.1f} -> {100 * polished['accuracy_after']:.1f} %, "
+              + ("kept" if polished["kept"] else "not kept: the trained constraints stay"))
     if args.json:
         record = {"train": str(args.train), "test": str(args.test) if args.test else None,
                   **result.record()}
@@ -383,6 +389,8 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from ilplayer import separation
+
     parser = argparse.ArgumentParser(prog="ilplayer", description="Differentiable ILP layers.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("solvers", help="list the registered solver backends")
@@ -495,6 +503,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction, default=False,
                        help="step the offsets and origins by lr x the box's width, as on [0, 1] "
                             "(the paper: off; no change on a binary box)")
+    learn.add_argument("--init", choices=separation.INITS, default="random",
+                       help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
+                            "the box optima and keep every observed solution (docs/learn.md)")
+    learn.add_argument("--polish", action=argparse.BooleanOptionalAction, default=True,
+                       help="refit the trained constraints to what the observations prove and drop spare "
+                            "rows, kept if the validation accuracy does not fall (default: on; the paper: off)")
     learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
     learn.add_argument("--solver", type=_solver_name, default=None,
                        help="backend (default: bruteforce for small boxes, else the preferred MIP backend)")

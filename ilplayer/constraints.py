@@ -69,6 +69,26 @@ class StaticConstraints(torch.nn.Module):
             fixed = lo if origin == "corner" else (lo + hi) / 2
             self.register_buffer("origins", fixed.expand(num_constraints, -1).to(dtype).clone())
 
+    @classmethod
+    def from_rows(cls, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub: Bounds = 1, origin: str = "learnable",
+                  dtype: torch.dtype = torch.float64) -> StaticConstraints:
+        """The constraints ``A y <= b`` in this parametrisation (``forward()`` gives them back with
+        unit rows); a learnable origin sits on its hyperplane, nearest the box's centre."""
+        A, b = torch.as_tensor(A, dtype=dtype), torch.as_tensor(b, dtype=dtype)
+        if A.dim() != 2 or b.shape != A.shape[:1]:
+            raise ValueError(f"A must be (m, n) and b (m,), got {tuple(A.shape)} and {tuple(b.shape)}")
+        model = cls(A.shape[0], A.shape[1], lb, ub, origin=origin, seed=0, dtype=dtype)
+        norm = torch.linalg.vector_norm(A, dim=-1, keepdim=True)
+        A, b = A / norm, b / norm[:, 0]
+        with torch.no_grad():
+            model.normals.copy_(A)
+            if origin == "learnable":
+                n = A.shape[1]
+                centre = model.origins.new_tensor((as_bounds(lb, n, "lb") + as_bounds(ub, n, "ub")) / 2)
+                model.origins.copy_(centre + (b - A @ centre)[:, None] * A)
+            model.offsets.copy_(b - (A * model.origins).sum(-1))
+        return model
+
     def forward(self) -> tuple[torch.Tensor, torch.Tensor]:
         A = self.normals
         b = self.offsets + (self.normals * self.origins).sum(-1)

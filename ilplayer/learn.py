@@ -28,7 +28,7 @@ from ilplayer.seeding import derive_seed
 from ilplayer.training import BackendConfig, TrainingConfig, box_points, train_static_constraints
 
 __all__ = ["DataWarning", "LearnResult", "SolutionData", "check_solutions", "learn_constraints",
-           "load_solutions", "split_holdout"]
+           "load_solutions", "polish_model", "split_holdout"]
 
 INTEGRALITY_TOL = 1e-6
 LEARN_K = 2
@@ -251,6 +251,7 @@ def learn_constraints(
     backend: BackendConfig | None = None, seed: int = 0, progress: bool = True,
     validation_fraction: float = 0.1, restarts: int = 1, test_every: int = 1,
     restart_workers: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
+    polish: bool = True,
 ) -> LearnResult:
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
     ``argmin c·y`` over them and the box reproduces the observed ``y`` for each ``c``.
@@ -271,6 +272,10 @@ def learn_constraints(
     progress bar (tqdm) shows the epochs unless ``progress`` is False. The held-out accuracy
     is measured on every ``test_every``-th epoch and the last (only the curve changes: the
     model and the final accuracies do not).
+    With ``polish`` (default) the kept constraints are then refitted to what the training pairs
+    prove and spare rows dropped (:mod:`ilplayer.polish`); the polished set replaces the trained
+    one only if it scores at least as well on the validation pairs (on the training pairs
+    without a validation split). ``settings["polish"]`` says what happened.
     """
     if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 1:
         raise ValueError(f"num_constraints must be a positive integer, got {num_constraints!r}")
@@ -335,6 +340,9 @@ def learn_constraints(
                      executor=backend.executor, workers=backend.workers)
     try:
         with torch.no_grad():
+            polished = None
+            if polish:
+                model, polished = polish_model(model, data, validation, layer, config.origin)
             A, b = model()
             train_accuracy = exact_match(layer(data.c_train, A, b), data.y_train)
             test_accuracy = exact_match(layer(data.c_test, A, b), data.y_test)
@@ -347,9 +355,31 @@ def learn_constraints(
                 "validation_size": 0 if validation is None else len(validation[0]),
                 "selected_epoch": _selected_epoch(history), "restarts": restarts, "test_every": test_every,
                 "selected_restart": kept, "restart_workers": restart_workers,
-                "restart_validation_accuracies": [score for score, _, _ in runs]}
+                "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished}
     return LearnResult(model, history, train_accuracy, test_accuracy, settings,
                        time.perf_counter() - start)
+
+
+def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None,
+            layer: ILPLayer, origin: str) -> tuple[StaticConstraints, dict[str, Any]]:
+    """:func:`~ilplayer.polish.polish_constraints` on the training pairs, kept if it does at least
+    as well on the validation pairs (else the training pairs)."""
+    from ilplayer.polish import polish_constraints
+
+    c, y = data.c_train, data.y_train
+    score = lambda A, b, pairs=(c, y): exact_match(layer(pairs[0], torch.as_tensor(A, dtype=c.dtype),
+                                                         torch.as_tensor(b, dtype=c.dtype)), pairs[1])
+    A, b = (t.numpy() for t in model())
+    start = time.perf_counter()
+    A_new, b_new, summary = polish_constraints(A, b, c.numpy(), y.numpy(), data.lb, data.ub, score)
+    judge = validation if validation is not None else (c, y)
+    before, after = score(A, b, judge), score(A_new, b_new, judge)
+    summary.update(judged_on="validation" if validation is not None else "train", accuracy_before=before,
+                   accuracy_after=after, kept=after >= before, seconds=time.perf_counter() - start)
+    if not summary["kept"]:
+        return model, summary
+    return StaticConstraints.from_rows(torch.as_tensor(A_new), torch.as_tensor(b_new), data.lb, data.ub,
+                                       origin=origin), summary
 
 
 # --- restarts in worker processes -------------------------------------------------------------

@@ -145,7 +145,9 @@ def test_learn_command_writes_a_record_and_the_model(tmp_path, capsys):
         assert key in saved
     assert saved["epochs"] == 2 and saved["seed"] == 3 and saved["test_size"] == 20
     weights = torch.load(model, weights_only=True)
-    assert weights["A"].shape == (2, 6)  # 2 x --num-constraints by default
+    polish = saved["polish"]  # 2 x --num-constraints trained, fewer if the polish dropped some
+    assert polish["rows_before"] == 2
+    assert weights["A"].shape == (polish["rows_after"] if polish["kept"] else 2, 6)
     assert "held out" in capsys.readouterr().out
     # without --test a share of the training file is held out
     assert main(["learn", str(tmp_path / "train.npz"), "--lb", "0", "--ub", "1",

@@ -1,0 +1,78 @@
+"""Apply ``ilplayer learn``'s polish step to records made without it (``--no-polish``, or before
+the step existed): the same training/validation split, the record's constraints, the same rule for
+keeping the polished set. Writes one record per input beside the originals' figures.
+
+    python scripts/polish_records.py results/learn-reference/rc-dense-4-data*-seed*.json \\
+        --data results/learn-reference/data --out results/learn-reference-polished
+
+A record of this folder is what ``ilplayer learn`` with its defaults gives from the same trained
+constraints: training is unchanged by the step, which only runs after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ilplayer.constraints import StaticConstraints
+from ilplayer.layer import ILPLayer
+from ilplayer.learn import SolutionData, polish_model, split_holdout
+from ilplayer.metrics import exact_match
+
+
+def polish_record(path: Path, data_dir: Path) -> dict:
+    record = json.loads(path.read_text())
+    dataset = data_dir / path.name.rsplit("-seed", 1)[0]
+    train, test = np.load(dataset / "train.npz"), np.load(dataset / "test.npz")
+    lb, ub = record["lb"], record["ub"]
+    c, y = train["c"].astype(np.float64), train["y"].astype(np.float64)
+    tensor = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
+    validation = None
+    if record["validation_size"]:  # the split learn_constraints made
+        c, y, c_val, y_val = split_holdout(c, y, record["validation_size"] / len(c), record["seed"])
+        validation = (tensor(c_val), tensor(y_val))
+    data = SolutionData(tensor(c), tensor(y), tensor(test["c"]), tensor(test["y"]), lb, ub)
+    model = StaticConstraints.from_rows(tensor(record["A"]), tensor(record["b"]), lb, ub, origin=record["origin"])
+    layer = ILPLayer(lb, ub, solver=record["solver"])
+    start = time.perf_counter()
+    try:
+        with torch.no_grad():
+            model, summary = polish_model(model, data, validation, layer, record["origin"])
+            A, b = model()
+            test_accuracy = exact_match(layer(data.c_test, A, b), data.y_test)
+            train_accuracy = exact_match(layer(data.c_train, A, b), data.y_train)
+    finally:
+        layer.close()
+    return {**record, "polished_from": str(path), "unpolished_test_accuracy": record["test_accuracy"],
+            "unpolished_train_accuracy": record["train_accuracy"], "test_accuracy": test_accuracy,
+            "train_accuracy": train_accuracy, "polish": summary, "polish_wall_time_s": time.perf_counter() - start,
+            "A": A.tolist(), "b": b.tolist()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", nargs="+", type=Path)
+    parser.add_argument("--data", type=Path, default=Path("results/learn-reference/data"))
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for path in args.records:
+        target = args.out / path.name
+        if target.exists():
+            continue
+        polished = polish_record(path, args.data)
+        target.write_text(json.dumps(polished, indent=1))
+        summary = polished["polish"]
+        print(f"{path.name}: held out {100 * polished['unpolished_test_accuracy']:.1f} -> "
+              f"{100 * polished['test_accuracy']:.1f} % ({summary['rows_before']} -> {summary['rows_after']} rows, "
+              f"validation {100 * summary['accuracy_before']:.1f} -> {100 * summary['accuracy_after']:.1f}, "
+              f"{'kept' if summary['kept'] else 'not kept'}, {polished['polish_wall_time_s']:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
