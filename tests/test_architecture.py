@@ -23,7 +23,8 @@ LAYERS = [
     ("plugins",),                                           # the registry
     ("executors",),                                         # pools of workers
     ("dispatch",),                                          # a batch -> groups -> tasks -> answers
-    ("gradients", "gradients.combopt", "gradients.costs", "metrics", "losses", "instances", "backend_cache"),
+    ("gradients", "gradients.combopt", "gradients.costs", "metrics", "losses", "instances", "backend_cache",
+     "separation", "polish"),
     ("layer",),                                             # ILPLayer and solve()
     ("constraints",),                                       # learnable constraint sets
     ("training",),                                          # the learning loop
