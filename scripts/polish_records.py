@@ -6,13 +6,17 @@ keeping the polished set. Writes one record per input beside the originals' figu
         --data results/learn-reference/data --out results/learn-reference-polished
 
 A record of this folder is what ``ilplayer learn`` with its defaults gives from the same trained
-constraints: training is unchanged by the step, which only runs after it.
+constraints: training is unchanged by the step, which only runs after it. ``--summary`` prints,
+per cell, the held-out accuracy before and after against the paper's:
+
+    python scripts/polish_records.py --summary --out results/learn-reference-polished
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from pathlib import Path
 
@@ -54,12 +58,35 @@ def polish_record(path: Path, data_dir: Path) -> dict:
             "A": A.tolist(), "b": b.tolist()}
 
 
+def summary_table(out: Path) -> str:
+    from learn_reference_study import PAPER
+
+    rows = ["| cell | runs | trained (mean ± std, min) | polished (mean ± std, min) | paper (mean ± std) | "
+            "every polished run ≥ paper − std | polished mean ≥ paper |", "|---|---|---|---|---|---|---|"]
+    spread = lambda x: statistics.stdev(x) if len(x) > 1 else 0.0
+    for cell, (mean, std) in PAPER.items():
+        records = [json.loads(p.read_text()) for p in sorted(out.glob(f"{cell}-data*-seed*.json"))]
+        if not records:
+            continue
+        before = [100 * r["unpolished_test_accuracy"] for r in records]
+        after = [100 * r["test_accuracy"] for r in records]
+        rows.append(f"| {cell} | {len(records)} | {statistics.mean(before):.1f} ± {spread(before):.1f}, "
+                    f"{min(before):.1f} | {statistics.mean(after):.1f} ± {spread(after):.1f}, {min(after):.1f} | "
+                    f"{mean} ± {std} | {'yes' if min(after) >= mean - std else 'no'} | "
+                    f"{'yes' if statistics.mean(after) >= mean else 'no'} |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("records", nargs="+", type=Path)
+    parser.add_argument("records", nargs="*", type=Path)
+    parser.add_argument("--summary", action="store_true", help="print the before/after table of OUT")
     parser.add_argument("--data", type=Path, default=Path("results/learn-reference/data"))
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
+    if args.summary:
+        print(summary_table(args.out))
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     for path in args.records:
         target = args.out / path.name
