@@ -342,7 +342,7 @@ def learn_constraints(
         with torch.no_grad():
             polished = None
             if polish:
-                model, polished = polish_model(model, data, validation, layer, config.origin)
+                model, polished = polish_model(model, data, validation, layer, config.origin, progress=progress)
             A, b = model()
             train_accuracy = exact_match(layer(data.c_train, A, b), data.y_train)
             test_accuracy = exact_match(layer(data.c_test, A, b), data.y_test)
@@ -361,9 +361,10 @@ def learn_constraints(
 
 
 def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None,
-            layer: ILPLayer, origin: str) -> tuple[StaticConstraints, dict[str, Any]]:
+                 layer: ILPLayer, origin: str, progress: bool = False) -> tuple[StaticConstraints, dict[str, Any]]:
     """:func:`~ilplayer.polish.polish_constraints` on the training pairs, kept if it does at least
-    as well on the validation pairs (else the training pairs)."""
+    as well on the validation pairs (else the training pairs). ``progress``: a bar over its
+    accuracy checks (each solves the training pairs once)."""
     from ilplayer.polish import polish_constraints
 
     c, y = data.c_train, data.y_train
@@ -371,7 +372,21 @@ def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple
                                                          torch.as_tensor(b, dtype=c.dtype)), pairs[1])
     A, b = (t.numpy() for t in model())
     start = time.perf_counter()
-    A_new, b_new, summary = polish_constraints(A, b, c.numpy(), y.numpy(), data.lb, data.ub, score)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=2 * len(A) + 1, desc="polish", unit="check", dynamic_ncols=True)
+    def counted(A_: np.ndarray, b_: np.ndarray) -> float:
+        if bar is not None:
+            bar.update(1)
+        return score(A_, b_)
+
+    try:
+        A_new, b_new, summary = polish_constraints(A, b, c.numpy(), y.numpy(), data.lb, data.ub, counted)
+    finally:
+        if bar is not None:
+            bar.close()
     judge = validation if validation is not None else (c, y)
     before, after = score(A, b, judge), score(A_new, b_new, judge)
     summary.update(judged_on="validation" if validation is not None else "train", accuracy_before=before,
