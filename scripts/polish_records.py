@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
 from pathlib import Path
 
@@ -59,21 +58,18 @@ def polish_record(path: Path, data_dir: Path) -> dict:
 
 
 def summary_table(out: Path) -> str:
-    from learn_reference_study import PAPER
+    from learn_reference_study import PAPER, cell_records, mean_std, verdicts
 
     rows = ["| cell | runs | trained (mean ± std, min) | polished (mean ± std, min) | paper (mean ± std) | "
             "every polished run ≥ paper − std | polished mean ≥ paper |", "|---|---|---|---|---|---|---|"]
-    spread = lambda x: statistics.stdev(x) if len(x) > 1 else 0.0
     for cell, (mean, std) in PAPER.items():
-        records = [json.loads(p.read_text()) for p in sorted(out.glob(f"{cell}-data*-seed*.json"))]
+        records = cell_records(out, cell)
         if not records:
             continue
         before = [100 * r["unpolished_test_accuracy"] for r in records]
         after = [100 * r["test_accuracy"] for r in records]
-        rows.append(f"| {cell} | {len(records)} | {statistics.mean(before):.1f} ± {spread(before):.1f}, "
-                    f"{min(before):.1f} | {statistics.mean(after):.1f} ± {spread(after):.1f}, {min(after):.1f} | "
-                    f"{mean} ± {std} | {'yes' if min(after) >= mean - std else 'no'} | "
-                    f"{'yes' if statistics.mean(after) >= mean else 'no'} |")
+        rows.append(f"| {cell} | {len(records)} | {mean_std(before)}, {min(before):.1f} | {mean_std(after)}, "
+                    f"{min(after):.1f} | {mean} ± {std} | {verdicts(after, mean, std)} |")
     return "\n".join(rows)
 
 
