@@ -290,7 +290,7 @@ def run_learn(args: argparse.Namespace) -> int:
     import torch
 
     from ilplayer.executors import default_workers
-    from ilplayer.learn import check_solutions, learn_constraints, load_solutions, split_holdout
+    from ilplayer.learn import check_solutions, default_init, learn_constraints, load_solutions, split_holdout
     from ilplayer.training import BackendConfig, TrainingConfig
 
     try:
@@ -309,7 +309,7 @@ def run_learn(args: argparse.Namespace) -> int:
                   f"(--test-fraction {args.test_fraction})")
         config = TrainingConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                                 tau=args.tau, k=args.k, box_relative_steps=args.box_relative_steps,
-                                init=args.init)
+                                init=default_init(lb, ub, c.shape[1]) if args.init == "auto" else args.init)
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
@@ -503,9 +503,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction, default=False,
                        help="step the offsets and origins by lr x the box's width, as on [0, 1] "
                             "(the paper: off; no change on a binary box)")
-    learn.add_argument("--init", choices=separation.INITS, default="random",
+    learn.add_argument("--init", choices=[*separation.INITS, "auto"], default="auto",
                        help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
-                            "the box optima and keep every observed solution (docs/learn.md)")
+                            "the box optima and keep every observed solution; auto (default): separating "
+                            "where a variable takes more than two values, else random (docs/learn.md)")
     learn.add_argument("--polish", action=argparse.BooleanOptionalAction, default=True,
                        help="refit the trained constraints to what the observations prove and drop spare "
                             "rows, kept if the validation accuracy does not fall (default: on; the paper: off)")

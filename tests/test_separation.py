@@ -63,3 +63,21 @@ def test_a_separating_start_keeps_every_training_solution_feasible(origin):
 def test_an_unknown_init_is_refused_by_name():
     with pytest.raises(ValueError, match=r"init must be one of \['random', 'separating'\], got 'data'"):
         TrainingConfig(init="data")
+
+
+def test_the_default_start_is_separating_only_where_a_variable_takes_more_than_two_values(tmp_path):
+    import json
+
+    from ilplayer.cli import main
+    from ilplayer.learn import default_init
+
+    assert default_init(0, 1, 4) == "random"
+    assert default_init(-5, 5, 4) == "separating"
+    assert default_init([0, 0], [1, 2], 2) == "separating"
+    A, b, c, y = hidden_dense(seed=0, count=120)
+    np.savez(tmp_path / "train.npz", c=c, y=y)
+    record = tmp_path / "record.json"
+    for init, expected in (("auto", "separating"), ("random", "random")):
+        assert main(["learn", str(tmp_path / "train.npz"), "--lb", "-3", "--ub", "3", "--num-constraints", "2",
+                     "--epochs", "1", "--no-polish", "--init", init, "--json", str(record)]) == 0
+        assert json.loads(record.read_text())["init"] == expected
