@@ -40,8 +40,8 @@ LEARN_K = 2
 def default_init(lb: Any, ub: Any, n: int) -> str:
     """Where ``learn_constraints`` starts by default: ``"separating"`` when some variable can take
     more than two values, else the paper's ``"random"``. On Random Constraints dense m = 4
-    (box [-5, 5], the reference generator's datasets 0-3, training seed 0) the separating start,
-    polished, scored 91.6-94.5 % where the random start, polished, scored 34.3-95.1 %; on a
+    (box [-5, 5], the reference generator's datasets 0-4, training seed 0) the separating start,
+    polished, scored 91.6-95.3 % where the random start, polished, scored 34.3-95.1 %; on a
     binary box its separators are not facets, and bruteforce training from it was several times
     slower for the same accuracy (docs/learn.md, "Polish")."""
     widths = np.broadcast_to(np.asarray(ub, dtype=np.float64) - np.asarray(lb, dtype=np.float64), (n,))
