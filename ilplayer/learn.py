@@ -25,6 +25,7 @@ from ilplayer.metrics import exact_match
 from ilplayer.plugins import preferred_backend
 from ilplayer.problem import as_bounds, check_box
 from ilplayer.seeding import derive_seed
+from ilplayer.separation import box_optima
 from ilplayer.training import BackendConfig, TrainingConfig, box_points, train_static_constraints
 
 __all__ = ["DataWarning", "LearnResult", "SolutionData", "check_solutions", "default_init", "learn_constraints",
@@ -189,7 +190,7 @@ def check_solutions(c: np.ndarray, y: np.ndarray, lb: Any, ub: Any,
     """
     n = c.shape[1]
     low, high = as_bounds(lb, n, "lb"), as_bounds(ub, n, "ub")
-    box_optimum = np.where(c < 0, high, low)  # argmin c·y over the box (ties: lb)
+    box_optimum = box_optima(c, low, high)
     at_box = (y == box_optimum) | (c == 0)
     found = []
     if at_box.all():
@@ -390,6 +391,7 @@ def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple
         from tqdm import tqdm
 
         bar = tqdm(total=2 * len(A) + 1, desc="polish", unit="check", dynamic_ncols=True)
+
     def counted(A_: np.ndarray, b_: np.ndarray) -> float:
         if bar is not None:
             bar.update(1)
@@ -400,8 +402,10 @@ def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple
     finally:
         if bar is not None:
             bar.close()
-    judge = validation if validation is not None else (c, y)
-    before, after = score(A, b, judge), score(A_new, b_new, judge)
+    if validation is not None:
+        before, after = score(A, b, validation), score(A_new, b_new, validation)
+    else:  # the training pairs, already scored by the polish itself
+        before, after = summary["train_accuracy_before"], summary["train_accuracy"]
     summary.update(judged_on="validation" if validation is not None else "train", accuracy_before=before,
                    accuracy_after=after, kept=after >= before, seconds=time.perf_counter() - start)
     if not summary["kept"]:

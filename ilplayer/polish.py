@@ -86,7 +86,7 @@ def polish_constraints(A: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarra
     pairs) does not fall; then drop rows, the least supported first, on the same rule.
 
     Returns the polished ``(A, b)`` (unit rows) and a summary: rows before, refitted and after,
-    the certificates, the training accuracy after refitting and after dropping.
+    the certificates, the training accuracy before, after refitting and after dropping.
     """
     A, b = np.asarray(A, dtype=np.float64), np.asarray(b, dtype=np.float64)
     c, y = np.asarray(c, dtype=np.float64), np.asarray(y, dtype=np.float64)
@@ -98,7 +98,7 @@ def polish_constraints(A: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarra
     A_new, b_new = A / scale[:, None], b / scale
     fitted = [_refit(row, kept, cut) for row in A_new]
     support = np.array([count for _, _, count in fitted])
-    best = accuracy(A_new, b_new)
+    best = start_accuracy = accuracy(A_new, b_new)
     refitted = 0
     for row in np.argsort(-support, kind="stable"):  # a refit row replaces its original if it helps
         trial_A, trial_b = A_new.copy(), b_new.copy()
@@ -116,5 +116,5 @@ def polish_constraints(A: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarra
         if score >= best:
             rows, best = trial, score
     summary = {"rows_before": len(A), "rows_refitted": refitted, "rows_after": len(rows), "certificates": len(cut),
-               "refit_train_accuracy": refit_accuracy, "train_accuracy": best}
+               "train_accuracy_before": start_accuracy, "refit_train_accuracy": refit_accuracy, "train_accuracy": best}
     return A_new[rows], b_new[rows], summary
