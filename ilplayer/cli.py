@@ -281,6 +281,10 @@ def _bounds(text: str) -> float | list[float]:
     return values[0] if len(values) == 1 else values
 
 
+def _which_model(epoch: int) -> str:
+    return "the start, untrained" if epoch == 0 else f"model of epoch {epoch}"
+
+
 def run_learn(args: argparse.Namespace) -> int:
     import json
     import warnings
@@ -327,13 +331,17 @@ def run_learn(args: argparse.Namespace) -> int:
                                restart_workers=args.restart_workers or min(args.restarts, default_workers()),
                                backend=BackendConfig(args.solver, None, args.executor, args.workers))
     print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
-          f"{100 * result.test_accuracy:.1f} % (model of epoch {result.settings['selected_epoch']}; "
+          f"{100 * result.test_accuracy:.1f} % ({_which_model(result.settings['selected_epoch'])}; "
           f"{result.settings['solver']}, {result.wall_time_s:.0f} s)")
     polished = result.settings["polish"]
     if polished:
         print(f"polish: {polished['rows_before']} -> {polished['rows_after']} constraints, {polished['judged_on']} "
               f"accuracy {100 * polished['accuracy_before']:.1f} -> {100 * polished['accuracy_after']:.1f} %, "
               + ("kept" if polished["kept"] else "not kept: the trained constraints stay"))
+        other = polished.get("other")
+        if other:
+            print(f"polish of {_which_model(other['epoch'])}: validation accuracy {100 * other['accuracy_before']:.1f}"
+                  f" -> {100 * other['accuracy_after']:.1f} %, not taken")
     if args.json:
         record = {"train": str(args.train), "test": str(args.test) if args.test else None,
                   **result.record()}

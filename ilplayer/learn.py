@@ -26,10 +26,10 @@ from ilplayer.plugins import preferred_backend
 from ilplayer.problem import as_bounds, check_box
 from ilplayer.seeding import derive_seed
 from ilplayer.separation import box_optima
-from ilplayer.training import BackendConfig, TrainingConfig, box_points, train_static_constraints
+from ilplayer.training import BackendConfig, TrainingConfig, box_points, initial_constraints, train_static_constraints
 
 __all__ = ["DataWarning", "LearnResult", "SolutionData", "check_solutions", "default_init", "learn_constraints",
-           "load_solutions", "polish_model", "split_holdout"]
+           "load_solutions", "polish_model", "polish_with_start", "restart_seed", "split_holdout"]
 
 INTEGRALITY_TOL = 1e-6
 LEARN_K = 2
@@ -89,7 +89,8 @@ class LearnResult:
         """A JSON-ready summary (the ``--json`` record of ``ilplayer learn``)."""
         A, b = self.constraints()
         return {"test_accuracy": self.test_accuracy, "train_accuracy": self.train_accuracy,
-                "epochs": len(self.history), **self.settings, "wall_time_s": self.wall_time_s,
+                "epochs": self.history[-1]["epoch"] if self.history else 0, **self.settings,
+                "wall_time_s": self.wall_time_s,
                 "A": A.tolist(), "b": b.tolist(), "history": self.history}
 
 
@@ -250,11 +251,18 @@ def split_holdout(c: np.ndarray, y: np.ndarray, fraction: float, seed: int
     return c[train], y[train], c[test], y[test]
 
 
-def _selected_epoch(history: list[dict[str, float]]) -> int:
-    """The epoch whose model is returned: best validation accuracy (earliest), else the last."""
-    if not history or "validation_accuracy" not in history[0]:
-        return len(history)
-    return max(history, key=lambda r: (r["validation_accuracy"], -r["epoch"]))["epoch"]
+def _selected(history: list[dict[str, float]]) -> dict[str, float]:
+    """The record of the trained epoch whose model training returned: best validation accuracy
+    (the earliest), else the last."""
+    trained = [r for r in history if r["epoch"] > 0]
+    if not trained or "validation_accuracy" not in trained[0]:
+        return trained[-1] if trained else {"epoch": 0}
+    return max(trained, key=lambda r: (r["validation_accuracy"], -r["epoch"]))
+
+
+def restart_seed(seed: int, restart: int) -> int:
+    """The seed of restart ``restart`` (0: ``seed`` itself) of a run seeded ``seed``."""
+    return seed if restart == 0 else derive_seed(seed, 200 + restart)
 
 
 def learn_constraints(
@@ -275,7 +283,8 @@ def learn_constraints(
     training starts from the data's separating hyperplanes on a box wider than {0, 1}
     (:func:`default_init`), and ``validation_fraction`` of the training pairs (default 0.1; 0
     turns it off) is set aside: the model of the epoch with the best accuracy on them is
-    returned instead of the last.
+    returned instead of the last. A start read off the data competes too: it is returned
+    untrained when it scores better (after polish, when ``polish``).
     With ``restarts`` > 1 training runs that many times from different initialisations (the
     first from ``seed`` itself) and the run whose selected epoch is best on the validation
     pairs is kept (the paper's appendix protocol: restarts, selection on validation data).
@@ -332,7 +341,7 @@ def learn_constraints(
         if on_epoch is not None:
             on_epoch(record)
 
-    seeds = [seed if restart == 0 else derive_seed(seed, 200 + restart) for restart in range(restarts)]
+    seeds = [restart_seed(seed, restart) for restart in range(restarts)]
     train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
                  validation=validation, test_every=test_every)
     runs = []  # (validation accuracy of the selected epoch, model, history) per restart
@@ -342,9 +351,7 @@ def learn_constraints(
         else:
             trained = [train_static_constraints(seed=run_seed, on_epoch=report, **train) for run_seed in seeds]
         for model, history in trained:
-            selected = _selected_epoch(history)
-            score = history[selected - 1].get("validation_accuracy", 0.0) if history else 0.0
-            runs.append((score, model, history))
+            runs.append((_selected(history).get("validation_accuracy", 0.0), model, history))
     finally:
         if bar is not None:
             bar.close()
@@ -352,11 +359,22 @@ def learn_constraints(
     _, model, history = runs[kept]
     layer = ILPLayer(lb, ub, solver=solver, solver_options=backend.solver_options,
                      executor=backend.executor, workers=backend.workers)
+    selected_epoch = _selected(history)["epoch"]
     try:
         with torch.no_grad():
             polished = None
+            # A start read off the data can beat every epoch trained from it (docs/learn.md, "Which
+            # epoch"): it competes with the trained model on the validation pairs.
+            initial = None
+            if validation is not None and config.init == "separating":
+                initial = initial_constraints(config, config.k * num_constraints, data.c_train,
+                                              data.y_train, lb, ub, seeds[kept])
             if polish:
-                model, polished = polish_model(model, data, validation, layer, config.origin, progress=progress)
+                model, polished = polish_with_start(model, selected_epoch, initial, data, validation, layer,
+                                                     config.origin, progress)
+                selected_epoch = polished["epoch"]
+            elif initial is not None and history[0]["validation_accuracy"] > runs[kept][0]:
+                model, selected_epoch = initial, 0
             A, b = model()
             train_accuracy = exact_match(layer(data.c_train, A, b), data.y_train)
             test_accuracy = exact_match(layer(data.c_test, A, b), data.y_test)
@@ -367,11 +385,35 @@ def learn_constraints(
                 "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
                 "train_size": len(data.c_train), "test_size": len(data.c_test),
                 "validation_size": 0 if validation is None else len(validation[0]),
-                "selected_epoch": _selected_epoch(history), "restarts": restarts, "test_every": test_every,
+                "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
                 "selected_restart": kept, "restart_workers": restart_workers,
                 "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished}
     return LearnResult(model, history, train_accuracy, test_accuracy, settings,
                        time.perf_counter() - start)
+
+
+def polish_with_start(model: StaticConstraints, epoch: int, start: StaticConstraints | None, data: SolutionData,
+                       validation: tuple[torch.Tensor, torch.Tensor] | None, layer: ILPLayer, origin: str,
+                       progress: bool) -> tuple[StaticConstraints, dict[str, Any]]:
+    """:func:`polish_model` on the trained model (of ``epoch``) and, given a ``start`` read off the
+    data, on it too, keeping whichever does better on the validation pairs (ties: the trained one).
+
+    Either can win: on dense Random Constraints the steps blur the start's offsets (it beat every
+    trained epoch before polish on each dataset measured), yet the trained rows polished better on
+    two datasets of five (docs/learn.md, "Which epoch"). The summary says which ``epoch`` was kept
+    (0: the start) and, under ``other``, how the candidate not taken did."""
+    model, polished = polish_model(model, data, validation, layer, origin, progress=progress)
+    polished["epoch"] = epoch
+    if start is None:
+        return model, polished
+    start, from_start = polish_model(start, data, validation, layer, origin, progress=progress)
+    from_start["epoch"] = 0
+    score = lambda summary: summary["accuracy_after" if summary["kept"] else "accuracy_before"]
+    if score(from_start) > score(polished):
+        model, polished, from_start = start, from_start, polished
+    polished["other"] = {k: from_start[k] for k in ("epoch", "accuracy_before", "accuracy_after", "kept",
+                                                       "rows_after", "seconds")}
+    return model, polished
 
 
 def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None,

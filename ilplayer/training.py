@@ -229,12 +229,16 @@ def train_static_constraints(
     With ``validation = (c_val, y_val)`` (pairs taken from the training data, never the test
     set) each epoch also records ``validation_accuracy``, and the model returned is the one of
     the epoch with the best validation accuracy (the earliest among ties), not the last one.
+    The history then begins with the start's record (epoch 0, no loss): a start read off the
+    data can score better than any epoch after it, and :func:`~ilplayer.learn.learn_constraints`
+    weighs it against the returned epoch.
 
     The held-out accuracy is measured on every ``test_every``-th epoch and the last one (with
     1 000 held-out pairs its solves took 15-27 % of the training time on dense m = 4); the
     other records lack ``accuracy``. It never steers training, so the model is the same.
 
-    Returns the model and one record per epoch (loss, accuracy, infeasible fraction).
+    Returns the model and one record per epoch (loss, accuracy, infeasible fraction), after
+    the start's record when there is a validation split.
     """
     config = config or TrainingConfig()
     backend = backend or BackendConfig()
@@ -279,7 +283,12 @@ def train_static_constraints(
         return scores
 
     reached = None if target_accuracy is None else (lambda r: r["accuracy"] >= target_accuracy)
+    start: list[dict[str, float]] = []
     try:
+        if validation is not None:
+            with torch.no_grad():
+                start.append({"epoch": 0, "accuracy": exact_match(layer(data.c_test, *model()), data.y_test),
+                              "validation_accuracy": exact_match(layer(validation[0], *model()), validation[1])})
         history = fit_epochs(len(data.c_train), epochs=config.epochs, batch_size=config.batch_size,
                              seed=seed, optimizer=_adam(model, config, data.lb, data.ub, n),
                              batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached)
@@ -287,4 +296,4 @@ def train_static_constraints(
         layer.close()
     if best["state"] is not None:
         model.load_state_dict(best["state"])
-    return model, history
+    return model, start + history

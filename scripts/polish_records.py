@@ -6,7 +6,10 @@ keeping the polished set. Writes one record per input beside the originals' figu
         --data results/learn-reference/data --out results/learn-reference-polished
 
 A record of this folder is what ``ilplayer learn`` with its defaults gives from the same trained
-constraints: training is unchanged by the step, which only runs after it. ``--summary`` prints,
+constraints: training is unchanged by the step, which only runs after it. Where the record's
+training started from separating hyperplanes, that start is rebuilt from the record's seed and
+split and polished too, and the better of the two on the validation pairs is kept, as ``ilplayer
+learn`` does. ``--summary`` prints,
 per cell, the held-out accuracy before and after against the paper's:
 
     python scripts/polish_records.py --summary --out results/learn-reference-polished
@@ -24,8 +27,9 @@ import torch
 
 from ilplayer.constraints import StaticConstraints
 from ilplayer.layer import ILPLayer
-from ilplayer.learn import SolutionData, polish_model, split_holdout
+from ilplayer.learn import SolutionData, polish_with_start, restart_seed, split_holdout
 from ilplayer.metrics import exact_match
+from ilplayer.training import TrainingConfig, initial_constraints
 
 
 def polish_record(path: Path, data_dir: Path) -> dict:
@@ -41,11 +45,17 @@ def polish_record(path: Path, data_dir: Path) -> dict:
         validation = (tensor(c_val), tensor(y_val))
     data = SolutionData(tensor(c), tensor(y), tensor(test["c"]), tensor(test["y"]), lb, ub)
     model = StaticConstraints.from_rows(tensor(record["A"]), tensor(record["b"]), lb, ub, origin=record["origin"])
+    config = TrainingConfig().replace(**{key: record[key] for key in TrainingConfig().as_dict() if key in record})
+    initial = None
+    if validation is not None and config.init == "separating":
+        initial = initial_constraints(config, config.k * record["num_constraints"], data.c_train, data.y_train,
+                                      lb, ub, restart_seed(record["seed"], record["selected_restart"]))
     layer = ILPLayer(lb, ub, solver=record["solver"])
     start = time.perf_counter()
     try:
         with torch.no_grad():
-            model, summary = polish_model(model, data, validation, layer, record["origin"])
+            model, summary = polish_with_start(model, record["selected_epoch"], initial, data, validation, layer,
+                                               record["origin"], progress=False)
             A, b = model()
             test_accuracy = exact_match(layer(data.c_test, A, b), data.y_test)
             train_accuracy = exact_match(layer(data.c_train, A, b), data.y_train)
@@ -53,7 +63,8 @@ def polish_record(path: Path, data_dir: Path) -> dict:
         layer.close()
     return {**record, "polished_from": str(path), "unpolished_test_accuracy": record["test_accuracy"],
             "unpolished_train_accuracy": record["train_accuracy"], "test_accuracy": test_accuracy,
-            "train_accuracy": train_accuracy, "polish": summary, "polish_wall_time_s": time.perf_counter() - start,
+            "train_accuracy": train_accuracy, "polish": summary, "selected_epoch": summary["epoch"],
+            "polish_wall_time_s": time.perf_counter() - start,
             "A": A.tolist(), "b": b.tolist()}
 
 
@@ -94,7 +105,8 @@ def main() -> None:
         print(f"{path.name}: held out {100 * polished['unpolished_test_accuracy']:.1f} -> "
               f"{100 * polished['test_accuracy']:.1f} % ({summary['rows_before']} -> {summary['rows_after']} rows, "
               f"validation {100 * summary['accuracy_before']:.1f} -> {100 * summary['accuracy_after']:.1f}, "
-              f"{'kept' if summary['kept'] else 'not kept'}, {polished['polish_wall_time_s']:.0f} s)", flush=True)
+              f"{'kept' if summary['kept'] else 'not kept'}, from epoch {summary['epoch']}, "
+              f"{polished['polish_wall_time_s']:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ def test_learns_a_hidden_budget_from_observations_beyond_the_box_baseline():
     result = learn_constraints(c[:300], y[:300], 0, 1, 1, c_test=c[300:], y_test=y[300:],
                                config=TrainingConfig(epochs=15, lr=5e-3), progress=False)
     assert result.test_accuracy > baseline + 0.3, (result.test_accuracy, baseline)
-    assert len(result.history) == 15 and result.settings["solver"] == "bruteforce"
+    assert [r["epoch"] for r in result.history] == list(range(16))  # the start, then 15 epochs
+    assert result.settings["solver"] == "bruteforce" and result.record()["epochs"] == 15
     A, b = result.constraints()
     assert A.shape == (1, 6) and b.shape == (1,)
 
@@ -168,12 +169,14 @@ def test_the_model_of_the_best_validation_epoch_is_returned():
     result = learn_constraints(c[:200], y[:200], 0, 1, 1, c_test=c[200:], y_test=y[200:],
                                config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
                                validation_fraction=0.25)
-    scores = [record["validation_accuracy"] for record in result.history]
-    chosen = result.settings["selected_epoch"]
+    start, *epochs = result.history  # the start's record, then one per epoch
+    assert start["epoch"] == 0 and [r["epoch"] for r in epochs] == list(range(1, 7))
+    scores = [record["validation_accuracy"] for record in epochs]
+    chosen = result.settings["selected_epoch"]  # a random start never competes: a trained epoch
     assert scores[chosen - 1] == max(scores) and scores.index(max(scores)) == chosen - 1
     assert result.settings["validation_size"] == 50 and result.settings["train_size"] == 150
     # the returned model is that epoch's: its held-out accuracy is the one recorded then
-    assert result.test_accuracy == pytest.approx(result.history[chosen - 1]["accuracy"])
+    assert result.test_accuracy == pytest.approx(result.history[chosen]["accuracy"])  # history[0]: the start
     last = learn_constraints(c[:200], y[:200], 0, 1, 1, c_test=c[200:], y_test=y[200:],
                              config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
                              validation_fraction=0)
@@ -190,7 +193,7 @@ def test_restarts_keep_the_run_best_on_the_validation_split():
     kept = three.settings["selected_restart"]
     assert len(scores) == 3 and scores[kept] == max(scores) and scores.index(max(scores)) == kept
     assert scores[0] == pytest.approx(max(r["validation_accuracy"] for r in one.history))  # restart 0 = seed
-    assert len(three.history) == 3 and three.settings["restarts"] == 3
+    assert len(three.history) == 1 + 3 and three.settings["restarts"] == 3
     with pytest.raises(ValueError, match="restarts"):
         learn_constraints(c, y, 0, 1, 1, restarts=0, progress=False)
     with pytest.raises(ValueError, match="validation"):
@@ -217,7 +220,7 @@ def test_a_sparser_held_out_curve_learns_the_same_model():
     kwargs = dict(c_test=c[100:], y_test=y[100:], config=TrainingConfig(epochs=7, lr=2e-2), progress=False)
     every = learn_constraints(c[:100], y[:100], 0, 1, 1, **kwargs)
     sparse = learn_constraints(c[:100], y[:100], 0, 1, 1, test_every=3, **kwargs)
-    assert [r["epoch"] for r in sparse.history if "accuracy" in r] == [3, 6, 7]  # and the last
+    assert [r["epoch"] for r in sparse.history if "accuracy" in r] == [0, 3, 6, 7]  # the start, the last
     assert all("validation_accuracy" in r for r in sparse.history)
     for name in ("normals", "offsets", "origins"):
         assert torch.equal(getattr(every.model, name), getattr(sparse.model, name))

@@ -81,3 +81,54 @@ def test_the_default_start_is_separating_only_where_a_variable_takes_more_than_t
         assert main(["learn", str(tmp_path / "train.npz"), "--lb", "-3", "--ub", "3", "--num-constraints", "2",
                      "--epochs", "1", "--no-polish", "--init", init, "--json", str(record)]) == 0
         assert json.loads(record.read_text())["init"] == expected
+
+
+def test_a_start_no_epoch_beats_on_the_validation_pairs_is_returned_untrained():
+    from ilplayer.learn import learn_constraints
+
+    A, b, c, y = hidden_dense(seed=0, count=400)
+    # steps far too large for a [-3, 3] box: every epoch lands worse than the separating start
+    result = learn_constraints(c[:300], y[:300], -3, 3, 2, c_test=c[300:], y_test=y[300:],
+                               config=TrainingConfig(k=2, init="separating", epochs=2, lr=0.5),
+                               validation_fraction=0.25, polish=False, progress=False)
+    start, *epochs = result.history
+    assert start["epoch"] == 0 and "loss" not in start and [r["epoch"] for r in epochs] == [1, 2]
+    assert start["validation_accuracy"] > max(r["validation_accuracy"] for r in epochs)
+    assert result.settings["selected_epoch"] == 0 and result.record()["epochs"] == 2
+    assert result.test_accuracy == pytest.approx(start["accuracy"])  # the start's own constraints
+
+
+def test_polish_also_polishes_the_separating_start_and_keeps_the_better_on_validation():
+    from ilplayer.learn import learn_constraints
+
+    A, b, c, y = hidden_dense(seed=0, count=400)
+    kwargs = dict(c_test=c[300:], y_test=y[300:], validation_fraction=0.25, progress=False)
+    config = TrainingConfig(k=2, init="separating", epochs=2, lr=0.002)
+    result = learn_constraints(c[:300], y[:300], -3, 3, 2, config=config, **kwargs)
+    trained = max(result.history[1:], key=lambda r: (r["validation_accuracy"], -r["epoch"]))
+    polished, other = result.settings["polish"], result.settings["polish"]["other"]
+    assert {polished["epoch"], other["epoch"]} == {0, trained["epoch"]}
+    assert result.settings["selected_epoch"] == polished["epoch"]
+    score = lambda summary: summary["accuracy_after" if summary["kept"] else "accuracy_before"]
+    assert score(polished) >= score(other)
+    # the paper's random start is not a candidate
+    random = learn_constraints(c[:300], y[:300], -3, 3, 2, config=config.replace(init="random"), **kwargs)
+    assert "other" not in random.settings["polish"]
+
+
+@pytest.mark.parametrize("start_score, kept_epoch", [(0.9, 0), (0.8, 5), (0.7, 5)])
+def test_the_polished_start_replaces_the_polished_epoch_only_when_strictly_better(monkeypatch, start_score,
+                                                                                 kept_epoch):
+    import ilplayer.learn as learn
+
+    trained, start = object(), object()
+    scores = {id(trained): 0.8, id(start): start_score}
+
+    def polish_model(model, *args, **kwargs):
+        return model, {"accuracy_before": 0.1, "accuracy_after": scores[id(model)], "kept": True,
+                       "rows_after": 2, "seconds": 0.0}
+
+    monkeypatch.setattr(learn, "polish_model", polish_model)
+    model, summary = learn.polish_with_start(trained, 5, start, None, None, None, "learnable", False)
+    assert summary["epoch"] == kept_epoch and model is (start if kept_epoch == 0 else trained)
+    assert summary["other"]["epoch"] == 5 - kept_epoch
