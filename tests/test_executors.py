@@ -91,11 +91,11 @@ def test_a_layer_keeps_its_process_pool_and_worker_models_across_batches():
                               executor="processes", workers=2)
     try:
         layer(instances.c, instances.A, instances.b)
-        pids = set(layer.executor.pool._processes)
+        pids = set(layer.executor.worker_pids())
         for _ in range(3):
             y = layer(instances.c, instances.A, instances.b)
             assert_same_as_bruteforce(instances, y, layer.last_status)
-        assert set(layer.executor.pool._processes) == pids  # the same workers served every batch
+        assert set(layer.executor.worker_pids()) == pids  # the same workers served every batch
     finally:
         layer.close()
     assert wait_dead(pids) == []
@@ -117,6 +117,25 @@ def test_tasks_are_about_batch_over_workers_and_send_a_shared_A_once_per_task():
     assert [sum(len(r) for r, _ in task) for task in tasks] == [8, 8, 8, 6]
 
 
+def test_task_j_of_every_batch_runs_on_worker_j(monkeypatch):
+    """Worker lanes: the same slice of a batch meets the same worker (and its warm starts)."""
+    import ilplayer.executors
+
+    monkeypatch.setattr(ilplayer.executors, "run_task", lambda recipe, task: threading.get_ident())
+    threads = FuturesExecutor(kind="threads", workers=2)
+    processes = FuturesExecutor(kind="processes", workers=2, mp_context="forkserver")
+    try:
+        first = threads.run(None, [[], []])
+        assert len(set(first)) == 2
+        assert all(threads.run(None, [[], []]) == first for _ in range(5))
+        pids = [processes.lane(j).submit(os.getpid).result() for j in range(2)]
+        assert len(set(pids)) == 2 and sorted(pids) == sorted(processes.worker_pids())
+        assert all([processes.lane(j).submit(os.getpid).result() for j in range(2)] == pids for _ in range(5))
+    finally:
+        threads.close()
+        processes.close()
+
+
 def test_a_raising_worker_marks_its_instances_and_the_rest_of_the_batch_is_solved():
     instances = make_instances("per-instance", seed=4, batch=12)
     c = instances.c.clone()
@@ -136,12 +155,13 @@ def test_a_worker_killed_mid_batch_gives_a_clear_error_and_the_next_batch_succee
                               solver_options={"delay": 1.0}, executor="processes", workers=2)
     try:
         layer.executor.start()
-        victim = next(iter(layer.executor.pool._processes))
+        victim = layer.executor.worker_pids()[0]
         threading.Timer(0.5, os.kill, (victim, signal.SIGKILL)).start()
         with pytest.warns(ilplayer.SolverFailureWarning,
-                          match=r"failed on instances \[0, 1, .*\].*worker lost \(BrokenProcessPool"):
+                          match=r"failed on instances \[.*\].*worker lost \(BrokenProcessPool"):
             layer(instances.c, instances.A, instances.b)
-        assert (layer.last_status == Status.ERROR).any()
+        # only the killed worker's task is lost: the other worker's instances are solved
+        assert (layer.last_status == Status.ERROR).any() and (layer.last_status == Status.OPTIMAL).any()
         y = layer(instances.c, instances.A, instances.b)  # a fresh pool serves the next batch
         assert_same_as_bruteforce(instances, y, layer.last_status)
     finally:
@@ -151,7 +171,7 @@ def test_a_worker_killed_mid_batch_gives_a_clear_error_and_the_next_batch_succee
 def test_close_leaves_no_worker_processes():
     executor = FuturesExecutor(kind="processes", workers=2, mp_context="forkserver")
     executor.start()
-    pids = list(executor.pool._processes)
+    pids = executor.worker_pids()
     assert len(pids) == 2 and all(alive(p) for p in pids)
     executor.close()
     executor.close()  # idempotent
@@ -169,7 +189,7 @@ if __name__ == "__main__":
     layer = ilplayer.ILPLayer(lb=0, ub=1, solver="slow", solver_options={{"delay": 60.0}},
                               executor="processes", workers=2)
     layer.executor.start()
-    print(" ".join(str(p) for p in layer.executor.pool._processes), flush=True)
+    print(" ".join(str(p) for p in layer.executor.worker_pids()), flush=True)
     {ending}
 """
 ENDINGS = {
@@ -263,7 +283,7 @@ def test_workers_run_blas_on_one_thread(monkeypatch):
 
     executor = FuturesExecutor(kind="processes", workers=2, mp_context="forkserver")
     try:
-        assert set(executor.pool.map(_blas_threads, range(4))) == {1}
+        assert {executor.lane(i).submit(_blas_threads, i).result() for i in range(4)} == {1}
     finally:
         executor.close()
     before = _blas_threads(0)
