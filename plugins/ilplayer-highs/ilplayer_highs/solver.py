@@ -16,12 +16,15 @@ from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
 # Exact by default, one thread, and no feasibility-jump heuristic (3-4 ms per tiny MIP).
 #
 # Tolerances: HiGHS gets the core's tolerance in the data (rows ``A y <= b + FEASIBILITY_TOL``,
-# as CP-SAT does) and its own MIP tolerance tight (1e-9). With HiGHS' defaults (row tolerance
+# as CP-SAT does) and its own MIP tolerance tight (1e-8). With HiGHS' defaults (row tolerance
 # 1e-7, integrality 1e-6) an instance feasible only within ~1e-7 was called infeasible for one
 # cost vector and solved for another on the same (A, b), and its status differed from the
 # exhaustive oracle on 63 of 6 381 fuzzed instances with float32-rounded data; with these
-# settings on none (docs/solvers.md). Presolve is off: it costs more than it saves on these
-# tiny models, and it is where the inconsistencies reported by users came from.
+# settings on none (docs/solvers.md). Tighter still (1e-9, below what its LP delivers) HiGHS
+# 1.16 returned a point 0.003 above the optimum as optimal on paper-sized dense instances (1 in
+# ~3 000, scripts/cross_check.py; tests/test_known_answers.py keeps one). Presolve is off: it
+# costs more than it saves on these tiny models, and it is where the inconsistencies reported
+# by users came from.
 FEASIBILITY_TOL = 1e-6
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 CUTOFF_SLACK = 1e-9  # relative: the cutoff admits the start itself and its ties
@@ -36,7 +39,7 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "mip_abs_gap": 0.0,
     "mip_heuristic_run_feasibility_jump": False,
     "presolve": "off",
-    "mip_feasibility_tolerance": 1e-9,
+    "mip_feasibility_tolerance": 1e-8,
     # Tuned for the tiny models of a training batch (n = 16..64, m <= 16): symmetry
     # detection, restarts, strong branching (reliability 0: pseudo-costs from the first
     # branching), primal heuristics and a large cut pool each cost more than they save.

@@ -38,7 +38,7 @@ from ilplayer import Capability, ILPBatch, PersistentModelSolver, SolverNotInsta
 # HiGHS also gets the core's tolerance in its rows (b + ROW_TOLERANCE[name]), as ilplayer-highs
 # does: with its own defaults, answers in the tolerance band depended on the cost vector.
 _HIGHS = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1, "presolve": "off",
-          "mip_feasibility_tolerance": 1e-9}
+          "mip_feasibility_tolerance": 1e-8}
 ROW_TOLERANCE = {"appsi_highs": 1e-6, "highs": 1e-6}
 EQUALITY_TOL = 1e-6  # A_eq y = b_eq within the core's tolerance: float data are rarely exact
 KNOWN_SOLVERS: dict[str, tuple[dict[str, Any], str]] = {
