@@ -123,12 +123,19 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
         parent, step_taken = levels[level]
         offsets[:, level] = step_taken[index]
         index = parent[index]
-    # Each row's rows and costs at cheap + direction * offsets, without building the points.
     bounds = np.searchsorted(owner, np.arange(len(active) + 1))
-    for row, i in enumerate(active):
-        if gave_up[row] or bounds[row] == bounds[row + 1]:
-            answers[i] = None if gave_up[row] else answers[i]
-            continue
+    sizes = np.diff(bounds)
+    for row in np.flatnonzero(gave_up):
+        answers[active[row]] = None
+    # Rows with few candidates (most revisits) are checked together, their points built in one
+    # array: a Python pass per row cost more than their arithmetic. Rows with many keep one
+    # product each, without building the points (the array would be candidates x n).
+    few = ~gave_up & (sizes > 0) & (sizes <= FEW_CANDIDATES)
+    if few.any():
+        _best_of_few(np.flatnonzero(few[owner]), owner, active, order, offsets, up, cheap, c, start_value,
+                     A, b, A_eq, b_eq, tol, answers)
+    for row in np.flatnonzero(~gave_up & (sizes > FEW_CANDIDATES)):
+        i = active[row]
         moved = offsets[bounds[row]:bounds[row + 1]]
         variables = order[row]
         direction = np.where(up[i, variables], -1.0, 1.0)
@@ -145,6 +152,38 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
             point[variables] += moved[candidates[int(np.argmin(values))]] * direction
             answers[i] = point
     return answers
+
+
+# Rows with at most this many candidates are checked in one array. On searches captured from
+# HiGHS batches (B = 256, the same, moved and fresh costs) against one product per row: knapsack
+# 0.44-0.52x the time, binary m=4 0.75-0.79x, set cover 0.92-0.95x, binary m=8 and dense boxes
+# level (+-7 %); with every row in the array (no limit), binary m=8 and dense boxes took 1.1-1.9x.
+FEW_CANDIDATES = 256
+
+
+def _best_of_few(chosen: np.ndarray, owner: np.ndarray, active: np.ndarray, order: np.ndarray,
+                 offsets: np.ndarray, up: np.ndarray, cheap: np.ndarray, c: np.ndarray,
+                 start_value: np.ndarray, A: np.ndarray, b: np.ndarray, A_eq: np.ndarray, b_eq: np.ndarray,
+                 tol: float, answers: list[np.ndarray | None]) -> None:
+    """The tail of :func:`search_many` for the candidates ``chosen`` (whole rows, grouped by
+    row): each candidate's point, its rows and its cost in one array pass; a row's answer
+    becomes its cheapest feasible point where that beats its start."""
+    rows = owner[chosen]
+    instance = active[rows]
+    n = cheap.shape[1]
+    # each candidate's moved entries in the flattened points: a row's variables are distinct
+    flat = (np.arange(len(chosen))[:, None] * n + order[rows]).ravel()
+    points = cheap[instance]
+    steps = offsets[chosen].ravel() * np.where(up[instance].ravel()[flat], -1.0, 1.0)
+    points.ravel()[flat] += steps
+    feasible = np.all(points @ A.T <= b + tol, axis=1)
+    if len(A_eq):
+        feasible &= np.all(np.abs(points @ A_eq.T - b_eq) <= tol, axis=1)
+    values = np.where(feasible, np.einsum("tn,tn->t", points, c[instance]), np.inf)
+    ranked = np.lexsort((values, rows))  # by row, then by value: each row's first is its best
+    first = ranked[np.r_[True, rows[ranked[1:]] != rows[ranked[:-1]]]]
+    for best in first[values[first] < start_value[instance[first]]]:
+        answers[instance[best]] = points[best]
 
 
 ROUNDED_ENTRIES = 8  # fractional entries whose floor and ceiling are both tried (2^8 points)
