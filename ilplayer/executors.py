@@ -346,9 +346,9 @@ class FuturesExecutor(BatchExecutor):
         self._lanes: list[concurrent.futures.Executor | None] = [None] * self.workers
         self._finalizer = weakref.finalize(self, _shutdown_lanes, self._lanes, kind) if self._owned else None
 
-    def _make_lane(self) -> concurrent.futures.Executor:
+    def _make_lane(self, index: int) -> concurrent.futures.Executor:
         if self.kind == "threads":
-            return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ilplayer")
+            return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"ilplayer-lane{index}")
         return start_process_pool(1, self.mp_context)
 
     def lane(self, index: int) -> concurrent.futures.Executor:
@@ -359,7 +359,7 @@ class FuturesExecutor(BatchExecutor):
         index %= self.workers
         lane = self._lanes[index]
         if lane is None:
-            lane = self._lanes[index] = self._make_lane()
+            lane = self._lanes[index] = self._make_lane(index)
         return lane
 
     def worker_pids(self) -> list[int]:
