@@ -472,7 +472,7 @@ History = list[dict[str, float]]
 def _train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[dict[str, float]], None] | None
                       ) -> tuple[StaticConstraints, History, StaticConstraints]:
     """:func:`train_static_constraints` from its usual start, returned too: the start competes
-    with the trained epochs, and building a separating start again took ~10 s on dense m = 4."""
+    with the trained epochs, and building a separating start again took ~5 s on dense m = 4."""
     data, config = train["data"], train["config"]
     start = initial_constraints(config, config.k * train["num_constraints"], data.c_train, data.y_train,
                                 data.lb, data.ub, run_seed)
