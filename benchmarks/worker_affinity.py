@@ -29,8 +29,8 @@ from ilplayer.bench import family_batch, rotated
 from ilplayer.executors import FuturesExecutor, start_process_pool
 
 
-def layers_for(kind: str, solver: str, lb: torch.Tensor, ub: torch.Tensor) -> dict[str, ilplayer.ILPLayer]:
-    shared = (concurrent.futures.ThreadPoolExecutor(2) if kind == "threads" else start_process_pool(2))
+def layers_for(kind: str, solver: str, lb: torch.Tensor, ub: torch.Tensor,
+               shared: concurrent.futures.Executor) -> dict[str, ilplayer.ILPLayer]:
     return {
         "serial": ilplayer.ILPLayer(lb=lb, ub=ub, solver=solver, executor="serial"),
         f"{kind}, one shared pool": ilplayer.ILPLayer(lb=lb, ub=ub, solver=solver,
@@ -56,7 +56,8 @@ def main() -> None:
         A, b = torch.tensor(data.A), torch.tensor(data.b)
         rng = np.random.default_rng(0)
         for kind in args.kinds:
-            layers = layers_for(kind, args.solver, torch.tensor(data.lb), torch.tensor(data.ub))
+            shared = concurrent.futures.ThreadPoolExecutor(2) if kind == "threads" else start_process_pool(2)
+            layers = layers_for(kind, args.solver, torch.tensor(data.lb), torch.tensor(data.ub), shared)
             times: dict[str, list[float]] = {name: [] for name in layers}
             c = data.c.copy()
             try:
@@ -71,10 +72,8 @@ def main() -> None:
                         assert (layers[name].last_status == ilplayer.Status.OPTIMAL).all(), name
             finally:
                 for layer in layers.values():
-                    pool = getattr(layer.executor, "_pool", None)
                     layer.close()
-                    if pool is not None:
-                        pool.shutdown(wait=True, cancel_futures=True)
+                shared.shutdown(wait=True, cancel_futures=True)  # the layers leave a pool passed in
             serial = statistics.median(times["serial"])
             for name, seconds in times.items():
                 ms = 1e3 * statistics.median(seconds)

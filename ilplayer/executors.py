@@ -344,7 +344,8 @@ class FuturesExecutor(BatchExecutor):
         self._owned = pool is None
         self._pool = pool
         self._lanes: list[concurrent.futures.Executor | None] = [None] * self.workers
-        self._finalizer = weakref.finalize(self, _shutdown_lanes, self._lanes, kind) if self._owned else None
+        if self._owned:  # workers stop with the executor, closed or not
+            weakref.finalize(self, _shutdown_lanes, self._lanes, kind)
 
     def _make_lane(self, index: int) -> concurrent.futures.Executor:
         if self.kind == "threads":
@@ -421,7 +422,7 @@ def _ping(_: int) -> int:
 
 
 def _shutdown_lanes(lanes: list[concurrent.futures.Executor | None], kind: str) -> None:
-    """Stop every lane's worker (all at once: a process is terminated, not waited for)."""
+    """Stop every lane's worker (a process is terminated, not waited for) and empty the lanes."""
     pools = [lane for lane in lanes if lane is not None]
     lanes[:] = [None] * len(lanes)
     for pool in pools:
