@@ -4,7 +4,10 @@ backward | parallel``. Each prints a table; ratios are taken within one run."""
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
+import queue
 import statistics
+import threading
 import time
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -14,7 +17,15 @@ import numpy as np
 import torch
 
 from ilplayer.dispatch import solve_problem
-from ilplayer.executors import SolverRecipe, make_executor
+from ilplayer.executors import (
+    SolverRecipe,
+    TaskFailure,
+    default_start_method,
+    make_executor,
+    one_blas_thread,
+    plan_tasks,
+    solve_task,
+)
 from ilplayer.instances import random_constraint_rows, sample_cover
 from ilplayer.plugins import available_solvers, get_solver, preferred_backend
 from ilplayer.problem import validate_problem
@@ -22,7 +33,7 @@ from ilplayer.types import ILPBatch
 
 FAMILIES = ("binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense m=8", "set cover", "knapsack")
 PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
-EXECUTORS = ("serial", "threads", "processes", "ray")
+EXECUTORS = ("serial", "ideal", "threads", "processes", "ray")
 
 
 def check_family(family: str) -> str:
@@ -57,52 +68,237 @@ def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILP
                     lb=np.full(n, lo), ub=np.full(n, hi))
 
 
+def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, workers: int, repeats: int,
+                 barrier: Any, results: Any) -> None:
+    """One worker of the ideal split: its own solver, its task in a loop, no pool around it.
+
+    Each repeat has phases, each started and ended by a barrier that the parent also waits on
+    (so it can time other things between repeats while the workers sleep): worker 0 solves the
+    whole batch with a second solver (``whole``, the serial reference), then each worker solves
+    its task while the others wait, then all solve theirs at once. A failure is reported, and
+    breaks the barrier so that the other workers and the parent stop too."""
+    times: dict[str, list[float]] = {"whole": [], "alone": [], "together": []}
+    try:
+        solvers = [recipe.create()]
+        jobs = {"alone": (solvers[0], task), "together": (solvers[0], task)}
+        if whole is not None:  # worker 0 also times the whole batch, on a solver of its own
+            solvers.append(recipe.create())
+            jobs["whole"] = (solvers[1], whole)
+        with one_blas_thread():
+            for label in ("alone", "whole"):  # warm-up: the native models and the pools of starts
+                if label in jobs:
+                    solver, work = jobs[label]
+                    failure = next((r for r in solve_task(solver, work) if isinstance(r, TaskFailure)), None)
+                    if failure is not None:
+                        raise _WorkerFailed(failure.message)
+            for _ in range(repeats):
+                for phase in _phases(workers):
+                    barrier.wait()
+                    label = "alone" if phase == index else phase
+                    if label in jobs:
+                        solver, work = jobs[label]
+                        start = time.perf_counter()
+                        solve_task(solver, work)
+                        times[label].append(time.perf_counter() - start)
+                    barrier.wait()
+        for solver in solvers:
+            solver.close()
+    except Exception as exc:  # reported to the parent, which raises it
+        barrier.abort()
+        results.put((index, str(exc) if isinstance(exc, _WorkerFailed) else f"{type(exc).__name__}: {exc}"))
+        return
+    results.put((index, times))
+
+
+def _phases(workers: int) -> list[Any]:
+    return ["whole", *range(workers), "together"]
+
+
+class _WorkerFailed(Exception):
+    """A task of the ideal split failed; its message is already the task's."""
+
+
+class IdealSplit:
+    """The ceiling of a parallel solve on this machine: the batch cut into the tasks a pool gets,
+    each solved by its own bare process in a loop (no pool, no transfers, no layer around it).
+
+    ``start()`` launches the workers (they warm up), each ``repeat()`` runs one round of
+    phases while the caller waits, and ``finish()`` returns, as medians over the repeats: the
+    slowest task's seconds side by side (``seconds``), the whole batch in one process
+    (``serial_s``), and the ratios ``speedup`` = serial / side by side, which is ``split`` =
+    serial / tasks one after the other (what cutting the batch costs: a search over half the
+    instances at once amortises its NumPy calls over fewer) times ``cores`` = one after the
+    other / side by side (what the cores give identical work; shared cores or tasks of uneven
+    difficulty bring it below ``workers``)."""
+
+    def __init__(self, recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int) -> None:
+        whole = [(np.arange(data.num_instances), data)]
+        tasks = plan_tasks(whole, workers)
+        context = multiprocessing.get_context(default_start_method())
+        # A worker that dies without a word breaks the barrier after its timeout.
+        self._barrier, self._results = context.Barrier(len(tasks) + 1, timeout=600), context.Queue()
+        self._phases = _phases(len(tasks))
+        self._processes = [context.Process(target=_bare_worker, daemon=True,
+                                           args=(recipe, task, whole if index == 0 else None, index, len(tasks),
+                                                 repeats, self._barrier, self._results))
+                           for index, task in enumerate(tasks)]
+
+    def start(self) -> None:
+        for process in self._processes:
+            process.start()
+
+    def repeat(self) -> None:
+        try:
+            for _ in self._phases:
+                self._barrier.wait()
+                self._barrier.wait()
+        except threading.BrokenBarrierError:
+            raise RuntimeError(f"ideal split: a worker failed: {self._failure()}") from None
+
+    def finish(self) -> dict[str, float]:
+        runs = self._collect()
+        serial = np.array(runs[0]["whole"])
+        one_by_one = np.array([run["alone"] for run in runs.values()]).sum(axis=0)
+        side_by_side = np.array([run["together"] for run in runs.values()]).max(axis=0)
+        return {"seconds": float(np.median(side_by_side)), "serial_s": float(np.median(serial)),
+                "speedup": float(np.median(serial / side_by_side)),
+                "split": float(np.median(serial / one_by_one)), "cores": float(np.median(one_by_one / side_by_side))}
+
+    def close(self) -> None:
+        self._barrier.abort()
+        for process in self._processes:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
+
+    def _collect(self) -> dict[int, Any]:
+        runs: dict[int, Any] = {}
+        while len(runs) < len(self._processes):
+            try:
+                index, payload = self._results.get(timeout=1)
+                runs[index] = payload
+            except queue.Empty:
+                dead = [index for index, process in enumerate(self._processes)
+                        if index not in runs and process.exitcode not in (None, 0)]
+                if dead:
+                    raise RuntimeError(f"ideal split: worker {dead[0]} died (exit code "
+                                       f"{self._processes[dead[0]].exitcode})") from None
+        # The first cause, not the broken barrier it left the other workers
+        failed = sorted(("BrokenBarrierError" in payload, payload) for payload in runs.values()
+                        if isinstance(payload, str))
+        if failed:
+            raise RuntimeError(f"ideal split: a worker failed: {failed[0][1]}")
+        return runs
+
+    def _failure(self) -> str:
+        try:
+            self._collect()
+        except RuntimeError as exc:
+            return str(exc).removeprefix("ideal split: a worker failed: ")
+        return "the barrier broke"
+
+
+def ideal_split(recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int) -> dict[str, float]:
+    """:class:`IdealSplit`'s figures, its repeats run back to back."""
+    split = IdealSplit(recipe, data, workers, repeats)
+    try:
+        split.start()
+        for _ in range(repeats):
+            split.repeat()
+        return split.finish()
+    finally:
+        split.close()
+
+
 def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers: int = 2,
                        repeats: int = 5, executors: Sequence[str] = EXECUTORS,
-                       families: Sequence[str] = PARALLEL_FAMILIES) -> None:
-    """Print throughput (instances/s) per executor and family, with the speed-up over serial
-    measured in the same run, and each pool's start-up cost."""
+                       families: Sequence[str] = PARALLEL_FAMILIES) -> list[dict[str, Any]]:
+    """Print throughput (instances/s) per executor and family, with the speed-up over serial,
+    and each pool's start-up cost; return the rows (``ratio``: the speed-up).
+
+    Every executor is started (and warmed up by one batch) before any is timed; then each
+    repeat times one batch on each, in an order that rotates, and a speed-up is the median over
+    the repeats of serial's time over the executor's in the same repeat: a slow minute on this
+    shared machine falls on every row alike. The ``ideal`` row (:class:`IdealSplit`) is the
+    ceiling; its speed-up is against its own serial reference, timed in its bare processes in
+    the same repeat, and its last column splits it into what cutting the batch costs and what
+    the cores give."""
     name = solver_name or preferred_backend()
     recipe = SolverRecipe.from_name(name)
     solver = get_solver(name)
-    print(f"backend {name!r}, batch {batch}, {workers} workers, median of {repeats} batches "
-          "after a warm-up batch (pool start, worker solvers, native models)")
+    print(f"backend {name!r}, batch {batch}, {workers} workers, {repeats} repeats, executors interleaved "
+          "after a warm-up batch each (pool start, worker solvers, native models)")
     print(f"{'family':<11} {'executor':<10} | {'ms/instance':>11} | {'instances/s':>11} | "
-          f"{'speed-up':>8} | start-up s")
+          f"{'speed-up':>8} | start-up s (ideal: split, cores)")
+    rows: list[dict[str, Any]] = []
     for family in families:
         data = family_batch(family, batch)
         problem = validate_problem(torch.from_numpy(data.c.copy()), torch.from_numpy(data.A.copy()),
                                    torch.from_numpy(data.b.copy()), data.lb, data.ub)
-        serial_rate = None
-        for kind in executors:
-            try:
-                executor = make_executor(kind, workers, solver)
-            except (ValueError, ImportError) as exc:
-                print(f"{family:<11} {kind:<10} | skipped: {exc}")
-                continue
-            try:
+        started: dict[str, Any] = {}
+        startup: dict[str, float] = {}
+        try:
+            for kind in executors:
                 start = time.perf_counter()
-                if executor is not None and hasattr(executor, "start"):
-                    executor.start()
-                solve_problem(problem, solver, executor, recipe)  # warm-up: solvers and models
-                startup = time.perf_counter() - start
-                times = []
-                for _ in range(repeats):
+                try:
+                    if kind == "ideal":
+                        started[kind] = IdealSplit(recipe, data, workers, repeats)
+                        started[kind].start()
+                    else:
+                        executor = started[kind] = make_executor(kind, workers, solver)
+                        if executor is not None and hasattr(executor, "start"):
+                            executor.start()
+                        solve_problem(problem, solver, executor, recipe)  # warm-up: solvers and models
+                except (ValueError, ImportError, RuntimeError) as exc:
+                    print(f"{family:<11} {kind:<10} | skipped: {exc}")
+                    started.pop(kind, None)
+                    continue
+                startup[kind] = time.perf_counter() - start
+            times: dict[str, list[float]] = {kind: [] for kind in started}
+            failed: dict[str, str] = {}
+            for repeat in range(repeats):
+                for kind in rotated(list(times), repeat):
+                    if kind in failed:
+                        continue
                     start = time.perf_counter()
-                    solve_problem(problem, solver, executor, recipe)
-                    times.append(time.perf_counter() - start)
-            except ImportError as exc:
-                print(f"{family:<11} {kind:<10} | skipped: {exc}")
-                continue
-            finally:
+                    try:
+                        if kind == "ideal":
+                            started[kind].repeat()
+                        else:
+                            solve_problem(problem, solver, started[kind], recipe)
+                    except RuntimeError as exc:
+                        failed[kind] = str(exc)
+                    times[kind].append(time.perf_counter() - start)
+            ideal = None
+            if "ideal" in started and "ideal" not in failed:
+                try:
+                    ideal = started["ideal"].finish()
+                except RuntimeError as exc:
+                    failed["ideal"] = str(exc)
+        finally:
+            for executor in started.values():
                 if executor is not None:
                     executor.close()
-            seconds = statistics.median(times)
-            rate = batch / seconds
-            serial_rate = serial_rate or rate
-            print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {rate:>11.0f} | "
-                  f"{rate / serial_rate:>7.2f}x | {startup:.2f}", flush=True)
+        serial = np.array(times["serial"] if "serial" in times and "serial" not in failed else [np.nan] * repeats)
+        for kind in times:
+            if kind in failed:
+                print(f"{family:<11} {kind:<10} | skipped: {failed[kind]}")
+                continue
+            seconds, ratio = statistics.median(times[kind]), float(np.median(serial / np.array(times[kind])))
+            extra = f"{startup[kind]:.2f}"
+            split = cores = None
+            if kind == "ideal" and ideal is not None:
+                seconds, ratio, split, cores = ideal["seconds"], ideal["speedup"], ideal["split"], ideal["cores"]
+                extra = f"split {split:.2f}x, cores {cores:.2f}x"
+            rows.append({"benchmark": "parallel", "family": family, "backend": name, "executor": kind,
+                         "workers": 1 if kind == "serial" else workers, "ms_per_instance": 1e3 * seconds / batch,
+                         "ratio": None if np.isnan(ratio) else ratio, "split": split, "cores": cores,
+                         "startup_s": startup[kind]})
+            shown = "       -" if np.isnan(ratio) else f"{ratio:>7.2f}x"
+            print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {batch / seconds:>11.0f} | "
+                  f"{shown} | {extra}", flush=True)
     solver.close()
+    return rows
 
 
 # --- the speed targets of the solver backends (ilplayer bench solvers|warm|reuse|backward) ---
@@ -111,7 +307,7 @@ SOLVER_FAMILIES = ("binary m=1", "binary m=8", "dense m=4", "dense m=8", "set co
 MIP_BACKENDS = ("gurobi", "cpsat", "highs", "scip")
 
 
-def _installed(names: Sequence[str]) -> list[str]:
+def installed_backends(names: Sequence[str]) -> list[str]:
     available = available_solvers()
     return [name for name in names if name.split(":")[0] in available]
 
@@ -184,7 +380,7 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
     CombOptNet reference's way of solving, joins them. With ``through_layer`` ilplayer's
     backends are timed as a layer's forward calls them (validation and the core's box check
     included); the reference row stays the reference's own loop."""
-    names = _installed(backends)
+    names = installed_backends(backends)
     if reference and importlib.util.find_spec("gurobipy") is not None:
         names.append(ReferenceLayerSolver.name)
     layer_path = {name: through_layer and name != ReferenceLayerSolver.name for name in names}
@@ -224,7 +420,7 @@ def warm_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[st
     rows = []
     for family in families:
         base = family_batch(family, batch, seed=0, n=n)
-        for name in _installed(backends):
+        for name in installed_backends(backends):
             cold, warm = get_solver(name, warm_start=False), get_solver(name, warm_start=True)
             times: dict[str, list[float]] = {"cold": [], "warm": []}
             for epoch in range(epochs):
@@ -252,7 +448,7 @@ def reuse_benchmark(backends: Sequence[str] = ("gurobi", "highs"), batch: int = 
     c, A, b = (torch.from_numpy(np.array(x)) for x in (data.c, data.A, data.b))
     lb, ub = data.lb.tolist(), data.ub.tolist()
     rows = []
-    for name in _installed(backends):
+    for name in installed_backends(backends):
         layer = ILPLayer(lb, ub, solver=name, executor="serial")
         times: dict[str, list[float]] = {"solve": [], "layer": []}
         with torch.no_grad():
@@ -283,8 +479,6 @@ def backward_benchmark(batch: int = 64, m: int = 8, n: int = 16, repeats: int = 
     """The layer's backward (B = ``batch``, dense m x n) with torch's default threads and with
     the layer's one thread, on a quiet machine and beside one busy process. Ratio: each to the
     quiet one-thread time measured in the same run."""
-    import multiprocessing
-
     from ilplayer.constraints import StaticConstraints
     from ilplayer.layer import ILPLayer
 
@@ -350,13 +544,14 @@ def plot_rows(rows: list[dict[str, Any]], path: str) -> str:
     fig, axes = plt.subplots(len(kinds), 1, figsize=(9, 3.2 * len(kinds)), squeeze=False)
     for axis, kind in zip(axes[:, 0], kinds):
         chosen = [row for row in rows if row["benchmark"] == kind]
-        labels = [" ".join(str(row[k]) for k in ("family", "backend", "threads", "load") if k in row)
+        labels = [" ".join(str(row[k]) for k in ("family", "backend", "executor", "threads", "load") if k in row)
                   for row in chosen]
-        axis.barh(range(len(chosen)), [row["ratio"] for row in chosen])
+        axis.barh(range(len(chosen)), [row["ratio"] or 0.0 for row in chosen])
         axis.set_yticks(range(len(chosen)), labels, fontsize=7)
         axis.axvline(1.0, color="black", linewidth=0.8)
         axis.set_title({"solvers": "ms per instance / first backend's", "warm": "warm start / cold",
                         "reuse": "solve() / reused ILPLayer", "backward": "backward / quiet, 1 thread",
+                        "parallel": "speed-up over serial (ideal: bare processes, the machine's ceiling)",
                         }.get(kind, kind), fontsize=9)
         axis.invert_yaxis()
     fig.tight_layout()

@@ -356,14 +356,13 @@ def run_learn(args: argparse.Namespace) -> int:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
 
     from ilplayer import bench
 
     if args.bench == "parallel":
-        bench.parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors,
-                                 tuple(args.families or bench.PARALLEL_FAMILIES))
+        rows = bench.parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors,
+                                        tuple(args.families or bench.PARALLEL_FAMILIES))
+        _write_bench_rows(rows, args.json, args.plot)
         return 0
     torch_threads_note = "torch intra-op threads: 1 in the layer's backward (backward_threads)"
     print(f"ilplayer bench {args.bench}; one thread per solver; {torch_threads_note}", flush=True)
@@ -388,12 +387,25 @@ def run_bench(args: argparse.Namespace) -> int:
     for kind in dict.fromkeys(row["benchmark"] for row in rows):
         print()
         bench.print_rows([row for row in rows if row["benchmark"] == kind])
-    if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
-        print(f"wrote {args.json}")
-    if args.plot and rows:
-        print(f"wrote {bench.plot_rows(rows, args.plot)}")
+    if args.bench == "all":  # printed as it runs; Ray's start-up per family is left to bench parallel
+        for name in bench.installed_backends(backends):
+            print()
+            rows += bench.parallel_benchmark(name, executors=("serial", "ideal", "threads", "processes"))
+    _write_bench_rows(rows, args.json, args.plot)
     return 0
+
+
+def _write_bench_rows(rows: list[dict[str, object]], json_path: str | None, plot_path: str | None) -> None:
+    import json
+    from pathlib import Path
+
+    from ilplayer import bench
+
+    if json_path:
+        Path(json_path).write_text(json.dumps(rows, indent=1))
+        print(f"wrote {json_path}")
+    if plot_path and rows:
+        print(f"wrote {bench.plot_rows(rows, plot_path)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -536,14 +548,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parallel.add_argument("--batch", type=_positive_int, default=256)
     parallel.add_argument("--workers", type=_positive_int, default=2)
     parallel.add_argument("--repeats", type=_positive_int, default=5)
-    parallel.add_argument("--executors", nargs="*", default=["serial", "threads", "processes", "ray"])
+    parallel.add_argument("--executors", nargs="*", default=["serial", "ideal", "threads", "processes", "ray"])
     parallel.add_argument("--families", nargs="*", type=_family, default=None,
                           help="instance families (default: 'binary m=4' 'dense m=4' 'set cover')")
+    parallel.add_argument("--json", default=None, help="write the rows as JSON here")
+    parallel.add_argument("--plot", default=None, help="write a PNG of the speed-ups here ([demo] extra)")
     for name, help_text in (("solvers", "ms per instance of each backend, as a ratio to the first"),
                             ("warm", "warm starts on and off when training revisits its instances"),
                             ("reuse", "ilplayer.solve called repeatedly vs a reused ILPLayer"),
                             ("backward", "the backward beside a busy process, torch's threads vs one"),
-                            ("all", "solvers, warm, reuse and backward")):
+                            ("all", "solvers, warm, reuse, backward, and parallel for each backend")):
         sub = bench.add_parser(name, help=help_text)
         if name in ("solvers", "warm", "reuse", "all"):
             sub.add_argument("--backends", nargs="*", type=_solver_name, default=None,

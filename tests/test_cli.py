@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -32,7 +33,6 @@ def test_demo_learns_reports_accuracy_beside_the_baseline_and_plots(capsys, tmp_
 
 
 def test_experiment_commands_write_one_json_record_and_plot_per_run(tmp_path, monkeypatch, capsys):
-    import json
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "results"
@@ -52,7 +52,6 @@ def test_experiment_commands_write_one_json_record_and_plot_per_run(tmp_path, mo
 
 
 def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
-    import json
 
     import pytest
 
@@ -67,7 +66,6 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
 
 
 def test_mlp_baseline_runs_through_the_experiment_command(tmp_path, monkeypatch):
-    import json
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     assert main(["experiment", "rc", "--m", "2", "--seeds", "0", "--epochs", "2", "--method", "mlp",
@@ -76,17 +74,23 @@ def test_mlp_baseline_runs_through_the_experiment_command(tmp_path, monkeypatch)
     assert record["method"] == "mlp" and record["solver"] is None and len(record["history"]) == 2
 
 
-def test_python_dash_m_ilplayer_can_start_a_process_pool():
+def test_python_dash_m_ilplayer_can_start_a_process_pool(tmp_path):
     # Workers of a forkserver pool import the main module again: __main__.py must be guarded.
     if "highs" not in ilplayer.available_solvers():
         pytest.skip("needs a backend that runs in worker processes (ilplayer-highs)")
+    record = tmp_path / "parallel.json"
     out = subprocess.run([sys.executable, "-m", "ilplayer", "bench", "parallel", "--solver", "highs",
-                          "--batch", "8", "--repeats", "1", "--executors", "serial", "processes",
-                          "--families", "set cover"], capture_output=True, text=True, timeout=300, check=False)
+                          "--batch", "8", "--repeats", "1", "--executors", "serial", "ideal", "processes",
+                          "--families", "set cover", "--json", str(record)],
+                         capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "processes" in out.stdout and "skipped" not in out.stdout
     rows = [line for line in out.stdout.splitlines() if "|" in line and not line.startswith("family")]
-    assert len(rows) == 2 and all(line.startswith("set cover") for line in rows)
+    assert len(rows) == 3 and all(line.startswith("set cover") for line in rows)
+    assert "cores" in rows[1] and "split" in rows[1]  # the ideal row and its two factors
+    written = json.loads(record.read_text())
+    assert [row["executor"] for row in written] == ["serial", "ideal", "processes"]
+    assert written[0]["ratio"] == 1.0 and written[1]["cores"] > 0 and written[2]["split"] is None
 
 
 def test_bench_refuses_an_unknown_family_by_name():
@@ -108,7 +112,6 @@ def test_resume_never_recomputes_a_finished_record(tmp_path, capsys):
 
 
 def test_restarts_train_one_dataset_again_from_another_initialisation(tmp_path):
-    import json
 
     assert main(["experiment", "wsc", "--m", "3", "--seeds", "0", "--restarts", "0-1", "--epochs", "2",
                  "--out", str(tmp_path)]) == 0

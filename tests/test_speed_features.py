@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
 import threading
 
 import numpy as np
@@ -153,6 +154,27 @@ def test_bench_command_writes_rows_and_a_plot(tmp_path, capsys):
                  "--json", str(out)]) == 0
     assert json.loads(out.read_text())[0]["benchmark"] == "reuse"
     assert "solve_ms" in capsys.readouterr().out
+
+
+def test_the_ideal_split_times_each_task_alone_and_side_by_side_in_bare_processes():
+    from ilplayer.bench import ideal_split
+    from ilplayer.executors import SolverRecipe
+
+    data = family_batch("binary m=1", 8, n=8)
+    ideal = ideal_split(SolverRecipe.from_name("bruteforce"), data, workers=2, repeats=2)
+    assert ideal["seconds"] > 0 and ideal["serial_s"] > 0
+    # two workers side by side cannot beat four times their tasks one after the other
+    assert 0 < ideal["cores"] < 4 and ideal["split"] > 0 and ideal["speedup"] > 0
+    assert not [child for child in multiprocessing.active_children() if child.is_alive()]
+
+
+def test_the_ideal_split_reports_a_workers_failure_instead_of_waiting_for_it():
+    from ilplayer.bench import ideal_split
+    from ilplayer.executors import SolverRecipe
+
+    data = family_batch("binary m=1", 8, n=8)  # 256 points per instance, above max_points=1
+    with pytest.raises(RuntimeError, match=r"ideal split: a worker failed: ValueError: .*max_points"):
+        ideal_split(SolverRecipe.from_name("bruteforce", {"max_points": 1}), data, workers=2, repeats=1)
 
 
 def test_bench_solvers_can_time_the_reference_layers_way_beside_the_backends(tmp_path):
