@@ -86,14 +86,46 @@ def test_large_box_is_refused_before_solving_with_a_clear_error():
     assert status.item() == Status.OPTIMAL
 
 
-def test_chunked_enumeration_matches_a_single_chunk(monkeypatch):
+@pytest.mark.parametrize("shared", [True, False], ids=["shared rows", "rows per instance"])
+@pytest.mark.parametrize("chunk", [1, None], ids=["one head point per block", "default blocks"])
+@pytest.mark.parametrize("sparse_ratio", [0, None, 10**9], ids=["price feasible only", "default", "price all"])
+def test_enumeration_by_head_and_tail_tables_matches_a_plain_enumeration(monkeypatch, shared, chunk, sparse_ratio):
     from ilplayer.solvers import bruteforce
 
+    if chunk is not None:
+        monkeypatch.setattr(bruteforce, "_CHUNK_ELEMENTS", chunk)
+    if sparse_ratio is not None:
+        monkeypatch.setattr(bruteforce, "SPARSE_RATIO", sparse_ratio)
     rng = np.random.default_rng(2)
-    c, A, b = (torch.tensor(rng.normal(size=s)) for s in ((5, 10), (5, 3, 10), (5, 3)))
-    expected = ilplayer.solve(c, A, b, lb=0, ub=1)
-    monkeypatch.setattr(bruteforce, "_CHUNK_ELEMENTS", 1)
-    monkeypatch.setattr(bruteforce, "_CACHE_ELEMENTS", 1)
-    got = ilplayer.solve(c, A, b, lb=0, ub=1)
-    torch.testing.assert_close(got[0], expected[0])
-    torch.testing.assert_close(got[1], expected[1])
+    lb, ub = np.array([-1, 0, -2, 0, 1, -1, 0]), np.array([1, 1, 1, 2, 2, 0, 1])  # uneven sizes
+    c = rng.normal(size=(6, 7))
+    A = rng.normal(size=(3, 7) if shared else (6, 3, 7))
+    b = rng.uniform(-0.5, 2.0, size=3 if shared else (6, 3))
+    if not shared:
+        b[0] = -100.0  # one instance without a feasible point
+    y, status = ilplayer.solve(torch.tensor(c), torch.tensor(A), torch.tensor(b), lb=lb, ub=ub, solver="bruteforce")
+    points = np.array(list(itertools.product(*[range(lo, hi + 1) for lo, hi in zip(lb, ub)])), dtype=float)
+    for i in range(len(c)):
+        rows, bound = (A, b) if shared else (A[i], b[i])
+        feasible = (points @ rows.T <= bound + 1e-6).all(axis=1)
+        if not feasible.any():
+            assert status[i] == ilplayer.Status.INFEASIBLE
+            continue
+        best = np.flatnonzero(feasible)[np.argmin(points[feasible] @ c[i])]
+        assert status[i] == ilplayer.Status.OPTIMAL
+        np.testing.assert_array_equal(y[i].numpy(), points[best])
+    assert (status == ilplayer.Status.OPTIMAL).any()
+    assert shared or (status == ilplayer.Status.INFEASIBLE).any()  # both kinds of answer were checked
+
+
+@pytest.mark.parametrize("sparse_ratio", [0, 10**9], ids=["price feasible only", "price all"])
+def test_a_tie_goes_to_the_first_point_in_box_order(monkeypatch, sparse_ratio):
+    from ilplayer.solvers import bruteforce
+
+    monkeypatch.setattr(bruteforce, "SPARSE_RATIO", sparse_ratio)
+    monkeypatch.setattr(bruteforce, "_CHUNK_ELEMENTS", 1)  # tied points in later blocks must not win
+    c = torch.zeros(2, 6, dtype=torch.float64)             # every feasible point costs 0
+    A, b = -torch.ones(1, 6, dtype=torch.float64), torch.tensor([-2.0], dtype=torch.float64)  # sum(y) >= 2
+    y, status = ilplayer.solve(c, A, b, lb=0, ub=1, solver="bruteforce")
+    assert (status == Status.OPTIMAL).all()
+    assert y.tolist() == [[0, 0, 0, 0, 1, 1]] * 2          # the last variable runs fastest

@@ -3,10 +3,19 @@
 It evaluates ``A y <= b`` and ``c·y`` for all points at once (in chunks) on the tensors' own
 device, in float64, and keeps the first point of least cost. It is the oracle of the test
 suite and a real backend for boxes of up to ``max_points`` points (binary n <= 20 by default).
+
+The box is the product of a head box (the first variables) and a tail box (the rest), and a
+point's index is ``head index x tail size + tail index``. So ``A y = A_head y_head + A_tail
+y_tail`` is a sum of two small tables, each made by one product over ~sqrt(points) points, and
+so is ``c·y``: an addition per point and row instead of a dot product over all n variables,
+and no (n, points) matrix to read. Against the former product over all points (both in one
+run, 2 cores): binary n = 16, m = 2, B = 8 0.39x, B = 1000 0.52x; m = 8 0.62x, 0.84x;
+[-2, 2]^8, m = 4 0.71x, 0.99x; binary n = 20 0.05x (its points were rebuilt for each block).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,8 +29,11 @@ __all__ = ["DEFAULT_FEASIBILITY_TOL", "DEFAULT_MAX_POINTS", "BruteForceSolver"]
 
 DEFAULT_MAX_POINTS = 2**20
 DEFAULT_FEASIBILITY_TOL = 1e-6
-_CHUNK_ELEMENTS = 2**22  # about 32 MiB of float64 per intermediate (batch x constraints x points)
-_CACHE_ELEMENTS = 2**23  # boxes of up to 64 MiB of float64 points are generated once and kept
+# About 8 MiB of float64 per intermediate: with every point priced, binary n = 16, B = 8 and
+# 1000, blocks of 2^20 took 0.25x and 0.50x the time of the former product over all points,
+# blocks of 2^22 0.29x and 0.56x.
+_CHUNK_ELEMENTS = 2**20
+SPARSE_RATIO = 4  # price only the feasible points when at most 1 in SPARSE_RATIO is feasible
 
 
 def _box_points(lb: torch.Tensor, ub: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -32,6 +44,17 @@ def _box_points(lb: torch.Tensor, ub: torch.Tensor, index: torch.Tensor) -> torc
         strides[:-1] = torch.flip(torch.cumprod(torch.flip(sizes[1:], [0]), 0), [0])
     digits = torch.div(index[:, None], strides[None, :], rounding_mode="floor") % sizes[None, :]
     return (digits + lb[None, :]).to(torch.float64)
+
+
+def _head_size(sizes: list[int]) -> int:
+    """How many leading variables form the head box: the tail box (the rest) is the longest
+    suffix with at most ~sqrt(points) points, so both tables stay small."""
+    total = math.prod(sizes)
+    tail, head = 1, len(sizes)
+    while head > 0 and tail * sizes[head - 1] <= max(2, int(total ** 0.5)):
+        head -= 1
+        tail *= sizes[head]
+    return head
 
 
 class BruteForceSolver(Solver):
@@ -56,18 +79,18 @@ class BruteForceSolver(Solver):
             raise ValueError(f"feasibility_tol must be >= 0, got {feasibility_tol!r}")
         self.max_points = max_points
         self.feasibility_tol = float(feasibility_tol)
-        self._points: tuple[tuple, torch.Tensor] | None = None  # (key, (n, N) points)
+        self._tables: tuple[tuple, tuple[int, torch.Tensor, torch.Tensor]] | None = None
 
-    def _points_transposed(self, lb: torch.Tensor, ub: torch.Tensor, start: int, stop: int,
-                           total: int) -> torch.Tensor:
-        """Points ``start..stop-1`` as an (n, stop - start) tensor; small boxes are cached."""
-        if total * len(lb) > _CACHE_ELEMENTS:
-            return _box_points(lb, ub, torch.arange(start, stop, device=lb.device)).T
+    def _halves(self, lb: torch.Tensor, ub: torch.Tensor) -> tuple[int, torch.Tensor, torch.Tensor]:
+        """The head size and the (head, N_head) and (tail, N_tail) point tables, kept per box."""
         key = (tuple(lb.tolist()), tuple(ub.tolist()), lb.device)
-        if self._points is None or self._points[0] != key:
-            all_points = _box_points(lb, ub, torch.arange(total, device=lb.device))
-            self._points = (key, all_points.T.contiguous())
-        return self._points[1][:, start:stop]
+        if self._tables is None or self._tables[0] != key:
+            sizes = (ub - lb + 1).tolist()
+            head = _head_size(sizes)
+            heads = _box_points(lb[:head], ub[:head], torch.arange(math.prod(sizes[:head]), device=lb.device))
+            tails = _box_points(lb[head:], ub[head:], torch.arange(math.prod(sizes[head:]), device=lb.device))
+            self._tables = (key, (head, heads.T.contiguous(), tails.T.contiguous()))
+        return self._tables[1]
 
     def _check_size(self, lb: np.ndarray, ub: np.ndarray) -> int:
         sizes = [int(u - l + 1) for l, u in zip(lb.tolist(), ub.tolist())]
@@ -88,7 +111,7 @@ class BruteForceSolver(Solver):
 
     def _enumerate(self, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb_np: np.ndarray,
                    ub_np: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        total = self._check_size(lb_np, ub_np)
+        self._check_size(lb_np, ub_np)
         device = c.device
         c, A, b = (t.to(torch.float64) for t in (c, A, b))
         lb = torch.tensor(lb_np, dtype=torch.int64, device=device)
@@ -98,26 +121,44 @@ class BruteForceSolver(Solver):
         if not shared:
             A = A.expand(batch, *A.shape[-2:])
             b = b.expand(batch, m)
-        chunk = max(1024, _CHUNK_ELEMENTS // (max(m, 1) * (1 if shared else batch)))
+        head, heads, tails = self._halves(lb, ub)                    # (h, N_head), (n - h, N_tail)
+        tail_size = tails.shape[1]
+        row_tail = A[..., head:] @ tails - b[..., None]                # (m, N_tail) or (B, m, N_tail)
+        cost_tail = c[:, head:] @ tails                                # (B, N_tail)
+        # Head points per block. The feasibility test ((m or B x m) x points) may take 4x the cap:
+        # one block then usually covers the box and the choice between pricing the feasible
+        # points and pricing all is made once ([-2, 2]^8, m = 4, B = 1000: two blocks that chose
+        # differently took 1.38x the time of one). Pricing all (B x points) keeps to the cap.
+        rows = max(1, 4 * _CHUNK_ELEMENTS // (tail_size * max(m, 1) * (1 if shared else batch)))
+        priced_rows = max(1, _CHUNK_ELEMENTS // (tail_size * batch))
         best = torch.full((batch,), float("inf"), dtype=torch.float64, device=device)
         best_index = torch.zeros(batch, dtype=torch.int64, device=device)
-        for start in range(0, total, chunk):
-            stop = min(start + chunk, total)
-            points = self._points_transposed(lb, ub, start, stop, total)   # (n, N)
-            excess = (A @ points) - b[..., None]              # (m, N) or (B, m, N)
-            feasible = (excess <= self.feasibility_tol).all(dim=-2)
-            if shared:  # price only the feasible points, shared by every instance
-                index = feasible.nonzero().squeeze(1)
-                if len(index) == 0:
-                    continue
-                chunk_best, position = (c @ points[:, index]).min(dim=1)
-                chunk_index = index[position]
-            else:
-                cost = torch.where(feasible, c @ points, float("inf"))
-                chunk_best, chunk_index = cost.min(dim=1)
-            better = chunk_best < best                        # strict: earlier point wins ties
-            best = torch.where(better, chunk_best, best)
-            best_index = torch.where(better, chunk_index + start, best_index)
+
+        def keep(chunk_best: torch.Tensor, chunk_index: torch.Tensor) -> None:
+            better = chunk_best < best  # strict: the earlier point wins a tie
+            best.copy_(torch.where(better, chunk_best, best))
+            best_index.copy_(torch.where(better, chunk_index, best_index))
+
+        for first in range(0, heads.shape[1], rows):                    # a block of head points at a time
+            block = heads[:, first:first + rows]
+            excess = (A[..., :head] @ block)[..., None] + row_tail[..., None, :]  # (.., m, H, N_tail)
+            feasible = (excess <= self.feasibility_tol).all(dim=-3)              # (.., H, N_tail)
+            cost_head = c[:, :head] @ block                                      # (B, H)
+            index = feasible.flatten().nonzero().squeeze(1) if shared else None
+            if index is not None and len(index) * SPARSE_RATIO <= feasible.numel():
+                # Few feasible points (shared rows): price only those. With many, an addition of
+                # the two cost tables per point is cheaper than gathering the points.
+                if len(index):  # the feasible points themselves, priced by one product as a whole
+                    points = torch.cat([block[:, index // tail_size], tails[:, index % tail_size]])  # (n, K)
+                    chunk_best, position = (c @ points).min(dim=1)
+                    keep(chunk_best, index[position] + first * tail_size)
+                continue
+            for sub in range(0, block.shape[1], priced_rows):  # every point priced, infeasible ones at +inf
+                part = slice(sub, sub + priced_rows)
+                cost = cost_head[:, part, None] + cost_tail[:, None, :]            # (B, H', N_tail)
+                cost.masked_fill_(~feasible[..., part, :], float("inf"))
+                chunk_best, chunk_index = cost.flatten(1).min(dim=1)
+                keep(chunk_best, chunk_index + (first + sub) * tail_size)
         has_solution = torch.isfinite(best)
         y = _box_points(lb, ub, best_index)
         status = torch.where(has_solution, int(Status.OPTIMAL), int(Status.INFEASIBLE)).to(torch.int8)
@@ -137,4 +178,4 @@ class BruteForceSolver(Solver):
         return self._enumerate(problem.c, A, b, problem.lb, problem.ub)
 
     def close(self) -> None:
-        self._points = None
+        self._tables = None
