@@ -541,7 +541,10 @@ def plot_rows(rows: list[dict[str, Any]], path: str) -> str:
     import matplotlib.pyplot as plt
 
     kinds = list(dict.fromkeys(row["benchmark"] for row in rows))
-    fig, axes = plt.subplots(len(kinds), 1, figsize=(9, 3.2 * len(kinds)), squeeze=False)
+    # Each panel as tall as its rows need (a label per bar stays readable) and never squat.
+    heights = [max(2.4, 0.8 + 0.17 * sum(row["benchmark"] == kind for row in rows)) for kind in kinds]
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(9, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
     for axis, kind in zip(axes[:, 0], kinds):
         chosen = [row for row in rows if row["benchmark"] == kind]
         labels = [" ".join(str(row[k]) for k in ("family", "backend", "executor", "threads", "load") if k in row)
