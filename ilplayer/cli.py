@@ -548,7 +548,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parallel.add_argument("--batch", type=_positive_int, default=256)
     parallel.add_argument("--workers", type=_positive_int, default=2)
     parallel.add_argument("--repeats", type=_positive_int, default=5)
-    parallel.add_argument("--executors", nargs="*", default=["serial", "ideal", "threads", "processes", "ray"])
+    parallel.add_argument("--executors", nargs="*", default=["serial", "ideal", "threads", "processes", "ray"],
+                          help="what to time, interleaved (default: all); ideal = the same tasks in bare "
+                               "processes without a pool, the machine's ceiling")
     parallel.add_argument("--families", nargs="*", type=_family, default=None,
                           help="instance families (default: 'binary m=4' 'dense m=4' 'set cover')")
     parallel.add_argument("--json", default=None, help="write the rows as JSON here")
