@@ -251,7 +251,9 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
                         solve_problem(problem, solver, executor, recipe)  # warm-up: solvers and models
                 except (ValueError, ImportError, RuntimeError) as exc:
                     print(f"{family:<11} {kind:<10} | skipped: {exc}")
-                    started.pop(kind, None)
+                    broken = started.pop(kind, None)
+                    if broken is not None:  # started, then failed its warm-up: no pool left behind
+                        broken.close()
                     continue
                 startup[kind] = time.perf_counter() - start
             times: dict[str, list[float]] = {kind: [] for kind in started}
