@@ -22,7 +22,7 @@ from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
 # exhaustive oracle on 63 of 6 381 fuzzed instances with float32-rounded data; with these
 # settings on none (docs/solvers.md). Tighter still (1e-9, below what its LP delivers) HiGHS
 # 1.16 returned a point 0.003 above the optimum as optimal on paper-sized dense instances (1 in
-# ~3 000, scripts/cross_check.py; tests/test_cross_backend.py keeps one). Presolve is off: it
+# ~13 000, scripts/cross_check.py; tests/test_cross_backend.py keeps one). Presolve is off: it
 # costs more than it saves on these tiny models, and it is where the inconsistencies reported
 # by users came from.
 FEASIBILITY_TOL = 1e-6
