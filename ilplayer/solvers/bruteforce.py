@@ -95,11 +95,9 @@ class BruteForceSolver(Solver):
             self._tables = (key, (head, heads.T.contiguous(), tails.T.contiguous()))
         return self._tables[1]
 
-    def _check_size(self, lb: np.ndarray, ub: np.ndarray) -> int:
+    def _check_size(self, lb: np.ndarray, ub: np.ndarray) -> None:
         sizes = [int(u - l + 1) for l, u in zip(lb.tolist(), ub.tolist())]
-        total = 1
-        for size in sizes:
-            total *= size
+        total = math.prod(sizes)
         if total > self.max_points:
             values = str(sizes[0]) if min(sizes) == max(sizes) else f"{min(sizes)} to {max(sizes)}"
             raise ValueError(
@@ -107,7 +105,6 @@ class BruteForceSolver(Solver):
                 f"{values} values each), more than solver 'bruteforce' enumerates "
                 f"(max_points={self.max_points}). Use a MIP backend (see "
                 "ilplayer.available_solvers()) or raise solver_options={'max_points': ...}.")
-        return total
 
     def check(self, batch: ProblemTensors) -> None:
         self._check_size(batch.lb, batch.ub)
