@@ -67,6 +67,26 @@ def _field_value(parameters: Any, key: str, value: Any) -> Any:
     return value
 
 
+class _Model:
+    """A constraint set's CP-SAT model, and what checking an answer against the float rows needs."""
+
+    __slots__ = ("A", "A_eq", "b_eq", "b_high", "batch", "cp_model", "indices", "lp", "proto", "y")
+
+    def __init__(self, cp_model: Any, y: list[Any], batch: ILPBatch, indices: list[int]) -> None:
+        if indices != list(range(len(y))):  # solve_instance reads y's values by position
+            raise RuntimeError("CP-SAT numbered the model's variables out of order")
+        self.cp_model, self.proto, self.y, self.indices, self.batch = cp_model, cp_model.proto, y, indices, batch
+        self.A, self.b_high = batch.A, batch.b + FEASIBILITY_TOL
+        self.A_eq, self.b_eq = (batch.A_eq, batch.b_eq) if len(batch.A_eq) else (None, None)
+        self.lp: tuple[Any, ...] | None = None  # GLOP's float LP relaxation, made on first use
+
+    def feasible(self, point: np.ndarray) -> bool:
+        """Whether ``point`` meets the float rows (within FEASIBILITY_TOL)."""
+        if not (self.A @ point <= self.b_high).all():
+            return False
+        return self.A_eq is None or bool((np.abs(self.A_eq @ point - self.b_eq) <= FEASIBILITY_TOL).all())
+
+
 class CpSatSolver(PersistentModelSolver):
     """OR-Tools CP-SAT with verified integer scaling (see the module docstring).
 
@@ -142,16 +162,16 @@ class CpSatSolver(PersistentModelSolver):
             model.add(expression >= int(lo))
             model.add(expression <= int(hi))
         indices = [var.index for var in y]
-        return model, y, batch.A, batch.b, batch.A_eq, batch.b_eq, indices, {"batch": batch, "lp": None}
+        model.proto.objective.vars.extend(indices)  # min sum(coeffs * vars): zero costs are allowed
+        return _Model(model, y, batch, indices)
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
         # A CP-SAT solve costs >= 0.4 ms even on one row; OR-Tools' GLOP re-solves the float LP
         # relaxation from its last basis in ~0.1 ms. With its duals and optimum the core's
         # search answers most instances exactly (for the float costs) without CP-SAT.
-        state = model[7]
-        if state["lp"] is None:
-            state["lp"] = self._relaxation(state["batch"])
-        lp, x, rows, objective, optimal = state["lp"]
+        if model.lp is None:
+            model.lp = self._relaxation(model.batch)
+        lp, x, rows, objective, optimal = model.lp
 
         def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             for var, value in zip(x, costs.tolist()):
@@ -162,7 +182,7 @@ class CpSatSolver(PersistentModelSolver):
             # "<=" row of a minimisation, so the multipliers are their negatives.
             return -np.array([[row.dual_value() for row in rows]]), np.array([var.solution_value() for var in x])
 
-        return multipliers_in_blocks(c, 1, state["batch"].num_constraints, solve_one)
+        return multipliers_in_blocks(c, 1, model.batch.num_constraints, solve_one)
 
     @staticmethod
     def _relaxation(batch: ILPBatch) -> tuple[Any, ...]:
@@ -184,35 +204,35 @@ class CpSatSolver(PersistentModelSolver):
 
     # Hints and costs are written into the model's proto directly: ``add_hint`` per variable
     # and ``minimize`` over a new expression cost ~70 us of Python per instance, the proto
-    # fields ~4 us (on m = 1 a CP-SAT solve takes ~0.4 ms in all).
+    # fields ~4 us (on m = 1 a CP-SAT solve takes ~0.4 ms in all). The variables of both are
+    # written once per model; each instance rewrites the numbers only.
     def set_start(self, model: Any, point: np.ndarray) -> None:
-        hint = model[0].proto.solution_hint
-        hint.vars.clear()
-        hint.vars.extend(model[6])
+        hint = model.proto.solution_hint
+        if not len(hint.vars):
+            hint.vars.extend(model.indices)
         hint.values.clear()
         hint.values.extend(point.astype(np.int64).tolist())
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         cp = self._cp
-        cp_model, y, A, b, A_eq, b_eq, indices = model[:7]
-        objective = cp_model.proto.objective  # min sum(coeffs * vars): zero costs are allowed
-        objective.vars.clear()
-        objective.vars.extend(indices)
-        objective.coeffs.clear()
-        objective.coeffs.extend(np.round(c * self.scale).astype(np.int64).tolist())
+        coeffs = model.proto.objective.coeffs
+        coeffs.clear()
+        coeffs.extend(np.round(c * self.scale).astype(np.int64).tolist())
         for _ in range(self.max_repairs + 1):
-            code = self._solver.solve(cp_model)
+            code = self._solver.solve(model.cp_model)
             if code == cp.INFEASIBLE:
                 return Status.INFEASIBLE, None
             if code not in (cp.OPTIMAL, cp.FEASIBLE):
                 if code == cp.UNKNOWN and self.time_limit is not None:
                     return Status.TIME_LIMIT_NO_SOLUTION, None
                 raise RuntimeError(f"CP-SAT ended with status {self._solver.status_name(code)}")
-            point = np.array([self._solver.value(v) for v in y], dtype=np.float64)
-            if (A @ point - b <= FEASIBILITY_TOL).all() and (np.abs(A_eq @ point - b_eq) <= FEASIBILITY_TOL).all():
+            # y are the model's first variables: the response lists their values in order (one
+            # read of the list, not a call per variable).
+            point = np.array(self._solver.response_proto.solution, dtype=np.float64)[:len(model.y)]
+            if model.feasible(point):
                 return (Status.OPTIMAL if code == cp.OPTIMAL else Status.TIME_LIMIT), point
             # Admitted only by the rounding: cut exactly this point off and solve again.
-            cp_model.add_forbidden_assignments(y, [tuple(int(v) for v in point)])
+            model.cp_model.add_forbidden_assignments(model.y, [tuple(int(v) for v in point)])
             self.repairs += 1
         raise RuntimeError(f"CP-SAT answers still violated A y <= b after {self.max_repairs} "
                            "repairs; raise scale or max_repairs")

@@ -61,3 +61,30 @@ def test_enum_parameters_take_a_member_name_or_number(cpsat):
     assert by_name._solver.parameters.search_branching == by_number._solver.parameters.search_branching
     assert by_name._solver.parameters.search_branching.name == "LP_SEARCH"
 
+
+
+def test_the_start_reaches_the_model_as_a_hint_and_warm_answers_match_cold_ones(cpsat):
+    from ilplayer.bench import family_batch
+
+    batch = family_batch("dense m=4", 12, seed=2)
+    warm = cpsat("cpsat")
+    warm.relaxation_multipliers = lambda model, c: [None] * len(c)  # every instance to CP-SAT
+    cold = cpsat("cpsat", warm_start=False)
+    first = warm.solve(batch)
+    hints = []
+    solve_instance = warm.solve_instance
+
+    def record(model, c):  # the hint CP-SAT sees when it solves this instance
+        hint = model.proto.solution_hint
+        hints.append((list(hint.vars), list(hint.values)))
+        return solve_instance(model, c)
+
+    warm.solve_instance = record
+    again = warm.solve(batch)
+    reference = cold.solve(batch)
+    assert (again.status == Status.OPTIMAL).all() and (reference.status == Status.OPTIMAL).all()
+    np.testing.assert_allclose(again.objective, reference.objective, atol=1e-5)
+    np.testing.assert_allclose(first.objective, reference.objective, atol=1e-5)
+    # Revisited with the same costs, each instance starts from its own previous answer.
+    assert all(variables == list(range(batch.num_variables)) for variables, _ in hints)
+    np.testing.assert_array_equal(np.array([values for _, values in hints]), first.y)
