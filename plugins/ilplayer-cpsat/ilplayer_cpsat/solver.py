@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
 from ilplayer.plugins import import_solver_library
@@ -67,6 +68,40 @@ def _field_value(parameters: Any, key: str, value: Any) -> Any:
     return value
 
 
+# The LP relaxations go to GLOP through OR-Tools' model builder, several instances per call
+# as one block-diagonal LP: one call sets a block's costs, one solves it, two read the duals and
+# the optimum. The model builder solves each call from scratch (no warm basis), and a cold
+# solve grows faster than the rows, so a block holds about LP_BLOCK_ROWS rows: 8 instances of
+# m = 4, 4 of m = 8, 16 of m <= 2. Against one warm-started pywraplp LP per instance (its
+# Python calls per variable cost more than the LP; benchmarks of 2026-11-26, docs/solvers.md):
+# 0.46x the time on binary m = 4, 0.31x dense m = 4, 0.17x knapsack, 0.58x set cover, 0.80x
+# binary and dense m = 8. GLOP's presolve only costs at this size.
+LP_BLOCK_ROWS = 32
+MAX_LP_BLOCK = 16
+GLOP_PARAMETERS = "use_preprocessing: false"
+
+
+def _lp_block(rows: int) -> int:
+    """Instances per block LP for a constraint set of ``rows`` rows."""
+    return max(1, min(MAX_LP_BLOCK, LP_BLOCK_ROWS // max(rows, 1)))
+
+
+def _block_lp(model_builder_helper: Any, batch: ILPBatch, size: int) -> tuple[Any, Any, list[int]]:
+    """``size`` copies of ``batch``'s float rows side by side (inequalities, then equalities
+    with both sides ``b_eq``), as a model-builder LP and a GLOP solver for it."""
+    rows = np.vstack([batch.A, batch.A_eq])
+    lower = np.concatenate([np.full(batch.num_constraints, -np.inf), batch.b_eq])
+    upper = np.concatenate([batch.b, batch.b_eq])
+    helper = model_builder_helper.ModelBuilderHelper()
+    helper.fill_model_from_sparse_data(
+        np.tile(batch.lb.astype(np.float64), size), np.tile(batch.ub.astype(np.float64), size),
+        np.zeros(size * batch.num_variables), np.tile(lower, size), np.tile(upper, size),
+        scipy.sparse.block_diag([scipy.sparse.csr_matrix(rows)] * size, format="csr"))
+    solver = model_builder_helper.ModelSolverHelper("glop")
+    solver.set_solver_specific_parameters(GLOP_PARAMETERS)
+    return helper, solver, list(range(size * batch.num_variables))
+
+
 class _Model:
     """A constraint set's CP-SAT model, and what checking an answer against the float rows needs."""
 
@@ -78,7 +113,7 @@ class _Model:
         self.cp_model, self.proto, self.y, self.indices, self.batch = cp_model, cp_model.proto, y, indices, batch
         self.A, self.b_high = batch.A, batch.b + FEASIBILITY_TOL
         self.A_eq, self.b_eq = (batch.A_eq, batch.b_eq) if len(batch.A_eq) else (None, None)
-        self.lp: tuple[Any, ...] | None = None  # GLOP's float LP relaxation, made on first use
+        self.lp: dict[int, tuple[Any, ...]] = {}  # block size -> GLOP's block LP, made on first use
 
     def feasible(self, point: np.ndarray) -> bool:
         """Whether ``point`` meets the float rows (within FEASIBILITY_TOL)."""
@@ -126,6 +161,10 @@ class CpSatSolver(PersistentModelSolver):
         if self.time_limit is not None:
             self._solver.parameters.max_time_in_seconds = self.time_limit
         self.repairs = 0  # cuts added so far (a measure of how often scaling misled CP-SAT)
+        # Imported here, not on the first relaxation: the search's gate times its first tries.
+        from ortools.linear_solver.python import model_builder_helper
+
+        self._model_builder = model_builder_helper
 
     def check(self, problem: ProblemTensors) -> None:
         reach = np.maximum(np.abs(problem.lb), np.abs(problem.ub)).astype(np.float64)
@@ -166,41 +205,26 @@ class CpSatSolver(PersistentModelSolver):
         return _Model(model, y, batch, indices)
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
-        # A CP-SAT solve costs >= 0.4 ms even on one row; OR-Tools' GLOP re-solves the float LP
-        # relaxation from its last basis in ~0.1 ms. With its duals and optimum the core's
-        # search answers most instances exactly (for the float costs) without CP-SAT.
-        if model.lp is None:
-            model.lp = self._relaxation(model.batch)
-        lp, x, rows, objective, optimal = model.lp
+        # A CP-SAT solve costs >= 0.4 ms even on one row; OR-Tools' GLOP solves the float LP
+        # relaxations of several instances as one block-diagonal LP (a block-diagonal LP's duals
+        # and optimum are each block's). With their duals and optima the core's search answers
+        # most instances exactly (for the float costs) without CP-SAT.
+        size = min(_lp_block(model.batch.num_constraints + len(model.batch.A_eq)), len(c))
+        if size not in model.lp:
+            model.lp[size] = _block_lp(self._model_builder, model.batch, size)
+        helper, solver, columns = model.lp[size]
+        optimal = self._model_builder.SolveStatus.OPTIMAL
 
-        def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-            for var, value in zip(x, costs.tolist()):
-                objective.SetCoefficient(var, value)
-            if lp.Solve() != optimal:
+        def solve_block(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+            helper.set_objective_coefficients(columns, costs.tolist())
+            solver.solve(helper)
+            if solver.status() != optimal:
                 return None
             # GLOP's duals are the objective's sensitivity to the row bounds: <= 0 on a binding
             # "<=" row of a minimisation, so the multipliers are their negatives.
-            return -np.array([[row.dual_value() for row in rows]]), np.array([var.solution_value() for var in x])
+            return -solver.dual_values().reshape(size, -1), solver.variable_values()
 
-        return multipliers_in_blocks(c, 1, model.batch.num_constraints, solve_one)
-
-    @staticmethod
-    def _relaxation(batch: ILPBatch) -> tuple[Any, ...]:
-        from ortools.linear_solver import pywraplp
-
-        lp = pywraplp.Solver.CreateSolver("GLOP")
-        x = [lp.NumVar(float(lo), float(hi), f"x{i}") for i, (lo, hi) in enumerate(zip(batch.lb, batch.ub))]
-        rows = []
-        for row, low, high in [(a, -lp.infinity(), float(bound)) for a, bound in zip(batch.A, batch.b)] + \
-                              [(a, float(bound), float(bound)) for a, bound in zip(batch.A_eq, batch.b_eq)]:
-            constraint = lp.Constraint(low, high)
-            for var, a in zip(x, row.tolist()):
-                if a:
-                    constraint.SetCoefficient(var, a)
-            rows.append(constraint)
-        objective = lp.Objective()
-        objective.SetMinimization()
-        return lp, x, rows, objective, pywraplp.Solver.OPTIMAL
+        return multipliers_in_blocks(c, size, model.batch.num_constraints, solve_block)
 
     # Hints and costs are written into the model's proto directly: ``add_hint`` per variable
     # and ``minimize`` over a new expression cost ~70 us of Python per instance, the proto

@@ -88,3 +88,29 @@ def test_the_start_reaches_the_model_as_a_hint_and_warm_answers_match_cold_ones(
     # Revisited with the same costs, each instance starts from its own previous answer.
     assert all(variables == list(range(batch.num_variables)) for variables, _ in hints)
     np.testing.assert_array_equal(np.array([values for _, values in hints]), first.y)
+
+
+@pytest.mark.parametrize("count", [1, 3, 8, 13, 40])  # one, part of, one and several blocks
+def test_block_lp_multipliers_are_the_lp_optima_and_its_optimal_duals(cpsat, count):
+    scipy_optimize = pytest.importorskip("scipy.optimize")
+    from ilplayer.types import ILPBatch
+
+    rng = np.random.default_rng(count)
+    n = 7
+    A, A_eq = rng.normal(size=(3, n)), rng.uniform(0.5, 1.0, (1, n))
+    batch = ILPBatch(c=rng.normal(size=(count, n)), A=A, b=rng.uniform(0.5, 2.0, 3), lb=np.full(n, -2.0),
+                     ub=np.full(n, 3.0), A_eq=A_eq, b_eq=np.array([1.5]))
+    solver = cpsat("cpsat")
+    found = solver.relaxation_multipliers(solver.build_model(batch), batch.c)
+    assert len(found) == count
+    for c, (lam, mu, x) in zip(batch.c, found):
+        lp = scipy_optimize.linprog(c, A_ub=batch.A, b_ub=batch.b, A_eq=batch.A_eq, b_eq=batch.b_eq,
+                                    bounds=list(zip(batch.lb, batch.ub)), method="highs")
+        assert c @ x == pytest.approx(lp.fun, abs=1e-7)
+        assert (batch.A @ x <= batch.b + 1e-7).all() and (batch.lb - 1e-9 <= x).all() and (x <= batch.ub + 1e-9).all()
+        assert (lam >= -1e-9).all()
+        # Optimal duals: the Lagrangian over the box alone reaches the LP optimum (the bound the
+        # core's search around a start relies on).
+        reduced = c + lam @ batch.A + mu @ batch.A_eq
+        lagrangian = np.where(reduced >= 0, batch.lb, batch.ub) @ reduced - lam @ batch.b - mu @ batch.b_eq
+        assert lagrangian == pytest.approx(lp.fun, abs=1e-7)
