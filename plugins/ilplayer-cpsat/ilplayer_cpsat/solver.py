@@ -89,17 +89,24 @@ def _lp_block(rows: int) -> int:
 def _block_lp(model_builder_helper: Any, batch: ILPBatch, size: int) -> tuple[Any, Any, list[int]]:
     """``size`` copies of ``batch``'s float rows side by side (inequalities, then equalities
     with both sides ``b_eq``), as a model-builder LP and a GLOP solver for it."""
-    rows = np.vstack([batch.A, batch.A_eq])
+    rows = np.vstack([batch.A, batch.A_eq]).astype(np.float64)
+    (m, n), offsets = rows.shape, np.arange(size)
     lower = np.concatenate([np.full(batch.num_constraints, -np.inf), batch.b_eq])
     upper = np.concatenate([batch.b, batch.b_eq])
+    # The block-diagonal matrix in CSR form, built directly (scipy's block_diag took ~6x as long,
+    # and a new constraint set pays this build on its first relaxations).
+    row_of, column_of = np.nonzero(rows)
+    row_starts = np.concatenate([[0], np.cumsum(np.tile(np.bincount(row_of, minlength=m), size))])
+    matrix = scipy.sparse.csr_matrix(
+        (np.tile(rows[row_of, column_of], size), (column_of[None, :] + n * offsets[:, None]).ravel(), row_starts),
+        shape=(m * size, n * size))
     helper = model_builder_helper.ModelBuilderHelper()
     helper.fill_model_from_sparse_data(
         np.tile(batch.lb.astype(np.float64), size), np.tile(batch.ub.astype(np.float64), size),
-        np.zeros(size * batch.num_variables), np.tile(lower, size), np.tile(upper, size),
-        scipy.sparse.block_diag([scipy.sparse.csr_matrix(rows)] * size, format="csr"))
+        np.zeros(size * n), np.tile(lower, size), np.tile(upper, size), matrix)
     solver = model_builder_helper.ModelSolverHelper("glop")
     solver.set_solver_specific_parameters(GLOP_PARAMETERS)
-    return helper, solver, list(range(size * batch.num_variables))
+    return helper, solver, list(range(size * n))
 
 
 class _Model:

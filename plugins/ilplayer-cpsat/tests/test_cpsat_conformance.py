@@ -98,6 +98,7 @@ def test_block_lp_multipliers_are_the_lp_optima_and_its_optimal_duals(cpsat, cou
     rng = np.random.default_rng(count)
     n = 7
     A, A_eq = rng.normal(size=(3, n)), rng.uniform(0.5, 1.0, (1, n))
+    A[1] = 0.0  # an empty row: no entries in its block rows of the sparse matrix
     batch = ILPBatch(c=rng.normal(size=(count, n)), A=A, b=rng.uniform(0.5, 2.0, 3), lb=np.full(n, -2.0),
                      ub=np.full(n, 3.0), A_eq=A_eq, b_eq=np.array([1.5]))
     solver = cpsat("cpsat")
