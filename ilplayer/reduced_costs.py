@@ -54,10 +54,12 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
 
     The candidates of all rows grow together, one level (a movable variable, the tightest
     first) at a time, so the Python work is per level rather than per row and NumPy works on
-    arrays long enough to release the GIL (threads then overlap the searches). Row ``i``'s
-    answer is ``starts[i]`` when nothing beats it, None beyond ``max_points`` candidates, or
-    when the rows together would need more than ``max_total`` (the rows with the most give up
-    first: memory stays ~24 bytes x ``max_total`` x movable variables).
+    arrays long enough to release the GIL (threads then overlap the searches). Each candidate
+    carries its row activities, and one that no choice of the later levels brings within the
+    inequalities is dropped. Row ``i``'s answer is ``starts[i]`` when nothing beats it, None
+    when a level would give it more than ``max_points`` candidates, or when the rows together
+    would need more than ``max_total`` (the rows with the most give up first: memory stays ~8
+    bytes x ``max_total`` x (rows + 2 levels)).
     """
     c, starts = np.asarray(c, dtype=np.float64), np.asarray(starts, dtype=np.float64)
     k, n = c.shape
@@ -85,11 +87,31 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
     levels_needed = int((reach > 0).sum(axis=1).max())
     order = order[:, :levels_needed]
     weight, reach = np.take_along_axis(weight, order, 1), np.take_along_axis(reach, order, 1)
-    # Grow the candidates level by level, each keeping only (parent, step), so a level costs
-    # O(candidates). A candidate's children lie next to each other, so the candidates stay
-    # grouped by `owner`, the row (in `active`) they belong to.
+    # What one step at each level does: moves y_v away from its cheap end, changing the rows'
+    # activities by `unit` and the cost by `unit_cost`.
+    direction = np.where(np.take_along_axis(up[active], order, 1), -1.0, 1.0)
+    # level-major, so that each level's (rows, m) slice is contiguous for np.take
+    unit = np.ascontiguousarray((A.T[order] * direction[..., None]).transpose(1, 0, 2))  # (levels, rows, m)
+    unit_eq = np.ascontiguousarray((A_eq.T[order] * direction[..., None]).transpose(1, 0, 2))
+    unit_cost = np.take_along_axis(c[active], order, 1) * direction
+    # The most the levels after each level can lower each row's activity: a candidate whose
+    # activity is above b + tol even then has no feasible completion and is dropped. `ceiling`:
+    # the activity a candidate may have after each level.
+    drops = np.minimum(unit * reach.T[..., None], 0.0)
+    ceiling = np.empty((levels_needed + 1, len(active), len(A)))
+    ceiling[levels_needed] = b + tol
+    ceiling[:levels_needed] = b + tol - np.cumsum(drops[::-1], axis=0)[::-1]
+    # Grow the candidates level by level, each keeping only (parent, step) for the way back and
+    # its activities and cost, so a level costs O(candidates x rows). A candidate's children
+    # lie next to each other, so the candidates stay grouped by `owner`, the row (in
+    # `active`) they belong to.
     owner = np.arange(len(active))
     spent = np.zeros(len(active))
+    activity, activity_eq = cheap[active] @ A.T, cheap[active] @ A_eq.T
+    cost = np.einsum("kn,kn->k", c[active], cheap[active])
+    alive = np.all(activity <= ceiling[0], axis=1)
+    owner, spent, cost = owner[alive], spent[alive], cost[alive]
+    activity, activity_eq = activity[alive], activity_eq[alive]
     room = budget[active]
     gave_up = np.zeros(len(active), dtype=bool)
     levels: list[tuple[np.ndarray, np.ndarray]] = []
@@ -114,76 +136,42 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
             gave_up |= over
             counts[over[owner]] = 0
         parent = np.repeat(np.arange(len(spent)), counts)
-        step_taken = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
-        spent, owner = spent[parent] + w[parent] * step_taken, owner[parent]
-        levels.append((parent, step_taken))
-    offsets = np.zeros((len(spent), levels_needed), order="F")  # filled a column at a time
-    index = np.arange(len(spent))
-    for level in range(levels_needed - 1, -1, -1):  # back from each candidate to the root
-        parent, step_taken = levels[level]
-        offsets[:, level] = step_taken[index]
-        index = parent[index]
-    bounds = np.searchsorted(owner, np.arange(len(active) + 1))
-    sizes = np.diff(bounds)
+        step = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
+        child_owner = owner[parent]
+        child_activity = np.take(activity, parent, axis=0)
+        child_activity += step[:, None] * np.take(unit[level], child_owner, axis=0)
+        keep = np.all(child_activity <= np.take(ceiling[level + 1], child_owner, axis=0), axis=1)
+        parent, step, owner = parent[keep], step[keep], child_owner[keep]
+        spent = spent[parent] + w[parent] * step
+        activity = child_activity[keep]
+        if len(A_eq):
+            activity_eq = np.take(activity_eq, parent, axis=0) + step[:, None] * np.take(unit_eq[level], owner, axis=0)
+        else:
+            activity_eq = np.empty((len(parent), 0))
+        cost = cost[parent] + step * unit_cost[owner, level]
+        levels.append((parent, step))
     for row in np.flatnonzero(gave_up):
         answers[active[row]] = None
-    # Rows with few candidates (most revisits) are checked together, their points built in one
-    # array: a Python pass per row cost more than their arithmetic. Rows with many keep one
-    # product each, without building the points (the array would be candidates x n).
-    few = ~gave_up & (sizes > 0) & (sizes <= FEW_CANDIDATES)
-    if few.any():
-        _best_of_few(np.flatnonzero(few[owner]), owner, active, order, offsets, up, cheap, c, start_value,
-                     A, b, A_eq, b_eq, tol, answers)
-    for row in np.flatnonzero(~gave_up & (sizes > FEW_CANDIDATES)):
-        i = active[row]
-        moved = offsets[bounds[row]:bounds[row + 1]]
-        variables = order[row]
-        direction = np.where(up[i, variables], -1.0, 1.0)
-        feasible = np.all(moved @ (A[:, variables] * direction).T <= b + tol - A @ cheap[i], axis=1)
-        if len(A_eq):
-            feasible &= np.all(np.abs(moved @ (A_eq[:, variables] * direction).T + A_eq @ cheap[i] - b_eq) <= tol,
-                               axis=1)
-        if not feasible.any():
-            continue
-        candidates = np.flatnonzero(feasible)
-        values = c[i] @ cheap[i] + moved[candidates] @ (c[i, variables] * direction)
-        if values.min() < start_value[i]:
-            point = cheap[i].copy()
-            point[variables] += moved[candidates[int(np.argmin(values))]] * direction
-            answers[i] = point
+    # Every candidate left meets the inequalities (the last level's check had nothing left to
+    # lower them); the equalities are checked here. Each row's cheapest feasible candidate (the
+    # first in candidate order among equals) replaces its start when it is cheaper.
+    feasible = np.all(np.abs(activity_eq - b_eq) <= tol, axis=1)
+    values = np.where(feasible & ~gave_up[owner], cost, np.inf)
+    ranked = np.lexsort((values, owner))
+    first = ranked[np.r_[True, owner[ranked[1:]] != owner[ranked[:-1]]]] if len(ranked) else ranked
+    best = first[values[first] < start_value[active[owner[first]]]]
+    steps = np.zeros((len(best), levels_needed))
+    index = best
+    for level in range(levels_needed - 1, -1, -1):  # back from each best candidate to its root
+        parent, step = levels[level]
+        steps[:, level] = step[index]
+        index = parent[index]
+    for candidate, taken in zip(best, steps):
+        row = owner[candidate]
+        point = cheap[active[row]].copy()
+        point[order[row]] += taken * direction[row]
+        answers[active[row]] = point
     return answers
-
-
-# Rows with at most this many candidates are checked in one array. On searches captured from
-# HiGHS batches (B = 256, the same, moved and fresh costs) against one product per row: knapsack
-# 0.44-0.52x the time, binary m=4 0.75-0.79x, set cover 0.92-0.95x, binary m=8 and dense boxes
-# level (+-7 %); with every row in the array (no limit), binary m=8 and dense boxes took 1.1-1.9x.
-FEW_CANDIDATES = 256
-
-
-def _best_of_few(chosen: np.ndarray, owner: np.ndarray, active: np.ndarray, order: np.ndarray,
-                 offsets: np.ndarray, up: np.ndarray, cheap: np.ndarray, c: np.ndarray,
-                 start_value: np.ndarray, A: np.ndarray, b: np.ndarray, A_eq: np.ndarray, b_eq: np.ndarray,
-                 tol: float, answers: list[np.ndarray | None]) -> None:
-    """The tail of :func:`search_many` for the candidates ``chosen`` (whole rows, grouped by
-    row): each candidate's point, its rows and its cost in one array pass; a row's answer
-    becomes its cheapest feasible point where that beats its start."""
-    rows = owner[chosen]
-    instance = active[rows]
-    n = cheap.shape[1]
-    # each candidate's moved entries in the flattened points: a row's variables are distinct
-    flat = (np.arange(len(chosen))[:, None] * n + order[rows]).ravel()
-    points = cheap[instance]
-    steps = offsets[chosen].ravel() * np.where(up[instance].ravel()[flat], -1.0, 1.0)
-    points.ravel()[flat] += steps
-    feasible = np.all(points @ A.T <= b + tol, axis=1)
-    if len(A_eq):
-        feasible &= np.all(np.abs(points @ A_eq.T - b_eq) <= tol, axis=1)
-    values = np.where(feasible, np.einsum("tn,tn->t", points, c[instance]), np.inf)
-    ranked = np.lexsort((values, rows))  # by row, then by value: each row's first is its best
-    first = ranked[np.r_[True, rows[ranked[1:]] != rows[ranked[:-1]]]]
-    for best in first[values[first] < start_value[instance[first]]]:
-        answers[instance[best]] = points[best]
 
 
 ROUNDED_ENTRIES = 8  # fractional entries whose floor and ceiling are both tried (2^8 points)
