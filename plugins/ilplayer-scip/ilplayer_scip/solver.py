@@ -3,6 +3,7 @@ with ``freeTransform`` between instances; the solve releases the GIL (``optimize
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,17 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 
 
+def _free_models(models: Any) -> None:
+    """Free every native model and LP of a solver that is being collected, or still alive when
+    the interpreter exits: PySCIPOpt's ``LP`` freed after its module was torn down printed
+    "Exception ignored in: 'pyscipopt.scip.LP.__dealloc__'" at the exit of every script that
+    kept a SCIP layer to the end."""
+    while models:
+        model = models.popitem()[1]
+        model[3]["lp"] = None
+        model[0].freeProb()
+
+
 class ScipSolver(PersistentModelSolver):
     """SCIP MIP (open source). Exact, single-threaded, releases the GIL while solving.
 
@@ -56,6 +68,7 @@ class ScipSolver(PersistentModelSolver):
         if self.time_limit is not None:
             self.settings["limits/time"] = self.time_limit
         self._configure(pyscipopt.Model())  # validate names and values up front
+        weakref.finalize(self, _free_models, self._models)
 
     def _configure(self, model: Any) -> None:
         setting = self._scip.SCIP_PARAMSETTING
