@@ -144,19 +144,17 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
         parent, step, owner = parent[keep], step[keep], child_owner[keep]
         spent = spent[parent] + w[parent] * step
         activity = child_activity[keep]
-        if len(A_eq):
-            activity_eq = np.take(activity_eq, parent, axis=0) + step[:, None] * np.take(unit_eq[level], owner, axis=0)
-        else:
-            activity_eq = np.empty((len(parent), 0))
+        activity_eq = np.take(activity_eq, parent, axis=0) + step[:, None] * np.take(unit_eq[level], owner, axis=0)
         cost = cost[parent] + step * unit_cost[owner, level]
         levels.append((parent, step))
     for row in np.flatnonzero(gave_up):
         answers[active[row]] = None
     # Every candidate left meets the inequalities (the last level's check had nothing left to
-    # lower them); the equalities are checked here. Each row's cheapest feasible candidate (the
-    # first in candidate order among equals) replaces its start when it is cheaper.
+    # lower them) and belongs to a row that kept going (a row that gave up lost its candidates);
+    # the equalities are checked here. Each row's cheapest feasible candidate (the first in
+    # candidate order among equals) replaces its start when it is cheaper.
     feasible = np.all(np.abs(activity_eq - b_eq) <= tol, axis=1)
-    values = np.where(feasible & ~gave_up[owner], cost, np.inf)
+    values = np.where(feasible, cost, np.inf)
     ranked = np.lexsort((values, owner))
     first = ranked[np.r_[True, owner[ranked[1:]] != owner[ranked[:-1]]]] if len(ranked) else ranked
     best = first[values[first] < start_value[active[owner[first]]]]
