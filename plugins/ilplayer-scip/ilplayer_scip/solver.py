@@ -33,15 +33,19 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 
 
+def _free_model(model: Any) -> None:
+    """Free a constraint set's SCIP model and its LP relaxation."""
+    model[3]["lp"] = None
+    model[0].freeProb()
+
+
 def _free_models(models: Any) -> None:
-    """Free every native model and LP of a solver that is being collected, or still alive when
-    the interpreter exits: PySCIPOpt's ``LP`` freed after its module was torn down printed
-    "Exception ignored in: 'pyscipopt.scip.LP.__dealloc__'" at the exit of every script that
-    kept a SCIP layer to the end."""
+    """Free every model of a solver that is being collected, or still alive when the interpreter
+    exits: PySCIPOpt's ``LP`` freed after its module was torn down printed "Exception ignored
+    in: 'pyscipopt.scip.LP.__dealloc__'" at the exit of every script that kept a SCIP layer to
+    the end."""
     while models:
-        model = models.popitem()[1]
-        model[3]["lp"] = None
-        model[0].freeProb()
+        _free_model(models.popitem()[1])
 
 
 class ScipSolver(PersistentModelSolver):
@@ -101,7 +105,7 @@ class ScipSolver(PersistentModelSolver):
         return model, y, terms, {"batch": batch, "lp": None}
 
     def dispose_model(self, model: Any) -> None:
-        model[0].freeProb()
+        _free_model(model)
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
         # A SCIP solve costs >= 0.3 ms even on one row; SoPlex re-solves the LP relaxation from
