@@ -356,7 +356,6 @@ def run_learn(args: argparse.Namespace) -> int:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-
     from ilplayer import bench
 
     if args.bench == "parallel":
