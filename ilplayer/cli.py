@@ -197,6 +197,19 @@ def _solver_name(text: str) -> str:
     return text
 
 
+def _json_object(text: str) -> dict:
+    """A JSON object given on the command line (keyword options for a backend)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({exc}): {text}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"must be a JSON object such as '{{\"time_limit\": 10}}', got {text}")
+    return value
+
+
 def _family(text: str) -> str:
     """A benchmark instance family, checked before any benchmark starts."""
     from ilplayer.bench import check_family
@@ -229,11 +242,24 @@ def run_fuzz(args: argparse.Namespace) -> int:
     from ilplayer.plugins import get_solver
     from ilplayer.types import Status
 
+    options = args.solver_options
+    if options is not None and len(args.solver or []) != 1 and not args.replay:
+        print("fuzz: --solver-options needs exactly one --solver (the options are that backend's)")
+        return 2
     if args.replay:
-        backend, case = load_reproducer(args.replay)
-        y, status = solve_case(case, args.solver[0] if args.solver else backend)
+        backend, case, saved = load_reproducer(args.replay)
+        name = args.solver[0] if args.solver else backend
+        options = saved if options is None and name == backend else options or {}
+        try:
+            solver = get_solver(name, **options)
+        except (TypeError, ValueError) as exc:
+            print(f"fuzz: {name} rejected --solver-options {options}: {exc}")
+            return 2
+        y, status = solve_case(case, solver)
+        solver.close()
         reference = oracle(case)
-        print(f"case {case.seed} ({', '.join(case.kinds)}) on {args.solver[0] if args.solver else backend}")
+        shown = f" with {options}" if options else ""
+        print(f"case {case.seed} ({', '.join(case.kinds)}) on {name}{shown}")
         print(f"  status  {Status.names(status)}\n  verdict {judge(case, reference, y, status)}")
         print(f"  oracle  strict {reference.strict.tolist()}  loose {reference.loose.tolist()}")
         return 0
@@ -243,8 +269,11 @@ def run_fuzz(args: argparse.Namespace) -> int:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                solver = get_solver(name)
+                solver = get_solver(name, **(options or {}))
         except Exception as exc:  # not installed, no licence: say so and go on
+            if options is not None and isinstance(exc, (TypeError, ValueError)):
+                print(f"fuzz: {name} rejected --solver-options {options}: {exc}")
+                return 2
             print(f"{name}: skipped ({type(exc).__name__}: {exc})", flush=True)
             continue
         try:
@@ -253,7 +282,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
             solver.close()
         rows.append(report.row())
         for case, verdicts, y, status in report.failures:
-            save_reproducer(args.out, name, case, verdicts, y, status)
+            save_reproducer(args.out, name, case, verdicts, y, status, options)
         failed |= not report.correct
         print(f"{name}: {report.instances} instances, {report.count('wrong-optimal')} wrong optimal, "
               f"{report.count('false-infeasible')} false infeasible, "
@@ -582,6 +611,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     fuzz.add_argument("--solver", action="append", type=_solver_name, default=None,
                       help="backend to check (repeatable; default: every available backend and "
                            "the Pyomo paths to HiGHS and Gurobi)")
+    fuzz.add_argument("--solver-options", type=_json_object, default=None,
+                      help="keyword options for the one --solver checked, as a JSON object (what "
+                           "solver_options takes), e.g. '{\"params\": {\"presolve\": \"on\"}}': check "
+                           "native parameter overrides before training with them")
     fuzz.add_argument("--instances", type=_positive_int, default=10000,
                       help="instances per backend (default 10000)")
     fuzz.add_argument("--start", type=int, default=0, help="first case seed")

@@ -315,12 +315,13 @@ def fuzz_backend(solver: Solver, cases: list[FuzzCase], keep: int = 50) -> FuzzR
 
 
 def save_reproducer(directory: str | Path, backend: str, case: FuzzCase, verdicts: list[str],
-                    y: np.ndarray, status: np.ndarray) -> Path:
-    """Write one failing case, the backend's answer and the oracle's as JSON."""
+                    y: np.ndarray, status: np.ndarray, options: dict[str, Any] | None = None) -> Path:
+    """Write one failing case, the backend's answer and the oracle's as JSON; ``options``: the
+    backend's keyword options (``get_solver(backend, **options)``), replayed with the case."""
     reference = oracle(case)
     path = Path(directory) / f"{backend.replace(':', '-')}-case{case.seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"backend": backend, "case": case.to_json(), "verdicts": verdicts,
+    record = {"backend": backend, "options": options or {}, "case": case.to_json(), "verdicts": verdicts,
               "status": Status.names(status), "y": np.asarray(y).tolist(),
               "oracle": {k: [None if math.isnan(v) else v for v in vals.tolist()]
                          for k, vals in asdict(reference).items()},
@@ -329,7 +330,7 @@ def save_reproducer(directory: str | Path, backend: str, case: FuzzCase, verdict
     return path
 
 
-def load_reproducer(path: str | Path) -> tuple[str, FuzzCase]:
-    """The backend name and the case of a saved reproducer."""
+def load_reproducer(path: str | Path) -> tuple[str, FuzzCase, dict[str, Any]]:
+    """The backend name, the case and the backend's keyword options of a saved reproducer."""
     record = json.loads(Path(path).read_text())
-    return record["backend"], FuzzCase.from_json(record["case"])
+    return record["backend"], FuzzCase.from_json(record["case"]), record.get("options", {})

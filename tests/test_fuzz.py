@@ -96,9 +96,39 @@ def test_the_conformance_kit_passes_a_correct_backend():
 
 def test_reproducers_round_trip(tmp_path):
     case = fuzz_case(3)
-    path = save_reproducer(tmp_path, "pyomo:x", case, ["ok"], case.c * 0, np.zeros(len(case.c)))
-    backend, again = load_reproducer(path)
+    path = save_reproducer(tmp_path, "pyomo:x", case, ["ok"], case.c * 0, np.zeros(len(case.c)),
+                           {"time_limit": 5})
+    backend, again, options = load_reproducer(path)
     assert backend == "pyomo:x" and np.array_equal(again.A, case.A) and again.kinds == case.kinds
+    assert options == {"time_limit": 5}
+
+
+def test_fuzz_command_checks_native_parameter_overrides(tmp_path, capsys):
+    """CP-SAT with ``use_exact_lp_reason`` off calls a non-optimal point optimal on case 520
+    (docs/solvers.md): the option reaches the backend, the case fails, and its reproducer
+    replays with the same option."""
+    _backend("cpsat").close()
+    options = '{"params": {"use_exact_lp_reason": false}}'
+    args = ["fuzz", "--solver", "cpsat", "--start", "520", "--instances", "1", "--out", str(tmp_path)]
+    assert main(args) == 0  # the defaults get it right
+    assert main([*args, "--solver-options", options]) == 1
+    assert "1 wrong optimal" in capsys.readouterr().out
+    reproducer = tmp_path / "cpsat-case520.json"
+    assert json.loads(reproducer.read_text())["options"] == {"params": {"use_exact_lp_reason": False}}
+    assert main(["fuzz", "--replay", str(reproducer)]) == 0
+    replayed = capsys.readouterr().out
+    assert "use_exact_lp_reason" in replayed and "wrong-optimal" in replayed
+
+
+def test_fuzz_command_refuses_options_it_cannot_apply(capsys):
+    assert main(["fuzz", "--solver-options", '{"time_limit": 5}', "--instances", "1"]) == 2
+    assert "exactly one --solver" in capsys.readouterr().out
+    assert main(["fuzz", "--solver", "bruteforce", "--solver-options", '{"time_limit": 5}',
+                 "--instances", "1"]) == 2
+    assert "bruteforce rejected --solver-options" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["fuzz", "--solver", "bruteforce", "--solver-options", "[1, 2]"])
+    assert "must be a JSON object" in capsys.readouterr().err
 
 
 def test_fuzz_command_prints_the_table_and_writes_json(tmp_path, capsys):
