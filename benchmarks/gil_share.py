@@ -25,7 +25,10 @@ from pathlib import Path
 
 # (a frame that marks the sample, what it is), the first match wins
 PARTS = [
-    ("_search_chunk", "the search around a start (LPs, roundings, search_many)"),
+    ("relaxation_multipliers", "the search's LPs (duals and optima)"),
+    ("rounded_points", "the search's roundings of the LP optima"),
+    ("search_many", "the search itself (search_many)"),
+    ("_search_chunk", "the search's bookkeeping"),
     ("solve_relaxations", "the LP relaxations"),
     ("feasible", "the answer's float check"),
     ("solve_instance", "the backend's solve_instance (native call, costs, reading the answer)"),
