@@ -253,10 +253,12 @@ def run_fuzz(args: argparse.Namespace) -> int:
         try:
             solver = get_solver(name, **options)
         except (TypeError, ValueError) as exc:
-            print(f"fuzz: {name} rejected --solver-options {options}: {exc}")
+            print(f"fuzz: {name} rejected the options {options}: {exc}")
             return 2
-        y, status = solve_case(case, solver)
-        solver.close()
+        try:
+            y, status = solve_case(case, solver)
+        finally:
+            solver.close()
         reference = oracle(case)
         shown = f" with {options}" if options else ""
         print(f"case {case.seed} ({', '.join(case.kinds)}) on {name}{shown}")
