@@ -143,7 +143,6 @@ class BruteForceSolver(Solver):
             block = heads[:, first:first + rows]
             excess = (A[..., :head] @ block)[..., None] + row_tail[..., None, :]  # (.., m, H, N_tail)
             feasible = (excess <= self.feasibility_tol).all(dim=-3)              # (.., H, N_tail)
-            cost_head = c[:, :head] @ block                                      # (B, H)
             index = feasible.flatten().nonzero().squeeze(1) if shared else None
             if index is not None and len(index) * SPARSE_RATIO <= feasible.numel():
                 # Few feasible points (shared rows): price only those. With many, an addition of
@@ -153,6 +152,7 @@ class BruteForceSolver(Solver):
                     chunk_best, position = (c @ points).min(dim=1)
                     keep(chunk_best, index[position] + first * tail_size)
                 continue
+            cost_head = c[:, :head] @ block                                      # (B, H)
             for sub in range(0, block.shape[1], priced_rows):  # every point priced, infeasible ones at +inf
                 part = slice(sub, sub + priced_rows)
                 cost = cost_head[:, part, None] + cost_tail[:, None, :]            # (B, H', N_tail)
