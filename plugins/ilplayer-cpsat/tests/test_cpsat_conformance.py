@@ -62,7 +62,6 @@ def test_enum_parameters_take_a_member_name_or_number(cpsat):
     assert by_name._solver.parameters.search_branching.name == "LP_SEARCH"
 
 
-
 def test_the_start_reaches_the_model_as_a_hint_and_warm_answers_match_cold_ones(cpsat):
     from ilplayer.bench import family_batch
 
