@@ -311,6 +311,9 @@ class PersistentModelSolver(Solver):
             raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
         if params is not None and not isinstance(params, dict):
             raise TypeError(f"params must be a dict of native parameters, got {type(params).__name__}")
+        if params and not all(isinstance(key, str) for key in params):
+            raise TypeError(f"params: native parameter names are strings, got "
+                            f"{next(key for key in params if not isinstance(key, str))!r}")
         if warm_start is not None and not isinstance(warm_start, bool):
             raise TypeError(f"warm_start must be True, False or None, got {warm_start!r}")
         self.time_limit = None if time_limit is None else float(time_limit)

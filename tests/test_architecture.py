@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 
 LAYERS = [
     ("types", "seeding"),                                   # shared records, random streams
-    ("problem", "solver", "reduced_costs"),                 # input validation, the solver contract
+    ("problem", "solver", "reduced_costs", "params"),       # input validation, the solver contract
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
     ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
     ("plugins",),                                           # the registry

@@ -54,18 +54,24 @@ CLASH_FIX = ("ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1
              "(highspy>=1.16 with ortools 9.15).")
 
 
-def _field_value(parameters: Any, key: str, value: Any) -> Any:
-    """``value`` as the type of the ``SatParameters`` field ``key``: enum fields (such as
-    ``search_branching``) take their member's name ("LP_SEARCH") or number, as in CP-SAT's docs."""
-    kind = type(getattr(parameters, key))
-    members = getattr(kind, "__members__", None)
-    if not members or isinstance(value, kind):
-        return value
-    if isinstance(value, str):
-        return members[value]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return kind(value)
-    return value
+def _sat_parameters(params: dict[str, Any]) -> str:
+    """``params`` checked field by field against CP-SAT's ``SatParameters`` and written in the
+    text format that ``SatParameters.merge_text_format`` reads. Protobuf's JSON mapping does
+    the checking: enum fields take a member's name ("LP_SEARCH") or number, repeated fields a
+    list (``restart_algorithms``, ``subsolvers``), integer fields no bool and no fraction;
+    ``None`` leaves a field at CP-SAT's own default."""
+    from google.protobuf import json_format, text_format
+    from ortools.sat import sat_parameters_pb2
+
+    fields = sat_parameters_pb2.SatParameters.DESCRIPTOR.fields_by_name
+    for key, value in params.items():
+        if key not in fields:
+            raise ValueError(f"params: CP-SAT has no parameter {key!r}")
+        try:
+            json_format.ParseDict({key: value}, sat_parameters_pb2.SatParameters())
+        except json_format.ParseError as exc:
+            raise ValueError(f"params: CP-SAT rejected {key}={value!r}: {exc}") from None
+    return text_format.MessageToString(json_format.ParseDict(params, sat_parameters_pb2.SatParameters()))
 
 
 # The LP relaxations go to GLOP through OR-Tools' model builder, several instances per call
@@ -158,13 +164,7 @@ class CpSatSolver(PersistentModelSolver):
                                             fix=CLASH_FIX)
         self._cp = ortools_sat
         self._solver = ortools_sat.CpSolver()
-        for key, value in {**DEFAULT_PARAMS, **self.params}.items():
-            if not hasattr(self._solver.parameters, key):
-                raise ValueError(f"params: CP-SAT has no parameter {key!r}")
-            try:
-                setattr(self._solver.parameters, key, _field_value(self._solver.parameters, key, value))
-            except (TypeError, ValueError, KeyError) as exc:
-                raise ValueError(f"params: CP-SAT rejected {key}={value!r}: {exc}") from None
+        self._solver.parameters.merge_text_format(_sat_parameters({**DEFAULT_PARAMS, **self.params}))
         if self.time_limit is not None:
             self._solver.parameters.max_time_in_seconds = self.time_limit
         self.repairs = 0  # cuts added so far (a measure of how often scaling misled CP-SAT)

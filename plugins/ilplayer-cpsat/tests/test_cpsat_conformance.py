@@ -62,6 +62,24 @@ def test_enum_parameters_take_a_member_name_or_number(cpsat):
     assert by_name._solver.parameters.search_branching.name == "LP_SEARCH"
 
 
+def test_repeated_parameters_take_a_list_and_integers_no_bool_or_fraction(cpsat):
+    # Repeated fields used to end in an AttributeError from the protobuf wrapper.
+    solver = cpsat("cpsat", params={"restart_algorithms": ["LUBY_RESTART", 4], "subsolvers": ["default_lp"]})
+    assert list(solver._solver.parameters.restart_algorithms) == [1, 4]
+    assert list(solver._solver.parameters.subsolvers) == ["default_lp"]
+    with pytest.raises(ValueError, match=r"params: CP-SAT rejected subsolvers='default_lp'"):
+        cpsat("cpsat", params={"subsolvers": "default_lp"})
+    with pytest.raises(ValueError, match=r"params: CP-SAT rejected num_workers=True"):
+        cpsat("cpsat", params={"num_workers": True})
+    with pytest.raises(ValueError, match=r"params: CP-SAT rejected num_workers=1.5"):
+        cpsat("cpsat", params={"num_workers": 1.5})
+
+
+def test_none_leaves_a_parameter_at_cpsat_own_default(cpsat):
+    assert cpsat("cpsat")._solver.parameters.cut_level == 0  # ilplayer's default
+    assert cpsat("cpsat", params={"cut_level": None})._solver.parameters.cut_level == 1  # CP-SAT's
+
+
 def test_the_start_reaches_the_model_as_a_hint_and_warm_answers_match_cold_ones(cpsat):
     from ilplayer.bench import family_batch
 

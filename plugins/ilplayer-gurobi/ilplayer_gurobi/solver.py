@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ilplayer import Capability, ILPBatch, LicenseStatus, PersistentModelSolver, Status
+from ilplayer.params import native_value
 from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
 
@@ -60,12 +61,15 @@ class GurobiSolver(PersistentModelSolver):
             settings["TimeLimit"] = self.time_limit
         env = gp.Env(empty=True)
         env.setParam("OutputFlag", 0)
-        for key, value in settings.items():
-            try:
-                env.setParam(key, value)
-            except gp.GurobiError as exc:
-                env.dispose()
-                raise ValueError(f"params: Gurobi rejected {key}={value!r}: {exc}") from exc
+        try:
+            for key, value in settings.items():
+                try:
+                    env.setParam(key, native_value("Gurobi", key, value, env.getParam(key)))
+                except (gp.GurobiError, TypeError) as exc:
+                    raise ValueError(f"params: Gurobi rejected {key}={value!r}: {exc}") from exc
+        except ValueError:
+            env.dispose()
+            raise
         env.start()  # takes the licence; a licence problem raises gurobipy's own message
         self._env = env
 

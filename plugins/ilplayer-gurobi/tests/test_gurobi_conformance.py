@@ -28,6 +28,16 @@ def test_unknown_parameter_is_refused_with_its_name():
         ilplayer.get_solver("gurobi", params={"NoSuchParam": 1})
 
 
+def test_a_value_gurobi_would_convert_silently_is_refused():
+    # gurobipy stored Presolve=0.7 as 0; a string or a list ended in a bare TypeError.
+    pytest.importorskip("gurobipy", reason="gurobipy is not installed")
+    for key, value, expected in [("Presolve", 0.7, "an integer"), ("MIPGap", "0", "a real number"),
+                                 ("MIPGap", [0], "a real number")]:
+        with pytest.raises(ValueError, match=rf"params: Gurobi rejected {key}=.*: expected {expected}"):
+            ilplayer.get_solver("gurobi", params={key: value})
+    assert ilplayer.get_solver("gurobi", params={"mipgap": 0}) is not None  # names as Gurobi spells them
+
+
 def test_rounded_answers_stay_feasible_on_a_dense_box():
     """With Gurobi's default IntFeasTol (1e-5) instance 865 of this dataset came back as
     2.99999-style values whose rounding violated A y <= b (and was demoted to ERROR)."""

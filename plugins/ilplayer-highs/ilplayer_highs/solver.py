@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
+from ilplayer.params import native_value
 from ilplayer.plugins import import_solver_library
 from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
 
@@ -130,10 +131,12 @@ class HighsSolver(PersistentModelSolver):
             options["time_limit"] = self.time_limit
         probe = new_highs(self._highspy)
         for key, value in options.items():  # validate names and values once, up front
+            found, current = probe.getOptionValue(key)
+            if found != self._highspy.HighsStatus.kOk:
+                raise ValueError(f"params: HiGHS rejected option {key}={value!r}: HiGHS has no option of that name")
+            options[key] = value = native_value("HiGHS", key, value, current)
             if probe.setOptionValue(key, value) != self._highspy.HighsStatus.kOk:
-                reason = ("a value of the wrong type or range" if hasattr(probe.getOptions(), key)
-                          else "HiGHS has no option of that name")
-                raise ValueError(f"params: HiGHS rejected option {key}={value!r}: {reason}")
+                raise ValueError(f"params: HiGHS rejected option {key}={value!r}: a value out of its range")
         self.options = options
 
     def build_model(self, batch: ILPBatch) -> Any:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, SolverNotInstalledError, Status
+from ilplayer.params import native_value
 
 # Options that make a known solver exact (MIP gap 0) and single-threaded, and the name of its
 # time limit option. Solvers not listed here get the user's params only (and a warning).
@@ -140,9 +141,13 @@ class PyomoSolver(PersistentModelSolver):
             probe = highspy.Highs()
             probe.setOptionValue("output_flag", False)
             for key, value in self.params.items():
+                found, current = probe.getOptionValue(key)
+                if found != highspy.HighsStatus.kOk:
+                    raise ValueError(f"params: HiGHS rejected option {key}={value!r}: HiGHS has no option "
+                                     "of that name")
+                self.options[key] = value = native_value("HiGHS", key, value, current)
                 if probe.setOptionValue(key, value) != highspy.HighsStatus.kOk:
-                    raise ValueError(f"params: HiGHS rejected option {key}={value!r} (unknown name "
-                                     "or a bad value)")
+                    raise ValueError(f"params: HiGHS rejected option {key}={value!r}: a value out of its range")
             return
         if fnmatch.fnmatch(self.solver_name, "gurobi*"):
             import gurobipy as gp
@@ -151,8 +156,9 @@ class PyomoSolver(PersistentModelSolver):
                 env.setParam("OutputFlag", 0)
                 for key, value in self.params.items():
                     try:
-                        env.setParam(key, value)
-                    except gp.GurobiError as exc:
+                        self.options[key] = native_value("Gurobi", key, value, env.getParam(key))
+                        env.setParam(key, self.options[key])
+                    except (gp.GurobiError, TypeError) as exc:
                         raise ValueError(f"params: Gurobi rejected {key}={value!r}: {exc}") from exc
             return
         pyo = self._pyo

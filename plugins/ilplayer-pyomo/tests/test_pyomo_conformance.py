@@ -77,6 +77,14 @@ def test_unknown_options_are_refused_by_the_solver_library():
         ilplayer.get_solver("pyomo:appsi_highs", params={"foo": 1})
 
 
+def test_option_values_are_checked_against_the_option_type_and_passed_converted():
+    pytest.importorskip("pyomo", reason="pyomo is not installed")
+    pytest.importorskip("highspy", reason="highspy is not installed")
+    with pytest.raises(ValueError, match=r"params: HiGHS rejected threads=1.5: expected an integer"):
+        ilplayer.get_solver("pyomo:appsi_highs", params={"threads": 1.5})
+    assert ilplayer.get_solver("pyomo:appsi_highs", params={"mip_rel_gap": 0}).options["mip_rel_gap"] == 0.0
+
+
 def test_a_family_name_without_member_says_how_to_name_one():
     pytest.importorskip("pyomo", reason="pyomo is not installed")
     with pytest.raises(ilplayer.UnknownSolverError, match="add the member after a colon"):

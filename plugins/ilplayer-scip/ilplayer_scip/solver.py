@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
+from ilplayer.params import ParameterError, native_value
 from ilplayer.solver import Multipliers, multipliers_in_blocks
 
 # Exact (gaps 0). Presolve and separation off: cheaper on tiny instances. Heuristics at
@@ -86,7 +87,9 @@ class ScipSolver(PersistentModelSolver):
                     {"heuristics": model.setHeuristics, "separating": model.setSeparating,
                      "presolving": model.setPresolve}[group](emphasis[value])
                 else:
-                    model.setParam(key, value)
+                    model.setParam(key, native_value("SCIP", key, value, model.getParam(key)))
+            except ParameterError:
+                raise
             except (KeyError, LookupError, ValueError, TypeError) as exc:
                 raise ValueError(f"params: SCIP rejected {key}={value!r}: {exc}") from exc
 
