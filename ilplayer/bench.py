@@ -521,6 +521,58 @@ def backward_benchmark(batch: int = 64, m: int = 8, n: int = 16, repeats: int = 
     return rows
 
 
+# Issue 11's targets, checked against the rows of one run. Dense m=8 at n=16 against Gurobi:
+DENSE_M8_LIMITS = {"cpsat": 1.5, "scip": 3.0, "highs": 3.0}
+WARM_LIMITS = {"highs": 0.8, "cpsat": 0.9}  # warm / cold; any other backend: not slower (1.0)
+REUSE_LIMIT = 1.3  # solve() / a reused layer
+BACKWARD_LIMIT = 1.5  # one thread beside a busy neighbour / quiet
+PARALLEL_LIMIT = 1.8  # speed-up of threads and processes on 2 workers ...
+TWO_CORES = 1.8  # ... where the ideal split's cores factor shows the machine gives two cores
+
+
+def target_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each speed target that ``rows`` (one run of ``ilplayer bench``) can check: what was
+    measured against its limit, and whether it was met. A parallel target is "no two cores"
+    when the ideal split of the same run found the machine giving less than ``TWO_CORES``."""
+    checks: list[tuple[str, float, str, bool | None]] = []  # target, measured, limit, met
+
+    def check(target: str, measured: float, limit: float, at_most: bool = True) -> None:
+        met = measured <= limit if at_most else measured >= limit
+        checks.append((target, measured, f"{'<=' if at_most else '>='} {limit:.2f}", met))
+
+    solvers = [row for row in rows if row["benchmark"] == "solvers"]
+    for row in solvers:
+        if (row["family"] == "dense m=8" and row["n"] == 16 and row["reference"] == "gurobi"
+                and row["backend"] in DENSE_M8_LIMITS):
+            check(f"dense m=8 {row['backend']} / gurobi", row["ratio"], DENSE_M8_LIMITS[row["backend"]])
+    reference = {(row["family"], row["n"]): row["ms_per_instance"] for row in solvers if row["backend"] == "reference"}
+    for (family, n), reference_ms in reference.items():  # every backend: the slowest decides
+        ours = [row for row in solvers if (row["family"], row["n"]) == (family, n) and row["backend"] != "reference"]
+        if ours:
+            slowest = max(ours, key=lambda row: row["ms_per_instance"])
+            check(f"{family} slowest backend ({slowest['backend']}) / reference layer",
+                  slowest["ms_per_instance"] / reference_ms, 1.0)
+    for row in rows:
+        if row["benchmark"] == "warm":
+            check(f"{row['family']} {row['backend']} warm / cold", row["ratio"], WARM_LIMITS.get(row["backend"], 1.0))
+        elif row["benchmark"] == "reuse":
+            check(f"{row['backend']} solve() / reused layer", row["ratio"], REUSE_LIMIT)
+        elif row["benchmark"] == "backward" and (row["threads"], row["load"]) == ("layer (1 thread)", "busy neighbour"):
+            check("backward beside a busy neighbour / quiet", row["ratio"], BACKWARD_LIMIT)
+    parallel = [row for row in rows if row["benchmark"] == "parallel"]
+    cores = {(row["backend"], row["family"]): row["cores"] for row in parallel if row["executor"] == "ideal"}
+    for row in parallel:
+        if row["executor"] in ("threads", "processes") and row["ratio"] is not None:
+            check(f"{row['family']} {row['backend']} {row['executor']} / serial", row["ratio"], PARALLEL_LIMIT,
+                  at_most=False)
+            machine = cores.get((row["backend"], row["family"]))
+            if machine is not None and machine < TWO_CORES and not checks[-1][3]:
+                checks[-1] = (*checks[-1][:3], None)
+    return [{"benchmark": "targets", "target": target, "measured": measured, "limit": limit,
+             "verdict": {True: "met", False: "missed", None: "no two cores"}[met]}
+            for target, measured, limit, met in checks]
+
+
 def print_rows(rows: list[dict[str, Any]]) -> None:
     if not rows:
         print("(nothing measured: no backend installed?)")
@@ -542,6 +594,7 @@ def plot_rows(rows: list[dict[str, Any]], path: str) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    rows = [row for row in rows if row["benchmark"] != "targets"]  # a verdict is no ratio
     kinds = list(dict.fromkeys(row["benchmark"] for row in rows))
     # Each panel as tall as its rows need (a label per bar stays readable) and never squat.
     heights = [max(2.4, 0.8 + 0.17 * sum(row["benchmark"] == kind for row in rows)) for kind in kinds]

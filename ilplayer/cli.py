@@ -426,11 +426,17 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def _write_bench_rows(rows: list[dict[str, object]], json_path: str | None, plot_path: str | None) -> None:
+    """Print the speed targets the rows can check, then write the rows (targets included)."""
     import json
     from pathlib import Path
 
     from ilplayer import bench
 
+    targets = bench.target_rows(rows)
+    if targets:
+        print("\nthe speed targets this run can check (docs/bench.md)")
+        bench.print_rows(targets)
+    rows = rows + targets
     if json_path:
         Path(json_path).write_text(json.dumps(rows, indent=1))
         print(f"wrote {json_path}")

@@ -89,7 +89,9 @@ def test_python_dash_m_ilplayer_can_start_a_process_pool(tmp_path):
     assert len(rows) == 3 and all(line.startswith("set cover") for line in rows)
     assert "cores" in rows[1] and "split" in rows[1]  # the ideal row and its two factors
     written = json.loads(record.read_text())
-    assert [row["executor"] for row in written] == ["serial", "ideal", "processes"]
+    assert [row["executor"] for row in written if row["benchmark"] == "parallel"] == ["serial", "ideal", "processes"]
+    assert [row["target"] for row in written if row["benchmark"] == "targets"] == [
+        "set cover highs processes / serial"]
     assert written[0]["ratio"] == 1.0 and written[1]["cores"] > 0 and written[2]["split"] is None
 
 

@@ -182,8 +182,50 @@ def test_bench_solvers_can_time_the_reference_layers_way_beside_the_backends(tmp
     out = tmp_path / "rows.json"
     assert main(["bench", "solvers", "--backends", "bruteforce", "--families", "binary m=8",
                  "--batch", "4", "--reference", "--json", str(out)]) == 0
-    rows = {row["backend"]: row for row in json.loads(out.read_text())}
+    written = json.loads(out.read_text())
+    rows = {row["backend"]: row for row in written if row["benchmark"] == "solvers"}
     assert set(rows) == {"bruteforce", "reference"} and rows["reference"]["ms_per_instance"] > 0
+    verdict = next(row for row in written if row["benchmark"] == "targets")  # checked in the same run
+    assert verdict["target"] == "binary m=8 slowest backend (bruteforce) / reference layer"
+    assert verdict["measured"] == rows["bruteforce"]["ms_per_instance"] / rows["reference"]["ms_per_instance"]
+
+
+def test_target_rows_check_each_target_the_run_measured():
+    from ilplayer.bench import target_rows
+
+    rows = [
+        {"benchmark": "solvers", "family": "dense m=8", "n": 16, "backend": "cpsat", "ms_per_instance": 6.0,
+         "ratio": 1.6, "reference": "gurobi"},
+        {"benchmark": "solvers", "family": "dense m=8", "n": 16, "backend": "scip", "ms_per_instance": 9.0,
+         "ratio": 2.4, "reference": "gurobi"},
+        {"benchmark": "solvers", "family": "dense m=8", "n": 32, "backend": "scip", "ms_per_instance": 9.0,
+         "ratio": 9.0, "reference": "gurobi"},  # another size: no target
+        {"benchmark": "warm", "family": "dense m=8", "backend": "highs", "ratio": 0.85},
+        {"benchmark": "warm", "family": "dense m=8", "backend": "gurobi", "ratio": 0.95},
+        {"benchmark": "reuse", "backend": "highs", "ratio": 1.1},
+        {"benchmark": "backward", "threads": "layer (1 thread)", "load": "busy neighbour", "ratio": 1.2},
+        {"benchmark": "backward", "threads": "torch default threads", "load": "busy neighbour", "ratio": 9.0},
+        {"benchmark": "parallel", "family": "dense m=4", "backend": "cpsat", "executor": "ideal", "ratio": 1.6,
+         "cores": 1.65},
+        {"benchmark": "parallel", "family": "dense m=4", "backend": "cpsat", "executor": "threads", "ratio": 1.5,
+         "cores": None},
+        {"benchmark": "parallel", "family": "dense m=4", "backend": "cpsat", "executor": "processes", "ratio": 1.85,
+         "cores": None},
+        {"benchmark": "parallel", "family": "set cover", "backend": "cpsat", "executor": "threads", "ratio": 1.2,
+         "cores": None},
+    ]
+    verdicts = {row["target"]: (row["verdict"], row["limit"]) for row in target_rows(rows)}
+    assert verdicts == {
+        "dense m=8 cpsat / gurobi": ("missed", "<= 1.50"),
+        "dense m=8 scip / gurobi": ("met", "<= 3.00"),
+        "dense m=8 highs warm / cold": ("missed", "<= 0.80"),
+        "dense m=8 gurobi warm / cold": ("met", "<= 1.00"),
+        "highs solve() / reused layer": ("met", "<= 1.30"),
+        "backward beside a busy neighbour / quiet": ("met", "<= 1.50"),
+        "dense m=4 cpsat threads / serial": ("no two cores", ">= 1.80"),  # the ideal split's cores: 1.65
+        "dense m=4 cpsat processes / serial": ("met", ">= 1.80"),
+        "set cover cpsat threads / serial": ("missed", ">= 1.80"),  # no ideal row in this run
+    }
 
 
 def test_bench_solvers_through_the_layer_times_the_forward_path(tmp_path):
