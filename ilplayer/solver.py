@@ -98,6 +98,7 @@ SEARCH_POINTS = 8192
 # search_many): HiGHS, revisited and fresh costs, 0.114 -> 0.083 ms per instance on knapsacks
 # and 0.128 -> 0.088 on set cover from 16 to 64; dense boxes the same within noise.
 SEARCH_CHUNK = 64
+MIN_CONTROLS = 4  # MIPs without a try timed before the search gate judges by time
 
 # What relaxation_multipliers offers per instance: (lam, mu), or (lam, mu, x) with the LP
 # optimum x, whose roundings can start the search when no pooled point is close.
@@ -228,25 +229,35 @@ class SearchGate(RelaxationGate):
 
     A try costs its share of the LP, the rounding and the enumeration, whether it answers or
     not; a failed try still needs the MIP. So the search runs while ``try + (1 - rate) *
-    (a MIP after a failed try)`` is less than a MIP without a try (moving averages, weight
-    1/8) and the rate is at least ``min_rate``. MIPs without a try are timed on every 64th
-    instance while the gate is open (every 16th while the saving is under half a MIP) and on
-    every instance while it is closed: the MIPs after failed tries are the hard instances,
-    and timing only those would flatter the search. On dense boxes Gurobi's and CP-SAT's warm
+    (a MIP after a failed try)`` is less than a MIP without a try (each the mean of its first
+    8 samples, then a moving average of weight 1/8) and the rate is at least ``min_rate``.
+    MIPs without a try are timed on every 16th instance until ``MIN_CONTROLS`` are, then on
+    every 64th while the gate is open (every 16th while the saving is under half a MIP) and on
+    every instance while it is closed: the MIPs after failed tries are the hard instances, and
+    timing only those would flatter the search. Until ``MIN_CONTROLS`` MIPs and a try are
+    timed, the rate alone decides. Tries are timed only while the gate is open (see
+    :meth:`PersistentModelSolver._search_rows`). On dense boxes Gurobi's and CP-SAT's warm
     MIPs take ~0.6-0.8 ms, and a search answering most revisits still cost more than it saved
     (0.59 -> 1.00 ms per instance); HiGHS' MIP there takes ~3 ms and the same search pays.
-    Until the MIPs are timed, the rate alone decides.
     """
 
     def __init__(self, min_rate: float = 0.1) -> None:
         super().__init__(min_rate)
         self.try_seconds: float | None = None
         self.mip_seconds: dict[bool, float] = {}  # after a failed try? -> moving average
+        self.timings = {"try": 0, True: 0, False: 0}  # samples behind each average
+
+    def _average(self, last: float | None, seconds: float, key: Any) -> float:
+        # The mean of the first 8 samples, then a moving average (weight 1/8): seeded by one
+        # sample alone, one easy instance (a 0.1 ms MIP) kept the average low for dozens more.
+        self.timings[key] += 1
+        return seconds if last is None else last + (seconds - last) / min(self.timings[key], 8)
 
     def saving(self) -> float:
-        """Seconds a MIP without a try takes over the expected cost with one (inf until both
-        are timed); the search pays while this is positive."""
-        if self.try_seconds is None or False not in self.mip_seconds:
+        """Seconds a MIP without a try takes over the expected cost with one (inf until the
+        tries and MIN_CONTROLS MIPs without a try are timed); the search pays while this is
+        positive."""
+        if self.try_seconds is None or self.timings[False] < MIN_CONTROLS:
             return math.inf
         without = self.mip_seconds[False]
         return without - self.try_seconds - (1 - self.rate) * self.mip_seconds.get(True, without)
@@ -260,21 +271,20 @@ class SearchGate(RelaxationGate):
     def should_try(self) -> bool:
         self.seen += 1
         if self.is_open():
-            # open: a control MIP on every 64th instance, every 16th while the saving is
-            # under half the MIP's time (a close call, or a stale timing)
-            close_call = self.saving() < 0.5 * self.mip_seconds.get(False, 0.0)
+            # open: a control MIP on every 64th instance, every 16th until MIN_CONTROLS are
+            # timed and while the saving is under half the MIP's time (a close call)
+            close_call = (self.timings[False] < MIN_CONTROLS
+                          or self.saving() < 0.5 * self.mip_seconds.get(False, 0.0))
             return self.seen % (16 if close_call else 64) != 0
         return self.seen % 16 == 0  # closed: every 16th samples the search
 
     def record(self, answered: bool, seconds: float | None = None) -> None:
         super().record(answered)
         if seconds is not None:
-            last = self.try_seconds
-            self.try_seconds = seconds if last is None else last + (seconds - last) / 8
+            self.try_seconds = self._average(self.try_seconds, seconds, "try")
 
     def record_mip(self, seconds: float, after_try: bool) -> None:
-        last = self.mip_seconds.get(after_try)
-        self.mip_seconds[after_try] = seconds if last is None else last + (seconds - last) / 8
+        self.mip_seconds[after_try] = self._average(self.mip_seconds.get(after_try), seconds, after_try)
 
 
 class PersistentModelSolver(Solver):
@@ -490,7 +500,7 @@ class PersistentModelSolver(Solver):
         waiting for the next chunk (with one chunk per batch, the next epoch)."""
         was_open = gate.is_open()
         wanted = [i for i in rows if gate.should_try()]
-        found = self._search_rows(model, batch, wanted, pool, gate)
+        found = self._search_rows(model, batch, wanted, pool, gate, timed=was_open)
         if not was_open and gate.is_open():
             sampled = set(wanted)
             rest = [i for i in rows if i not in sampled and gate.should_try()]
@@ -498,8 +508,11 @@ class PersistentModelSolver(Solver):
         return found
 
     def _search_rows(self, model: Any, batch: ILPBatch, wanted: list[int], pool: SolutionPool,
-                     gate: SearchGate) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
-        """:meth:`_search_chunk` for the rows ``wanted``, every one tried; the gate records each."""
+                     gate: SearchGate, timed: bool = True) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+        """:meth:`_search_chunk` for the rows ``wanted``, every one tried; the gate records each,
+        with its share of the time when ``timed``. A closed gate's samples are not timed: a few
+        rows carry the LP call's fixed cost alone (Gurobi, binary m=8: 1.2 ms per try for 4 rows
+        against 0.25-0.4 ms for 64), and timing them kept the gate closed for whole batches."""
         if not wanted:
             return {}
         began = time.perf_counter()
@@ -525,7 +538,7 @@ class PersistentModelSolver(Solver):
                                  tol=SEARCH_TOL, max_points=SEARCH_POINTS)
             for row, point in zip(ready, points):
                 answers[row] = point
-        seconds = (time.perf_counter() - began) / len(wanted)  # LPs, roundings and search, per try
+        seconds = (time.perf_counter() - began) / len(wanted) if timed else None  # LPs, roundings, search
         for answer in answers:
             gate.record(answer is not None, seconds)
         return {i: (answer, start) for (i, _), answer, start in zip(tried, answers, starts)}

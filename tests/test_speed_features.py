@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import multiprocessing
 import threading
 
@@ -336,7 +337,8 @@ def test_the_search_gate_stays_open_only_while_its_answers_save_more_than_its_tr
         return tried
 
     dear_mip, close_call, cheap_mip = SearchGate(), SearchGate(), SearchGate()
-    assert run(dear_mip, 0.02) == 96 - 96 // 64  # pays by far: every 64th is a control MIP
+    # pays by far: a control MIP on every 16th until four are timed, then on every 64th
+    assert run(dear_mip, 0.02) == 96 - 4
     assert dear_mip.pays()
     run(close_call, 0.003)  # 1 ms + 0.2 x 6 ms < 3 ms, but not by half: every 16th
     assert close_call.pays() and sum(not close_call.should_try() for _ in range(64)) == 4
@@ -348,15 +350,42 @@ def test_the_search_gate_stays_open_only_while_its_answers_save_more_than_its_tr
     assert fresh.pays()
 
 
-def test_gurobi_keeps_its_block_relaxation_within_the_size_limited_licence():
-    if "gurobi" not in ilplayer.available_solvers():
-        pytest.skip("backend 'gurobi' is not installed")
-    solver = ilplayer.get_solver("gurobi")
-    n = 600  # 16 copies would exceed 2000 variables: solved one by one instead
-    batch = ilplayer.ILPBatch(c=np.random.default_rng(3).normal(size=(6, n)), A=np.ones((1, n)),
-                              b=np.array([float(n)]), lb=np.zeros(n), ub=np.ones(n),
-                              A_eq=np.zeros((0, n)), b_eq=np.zeros(0))
-    result = solver.solve(batch)
-    assert (result.status == Status.OPTIMAL).all()
-    assert np.allclose(result.y, (batch.c < 0).astype(float))
-    solver.close()
+def test_one_easy_control_mip_does_not_close_the_search_gate():
+    # Seeded by its first sample, the MIP time's average once closed the gate on one 0.1 ms
+    # instance when the MIPs took 1.5 ms: every instance of the next chunk went to the MIP
+    # (Gurobi, binary m=8: 0.65-1.04 instead of 0.28-0.32 ms per instance).
+    from ilplayer.solver import MIN_CONTROLS, SearchGate
+
+    gate = SearchGate()
+    for seconds in [0.0001] + [0.0015] * (MIN_CONTROLS - 1):
+        gate.record(True, seconds=0.0002)
+        gate.record_mip(seconds, after_try=False)
+        assert gate.pays()
+    assert gate.mip_seconds[False] == pytest.approx((0.0001 + 0.0015 * (MIN_CONTROLS - 1)) / MIN_CONTROLS)
+    early = SearchGate()  # one control, however cheap, is not yet a reason to stop searching
+    early.record(True, seconds=0.0002)
+    early.record_mip(0.0001, after_try=False)
+    assert early.saving() == math.inf and early.is_open()
+
+
+def test_a_closed_search_gate_does_not_time_its_samples():
+    # A closed gate searches every 16th row; those few rows carry the LP call's fixed cost
+    # alone, and their cost per try (4x a full chunk's) kept the gate closed.
+    from ilplayer.solver import SearchGate
+
+    batch = family_batch("binary m=4", 64, seed=1)
+
+    class Searching(StartRecordingSolver):
+        def relaxation_multipliers(self, model, c):
+            return [(np.zeros(batch.num_constraints), np.zeros(0)) for _ in c]
+
+    solver, pool = Searching(), SolutionPool(batch.num_variables, 8)
+    pool.add(np.zeros(batch.num_variables))
+    model = solver.model_for(batch)
+    gate = SearchGate(min_rate=2.0)  # never pays: closed once its first 32 tries are done
+    gate.tries, gate.try_seconds = 32, 1.0
+    solver._search_chunk(model, batch, list(range(64)), pool, gate)
+    assert gate.tries == 32 + 4 and gate.try_seconds == 1.0  # every 16th sampled, none timed
+    gate.min_rate = 0.0  # open: the chunk's tries are timed
+    solver._search_chunk(model, batch, list(range(64)), pool, gate)
+    assert gate.tries > 36 + 32 and gate.try_seconds < 1.0
