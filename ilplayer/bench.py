@@ -604,7 +604,11 @@ def plot_rows(rows: list[dict[str, Any]], path: str) -> str:
         chosen = [row for row in rows if row["benchmark"] == kind]
         labels = [" ".join(str(row[k]) for k in ("family", "backend", "executor", "threads", "load") if k in row)
                   for row in chosen]
-        axis.barh(range(len(chosen)), [row["ratio"] or 0.0 for row in chosen])
+        ratios = [row["ratio"] or 0.0 for row in chosen]
+        axis.barh(range(len(chosen)), ratios)
+        positive = [ratio for ratio in ratios if ratio > 0]
+        if positive and max(positive) > 10 * min(positive):
+            axis.set_xscale("log")  # the reference layer's 70x would flatten the backends' bars
         axis.set_yticks(range(len(chosen)), labels, fontsize=7)
         axis.axvline(1.0, color="black", linewidth=0.8)
         axis.set_title({"solvers": "ms per instance / first backend's", "warm": "warm start / cold",
