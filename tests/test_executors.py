@@ -245,10 +245,15 @@ def test_device_native_backends_use_no_executor():
 
 def test_auto_dispatch_measures_both_ways_then_takes_the_faster_and_probes_the_other():
     auto = AutoDispatch(probe_every=4, weight=1.0)
-    assert auto.parallel() is False  # first batch: measure serial
+    assert auto.parallel() is False  # first batch: serial's warm-up (models built), not timed
+    auto.record(False, 1.0, 10)
+    assert auto.parallel() is False  # second: measure serial
     auto.record(False, 0.010, 10)
-    assert auto.parallel() is True   # second: measure the workers
+    assert auto.parallel() is True   # third: the workers' warm-up (pool started), not timed
+    auto.record(True, 1.0, 10)
+    assert auto.parallel() is True   # fourth: measure the workers
     auto.record(True, 0.030, 10)      # slower on the workers (GIL-bound, busy machine)
+    assert auto.seconds_per_instance == {False: 0.001, True: 0.003}
     choices = [auto.parallel() for _ in range(8)]
     assert choices == [False, False, False, True] * 2  # every 4th batch re-measures the workers
     auto.record(True, 0.002, 10)      # the instances got harder: the workers now win
