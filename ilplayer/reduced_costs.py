@@ -44,6 +44,23 @@ def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray
     return start if point is not None and np.array_equal(point, start) else point
 
 
+_ALL_ONES = {width: int.from_bytes(b"\x01" * width, "little") for width in (1, 2, 4, 8)}
+
+
+def rows_all(mask: np.ndarray) -> np.ndarray:
+    """``mask.all(axis=-1)`` for a boolean array of short rows. NumPy reduces along a short axis
+    element by element; reading a row of 1, 2, 4 or 8 booleans (or 8 at a time) as one integer
+    is 5-10x faster for the search's (candidates, rows) checks (20 000 x 4: 36 against 604 us)."""
+    width = mask.shape[-1]
+    if mask.dtype != np.bool_ or not mask.flags.c_contiguous or not mask.size:
+        return mask.all(axis=-1)
+    if width in _ALL_ONES:
+        return mask.view(f"<u{width}")[..., 0] == _ALL_ONES[width]
+    if width % 8 == 0:
+        return (mask.view("<u8") == _ALL_ONES[8]).all(axis=-1)
+    return mask.all(axis=-1)
+
+
 def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
                 ub: np.ndarray, lam: np.ndarray, A_eq: np.ndarray | None = None,
                 b_eq: np.ndarray | None = None, mu: np.ndarray | None = None, tol: float = 1e-6,
@@ -109,7 +126,7 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
     spent = np.zeros(len(active))
     activity, activity_eq = cheap[active] @ A.T, cheap[active] @ A_eq.T
     cost = np.einsum("kn,kn->k", c[active], cheap[active])
-    alive = np.all(activity <= ceiling[0], axis=1)
+    alive = rows_all(activity <= ceiling[0])
     owner, spent, cost = owner[alive], spent[alive], cost[alive]
     activity, activity_eq = activity[alive], activity_eq[alive]
     room = budget[active]
@@ -140,11 +157,14 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
         child_owner = owner[parent]
         child_activity = np.take(activity, parent, axis=0)
         child_activity += step[:, None] * np.take(unit[level], child_owner, axis=0)
-        keep = np.all(child_activity <= np.take(ceiling[level + 1], child_owner, axis=0), axis=1)
+        keep = rows_all(child_activity <= np.take(ceiling[level + 1], child_owner, axis=0))
         parent, step, owner = parent[keep], step[keep], child_owner[keep]
         spent = spent[parent] + w[parent] * step
         activity = child_activity[keep]
-        activity_eq = np.take(activity_eq, parent, axis=0) + step[:, None] * np.take(unit_eq[level], owner, axis=0)
+        if activity_eq.shape[1]:  # equalities (without, NumPy still walks every candidate: 6 % of the search)
+            activity_eq = np.take(activity_eq, parent, axis=0) + step[:, None] * np.take(unit_eq[level], owner, axis=0)
+        else:
+            activity_eq = np.empty((len(parent), 0))
         cost = cost[parent] + step * unit_cost[owner, level]
         levels.append((parent, step))
     for row in np.flatnonzero(gave_up):
@@ -153,7 +173,7 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
     # lower them) and belongs to a row that kept going (a row that gave up lost its candidates);
     # the equalities are checked here. Each row's cheapest feasible candidate (the first in
     # candidate order among equals) replaces its start when it is cheaper.
-    feasible = np.all(np.abs(activity_eq - b_eq) <= tol, axis=1)
+    feasible = rows_all(np.abs(activity_eq - b_eq) <= tol)
     values = np.where(feasible, cost, np.inf)
     ranked = np.lexsort((values, owner))
     first = ranked[np.r_[True, owner[ranked[1:]] != owner[ranked[:-1]]]] if len(ranked) else ranked
@@ -204,9 +224,9 @@ def rounded_points(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, l
     combination = np.arange(2 ** entries)[None, :, None]
     bit = (combination >> np.clip(rank, 0, None)[:, None, :]) & 1  # (k, 2^entries, n)
     points = np.where(fractional[:, None, :], np.clip(np.floor(x)[:, None, :] + bit, lb, ub), nearest[:, None, :])
-    feasible = np.all(points @ A.T <= b + tol, axis=2)
+    feasible = rows_all(points @ A.T <= b + tol)
     if A_eq is not None and len(A_eq):
-        feasible &= np.all(np.abs(points @ A_eq.T - b_eq) <= tol, axis=2)
+        feasible &= rows_all(np.abs(points @ A_eq.T - b_eq) <= tol)
     values = np.where(feasible, np.einsum("kpn,kn->kp", points, c), np.inf)
     best = np.argmin(values, axis=1)
     return [points[i, best[i]] if feasible[i].any() else None for i in range(len(x))]

@@ -9,10 +9,12 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ilplayer
 from ilplayer import ILPBatch, PersistentModelSolver, Status
-from ilplayer.reduced_costs import rounded_point, rounded_points, search_around, search_many
+from ilplayer.reduced_costs import rounded_point, rounded_points, rows_all, search_around, search_many
 from tests.host_solvers import EnumerationSolver
 
 
@@ -72,6 +74,15 @@ def test_many_costs_searched_together_each_get_the_enumerated_optimum(seed):
             if not len(A_eq):  # the same answer as searching the row alone
                 alone = search_around(c[row], starts[row], A, b, lb, ub, lam[row], max_points=10_000)
                 assert np.array_equal(alone, y)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2), st.integers(0, 20), st.integers(0, 17), st.floats(0.0, 1.0), st.integers(0, 2**32 - 1))
+def test_rows_all_is_numpys_all_along_the_last_axis(depth, rows, width, density, seed):
+    shape = (3,) * depth + (rows, width)
+    mask = np.random.default_rng(seed).random(shape) < density
+    assert np.array_equal(rows_all(mask), mask.all(axis=-1))
+    assert np.array_equal(rows_all(mask[..., ::-1]), mask.all(axis=-1))  # not contiguous: numpy's own
 
 
 def test_a_row_over_the_cap_gives_up_alone():
