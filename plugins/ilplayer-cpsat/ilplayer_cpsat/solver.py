@@ -63,15 +63,15 @@ def _sat_parameters(params: dict[str, Any]) -> str:
     from google.protobuf import json_format, text_format
     from ortools.sat import sat_parameters_pb2
 
-    fields = sat_parameters_pb2.SatParameters.DESCRIPTOR.fields_by_name
-    for key, value in params.items():
-        if key not in fields:
+    message = sat_parameters_pb2.SatParameters()
+    for key, value in params.items():  # one at a time, so that an error names its parameter
+        if key not in message.DESCRIPTOR.fields_by_name:
             raise ValueError(f"params: CP-SAT has no parameter {key!r}")
         try:
-            json_format.ParseDict({key: value}, sat_parameters_pb2.SatParameters())
+            json_format.ParseDict({key: value}, message)
         except json_format.ParseError as exc:
             raise ValueError(f"params: CP-SAT rejected {key}={value!r}: {exc}") from None
-    return text_format.MessageToString(json_format.ParseDict(params, sat_parameters_pb2.SatParameters()))
+    return text_format.MessageToString(message)
 
 
 # The LP relaxations go to GLOP through OR-Tools' model builder, several instances per call
