@@ -536,8 +536,10 @@ def target_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     when the ideal split of the same run found the machine giving less than ``TWO_CORES``."""
     checks: list[tuple[str, float, str, bool | None]] = []  # target, measured, limit, met
 
-    def check(target: str, measured: float, limit: float, at_most: bool = True) -> None:
-        met = measured <= limit if at_most else measured >= limit
+    def check(target: str, measured: float, limit: float, at_most: bool = True, two_cores: bool = True) -> None:
+        met: bool | None = measured <= limit if at_most else measured >= limit
+        if not met and not two_cores:
+            met = None  # missed where the machine did not give two cores
         checks.append((target, measured, f"{'<=' if at_most else '>='} {limit:.2f}", met))
 
     solvers = [row for row in rows if row["benchmark"] == "solvers"]
@@ -563,11 +565,9 @@ def target_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     cores = {(row["backend"], row["family"]): row["cores"] for row in parallel if row["executor"] == "ideal"}
     for row in parallel:
         if row["executor"] in ("threads", "processes") and row["ratio"] is not None:
-            check(f"{row['family']} {row['backend']} {row['executor']} / serial", row["ratio"], PARALLEL_LIMIT,
-                  at_most=False)
             machine = cores.get((row["backend"], row["family"]))
-            if machine is not None and machine < TWO_CORES and not checks[-1][3]:
-                checks[-1] = (*checks[-1][:3], None)
+            check(f"{row['family']} {row['backend']} {row['executor']} / serial", row["ratio"], PARALLEL_LIMIT,
+                  at_most=False, two_cores=machine is None or machine >= TWO_CORES)
     return [{"benchmark": "targets", "target": target, "measured": measured, "limit": limit,
              "verdict": {True: "met", False: "missed", None: "no two cores"}[met]}
             for target, measured, limit, met in checks]
