@@ -14,7 +14,7 @@ from ilplayer.backend_cache import release_solvers
 from ilplayer.constraints import StaticConstraints
 from ilplayer.hookspecs import hookimpl
 from ilplayer.instances import sample_random_constraints
-from ilplayer.layer import ILPLayer, NoSignalWarning, solve
+from ilplayer.layer import ILPLayer, NoGradientWarning, NoSignalWarning, solve
 from ilplayer.plugins import (
     PluginLoadWarning,
     UnknownSolverError,
@@ -43,6 +43,7 @@ __all__ = [
     "ILPBatch",
     "ILPLayer",
     "LicenseStatus",
+    "NoGradientWarning",
     "NoSignalWarning",
     "PersistentModelSolver",
     "PluginLoadWarning",

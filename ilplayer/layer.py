@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import math
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -28,19 +28,29 @@ from ilplayer.gradients import (
 from ilplayer.plugins import get_solver
 from ilplayer.problem import Bounds, check_box, densify, exact_dtype, rows_with_equalities, validate_problem
 from ilplayer.solver import Solver
-from ilplayer.types import Status
+from ilplayer.types import Status, warn_at_user_line
 
-__all__ = ["ILPLayer", "NoSignalWarning", "solve"]
+__all__ = ["ILPLayer", "NoGradientWarning", "NoSignalWarning", "solve"]
 
 
 class NoSignalWarning(RuntimeWarning):
     """A backward pass produced an all-zero gradient for a whole batch."""
 
 
+class NoGradientWarning(RuntimeWarning):
+    """An input that requires grad gets no gradient from the layer's gradient method."""
+
+
 def _check_options(solver_options: dict[str, Any] | None) -> None:
     if solver_options is not None and not isinstance(solver_options, dict):
         raise TypeError("solver_options must be a dict of keyword options for the backend, e.g. "
                         f"{{'time_limit': 10}}; got {type(solver_options).__name__}")
+
+
+def _check_sense(sense: Any) -> str:
+    if not isinstance(sense, str) or sense.lower() not in ("min", "max"):
+        raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+    return sense.lower()
 
 
 def _make_solver(solver: str | Solver, solver_options: dict[str, Any] | None) -> Solver:
@@ -94,8 +104,7 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         >>> y.tolist(), Status.names(status)
         ([[0.0, 1.0]], ['optimal'])
     """
-    if sense not in ("min", "max"):
-        raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+    sense = _check_sense(sense)
     problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
     if sense == "max":
         problem = dataclasses.replace(problem, c=-problem.c)
@@ -274,6 +283,22 @@ class _CostFunction(torch.autograd.Function):
         return dc.to(dy.dtype), None, None, None, None, None, None, None
 
 
+# Options that belong to one gradient method: refused with another one (they would do nothing).
+_METHOD_OPTIONS = {"blackbox_lambda": "blackbox", "sigma": "perturbed", "samples": "perturbed", "seed": "perturbed"}
+_COMBOPT_DEFAULTS = {"tau": 0.5, "basis": "delta", "project_to_box": True, "feasibility_tol": 1e-6}
+_METHOD_DEFAULTS = {"blackbox_lambda": 10.0, "sigma": 1.0, "samples": 8}
+
+
+class _Unbuilt:
+    """The pool the layer builds on its next forward pass; copies and pickles as itself."""
+
+    def __reduce__(self) -> str:
+        return "_UNBUILT"
+
+
+_UNBUILT: Any = _Unbuilt()
+
+
 class ILPLayer(torch.nn.Module):
     """An integer linear program as a layer: ``y = argmin c·y s.t. A y <= b, lb <= y <= ub``
     (``argmax`` with ``sense="max"``).
@@ -282,12 +307,18 @@ class ILPLayer(torch.nn.Module):
     CombOptNet gradients for ``c``, ``A`` and ``b`` (pure torch on the inputs' device), or a
     cost-only gradient (``gradient="blackbox" | "identity" | "perturbed"``, docs/gradients.md).
 
+    The backend's native models and the worker pool are not state: ``copy.deepcopy``,
+    ``pickle`` and ``torch.save`` copy the layer's settings, and the copy builds its own
+    backend and pool on its first forward pass. The layer is a context manager; :meth:`close`
+    releases what it built (a later forward pass builds it again).
+
     Args:
         lb, ub: integer bounds of the variables, scalars or one per variable.
         solver: backend name (see :func:`ilplayer.list_solvers`) or a :class:`Solver`.
         solver_options: keyword options for the backend.
         tau: soft-min temperature of supplementary A.1 (the paper uses 0.5); ``None`` for the
-            hard minimum.
+            hard minimum. CombOptNet only, like ``basis``, ``project_to_box`` and
+            ``feasibility_tol``.
         basis: ``"delta"`` (the paper's basis of dominant directions) or ``"canonical"``.
         project_to_box: project ``y - dy`` onto the box before decomposing (supplementary B.1).
         feasibility_tol: tolerance of the backward's feasibility test for the targets.
@@ -298,12 +329,13 @@ class ILPLayer(torch.nn.Module):
         backward_threads: torch intra-op threads for the backward on CPU (default 1: the
             backward's tensors are small, and more threads compete with the solver workers
             for the cores); None leaves torch's setting alone.
-        sense: ``"min"`` or ``"max"``.
+        sense: ``"min"`` or ``"max"`` (any case).
         gradient: ``"combopt"`` (for ``c``, ``A``, ``b``), ``"blackbox"`` (Vlastelica et al.,
-            interpolation ``blackbox_lambda``), ``"identity"`` (Sahoo et al.) or
+            interpolation ``blackbox_lambda``, default 10), ``"identity"`` (Sahoo et al.) or
             ``"perturbed"`` (Berthet et al.: the forward returns the mean of ``samples``
-            solutions under Gaussian noise of scale ``sigma``, solved as one batch; ``seed``
-            fixes the noise). The last three give gradients for ``c`` only.
+            solutions (default 8) under Gaussian noise of scale ``sigma`` (default 1), solved as
+            one batch; ``seed`` fixes the noise). The last three give gradients for ``c`` only.
+            An option of another method than the chosen one is refused.
 
     Attributes:
         last_status: int8 tensor of :class:`Status` codes from the last forward pass.
@@ -323,13 +355,25 @@ class ILPLayer(torch.nn.Module):
                  feasibility_tol: float = 1e-6, executor: ExecutorLike = None,
                  workers: int | None = None, mp_context: str | None = None,
                  backward_threads: int | None = 1, sense: str = "min", gradient: str = "combopt",
-                 blackbox_lambda: float = 10.0, sigma: float = 1.0, samples: int = 8,
-                 seed: int | None = None) -> None:
+                 blackbox_lambda: float | None = None, sigma: float | None = None,
+                 samples: int | None = None, seed: int | None = None) -> None:
         super().__init__()
-        if sense not in ("min", "max"):
-            raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+        sense = _check_sense(sense)
         if gradient not in GRADIENTS:
             raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")
+        given = {"blackbox_lambda": blackbox_lambda, "sigma": sigma, "samples": samples, "seed": seed}
+        for name, value in given.items():
+            if value is not None and _METHOD_OPTIONS[name] != gradient:
+                raise ValueError(f"{name} applies to gradient={_METHOD_OPTIONS[name]!r} only; "
+                                 f"this layer has gradient={gradient!r}: leave {name} out")
+        combopt = {"tau": tau, "basis": basis, "project_to_box": project_to_box, "feasibility_tol": feasibility_tol}
+        if gradient != "combopt":
+            for name, value in combopt.items():
+                if value != _COMBOPT_DEFAULTS[name]:
+                    raise ValueError(f"{name} applies to gradient='combopt' only; this layer has "
+                                     f"gradient={gradient!r}: leave {name} out")
+        blackbox_lambda, sigma, samples = (_METHOD_DEFAULTS[k] if given[k] is None else given[k]
+                                           for k in ("blackbox_lambda", "sigma", "samples"))
         for name, value in (("blackbox_lambda", blackbox_lambda), ("sigma", sigma)):
             if not (_is_number(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
@@ -340,6 +384,7 @@ class ILPLayer(torch.nn.Module):
         self.seed = seed
         self._generators: dict[str, torch.Generator] = {}
         self._warned_no_signal = False
+        self._warned_no_gradient: set[str] = set()
         self.last_objective: torch.Tensor | None = None
         if backward_threads is not None and (isinstance(backward_threads, bool) or
                                              not isinstance(backward_threads, int) or backward_threads < 1):
@@ -354,17 +399,71 @@ class ILPLayer(torch.nn.Module):
             raise ValueError(f"feasibility_tol must be a number >= 0, got {feasibility_tol!r}")
         check_box(lb, ub)
         self.lb, self.ub = lb, ub
-        self.solver = _make_solver(solver, solver_options)
+        # What the layer builds from (kept for its copies) and what it built (not copied).
+        self._solver_settings = (solver if isinstance(solver, str) else None, solver_options)
+        self._executor_settings = (executor if isinstance(executor, str) or executor is None else None,
+                                   workers, mp_context)
+        self._solver: Solver | None = _make_solver(solver, solver_options)
         self._owns_solver = not isinstance(solver, Solver)
         self.recipe = _recipe(solver, solver_options)
-        self.executor: BatchExecutor | None = make_executor(executor, workers, self.solver, mp_context,
-                                                          by_name=isinstance(solver, str))
-        self._owns_executor = self.executor is not None and self.executor is not executor
+        self._executor: BatchExecutor | None = make_executor(executor, workers, self._solver, mp_context,
+                                                             by_name=isinstance(solver, str))
+        self._owns_executor = executor is None or isinstance(executor, str)
         self.options = _BackwardOptions(tau=None if tau is None else float(tau), basis=basis,
                                         project_to_box=project_to_box,
                                         feasibility_tol=float(feasibility_tol),
                                         threads=backward_threads)
         self.last_status: torch.Tensor | None = None
+
+    @property
+    def solver(self) -> Solver:
+        """The backend; built again after :meth:`close` or in a copy, on first use."""
+        if self._solver is None:
+            self._solver = _make_solver(*self._solver_settings)  # type: ignore[arg-type]
+        return self._solver
+
+    @property
+    def executor(self) -> BatchExecutor | None:
+        """The worker pool (None: solved in the calling thread); built again after
+        :meth:`close` or in a copy, on first use."""
+        if self._executor is _UNBUILT:
+            executor, workers, mp_context = self._executor_settings
+            self._executor = make_executor(executor, workers, self.solver, mp_context,
+                                           by_name=self.recipe is not None)
+        return self._executor
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The layer's settings without what it built: native models, pools and workers are
+        rebuilt by the copy (``pickle``, ``torch.save``)."""
+        if not self._owns_executor:
+            raise TypeError("ILPLayer: a layer given your own executor object cannot be pickled "
+                            "(a pool is not data); build it with executor='threads', "
+                            "'processes', 'ray' or 'serial' to save it, or copy it with "
+                            "copy.deepcopy, whose copy shares your pool")
+        return self._state(memo=None)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ILPLayer:
+        """A copy that builds its own backend and pool; your own executor object is shared."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        copied.__setstate__(copy.deepcopy(self._state(memo), memo))
+        return copied
+
+    def _state(self, memo: dict[int, Any] | None) -> dict[str, Any]:
+        state = super().__getstate__()
+        if self._owns_solver:
+            state["_solver"] = None
+        if self._owns_executor:
+            state["_executor"] = _UNBUILT
+        elif memo is not None:
+            memo[id(self._executor)] = self._executor  # the user's pool: shared, not copied
+        return state
+
+    def __enter__(self) -> ILPLayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def forward(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None,
                 A_eq: torch.Tensor | None = None, b_eq: torch.Tensor | None = None) -> torch.Tensor:
@@ -377,6 +476,8 @@ class ILPLayer(torch.nn.Module):
         get no gradient.
         """
         c, A, b, A_eq, b_eq = _layer_inputs(c, A, b, A_eq, b_eq)
+        if torch.is_grad_enabled():
+            self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
         if self.gradient == "combopt":
             y, status = _CombOptNetFunction.apply(cost, A, b, self.lb, self.ub, self, self.options, A_eq, b_eq)
@@ -412,6 +513,23 @@ class ILPLayer(torch.nn.Module):
             self._generators[key] = torch.Generator(device=device).manual_seed(self.seed)
         return self._generators[key]
 
+    def _warn_lost_gradients(self, **inputs: Any) -> None:
+        """Warn once per argument when an input that requires grad gets no gradient: A and b
+        under a cost-only method, A_eq and b_eq under any."""
+        for name, value in inputs.items():
+            if name in self._warned_no_gradient or not getattr(value, "requires_grad", False):
+                continue
+            if name in ("A", "b") and self.gradient == "combopt":
+                continue
+            self._warned_no_gradient.add(name)
+            which = ("only gradient='combopt' gives one (the other methods learn costs only)"
+                     if name in ("A", "b") else
+                     "no method gives one: equality constraints take part in the solve and in "
+                     "CombOptNet's feasibility tests, not in the gradient; learn them as pairs "
+                     "of inequality rows in A, b with gradient='combopt'")
+            warn_at_user_line(f"ILPLayer(gradient={self.gradient!r}): {name} requires grad but gets "
+                              f"no gradient from this layer; {which}.", NoGradientWarning)
+
     def _check_signal(self, dc: torch.Tensor | None, dy: torch.Tensor, *others: torch.Tensor | None) -> None:
         """Warn once when a backward pass gives the whole batch an all-zero gradient although
         the incoming gradient was not zero: the loss is learning nothing."""
@@ -428,24 +546,30 @@ class ILPLayer(torch.nn.Module):
                 if self.gradient == "combopt" else
                 "The solutions did not move under the gradient step; for gradient='blackbox' "
                 "raise blackbox_lambda, for 'perturbed' raise sigma")
-        warnings.warn(f"ILPLayer(gradient={self.gradient!r}): the backward pass gave the whole batch "
-                      f"an all-zero gradient although the loss's gradient was not zero. {hint}.",
-                      NoSignalWarning, stacklevel=3)
+        warn_at_user_line(f"ILPLayer(gradient={self.gradient!r}): the backward pass gave the whole "
+                          f"batch an all-zero gradient although the loss's gradient was not zero. {hint}.",
+                          NoSignalWarning)
 
     def close(self) -> None:
         """Stop the layer's worker pool and release the backend's native models (for what the
-        layer created itself)."""
-        if self._owns_executor and self.executor is not None:
-            self.executor.close()
-        if self._owns_solver:
-            self.solver.close()
+        layer created itself). Safe to call twice; a later forward pass builds them again."""
+        if self._owns_executor:
+            executor, self._executor = self._executor, _UNBUILT
+            if executor is not None and executor is not _UNBUILT:
+                executor.close()
+        if self._owns_solver and self._solver is not None:
+            solver, self._solver = self._solver, None
+            solver.close()
 
     def extra_repr(self) -> str:
         o = self.options
-        executor = self.executor.kind if self.executor is not None else "serial"
+        built = self._executor is not _UNBUILT
+        executor = (self._executor.kind if self._executor is not None else "serial") if built else \
+            (self._executor_settings[0] or "auto")
+        solver = self._solver.name if self._solver is not None else self._solver_settings[0]
         method = (f"tau={o.tau}, basis={o.basis!r}, project_to_box={o.project_to_box}"
                   if self.gradient == "combopt" else
                   f"blackbox_lambda={self.blackbox_lambda}" if self.gradient == "blackbox" else
                   f"sigma={self.sigma}, samples={self.samples}" if self.gradient == "perturbed" else "")
-        return (f"lb={self.lb}, ub={self.ub}, sense={self.sense!r}, solver={self.solver.name!r}, "
+        return (f"lb={self.lb}, ub={self.ub}, sense={self.sense!r}, solver={solver!r}, "
                 f"executor={executor!r}, gradient={self.gradient!r}" + (f", {method}" if method else ""))

@@ -46,6 +46,17 @@ class Solver(ABC):
     name: ClassVar[str] = ""
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Solver:
+        solver = super().__new__(cls)
+        solver._arguments = (args, kwargs)  # what a copy is built from (__reduce__)
+        return solver
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A copy (``copy``, ``pickle``) is a new solver built with the same arguments: native
+        models, environments and warm-start pools are not state."""
+        args, kwargs = self._arguments
+        return (_rebuild_solver, (type(self), args, kwargs))
+
     def __init__(self, **options: Any) -> None:
         if options:
             raise TypeError(f"solver {self.name!r} takes no option(s) {sorted(options)}")
@@ -85,6 +96,10 @@ class Solver(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _rebuild_solver(cls: type[Solver], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Solver:
+    return cls(*args, **kwargs)
 
 
 # The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check

@@ -109,6 +109,29 @@ def test_fenchel_young_gradient_is_the_target_minus_the_perturbed_mean():
     assert loss.item() > -1e-9  # Fenchel-Young losses are non-negative (here, per sample mean)
 
 
+@pytest.mark.filterwarnings("ignore::ilplayer.NoSignalWarning")
+@pytest.mark.parametrize("gradient", ["combopt", "blackbox", "identity", "perturbed"])
+def test_an_input_that_requires_grad_but_gets_none_is_named_once_per_layer(gradient):
+    A_learnt, b_learnt = A.clone().requires_grad_(), B.clone().requires_grad_()
+    A_eq = torch.ones(1, 4, dtype=torch.float64, requires_grad=True)
+    b_eq = torch.ones(1, dtype=torch.float64)
+    layer = ilplayer.ILPLayer(0, 1, gradient=gradient)
+    with pytest.warns(ilplayer.NoGradientWarning) as caught:
+        layer(costs(12), A_learnt, b_learnt, A_eq, b_eq).sum().backward()
+    messages = [str(w.message) for w in caught if w.category is ilplayer.NoGradientWarning]
+    expected = ["A_eq"] if gradient == "combopt" else ["A", "b", "A_eq"]
+    assert [m.split(" requires grad")[0].split(": ")[-1] for m in messages] == expected
+    assert all(w.filename == __file__ for w in caught)
+    if gradient != "combopt":
+        assert "only gradient='combopt' gives one" in messages[0]
+    assert "no method gives one" in messages[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ilplayer.NoGradientWarning)  # once per layer and argument
+        layer(costs(13), A_learnt, b_learnt, A_eq, b_eq)
+        with torch.no_grad():  # nothing is lost where no gradient is wanted
+            ilplayer.ILPLayer(0, 1, gradient=gradient)(costs(13), A_learnt, b_learnt, A_eq, b_eq)
+
+
 def test_a_regret_loss_through_combopt_warns_once_that_it_carries_no_signal():
     # x1 + x2 = 1 as two tight rows: every CombOptNet target is infeasible or unchanged
     A_eq = torch.tensor([[1.0, 1.0], [-1.0, -1.0]], dtype=torch.float64)
@@ -116,9 +139,10 @@ def test_a_regret_loss_through_combopt_warns_once_that_it_carries_no_signal():
     c_true = torch.tensor([[1.0, 2.0], [3.0, 1.0]], dtype=torch.float64)
     c_pred = torch.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=torch.float64, requires_grad=True)
     layer = ilplayer.ILPLayer(0, 1)
-    with pytest.warns(ilplayer.NoSignalWarning, match="gradient='blackbox', 'identity' or 'perturbed'"):
+    with pytest.warns(ilplayer.NoSignalWarning, match="gradient='blackbox', 'identity' or 'perturbed'") as caught:
         (c_true * layer(c_pred, A_eq, b_eq)).sum().backward()
     assert not c_pred.grad.any()
+    assert caught[0].filename == __file__  # the user's line, not torch's
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # once per layer
         (c_true * layer(c_pred, A_eq, b_eq)).sum().backward()
@@ -134,11 +158,18 @@ def test_layer_reports_objectives_in_its_sense_and_refuses_bad_settings():
     y = layer(c, A, B)
     torch.testing.assert_close(layer.last_objective, (c * y).sum(-1))
     assert regret(c, y, argmin(-c), sense="max") == pytest.approx(0.0)
+    assert ilplayer.ILPLayer(0, 1, sense="MAX").sense == "max"  # any case, like solver names
     for kwargs, message in (({"sense": "maximise"}, "sense must be 'min' or 'max'"),
                             ({"gradient": "spo"}, "gradient must be one of"),
-                            ({"sigma": 0}, "sigma must be a positive number"),
-                            ({"samples": 0}, "samples must be a positive integer"),
-                            ({"blackbox_lambda": -1}, "blackbox_lambda must be a positive number")):
+                            ({"sigma": 0, "gradient": "perturbed"}, "sigma must be a positive number"),
+                            ({"samples": 0, "gradient": "perturbed"}, "samples must be a positive integer"),
+                            ({"blackbox_lambda": -1, "gradient": "blackbox"},
+                             "blackbox_lambda must be a positive number"),
+                            ({"blackbox_lambda": 5}, "blackbox_lambda applies to gradient='blackbox' only"),
+                            ({"seed": 0, "gradient": "blackbox"}, "seed applies to gradient='perturbed' only"),
+                            ({"samples": 4, "gradient": "identity"}, "samples applies to gradient='perturbed'"),
+                            ({"tau": 1.0, "gradient": "perturbed"}, "tau applies to gradient='combopt' only"),
+                            ({"basis": "canonical", "gradient": "blackbox"}, "basis applies to gradient='combopt'")):
         with pytest.raises(ValueError, match=message):
             ilplayer.ILPLayer(0, 1, **kwargs)
 
@@ -149,14 +180,14 @@ def test_cost_methods_solve_their_extra_batches_on_every_executor(executor, grad
     if "highs" not in ilplayer.available_solvers():
         pytest.skip("needs a backend that runs in worker pools (ilplayer-highs)")
     c = costs(11, batch=6).requires_grad_()
-    layer = ilplayer.ILPLayer(0, 1, solver="highs", gradient=gradient, executor=executor, workers=2,
-                              samples=4, seed=0)
+    options = {"samples": 4, "seed": 0} if gradient == "perturbed" else {}
+    layer = ilplayer.ILPLayer(0, 1, solver="highs", gradient=gradient, executor=executor, workers=2, **options)
     try:
         y = layer(c, A, B)
         (dc,) = torch.autograd.grad(y, c, torch.ones_like(y))
     finally:
         layer.close()
-    reference = ilplayer.ILPLayer(0, 1, gradient=gradient, samples=4, seed=0)
+    reference = ilplayer.ILPLayer(0, 1, gradient=gradient, **options)
     (expected,) = torch.autograd.grad(reference(c, A, B), c, torch.ones_like(y))
     torch.testing.assert_close(dc, expected)  # same answers, same gradient, whatever the pool
 

@@ -147,8 +147,10 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     gradient = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt"}.get(method, "combopt")
-    layer = ILPLayer(0, 1, solver=solver, sense=task.sense, gradient=gradient, blackbox_lambda=10.0,
-                     sigma=1.0, samples=10, seed=derive_seed(seed, 5), executor=executor, workers=workers)
+    method_options = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
+                      {"sigma": 1.0, "samples": 10, "seed": derive_seed(seed, 5)} if gradient == "perturbed" else {})
+    layer = ILPLayer(0, 1, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
+                     workers=workers, **method_options)
     sign = 1.0 if task.sense == "min" else -1.0
     constraints = task.constraints()
     y_train = _optimal(layer, task, task.c_train)
