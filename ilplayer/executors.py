@@ -161,8 +161,42 @@ def start_process_pool(workers: int, mp_context: str | None = None, *, starter: 
             f"`if __name__ == \"__main__\":` guard. With the {context.get_start_method()!r} start "
             "method every worker process imports that script again and would run it too. Put the "
             f"script's code under `if __name__ == \"__main__\":` (or use {instead}).")
-    return concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
                                                   initargs=(os.getpid(), initializer, initargs))
+    if context.get_start_method() != "fork" and _main_without_a_file() is not None:
+        _start_now_without_main(pool, workers)
+    return pool
+
+
+def _main_without_a_file() -> Any:
+    """The main module when it names a file that is not there (a script read from stdin:
+    ``__file__`` is ``'<stdin>'``), else None. ``python -c`` and notebooks name no file."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
+        return None
+    return main
+
+
+def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int) -> None:
+    """Start every worker now, with the main module's ``__file__`` hidden.
+
+    A ``spawn`` or ``forkserver`` worker runs the main script's file again before it takes
+    tasks; for ``'<stdin>'`` it died on FileNotFoundError and every row came back ERROR. The
+    workers need nothing from the main module (their tasks are ilplayer's functions), so they
+    are started while it names no file, as for ``python -c``.
+    """
+    main = _main_without_a_file()
+    path = main.__file__
+    del main.__file__
+    try:
+        futures = []
+        while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
+            futures.append(pool.submit(_ping, 0))
+        for future in futures:
+            future.result()
+    finally:
+        main.__file__ = path
 
 
 def _exit_with(pid: int) -> None:

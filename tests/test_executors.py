@@ -211,6 +211,35 @@ def test_no_orphan_workers_after(ending):
     assert wait_dead(pids) == []
 
 
+NO_FILE_SCRIPT = """
+import warnings
+import torch
+import ilplayer
+warnings.simplefilter("error")  # a worker lost would warn
+generator = torch.Generator().manual_seed(0)
+c = torch.randn(8, 6, generator=generator, dtype=torch.float64)
+A = torch.rand(2, 6, generator=generator, dtype=torch.float64)
+b = torch.full((2,), 2.0, dtype=torch.float64)
+y, status = ilplayer.solve(c, A, b, solver="gil-enumeration", executor="processes", workers=2)
+layer = ilplayer.ILPLayer(0, 1, solver="gil-enumeration", executor="processes", workers=2)
+print(torch.equal(y, ilplayer.solve(c, A, b)[0]), torch.equal(layer(c, A, b), y))
+layer.close()
+"""
+
+
+@pytest.mark.parametrize("how", ["stdin", "-c"])
+def test_process_pools_work_from_a_script_without_a_file(how):
+    setup = f"import sys; sys.path.insert(0, {str(HERE)!r}); import ilplayer; " \
+            "from host_solvers import GilEnumerationSolver; " \
+            "ilplayer.register_solver('gil-enumeration', GilEnumerationSolver)\n"
+    script = setup + NO_FILE_SCRIPT
+    command = [sys.executable, "-"] if how == "stdin" else [sys.executable, "-c", script]
+    out = subprocess.run(command, input=script if how == "stdin" else None, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"]
+
+
 def test_threads_are_refused_for_a_backend_that_holds_the_gil():
     from host_solvers import EnumerationSolver
 
