@@ -247,7 +247,15 @@ def run_fuzz(args: argparse.Namespace) -> int:
         print("fuzz: --solver-options needs exactly one --solver (the options are that backend's)")
         return 2
     if args.replay:
-        backend, case, saved = load_reproducer(args.replay)
+        try:
+            backend, case, saved = load_reproducer(args.replay)
+        except FileNotFoundError:
+            print(f"fuzz --replay: {args.replay}: no such file", file=sys.stderr)
+            return 2
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+            print(f"fuzz --replay: {args.replay} is not a reproducer written by ilplayer fuzz "
+                  f"({type(exc).__name__}: {exc})", file=sys.stderr)
+            return 2
         name = args.solver[0] if args.solver else backend
         options = saved if options is None and name == backend else options or {}
         try:
@@ -260,11 +268,12 @@ def run_fuzz(args: argparse.Namespace) -> int:
         finally:
             solver.close()
         reference = oracle(case)
+        verdicts = judge(case, reference, y, status)
         shown = f" with {options}" if options else ""
         print(f"case {case.seed} ({', '.join(case.kinds)}) on {name}{shown}")
-        print(f"  status  {Status.names(status)}\n  verdict {judge(case, reference, y, status)}")
+        print(f"  status  {Status.names(status)}\n  verdict {verdicts}")
         print(f"  oracle  strict {reference.strict.tolist()}  loose {reference.loose.tolist()}")
-        return 0
+        return 1 if {"wrong-optimal", "false-infeasible"} & set(verdicts) else 0
     cases = fuzz_cases_for(args.instances, args.start)
     rows, failed = [], False
     for name in args.solver or default_fuzz_backends():

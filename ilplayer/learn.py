@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import time
 import warnings
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,7 +126,12 @@ def load_solutions(path: str | Path, lb: Any = None, ub: Any = None) -> tuple[np
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
-    arrays = _read(path)
+    try:
+        arrays = _read(path)
+    except (OSError, EOFError, zipfile.BadZipFile, ValueError) as exc:
+        if isinstance(exc, ValueError) and str(exc).startswith(str(path)):
+            raise
+        raise ValueError(f"{path}: cannot be read ({type(exc).__name__}: {exc})") from exc
     missing = [key for key in ("c", "y") if key not in arrays]
     if missing:
         raise ValueError(f"{path}: missing array(s) {missing}; the file has {sorted(arrays)}")
@@ -143,8 +149,12 @@ def load_solutions(path: str | Path, lb: Any = None, ub: Any = None) -> tuple[np
         raise ValueError(f"{path}: c {c.shape} and y {y.shape} must have the same shape (N, n)")
     if len(c) < 2:
         raise ValueError(f"{path}: at least 2 observations are needed, got {len(c)}")
-    if not np.isfinite(c).all():
-        raise ValueError(f"{path}: c has {int((~np.isfinite(c)).sum())} non-finite entries")
+    for name, array in (("c", c), ("y", y)):
+        bad = ~np.isfinite(array)
+        if bad.any():
+            row, col = np.argwhere(bad)[0]
+            raise ValueError(f"{path}: {name} must be finite; {int(bad.sum())} entries are not, first "
+                             f"{name}[{row}, {col}] = {float(array[row, col])!r}")
     n = c.shape[1]
     lb, ub = (np.asarray(v).item() if np.ndim(v) == 0 else np.asarray(v) for v in (lb, ub))
     check_box(lb, ub)

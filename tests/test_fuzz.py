@@ -115,9 +115,21 @@ def test_fuzz_command_checks_native_parameter_overrides(tmp_path, capsys):
     assert "1 wrong optimal" in capsys.readouterr().out
     reproducer = tmp_path / "cpsat-case520.json"
     assert json.loads(reproducer.read_text())["options"] == {"params": {"use_exact_lp_reason": False}}
-    assert main(["fuzz", "--replay", str(reproducer)]) == 0
+    assert main(["fuzz", "--replay", str(reproducer)]) == 1  # still wrong
     replayed = capsys.readouterr().out
     assert "use_exact_lp_reason" in replayed and "wrong-optimal" in replayed
+    assert main(["fuzz", "--replay", str(reproducer), "--solver-options", "{}"]) == 0  # the defaults fix it
+
+
+@pytest.mark.parametrize("content, message", [(None, "no such file"), ("{not json", "is not a reproducer"),
+                                              ('{"backend": "highs"}', "is not a reproducer")])
+def test_fuzz_replay_of_a_missing_or_malformed_file_is_exit_2(tmp_path, capsys, content, message):
+    path = tmp_path / "case.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["fuzz", "--replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
 
 
 def test_fuzz_command_refuses_options_it_cannot_apply(capsys):

@@ -54,7 +54,10 @@ def test_per_variable_bounds_are_learned_on_their_own_box():
     ({"c": np.zeros((3, 2)), "y": np.full((3, 2), 0.5)},
      r"y must be integer; 6 entries are not, first y\[0, 0\] = 0\.5"),
     ({"c": np.zeros((3, 2)), "y": np.full((3, 2), 2.0)}, r"3 solutions lie outside the box"),
-    ({"c": np.full((3, 2), np.nan), "y": np.zeros((3, 2))}, r"c has 6 non-finite entries"),
+    ({"c": np.full((3, 2), np.nan), "y": np.zeros((3, 2))},
+     r"c must be finite; 6 entries are not, first c\[0, 0\] = nan"),
+    ({"c": np.zeros((3, 2)), "y": np.array([[0, 1], [1, np.nan], [0, 0]])},
+     r"y must be finite; 1 entries are not, first y\[1, 1\] = nan"),
     ({"c": np.zeros((1, 2)), "y": np.zeros((1, 2))}, r"at least 2 observations are needed"),
 ])
 def test_malformed_files_are_refused_by_name(tmp_path, arrays, message):
@@ -157,11 +160,19 @@ def test_learn_command_writes_a_record_and_the_model(tmp_path, capsys):
     assert len(json.loads(record.read_text())["restart_validation_accuracies"]) == 2
 
 
-def test_learn_command_reports_a_malformed_file_without_a_traceback(tmp_path, capsys):
-    np.savez(tmp_path / "bad.npz", c=np.zeros((3, 2)))
-    assert main(["learn", str(tmp_path / "bad.npz"), "--lb", "0", "--ub", "1",
-                 "--num-constraints", "1"]) == 2
-    assert "missing array(s) ['y']" in capsys.readouterr().err
+@pytest.mark.parametrize("write, message", [
+    (lambda path: np.savez(path, c=np.zeros((3, 2))), "missing array(s) ['y']"),
+    (lambda path: np.savez(path, c=np.zeros((3, 2)), y=np.array([[0, 1], [1, np.nan], [0, 0]])),
+     "y must be finite; 1 entries are not, first y[1, 1] = nan"),
+    (lambda path: path.write_bytes(b"not a zip archive"), "cannot be read"),
+    (lambda path: None, "no such file"),
+])
+def test_learn_command_reports_a_bad_file_in_one_line_with_exit_2(tmp_path, capsys, write, message):
+    path = tmp_path / "bad.npz"
+    write(path)
+    assert main(["learn", str(path), "--lb", "0", "--ub", "1", "--num-constraints", "1"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_the_model_of_the_best_validation_epoch_is_returned():
