@@ -334,8 +334,8 @@ def run_learn(args: argparse.Namespace) -> int:
     import torch
 
     from ilplayer.executors import default_workers
-    from ilplayer.learn import check_solutions, default_init, learn_constraints, load_solutions, split_holdout
-    from ilplayer.training import BackendConfig, TrainingConfig
+    from ilplayer.learn import LearnConfig, check_solutions, holdout_size, learn_constraints, load_solutions
+    from ilplayer.training import BackendConfig
 
     try:
         c, y, lb, ub = load_solutions(args.train, args.lb, args.ub)
@@ -348,12 +348,13 @@ def run_learn(args: argparse.Namespace) -> int:
                                  f"{c.shape[1]}")
             c_all, y_all = np.vstack([c, c_test]), np.vstack([y, y_test])
         else:
-            c, y, c_test, y_test = split_holdout(c, y, args.test_fraction, args.seed)
-            print(f"no --test file: holding out {len(c_test)} of {len(c) + len(c_test)} observations "
-                  f"(--test-fraction {args.test_fraction})")
-        config = TrainingConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
-                                tau=args.tau, k=args.k, box_relative_steps=args.box_relative_steps,
-                                init=default_init(lb, ub, c.shape[1]) if args.init == "auto" else args.init)
+            c_test = y_test = None
+            if not 0 < args.test_fraction < 1:
+                raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
+            print(f"no --test file: holding out {holdout_size(len(c), args.test_fraction)} of {len(c)} "
+                  f"observations (--test-fraction {args.test_fraction})")
+        config = LearnConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, tau=args.tau,
+                             k=args.k, box_relative_steps=args.box_relative_steps, init=args.init)
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
@@ -363,10 +364,11 @@ def run_learn(args: argparse.Namespace) -> int:
                         else f"{args.test} row {i - train_rows}")
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
+    held_out = len(c_test) if c_test is not None else holdout_size(len(c), args.test_fraction)
     print(f"learning {args.num_constraints * args.k} constraints on {c.shape[1]} variables from "
-          f"{len(c)} observations ({len(c_test)} held out)")
+          f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)")
     result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
-                               config=config, seed=args.seed, validation_fraction=args.validation_fraction,
+                               test_fraction=args.test_fraction, config=config, seed=args.seed, validation_fraction=args.validation_fraction,
                                restarts=args.restarts, test_every=args.test_every, polish=args.polish,
                                restart_workers=args.restart_workers or min(args.restarts, default_workers()),
                                backend=BackendConfig(args.solver, None, args.executor, args.workers))

@@ -16,7 +16,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -27,10 +27,10 @@ from ilplayer.metrics import exact_match
 from ilplayer.plugins import preferred_backend
 from ilplayer.problem import as_bounds, check_box
 from ilplayer.seeding import derive_seed
-from ilplayer.separation import box_optima
+from ilplayer.separation import INITS, box_optima
 from ilplayer.training import BackendConfig, TrainingConfig, box_points, initial_constraints, train_static_constraints
 
-__all__ = ["DataWarning", "LearnResult", "SolutionData", "check_solutions", "default_init", "learn_constraints",
+__all__ = ["DataWarning", "LearnConfig", "LearnResult", "SolutionData", "check_solutions", "default_init", "holdout_size", "learn_constraints",
            "load_solutions", "polish_model", "polish_with_start", "restart_seed", "split_holdout"]
 
 INTEGRALITY_TOL = 1e-6
@@ -38,6 +38,20 @@ LEARN_K = 2
 """``learn_constraints`` learns 2 x num_constraints constraints by default: on Random Constraints
 (binary, m = 4, one dataset, 10 training seeds) 2 x m gave 87.3 ± 4.8 % held out against
 65.7 ± 18.8 % with m (docs/experiments.md, "Stable training")."""
+
+
+@dataclass(frozen=True)
+class LearnConfig(TrainingConfig):
+    """:func:`learn_constraints`' settings: :class:`TrainingConfig`'s fields with learn's own
+    defaults, the ones ``ilplayer learn`` uses: ``k = LEARN_K`` (2) and ``init="auto"``
+    (:func:`default_init`: separating on a box wider than {0, 1}, else random). Set one field
+    (``LearnConfig(epochs=10)``) and the others stay learn's; a plain :class:`TrainingConfig`
+    is the paper's settings throughout (``k = 1``, random start).
+    """
+
+    k: int = LEARN_K
+    init: str = "auto"
+    init_choices: ClassVar[tuple[str, ...]] = (*INITS, "auto")
 
 
 def default_init(lb: Any, ub: Any, n: int) -> str:
@@ -251,13 +265,18 @@ def _beaten_by_observed(c: np.ndarray, y: np.ndarray, rows: np.ndarray, distinct
     return np.maximum(gap, 0.0), by
 
 
+def holdout_size(pairs: int, fraction: float) -> int:
+    """How many of ``pairs`` :func:`split_holdout` holds out."""
+    return max(1, round(fraction * pairs))
+
+
 def split_holdout(c: np.ndarray, y: np.ndarray, fraction: float, seed: int
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A seeded random split into (c_train, y_train, c_test, y_test)."""
     if not 0 < fraction < 1:
         raise ValueError(f"a held-out fraction must lie strictly between 0 and 1, got {fraction}")
     order = np.random.default_rng(derive_seed(seed, 4)).permutation(len(c))
-    cut = max(1, round(fraction * len(c)))
+    cut = holdout_size(len(c), fraction)
     test, train = order[:cut], order[cut:]
     return c[train], y[train], c[test], y[test]
 
@@ -279,7 +298,7 @@ def restart_seed(seed: int, restart: int) -> int:
 def learn_constraints(
     c_train: Any, y_train: Any, lb: Any, ub: Any, num_constraints: int, *,
     c_test: Any = None, y_test: Any = None, config: TrainingConfig | None = None,
-    backend: BackendConfig | None = None, seed: int = 0, progress: bool = True,
+    backend: BackendConfig | None = None, seed: int = 0, progress: bool = True, test_fraction: float = 0.2,
     validation_fraction: float = 0.1, restarts: int = 1, test_every: int = 1,
     restart_workers: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
     polish: bool = True,
@@ -287,13 +306,16 @@ def learn_constraints(
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
     ``argmin c·y`` over them and the box reproduces the observed ``y`` for each ``c``.
 
-    ``c_test``/``y_test`` measure held-out accuracy each epoch (default: the training pairs).
-    The defaults are the paper's settings (:class:`TrainingConfig`) with changes measured
-    in docs/experiments.md ("Stable training") and docs/learn.md ("Polish"): ``2 x num_constraints``
-    constraints are learned (``LEARN_K``; pass ``config`` with ``k=1`` for the paper's rule),
-    training starts from the data's separating hyperplanes on a box wider than {0, 1}
-    (:func:`default_init`), and ``validation_fraction`` of the training pairs (default 0.1; 0
-    turns it off) is set aside: the model of the epoch with the best accuracy on them is
+    ``c_test``/``y_test`` measure held-out accuracy each epoch; without them ``test_fraction``
+    of the pairs (default 0.2, seeded by ``seed``) is held out for it, as ``ilplayer learn``
+    does (0: the training pairs; ``settings["test_on"]`` says which).
+    ``config`` defaults to :class:`LearnConfig`: the paper's settings (:class:`TrainingConfig`)
+    with changes measured in docs/experiments.md ("Stable training") and docs/learn.md
+    ("Polish"): ``2 x num_constraints`` constraints are learned (``LEARN_K``; a
+    ``TrainingConfig`` or ``k=1`` gives the paper's rule), training starts from the data's
+    separating hyperplanes on a box wider than {0, 1} (:func:`default_init`), and
+    ``validation_fraction`` of the training pairs (default 0.1; 0 turns it off) is set aside:
+    the model of the epoch with the best accuracy on them is
     returned instead of the last. A start read off the data competes too: it is returned
     untrained when it scores better (after polish, when ``polish``).
     With ``restarts`` > 1 training runs that many times from different initialisations (the
@@ -320,15 +342,26 @@ def learn_constraints(
     if restarts > 1 and not validation_fraction:
         raise ValueError("restarts > 1 needs a validation split to choose between the runs: "
                          "set validation_fraction above 0")
-    config = config or TrainingConfig(k=LEARN_K, init=default_init(lb, ub, np.shape(c_train)[1]))
+    config = config or LearnConfig()
+    if config.init == "auto":
+        config = config.replace(init=default_init(lb, ub, np.shape(c_train)[1]))
     tensor = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
     c_train, y_train = np.asarray(c_train, dtype=np.float64), np.asarray(y_train, dtype=np.float64)
+    if not (isinstance(test_fraction, (int, float)) and 0 <= test_fraction < 1):
+        raise ValueError(f"test_fraction must be a number in [0, 1), got {test_fraction!r}")
+    if (c_test is None) != (y_test is None):
+        raise ValueError("c_test and y_test go together: pass both or neither")
+    test_on = "the test pairs given"
+    if c_test is None and test_fraction:
+        c_train, y_train, c_test, y_test = split_holdout(c_train, y_train, test_fraction, seed)
+        test_on = f"{len(c_test)} pairs held out of the training pairs (test_fraction {test_fraction})"
+    elif c_test is None:
+        c_test, y_test = c_train, y_train
+        test_on = "the training pairs (test_fraction 0: no pairs held out)"
     validation = None
     if validation_fraction:
         c_train, y_train, c_val, y_val = split_holdout(c_train, y_train, validation_fraction, seed)
         validation = (tensor(c_val), tensor(y_val))
-    if c_test is None or y_test is None:
-        c_test, y_test = c_train, y_train
     data = SolutionData(tensor(c_train), tensor(y_train), tensor(c_test), tensor(y_test), lb, ub)
     n = data.num_variables
     backend = backend or BackendConfig()
@@ -391,7 +424,7 @@ def learn_constraints(
     settings = {"seed": seed, "num_constraints": num_constraints, "num_variables": n,
                 "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "solver": solver,
                 "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
-                "train_size": len(data.c_train), "test_size": len(data.c_test),
+                "train_size": len(data.c_train), "test_size": len(data.c_test), "test_on": test_on,
                 "validation_size": 0 if validation is None else len(validation[0]),
                 "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
                 "selected_restart": kept, "restart_workers": restart_workers,

@@ -11,7 +11,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -62,6 +62,7 @@ class TrainingConfig:
     k: int = 1
     box_relative_steps: bool = False
     init: str = "random"
+    init_choices: ClassVar[tuple[str, ...]] = INITS
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "k"):
@@ -74,7 +75,8 @@ class TrainingConfig:
             raise ValueError(f"tau must be a positive number or None, got {self.tau!r}")
         if not isinstance(self.box_relative_steps, bool):
             raise TypeError(f"box_relative_steps must be True or False, got {self.box_relative_steps!r}")
-        for name, choices in (("basis", BASES), ("origin", ORIGINS), ("loss", sorted(LOSSES)), ("init", INITS)):
+        for name, choices in (("basis", BASES), ("origin", ORIGINS), ("loss", sorted(LOSSES)),
+                              ("init", self.init_choices)):
             if getattr(self, name) not in choices:
                 raise ValueError(f"{name} must be one of {list(choices)}, got {getattr(self, name)!r}")
 

@@ -12,7 +12,7 @@ import torch
 
 import ilplayer
 from ilplayer.cli import main
-from ilplayer.learn import DataWarning, check_solutions, learn_constraints, load_solutions
+from ilplayer.learn import LEARN_K, DataWarning, LearnConfig, check_solutions, learn_constraints, load_solutions
 from ilplayer.training import TrainingConfig
 
 
@@ -158,6 +158,28 @@ def test_learn_command_writes_a_record_and_the_model(tmp_path, capsys):
                  "--num-constraints", "1", "--epochs", "1", "--restarts", "2", "--json", str(record)]) == 0
     assert "holding out 8 of 40 observations" in capsys.readouterr().out
     assert len(json.loads(record.read_text())["restart_validation_accuracies"]) == 2
+
+
+def test_the_library_and_the_command_learn_the_same_model_with_one_set_of_defaults(tmp_path, capsys):
+    c, y = observations(50, n=5, seed=4)
+    np.savez(tmp_path / "data.npz", c=c, y=y)
+    model = tmp_path / "model.pt"
+    assert main(["learn", str(tmp_path / "data.npz"), "--lb", "0", "--ub", "1", "--num-constraints", "2",
+                 "--epochs", "2", "--seed", "5", "--restart-workers", "1", "--out", str(model)]) == 0
+    saved = torch.load(model, weights_only=True)
+    result = learn_constraints(c, y, 0, 1, 2, config=LearnConfig(epochs=2), seed=5, progress=False)
+    A, b = result.constraints()
+    assert torch.equal(A, saved["A"]) and torch.equal(b, saved["b"])
+    assert result.settings["k"] == LEARN_K and result.settings["test_size"] == 10  # 0.2 held out
+    assert result.settings["test_on"].startswith("10 pairs held out")
+    # one field set keeps learn's other defaults; a plain TrainingConfig is the paper's
+    assert LearnConfig(epochs=1).k == LEARN_K and LearnConfig(epochs=1).init == "auto"
+    paper = learn_constraints(c, y, 0, 1, 2, config=TrainingConfig(epochs=1), progress=False, polish=False)
+    assert paper.settings["k"] == 1 and paper.settings["init"] == "random"
+    on_train = learn_constraints(c, y, 0, 1, 1, config=LearnConfig(epochs=1), test_fraction=0, progress=False)
+    assert on_train.settings["test_on"].startswith("the training pairs")
+    with pytest.raises(ValueError, match="test_fraction must be a number in"):
+        learn_constraints(c, y, 0, 1, 1, test_fraction=1.5)
 
 
 @pytest.mark.parametrize("write, message", [
