@@ -135,6 +135,14 @@ def plugin_manager() -> pluggy.PluginManager:
     return _registry.manager
 
 
+# Names users try for a backend that ilplayer calls otherwise.
+ALIASES = {"ortools": "cpsat", "or-tools": "cpsat", "cp-sat": "cpsat", "cp_sat": "cpsat", "pyscipopt": "scip",
+           "highspy": "highs", "gurobipy": "gurobi", "grb": "gurobi"}
+# Solvers reached through the Pyomo bridge only (their names in pyomo.environ.SolverFactory).
+PYOMO_ONLY = ("cbc", "glpk", "cplex", "cplex_direct", "cplex_persistent", "appsi_highs", "appsi_gurobi",
+              "gurobi_persistent", "gurobi_direct", "xpress", "mosek", "copt")
+
+
 def _unknown(name: str, specs: dict[str, SolverSpec]) -> UnknownSolverError:
     registered = sorted(specs)
     msg = f"unknown solver {name!r}. Registered solvers: {', '.join(registered) or 'none'}."
@@ -142,6 +150,11 @@ def _unknown(name: str, specs: dict[str, SolverSpec]) -> UnknownSolverError:
     if base in FIRST_PARTY_BACKENDS:
         msg += (f" {base!r} is provided by the distribution {FIRST_PARTY_BACKENDS[base]}: "
                 f"pip install 'ilplayer[{base}]'.")
+    elif base.lower() in ALIASES:
+        msg += f" Did you mean {ALIASES[base.lower()]!r}?"
+    elif base.lower() in PYOMO_ONLY:
+        msg += (f" {base!r} is reached through the Pyomo bridge: solver='pyomo:{base.lower()}' "
+                "(pip install 'ilplayer[pyomo]').")
     else:
         close = difflib.get_close_matches(name, registered + sorted(FIRST_PARTY_BACKENDS), n=1)
         if close:

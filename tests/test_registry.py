@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import re
 
 import numpy as np
 import pytest
@@ -24,6 +25,15 @@ def test_unknown_solver_lists_registered_ones_and_suggests_the_closest(builtin_r
                        match=r"unknown solver 'bruteforse'\. Registered solvers: bruteforce\."
                              r" Did you mean 'bruteforce'\?"):
         ilplayer.get_solver("bruteforse")
+
+
+@pytest.mark.parametrize("name, hint", [("cbc", "solver='pyomo:cbc'"), ("glpk", "solver='pyomo:glpk'"),
+                                        ("cplex", "solver='pyomo:cplex'"),
+                                        ("appsi_highs", "solver='pyomo:appsi_highs'"),
+                                        ("ortools", "Did you mean 'cpsat'"), ("OR-Tools", "Did you mean 'cpsat'")])
+def test_unknown_names_users_try_point_at_the_backend_they_mean(name, hint):
+    with pytest.raises(ilplayer.UnknownSolverError, match=re.escape(hint)):
+        ilplayer.get_solver(name)
 
 
 def test_unknown_first_party_backend_says_which_distribution_provides_it(builtin_registry):
