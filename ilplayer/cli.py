@@ -368,7 +368,8 @@ def run_learn(args: argparse.Namespace) -> int:
     print(f"learning {args.num_constraints * args.k} constraints on {c.shape[1]} variables from "
           f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)")
     result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
-                               test_fraction=args.test_fraction, config=config, seed=args.seed, validation_fraction=args.validation_fraction,
+                               test_fraction=args.test_fraction, config=config, seed=args.seed,
+                               validation_fraction=args.validation_fraction,
                                restarts=args.restarts, test_every=args.test_every, polish=args.polish,
                                restart_workers=args.restart_workers or min(args.restarts, default_workers()),
                                backend=BackendConfig(args.solver, None, args.executor, args.workers))

@@ -30,8 +30,9 @@ from ilplayer.seeding import derive_seed
 from ilplayer.separation import INITS, box_optima
 from ilplayer.training import BackendConfig, TrainingConfig, box_points, initial_constraints, train_static_constraints
 
-__all__ = ["DataWarning", "LearnConfig", "LearnResult", "SolutionData", "check_solutions", "default_init", "holdout_size", "learn_constraints",
-           "load_solutions", "polish_model", "polish_with_start", "restart_seed", "split_holdout"]
+__all__ = ["DataWarning", "LearnConfig", "LearnResult", "SolutionData", "check_solutions", "default_init",
+           "holdout_size", "learn_constraints", "load_solutions", "polish_model", "polish_with_start",
+           "restart_seed", "split_holdout"]
 
 INTEGRALITY_TOL = 1e-6
 LEARN_K = 2
