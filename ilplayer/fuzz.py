@@ -2,11 +2,12 @@
 
 :func:`fuzz_cases` draws seeded random instances small enough to enumerate (at most a few
 thousand box points): binary, integer, negative and per-variable boxes; random, integer,
-all-zero, tight, equality-like and infeasible rows; ``m = 0``; ties in the costs. Each case is
-one ``(A, b)`` with a few cost vectors, as a training batch would have.
+all-zero, tight, equality-like (also float32 pairs met only within rounding) and infeasible
+rows; ``m = 0``; ties in the costs. Each case is one ``(A, b)`` with a few cost vectors, as a
+training batch would have.
 
 The oracle is a *tolerance band*. ``strict`` is the optimum over the box points that satisfy
-``A y <= b + 1e-9``; ``loose`` over those that pass the core's answer check
+``A y <= b + 1e-7`` (every backend admits them); ``loose`` over those that pass the core's answer check
 (``A y <= b + 1e-6 (1 + |b|)``). A correct backend returns
 
 * ``OPTIMAL`` with an objective at most ``strict`` (it may be lower, down to ``loose``, when it
@@ -50,7 +51,11 @@ __all__ = [
     "save_reproducer",
 ]
 
-STRICT_TOL = 1e-9
+# Rows met within STRICT_TOL bind every backend: each admits 1e-6 (its rows hold b + 1e-6), so
+# a point this close must not be called infeasible, and the best such point bounds OPTIMAL.
+# (At 1e-9, float32 data that met an equality pair within 7.5e-9 counted as loose only, and
+# SCIP's INFEASIBLE on them passed.)
+STRICT_TOL = 1e-7
 LOOSE_TOL = 1e-6  # the core's answer check (dispatch.VERIFY_TOL), relative to 1 + |b|
 OBJECTIVE_TOL = 1e-6
 MAX_POINTS = 4096
@@ -155,8 +160,26 @@ def fuzz_case(seed: int, batch: int | None = None) -> FuzzCase:
     k = batch or int(rng.integers(1, 5))
     c = rng.uniform(-1, 1, (k, n)) if rng.random() < 0.7 else rng.integers(-2, 3, (k, n)).astype(np.float64)
     A_eq, b_eq, eq_kinds = _equalities(np.random.default_rng([seed, 20261124]), lb, ub, "float32" in kinds)
+    pair = _float32_equality_pair(np.random.default_rng([seed, 20261126]), lb, ub)
+    if pair is not None:
+        A, b, kinds = np.vstack([A, pair[0]]), np.concatenate([b, pair[1]]), (*kinds, "equality-pair-float32")
     return FuzzCase(c=c, A=A, b=b, lb=lb, ub=ub, kinds=(*kinds, *eq_kinds) or ("box-only",), seed=seed,
                     A_eq=A_eq, b_eq=b_eq)
+
+
+def _float32_equality_pair(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray] | None:
+    """In a sixth of the cases, an equality as two rows the way float32 training code writes
+    it: non-integer float32 coefficients ``a`` through a box point ``p``, ``a·p`` summed in
+    float32. ``p`` meets the pair only within float32 rounding (up to ~1e-7), inside the band
+    every backend must admit; SCIP, with rows at ``b`` and its feastol at 1e-9, called such
+    instances INFEASIBLE. From its own stream: the other draws of a case do not move."""
+    if rng.random() >= 1 / 6:
+        return None
+    point = rng.integers(lb, ub + 1).astype(np.float32)
+    a = rng.uniform(-1, 1, len(lb)).astype(np.float32)
+    rhs = np.float32(np.sum(a * point, dtype=np.float32))
+    return np.vstack([a, -a]).astype(np.float64), np.array([rhs, -rhs], dtype=np.float64)
 
 
 def _equalities(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray, float32: bool

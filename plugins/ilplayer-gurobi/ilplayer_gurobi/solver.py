@@ -28,6 +28,10 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "Heuristics": 0.0,
 }
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
+# The core's tolerance in the data, as in the HiGHS and SCIP plugins: rows ``A y <= b +
+# FEASIBILITY_TOL``. With rows at ``b``, float32 data whose only point met an equality pair
+# within 1.2e-7 came back INFEASIBLE (Gurobi's own FeasibilityTol did not admit it).
+FEASIBILITY_TOL = 1e-6
 SIZE_LIMIT = 2000  # variables and constraints allowed by the pip wheel's restricted licence
 # Relaxations asked for together are solved up to BLOCK at a time as one block-diagonal LP:
 # gurobipy's fixed cost per optimize() is paid once per block (shortest path, 5 x 5 grid:
@@ -106,7 +110,7 @@ class GurobiSolver(PersistentModelSolver):
         model = gp.Model(env=self._env)
         x = model.addMVar(batch.num_variables, lb=batch.lb.astype(np.float64),
                           ub=batch.ub.astype(np.float64), vtype=gp.GRB.INTEGER)
-        model.addConstr(batch.A @ x <= batch.b)
+        model.addConstr(batch.A @ x <= batch.b + FEASIBILITY_TOL)
         if batch.num_equalities:
             model.addConstr(batch.A_eq @ x == batch.b_eq)
         model.update()
@@ -137,7 +141,7 @@ class GurobiSolver(PersistentModelSolver):
                               ub=np.tile(batch.ub.astype(np.float64), size))
             if batch.num_constraints:
                 model.addConstr(sparse.block_diag([sparse.csr_matrix(batch.A)] * size, format="csr") @ x
-                                <= np.tile(batch.b, size))
+                                <= np.tile(batch.b + FEASIBILITY_TOL, size))
             if batch.num_equalities:
                 model.addConstr(sparse.block_diag([sparse.csr_matrix(batch.A_eq)] * size, format="csr") @ x
                                 == np.tile(batch.b_eq, size))

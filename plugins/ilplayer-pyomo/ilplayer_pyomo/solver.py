@@ -36,11 +36,13 @@ from ilplayer.params import native_value
 # Options that make a known solver exact (MIP gap 0) and single-threaded, and the name of its
 # time limit option. Solvers not listed here get the user's params only (and a warning).
 # The HiGHS and Gurobi entries mirror the native plugins' exactness and tolerance settings.
-# HiGHS also gets the core's tolerance in its rows (b + ROW_TOLERANCE[name]), as ilplayer-highs
-# does: with its own defaults, answers in the tolerance band depended on the cost vector.
+# Every solver gets the core's tolerance in its rows (b + ROW_TOL), as the native plugins do:
+# with HiGHS' own defaults answers in the tolerance band depended on the cost vector, and
+# Gurobi called float32 data INFEASIBLE whose only point met an equality pair within 1.2e-7.
 _HIGHS = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1, "presolve": "off",
           "mip_feasibility_tolerance": 1e-8}
-ROW_TOLERANCE = {"appsi_highs": 1e-6, "highs": 1e-6}
+HIGHS_FAMILY = ("appsi_highs", "highs")
+ROW_TOL = 1e-6
 EQUALITY_TOL = 1e-6  # A_eq y = b_eq within the core's tolerance: float data are rarely exact
 KNOWN_SOLVERS: dict[str, tuple[dict[str, Any], str]] = {
     "appsi_highs": (_HIGHS, "time_limit"),
@@ -135,7 +137,7 @@ class PyomoSolver(PersistentModelSolver):
         """Refuse an unknown option name or a bad value now, with the solver's message, rather
         than failing every instance (or, as some interfaces do, ignoring it silently). HiGHS and
         Gurobi options are checked by their own libraries; others by a one-variable solve."""
-        if self.solver_name in ROW_TOLERANCE:  # the HiGHS family
+        if self.solver_name in HIGHS_FAMILY:
             import highspy
 
             probe = highspy.Highs()
@@ -186,7 +188,7 @@ class PyomoSolver(PersistentModelSolver):
         bounds = {i: (int(batch.lb[i]), int(batch.ub[i])) for i in range(n)}
         model.y = pyo.Var(model.I, domain=pyo.Integers, bounds=lambda _, i: bounds[i])
         model.c = pyo.Param(model.I, mutable=True, initialize=0.0)
-        A, b = batch.A, batch.b + ROW_TOLERANCE.get(self.solver_name, 0.0)
+        A, b = batch.A, batch.b + ROW_TOL
         model.rows = pyo.Constraint(model.J, rule=lambda mdl, j: sum(
             float(A[j, i]) * mdl.y[i] for i in range(n) if A[j, i] != 0) <= float(b[j]))
         A_eq, b_eq, tol = batch.A_eq, batch.b_eq, EQUALITY_TOL

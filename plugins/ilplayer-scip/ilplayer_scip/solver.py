@@ -18,7 +18,11 @@ from ilplayer.solver import Multipliers, multipliers_in_blocks
 # branching (no strong branching), no symmetry handling, no conflict analysis: each pays off
 # only on models far larger than a training instance. benchmarks/tuning.py measures them;
 # the fuzz oracle checks the answers. Override with params={"presolving/maxrounds": -1}.
-FEASIBILITY_TOL = 1e-6  # an equality holds within the core's tolerance (float data)
+# The core's tolerance goes in the data, as in the HiGHS plugin: rows ``A y <= b +
+# FEASIBILITY_TOL``, equalities a band ``b_eq -/+ FEASIBILITY_TOL``. SCIP's own feastol (1e-9
+# below) then only decides integrality. With rows at ``b`` alone, float32 data whose equality
+# pairs met within 7.5e-9 (feasible for the core and every other backend) were INFEASIBLE.
+FEASIBILITY_TOL = 1e-6
 DEFAULT_PARAMS: dict[str, Any] = {
     "limits/gap": 0.0,
     "limits/absgap": 0.0,
@@ -98,7 +102,7 @@ class ScipSolver(PersistentModelSolver):
         model = scip.Model()
         self._configure(model)
         y = [model.addVar(vtype="I", lb=float(l), ub=float(u)) for l, u in zip(batch.lb, batch.ub)]
-        for row, bound in zip(batch.A, batch.b):
+        for row, bound in zip(batch.A, batch.b + FEASIBILITY_TOL):
             model.addCons(scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0) <= float(bound))
         for row, bound in zip(batch.A_eq, batch.b_eq):  # two rows: a band of b_eq -/+ the tolerance
             expression = scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0)
@@ -120,10 +124,11 @@ class ScipSolver(PersistentModelSolver):
             state["lp"] = lp = self._scip.LP(sense="minimize")
             lp.addCols([[]] * batch.num_variables, objs=[0.0] * batch.num_variables,
                        lbs=batch.lb.astype(float).tolist(), ubs=batch.ub.astype(float).tolist())
-            for row, bound in zip(batch.A, batch.b):
+            for row, bound in zip(batch.A, batch.b + FEASIBILITY_TOL):  # the MIP's rows
                 lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0], lhs=-lp.infinity(), rhs=float(bound))
             for row, bound in zip(batch.A_eq, batch.b_eq):
-                lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0], lhs=float(bound), rhs=float(bound))
+                lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0],
+                          lhs=float(bound) - FEASIBILITY_TOL, rhs=float(bound) + FEASIBILITY_TOL)
         lp = state["lp"]
 
         def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
