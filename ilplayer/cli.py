@@ -446,7 +446,7 @@ def _write_bench_rows(rows: list[dict[str, object]], json_path: str | None, plot
 
     targets = bench.target_rows(rows)
     if targets:
-        print("\nthe speed targets this run can check (docs/bench.md)")
+        print("\nthe speed targets this run can check (docs/records/bench.md)")
         bench.print_rows(targets)
     rows = rows + targets
     if json_path:
@@ -587,7 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--out", default=None, help="save the learned A, b and model here (torch.save)")
     report = commands.add_parser("report", help="a results folder -> a markdown report")
     report.add_argument("folder", nargs="?", default="results")
-    report.add_argument("--out", default="docs/results.md")
+    report.add_argument("--out", default="docs/records/results.md")
     report.add_argument("--title", default="Results")
     bench = commands.add_parser("bench", help="benchmarks (ratios within one run)").add_subparsers(
         dest="bench", required=True)

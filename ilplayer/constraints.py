@@ -23,8 +23,10 @@ class StaticConstraints(torch.nn.Module):
     """A learnable set of ``m`` constraints on ``n`` variables; ``forward()`` returns ``(A, b)``.
 
     Args:
-        num_constraints, num_variables: ``m`` and ``n``.
-        lb, ub: the variable box (used to place the origins).
+        num_constraints: ``m``.
+        num_variables: ``n``.
+        lb: the variable box's lower bounds (used to place the origins).
+        ub: its upper bounds.
         origin: ``"learnable"`` (the paper: ``b = r + a·o`` with learnable ``o``),
             ``"corner"`` (direct ``A, b`` with the origin fixed at ``lb``) or ``"center"``
             (origin fixed at the box centre): the ablation rows of the supplementary.

@@ -112,7 +112,7 @@ def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
 # Workers run NumPy's BLAS on one thread. The products they make (the search around a start:
 # candidates x variables x rows) are too small to gain from more, and BLAS threads on top of
 # the workers themselves oversubscribe the cores: HiGHS, dense m=4, B=256, two worker
-# processes 1.31x serial with OpenBLAS' default threads, 1.80x with one (docs/parallel.md).
+# processes 1.31x serial with OpenBLAS' default threads, 1.80x with one (docs/records/parallel.md).
 _blas_controller: Any = None
 
 

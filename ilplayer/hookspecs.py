@@ -30,6 +30,7 @@ __all__ = ["hookimpl", "hookspec", "ilplayer_register_solvers"]
 
 hookspec = pluggy.HookspecMarker("ilplayer")
 hookimpl = pluggy.HookimplMarker("ilplayer")
+"""The decorator of a plugin's hook: ``@hookimpl def ilplayer_register_solvers(register): ...``."""
 
 
 @hookspec

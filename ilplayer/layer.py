@@ -78,7 +78,8 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         A: constraints (m, n), shared by the batch, or (B, m, n); dense, scipy.sparse or torch
             sparse. ``m = 0`` (or ``A = b = None``) is a box-only problem.
         b: right-hand sides (m,) or (B, m).
-        lb, ub: integer bounds, scalars or one per variable.
+        lb: integer lower bounds, a scalar or one per variable.
+        ub: integer upper bounds, a scalar or one per variable.
         solver: a registered backend name or a :class:`Solver` instance.
         solver_options: keyword options for the backend (when given by name).
         executor: ``"auto"`` (default: threads when the backend releases the GIL), ``"serial"``,
@@ -88,8 +89,9 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         workers: parallel workers (default: the cores available).
         mp_context: start method for ``"processes"`` (default ``"forkserver"`` on Linux).
         sense: ``"min"`` or ``"max"``.
-        A_eq, b_eq: equality constraints ``A_eq y = b_eq``, (m_eq, n) and (m_eq,) shared or
-            (B, m_eq, n) and (B, m_eq); passed to the backends natively.
+        A_eq: equality constraints ``A_eq y = b_eq``, (m_eq, n) shared or (B, m_eq, n); passed
+            to the backends natively.
+        b_eq: their right-hand sides, (m_eq,) or (B, m_eq).
 
     Returns:
         ``(y, status)``: ``y`` (B, n) on ``c``'s device, detached, in ``c``'s dtype when that
@@ -313,7 +315,8 @@ class ILPLayer(torch.nn.Module):
     releases what it built (a later forward pass builds it again).
 
     Args:
-        lb, ub: integer bounds of the variables, scalars or one per variable.
+        lb: integer lower bounds of the variables, a scalar or one per variable.
+        ub: integer upper bounds of the variables, a scalar or one per variable.
         solver: backend name (see :func:`ilplayer.list_solvers`) or a :class:`Solver`.
         solver_options: keyword options for the backend.
         tau: soft-min temperature of supplementary A.1 (the paper uses 0.5); ``None`` for the

@@ -38,7 +38,7 @@ INTEGRALITY_TOL = 1e-6
 LEARN_K = 2
 """``learn_constraints`` learns 2 x num_constraints constraints by default: on Random Constraints
 (binary, m = 4, one dataset, 10 training seeds) 2 x m gave 87.3 ± 4.8 % held out against
-65.7 ± 18.8 % with m (docs/experiments.md, "Stable training")."""
+65.7 ± 18.8 % with m (docs/records/experiments.md, "Stable training")."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def default_init(lb: Any, ub: Any, n: int) -> str:
     (box [-5, 5], the reference generator's datasets 0-4, training seed 0) the separating start,
     polished, scored 91.6-95.3 % where the random start, polished, scored 34.3-95.1 %; on a
     binary box its separators are not facets, and bruteforce training from it was several times
-    slower for the same accuracy (docs/learn.md, "Polish")."""
+    slower for the same accuracy (docs/records/learn.md, "Polish")."""
     widths = np.broadcast_to(np.asarray(ub, dtype=np.float64) - np.asarray(lb, dtype=np.float64), (n,))
     return "separating" if (widths > 1).any() else "random"
 
@@ -311,7 +311,7 @@ def learn_constraints(
     of the pairs (default 0.2, seeded by ``seed``) is held out for it, as ``ilplayer learn``
     does (0: the training pairs; ``settings["test_on"]`` says which).
     ``config`` defaults to :class:`LearnConfig`: the paper's settings (:class:`TrainingConfig`)
-    with changes measured in docs/experiments.md ("Stable training") and docs/learn.md
+    with changes measured in docs/records/experiments.md ("Stable training") and docs/records/learn.md
     ("Polish"): ``2 x num_constraints`` constraints are learned (``LEARN_K``; a
     ``TrainingConfig`` or ``k=1`` gives the paper's rule), training starts from the data's
     separating hyperplanes on a box wider than {0, 1} (:func:`default_init`), and
@@ -408,7 +408,7 @@ def learn_constraints(
     try:
         with torch.no_grad():
             polished = None
-            # A start read off the data can beat every epoch trained from it (docs/learn.md, "Which
+            # A start read off the data can beat every epoch trained from it (docs/records/learn.md, "Which
             # epoch"): it competes with the trained model on the validation pairs.
             initial = trained[kept][2] if validation is not None and config.init == "separating" else None
             if polish:
@@ -442,7 +442,7 @@ def polish_with_start(model: StaticConstraints, epoch: int, start: StaticConstra
 
     Either can win: on dense Random Constraints the steps blur the start's offsets (it beat every
     trained epoch before polish on each dataset measured), yet the trained rows polished better on
-    two datasets of five (docs/learn.md, "Which epoch"). The summary says which ``epoch`` was kept
+    two datasets of five (docs/records/learn.md, "Which epoch"). The summary says which ``epoch`` was kept
     (0: the start) and, under ``other``, how the candidate not taken did."""
     model, polished = polish_model(model, data, validation, layer, origin, progress=progress)
     polished["epoch"] = epoch

@@ -36,6 +36,7 @@ LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "huber": lambda y, target: torch.nn.functional.smooth_l1_loss(y, target, beta=0.3),
     "l0": _l0_loss,
 }
+"""Losses between normalised solutions for learning constraints, by name (``TrainingConfig.loss``)."""
 
 
 def _as_float64(value: Any) -> torch.Tensor:

@@ -14,6 +14,7 @@ import torch
 __all__ = ["SENSES", "exact_match", "objective", "regret"]
 
 SENSES = ("min", "max")
+"""The optimisation senses the metrics take."""
 _REGRET_GUARD = 1e-7  # PyEPO's guard against an all-zero optimal objective
 
 

@@ -206,7 +206,7 @@ def get_solver(name: str, **options: Any) -> Solver:
 
 
 MIP_BACKEND_RANKING = ("gurobi", "cpsat", "highs", "scip")
-"""The exact MIP backends, fastest first on the paper's shapes (docs/solvers.md has the figures).
+"""The exact MIP backends, fastest first on the paper's shapes (docs/records/solvers.md has the figures).
 The one ranking of backends in ilplayer: every default goes through :func:`preferred_backend`."""
 
 BRUTEFORCE_LIMIT = 2**16

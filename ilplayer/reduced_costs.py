@@ -13,7 +13,7 @@ feasible ``start`` must therefore have ``sum_j |d_j| dist_j < c.start - L``: aft
 of training the pooled start is close to optimal, the budget is small, and only a handful of
 points are left. Enumerating them and checking the rows either proves ``start`` optimal or
 finds the optimum, at a fraction of a MIP's cost (PyEPO's 32-item knapsack: 0.6 against 2.0 ms
-per instance with HiGHS, docs/solvers.md).
+per instance with HiGHS, docs/records/solvers.md).
 
 For costs never seen before there is no close pooled point, but the LP optimum itself has at
 most as many fractional entries as there are rows, and one of its roundings is usually

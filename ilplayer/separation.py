@@ -8,7 +8,7 @@ for a sample of such ``z_i``, a hyperplane that separates it from the observed s
 widest margin; where many observed solutions lie on a hidden facet, that hyperplane *is* the
 facet. A greedy set cover then keeps the hyperplanes that cut off the most box optima between
 them. Gradient training starts from there instead of from random hyperplanes, which on dense
-boxes often leave one hidden constraint unlearned for the whole run (docs/learn.md).
+boxes often leave one hidden constraint unlearned for the whole run (docs/records/learn.md).
 """
 
 from __future__ import annotations

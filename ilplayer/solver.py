@@ -126,7 +126,7 @@ class SolutionPool:
     Every point satisfies the constraint set it was found for, so the best of them under new
     costs is a valid incumbent: when training revisits an instance with slightly changed costs,
     that is usually the instance's previous solution, and a MIP start from it roughly halves
-    HiGHS' time (docs/solvers.md, "Warm starts").
+    HiGHS' time (docs/records/solvers.md, "Warm starts").
     """
 
     def __init__(self, num_variables: int, capacity: int) -> None:

@@ -72,6 +72,7 @@ def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np
 FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",
             "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance",
             "zero-rows", "tight-rows", "equality-pairs", "box-only", "equalities")
+"""The instance families :func:`make_instances` draws, by name."""
 FUZZ_CASES = 200
 """Seeded :mod:`ilplayer.fuzz` cases (about 500 instances) every backend is checked on."""
 

@@ -4,7 +4,7 @@
 thousand box points. The paper's shapes (n = 16 on [-5, 5]: 11^16 points) are out of its
 reach, and a wrong answer there went unseen: HiGHS 1.16 with `mip_feasibility_tolerance=1e-9`
 returned a point 0.003 above the optimum as optimal on one dense m=4 instance in ~13 000
-(docs/solvers.md, "Correctness"). This script solves the benchmark families with every
+(docs/records/solvers.md, "Correctness"). This script solves the benchmark families with every
 backend the way a layer does (one persistent solver per backend, warm starts and the search
 around a start on, costs moved by 1 % each round as training revisits them) and compares each
 answer with a cold solve of the reference backend, whose point is checked to meet the rows

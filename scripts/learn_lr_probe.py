@@ -7,7 +7,7 @@ decay of every step size to zero over training (``--cosine``), or with every ste
 by ``--decay-factor`` once ``--decay-at`` of the steps are done. At ``--scale 1`` it keeps
 learn's single parameter group, so the step schedule is the only difference (a run made with
 two groups left the defaults' path at epoch 23 on dataset 0, seed 2). A measurement, not an
-option of the library: see docs/learn.md for what it found.
+option of the library: see docs/records/learn.md for what it found.
 
     python scripts/learn_lr_probe.py --scale 10 --seed 0 --out results/learn-reference-probes/scale10-seed0.json
     python scripts/learn_lr_probe.py --scale 1 --decay-at 0.7 --seed 2 \\

@@ -128,7 +128,7 @@ def test_reproducers_round_trip(tmp_path):
 
 def test_fuzz_command_checks_native_parameter_overrides(tmp_path, capsys):
     """CP-SAT with ``use_exact_lp_reason`` off calls a non-optimal point optimal on case 520
-    (docs/solvers.md): the option reaches the backend, the case fails, and its reproducer
+    (docs/records/solvers.md): the option reaches the backend, the case fails, and its reproducer
     replays with the same option."""
     _backend("cpsat").close()
     options = '{"params": {"use_exact_lp_reason": false}}'

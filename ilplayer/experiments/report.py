@@ -40,7 +40,7 @@ ilplayer experiment rc --box binary --m 4 --seeds 0-9 --ablation tau=hard --out 
 ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --method mlp --out results/rc   # or --method lp
 ilplayer experiment shortest-path --out results/dfl      # every method x backend, and PyEPO's
 ilplayer experiment knapsack-regret --out results/dfl
-ilplayer report results --out docs/results.md
+ilplayer report results --out docs/records/results.md
 ```
 
 Protocol runs are resumable: add `--resume` and a finished record is never recomputed.

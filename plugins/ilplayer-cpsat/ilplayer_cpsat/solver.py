@@ -79,7 +79,7 @@ def _sat_parameters(params: dict[str, Any]) -> str:
 # the optimum. The model builder solves each call from scratch (no warm basis), and a cold
 # solve grows faster than the rows, so a block holds about LP_BLOCK_ROWS rows: 8 instances of
 # m = 4, 4 of m = 8, 16 of m <= 2. Against one warm-started pywraplp LP per instance (its
-# Python calls per variable cost more than the LP; benchmarks of 2026-11-26, docs/solvers.md):
+# Python calls per variable cost more than the LP; benchmarks of 2026-11-26, docs/records/solvers.md):
 # 0.46x the time on binary m = 4, 0.31x dense m = 4, 0.17x knapsack, 0.58x set cover, 0.80x
 # binary and dense m = 8. GLOP's presolve only costs at this size.
 LP_BLOCK_ROWS = 32

@@ -21,7 +21,7 @@ from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
 # 1e-7, integrality 1e-6) an instance feasible only within ~1e-7 was called infeasible for one
 # cost vector and solved for another on the same (A, b), and its status differed from the
 # exhaustive oracle on 63 of 6 381 fuzzed instances with float32-rounded data; with these
-# settings on none (docs/solvers.md). Tighter still (1e-9, below what its LP delivers) HiGHS
+# settings on none (docs/records/solvers.md). Tighter still (1e-9, below what its LP delivers) HiGHS
 # 1.16 returned a point 0.003 above the optimum as optimal on paper-sized dense instances (1 in
 # ~13 000, scripts/cross_check.py; tests/test_cross_backend.py keeps one). Presolve is off: it
 # costs more than it saves on these tiny models, and it is where the inconsistencies reported
@@ -63,7 +63,7 @@ DEFAULT_OPTIONS: dict[str, Any] = {
 RELAXATION_OPTIONS: dict[str, Any] = {"simplex_dual_edge_weight_strategy": 1}
 
 # Each ``Highs.run`` has a fixed cost of ~0.08 ms (HiGHS 1.16 reads the CPU topology from sysfs
-# on every run, docs/bench.md), as much as the re-solve of a 40-column LP itself. Relaxations
+# on every run, docs/records/bench.md), as much as the re-solve of a 40-column LP itself. Relaxations
 # asked for together are therefore solved BLOCK at a time as one block-diagonal LP (a vertex of
 # it is a vertex in every block): 0.42x the time per shortest-path relaxation of one LP per run.
 BLOCK = 16

@@ -15,7 +15,7 @@ Soundness rules, each pinned by a test:
   the process-wide file descriptors (``pyomo/common/tee.py``), and two threads doing that at
   once deadlock. Process pools give real parallelism; threads are safe but serial.
 * The known solvers get the tolerances and settings of the native plugins (gap 0; Gurobi's
-  IntFeasTol 1e-9; HiGHS with presolve off, see docs/solvers.md).
+  IntFeasTol 1e-9; HiGHS with presolve off, see docs/records/solvers.md).
 """
 
 from __future__ import annotations
