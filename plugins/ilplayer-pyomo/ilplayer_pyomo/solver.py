@@ -47,7 +47,8 @@ EQUALITY_TOL = 1e-6  # A_eq y = b_eq within the core's tolerance: float data are
 KNOWN_SOLVERS: dict[str, tuple[dict[str, Any], str]] = {
     "appsi_highs": (_HIGHS, "time_limit"),
     "highs": (_HIGHS, "time_limit"),
-    "gurobi*": ({"MIPGap": 0.0, "MIPGapAbs": 0.0, "Threads": 1, "IntFeasTol": 1e-9}, "TimeLimit"),
+    "gurobi*": ({"MIPGap": 0.0, "MIPGapAbs": 0.0, "Threads": 1, "IntFeasTol": 1e-9, "FeasibilityTol": 1e-9},
+                "TimeLimit"),
     "cplex*": ({"mip_tolerances_mipgap": 0.0, "mip_tolerances_absmipgap": 0.0, "threads": 1}, "timelimit"),
     "cbc": ({"ratioGap": 0.0, "allowableGap": 0.0, "threads": 1}, "seconds"),
     "glpk": ({"mipgap": 0.0}, "tmlim"),
