@@ -114,15 +114,22 @@ def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
 # the workers themselves oversubscribe the cores: HiGHS, dense m=4, B=256, two worker
 # processes 1.31x serial with OpenBLAS' default threads, 1.80x with one (docs/records/parallel.md).
 _blas_controller: Any = None
+_blas_scanned_modules = -1  # len(sys.modules) when the loaded libraries were scanned
 
 
 def one_blas_thread() -> Any:
-    """A context manager that limits NumPy's BLAS to one thread (threadpoolctl)."""
-    global _blas_controller
-    if _blas_controller is None:  # scanning the loaded libraries takes ~ms: once
+    """A context manager that limits every loaded BLAS to one thread (threadpoolctl).
+
+    Scanning the loaded libraries takes ~ms, so the scan is kept until a module has been
+    imported since: a BLAS that came with it (scipy's, after a thread pool had already run)
+    escaped the limit of a scan taken before it was loaded.
+    """
+    global _blas_controller, _blas_scanned_modules
+    if _blas_controller is None or len(sys.modules) != _blas_scanned_modules:
         from threadpoolctl import ThreadpoolController
 
         _blas_controller = ThreadpoolController()
+        _blas_scanned_modules = len(sys.modules)
     return _blas_controller.limit(limits=1, user_api="blas")
 
 

@@ -310,6 +310,24 @@ def _blas_threads(_: int) -> int:
     return max((pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"), default=1)
 
 
+BLAS_LOADED_LATER = """
+import ilplayer.executors as executors
+with executors.one_blas_thread():  # the first scan: numpy's BLAS only
+    pass
+import scipy.linalg  # brings its own BLAS
+from threadpoolctl import threadpool_info
+with executors.one_blas_thread():
+    print(max(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"))
+"""
+
+
+def test_a_blas_loaded_after_the_first_limit_is_limited_too():
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", BLAS_LOADED_LATER], capture_output=True, text=True,
+                         timeout=120, env=env, check=True)
+    assert out.stdout.split() == ["1"]
+
+
 def test_workers_run_blas_on_one_thread(monkeypatch):
     """Process workers keep one BLAS thread for life; a thread pool's batch runs under the limit
     and leaves the caller's setting as it was (docs/parallel.md)."""
