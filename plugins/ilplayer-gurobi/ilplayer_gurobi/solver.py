@@ -120,7 +120,12 @@ class GurobiSolver(PersistentModelSolver):
             model.addConstr(batch.A_eq @ x <= batch.b_eq + FEASIBILITY_TOL)
             model.addConstr(batch.A_eq @ x >= batch.b_eq - FEASIBILITY_TOL)
         model.update()
-        relaxation = model.relax()  # same rows, continuous columns: tried first (solve_relaxation)
+        # Continuous columns on the exact rows, as HiGHS' relaxation has them (within the band a
+        # vertex sits 1e-6 off the integers): tried first (solve_relaxation). Each equality
+        # keeps its two rows, both at b_eq, so its multiplier is read as the band's.
+        relaxation = model.relax()
+        relaxation.setAttr("RHS", relaxation.getConstrs(), np.concatenate([batch.b, batch.b_eq, batch.b_eq]))
+        relaxation.update()
         blocks = {"batch": batch, "model": None}  # the block-diagonal LP, made on first use
         return model, x, relaxation, gp.MVar.fromlist(relaxation.getVars()), blocks
 
@@ -147,11 +152,11 @@ class GurobiSolver(PersistentModelSolver):
                               ub=np.tile(batch.ub.astype(np.float64), size))
             if batch.num_constraints:
                 model.addConstr(sparse.block_diag([sparse.csr_matrix(batch.A)] * size, format="csr") @ x
-                                <= np.tile(batch.b + FEASIBILITY_TOL, size))
-            if batch.num_equalities:
+                                <= np.tile(batch.b, size))
+            if batch.num_equalities:  # the relaxation's exact rows, two per equality
                 block_eq = sparse.block_diag([sparse.csr_matrix(batch.A_eq)] * size, format="csr")
-                model.addConstr(block_eq @ x <= np.tile(batch.b_eq + FEASIBILITY_TOL, size))
-                model.addConstr(block_eq @ x >= np.tile(batch.b_eq - FEASIBILITY_TOL, size))
+                model.addConstr(block_eq @ x <= np.tile(batch.b_eq, size))
+                model.addConstr(block_eq @ x >= np.tile(batch.b_eq, size))
             model.update()
             blocks["model"] = (model, x, size)
         return blocks["model"] if blocks["model"][2] else None

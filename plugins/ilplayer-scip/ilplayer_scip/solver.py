@@ -124,11 +124,12 @@ class ScipSolver(PersistentModelSolver):
             state["lp"] = lp = self._scip.LP(sense="minimize")
             lp.addCols([[]] * batch.num_variables, objs=[0.0] * batch.num_variables,
                        lbs=batch.lb.astype(float).tolist(), ubs=batch.ub.astype(float).tolist())
-            for row, bound in zip(batch.A, batch.b + FEASIBILITY_TOL):  # the MIP's rows
+            # The exact rows, as HiGHS' relaxation has them: within the band a vertex sits 1e-6
+            # off the integers, and the duals certify the exact LP.
+            for row, bound in zip(batch.A, batch.b):
                 lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0], lhs=-lp.infinity(), rhs=float(bound))
             for row, bound in zip(batch.A_eq, batch.b_eq):
-                lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0],
-                          lhs=float(bound) - FEASIBILITY_TOL, rhs=float(bound) + FEASIBILITY_TOL)
+                lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0], lhs=float(bound), rhs=float(bound))
         lp = state["lp"]
 
         def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
