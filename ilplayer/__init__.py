@@ -12,12 +12,22 @@ from __future__ import annotations
 from ilplayer import losses, metrics
 from ilplayer.backend_cache import release_solvers
 from ilplayer.constraints import StaticConstraints
+from ilplayer.errors import (
+    DataWarning,
+    Error,
+    NoGradientWarning,
+    NoSignalWarning,
+    ParameterError,
+    PluginLoadWarning,
+    SolverFailureWarning,
+    SolverNotInstalledError,
+    UnknownSolverError,
+    Warning,
+)
 from ilplayer.hookspecs import hookimpl
 from ilplayer.instances import sample_random_constraints
-from ilplayer.layer import ILPLayer, NoGradientWarning, NoSignalWarning, solve
+from ilplayer.layer import ILPLayer, solve
 from ilplayer.plugins import (
-    PluginLoadWarning,
-    UnknownSolverError,
     available_solvers,
     get_solver,
     list_solvers,
@@ -26,13 +36,12 @@ from ilplayer.plugins import (
     unregister_solver,
 )
 from ilplayer.solver import PersistentModelSolver, Solver
-from ilplayer.spec import SolverNotInstalledError, SolverSpec
+from ilplayer.spec import SolverSpec
 from ilplayer.types import (
     Capability,
     ILPBatch,
     LicenseStatus,
     SolveResult,
-    SolverFailureWarning,
     Status,
 )
 
@@ -40,11 +49,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Capability",
+    "DataWarning",
+    "Error",
     "ILPBatch",
     "ILPLayer",
     "LicenseStatus",
     "NoGradientWarning",
     "NoSignalWarning",
+    "ParameterError",
     "PersistentModelSolver",
     "PluginLoadWarning",
     "SolveResult",
@@ -55,6 +67,7 @@ __all__ = [
     "StaticConstraints",
     "Status",
     "UnknownSolverError",
+    "Warning",
     "available_solvers",
     "get_solver",
     "hookimpl",

@@ -15,6 +15,7 @@ import torch
 
 from ilplayer.backend_cache import cached_backend
 from ilplayer.dispatch import solve_problem
+from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
 from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
 from ilplayer.gradients import (
     BASES,
@@ -28,17 +29,9 @@ from ilplayer.gradients import (
 from ilplayer.plugins import get_solver
 from ilplayer.problem import Bounds, check_box, densify, exact_dtype, rows_with_equalities, validate_problem
 from ilplayer.solver import Solver
-from ilplayer.types import Status, warn_at_user_line
+from ilplayer.types import Status
 
 __all__ = ["ILPLayer", "NoGradientWarning", "NoSignalWarning", "solve"]
-
-
-class NoSignalWarning(RuntimeWarning):
-    """A backward pass produced an all-zero gradient for a whole batch."""
-
-
-class NoGradientWarning(RuntimeWarning):
-    """An input that requires grad gets no gradient from the layer's gradient method."""
 
 
 def _check_options(solver_options: dict[str, Any] | None) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from ilplayer.constraints import StaticConstraints
+from ilplayer.errors import DataWarning
 from ilplayer.layer import ILPLayer
 from ilplayer.metrics import exact_match
 from ilplayer.plugins import preferred_backend
@@ -64,10 +65,6 @@ def default_init(lb: Any, ub: Any, n: int) -> str:
     slower for the same accuracy (docs/records/learn.md, "Polish")."""
     widths = np.broadcast_to(np.asarray(ub, dtype=np.float64) - np.asarray(lb, dtype=np.float64), (n,))
     return "separating" if (widths > 1).any() else "random"
-
-
-class DataWarning(UserWarning):
-    """The observations are valid but carry little or contradictory signal."""
 
 
 @dataclass(frozen=True)

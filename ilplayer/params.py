@@ -12,11 +12,9 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from ilplayer.errors import ParameterError  # plugins import it from here too
+
 __all__ = ["ParameterError", "native_value"]
-
-
-class ParameterError(ValueError):
-    """A native parameter's value does not fit the parameter's type."""
 
 
 def native_value(backend: str, key: str, value: Any, current: Any) -> Any:

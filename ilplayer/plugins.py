@@ -21,6 +21,7 @@ from typing import Any
 import pluggy
 
 from ilplayer import hookspecs
+from ilplayer.errors import PluginLoadWarning, UnknownSolverError
 from ilplayer.solver import Solver
 from ilplayer.solvers import builtin
 from ilplayer.spec import SolverSpec
@@ -54,14 +55,6 @@ FIRST_PARTY_BACKENDS = {
     "scip": "ilplayer-scip",
     "pyomo": "ilplayer-pyomo",
 }
-
-
-class UnknownSolverError(ValueError, LookupError):
-    """No backend of that name is registered."""
-
-
-class PluginLoadWarning(UserWarning):
-    """A plugin distribution could not be loaded; its backends are missing."""
 
 
 class _Registry:

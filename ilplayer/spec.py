@@ -13,14 +13,10 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+from ilplayer.errors import SolverNotInstalledError
 from ilplayer.solver import Solver
 
 __all__ = ["SolverNotInstalledError", "SolverSpec"]
-
-
-class SolverNotInstalledError(ImportError):
-    """The backend is registered but the library it drives is not installed."""
-
 
 
 @dataclass(frozen=True)

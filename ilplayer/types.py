@@ -1,19 +1,18 @@
 """The records every layer of ilplayer shares: instance statuses, backend capabilities and
 licence states, and the batch and result that cross the solver contract.
 
-This module imports nothing from ilplayer: everything else may import it.
+This module imports only :mod:`ilplayer.errors`: everything else may import it.
 """
 
 from __future__ import annotations
 
 import enum
-import os
-import sys
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ilplayer.errors import SolverFailureWarning  # re-exported: its home was here
 
 __all__ = [
     "Capability",
@@ -22,30 +21,7 @@ __all__ = [
     "SolveResult",
     "SolverFailureWarning",
     "Status",
-    "warn_at_user_line",
 ]
-
-
-class SolverFailureWarning(RuntimeWarning):
-    """A backend failed on some instances; they are marked ``Status.ERROR``."""
-
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _library_file(filename: str) -> bool:
-    """Whether a frame's file belongs to ilplayer or torch (not to the user's code)."""
-    path = os.path.abspath(filename)
-    return path.startswith(_PACKAGE_DIR + os.sep) or f"{os.sep}torch{os.sep}" in path or filename.startswith("<frozen")
-
-
-def warn_at_user_line(message: str, category: type[Warning]) -> None:
-    """``warnings.warn`` attributed to the first frame outside ilplayer and torch: the user's
-    line (``loss.backward()``, ``layer(c, A, b)``), wherever in the library the warning rose."""
-    frame, level = sys._getframe(1), 1
-    while frame.f_back is not None and _library_file(frame.f_code.co_filename):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level + 1)
 
 
 class Status(enum.IntEnum):

@@ -16,6 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 
 LAYERS = [
+    ("errors",),                                            # every public exception and warning
     ("types", "seeding"),                                   # shared records, random streams
     ("problem", "solver", "reduced_costs", "params"),       # input validation, the solver contract
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
@@ -143,3 +144,31 @@ def test_no_import_circle():
         if node not in index:
             visit(node)
     assert not circles, f"import circles: {circles}"
+
+
+def test_every_public_exception_and_warning_lives_in_errors_under_its_base():
+    """``except ilplayer.Error`` catches ilplayer's errors, ``ilplayer.Warning`` its warnings,
+    and each is still the builtin it names."""
+    import builtins
+
+    import ilplayer
+    from ilplayer import errors
+
+    defined_elsewhere = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "errors.py":
+            continue
+        defined_elsewhere.extend(
+            f"{path.name}:{node.name}" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_")  # a private signal is no API
+            and any(ast.unparse(base).endswith(("Error", "Warning", "Exception")) for base in node.bases))
+    assert not defined_elsewhere, f"exceptions or warnings outside errors.py: {defined_elsewhere}"
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        if not isinstance(cls, type) or name in ("Error", "Warning"):
+            continue
+        assert getattr(ilplayer, name) is cls
+        if issubclass(cls, builtins.Warning):
+            assert issubclass(cls, ilplayer.Warning) and cls.__mro__[2] is not object
+        else:
+            assert issubclass(cls, ilplayer.Error) and cls.__mro__[2] is not object
