@@ -74,7 +74,7 @@ def cached_backend(name: str, options: dict[str, Any] | None, executor: str | No
                    workers: int | None, mp_context: str | None) -> Iterator[Entry]:
     """This thread's ``(solver, pool, recipe)`` for these settings, built on first use; one
     that cannot be kept (an option that is no key) is closed when the block ends."""
-    key = (name, _freeze(options or {}), executor, workers, mp_context)
+    key: Any = (name, _freeze(options or {}), executor, workers, mp_context)
     try:
         hash(key)
     except TypeError:  # an option value that cannot be a key: build afresh, keep nothing

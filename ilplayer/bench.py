@@ -62,9 +62,9 @@ def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILP
     lo, hi = (0, 1) if box == "binary" else (-5, 5)
     g = torch.Generator().manual_seed(seed)
     corner = torch.tensor([lo if rng.random() < 0.5 else hi for _ in range(n)], dtype=torch.float64)
-    A, b = random_constraint_rows(int(m), n, lo, hi, generator=g, feasible_point=corner)
+    rows, sides = random_constraint_rows(int(m), n, lo, hi, generator=g, feasible_point=corner)
     c = rng.uniform(-0.5, 0.5, (instances, n))
-    return ILPBatch(c=c / np.linalg.norm(c, axis=1, keepdims=True), A=A.numpy(), b=b.numpy(),
+    return ILPBatch(c=c / np.linalg.norm(c, axis=1, keepdims=True), A=rows.numpy(), b=sides.numpy(),
                     lb=np.full(n, lo), ub=np.full(n, hi))
 
 
@@ -134,7 +134,7 @@ class IdealSplit:
     def __init__(self, recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int) -> None:
         whole = [(np.arange(data.num_instances), data)]
         tasks = plan_tasks(whole, workers)
-        context = multiprocessing.get_context(default_start_method())
+        context: Any = multiprocessing.get_context(default_start_method())
         # A worker that dies without a word breaks the barrier after its timeout.
         self._barrier, self._results = context.Barrier(len(tasks) + 1, timeout=600), context.Queue()
         self._phases = _phases(len(tasks))
@@ -400,12 +400,12 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
                 samples[name].append(_solve_ms(solvers[name], data, layer_path[name]))
         for solver in solvers.values():
             solver.close()
-        reference = statistics.median(samples[names[0]])
+        reference_ms = statistics.median(samples[names[0]])
         for name in names:
             ms = statistics.median(samples[name])
             rows.append({"benchmark": "solvers", "family": family, "n": n, "backend": name,
                          "through_layer": layer_path[name],
-                         "ms_per_instance": ms, "ratio": ms / reference, "reference": names[0]})
+                         "ms_per_instance": ms, "ratio": ms / reference_ms, "reference": names[0]})
     return rows
 
 

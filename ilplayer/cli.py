@@ -348,7 +348,7 @@ def run_learn(args: argparse.Namespace) -> int:
                                  f"{c.shape[1]}")
             c_all, y_all = np.vstack([c, c_test]), np.vstack([y, y_test])
         else:
-            c_test = y_test = None
+            c_test = y_test = None  # type: ignore[assignment]  # learn_constraints holds pairs out
             if not 0 < args.test_fraction < 1:
                 raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
             print(f"no --test file: holding out {holdout_size(len(c), args.test_fraction)} of {len(c)} "

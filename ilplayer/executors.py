@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import logging
 import math
 import multiprocessing
 import os
@@ -19,6 +20,7 @@ import signal
 import sys
 import threading
 import time
+import types
 import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -197,7 +199,7 @@ def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, worker
     path = main.__file__
     del main.__file__
     try:
-        futures = []
+        futures: list[concurrent.futures.Future[int]] = []
         while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
             futures.append(pool.submit(_ping, 0))
         for future in futures:
@@ -241,7 +243,7 @@ def unguarded_main_line() -> tuple[str, int] | None:
     path = getattr(main, "__file__", None)
     if main is None or not path or not os.path.isfile(path):
         return None
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
         frame = frame.f_back
     if frame is None:
@@ -606,10 +608,10 @@ class RayExecutor(BatchExecutor):
         self._ray = ray
         if not ray.is_initialized():
             if self.address is not None:
-                ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
+                ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False)
             else:
                 ray.init(num_cpus=self.requested_workers, include_dashboard=False,
-                         logging_level="ERROR", log_to_driver=False)
+                         logging_level=logging.ERROR, log_to_driver=False)
         session = ray.get_runtime_context().get_session_name()
         with _ray_pools_lock:
             for old in [k for k in _ray_pools if k != session]:  # Ray was shut down and restarted

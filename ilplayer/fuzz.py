@@ -74,8 +74,9 @@ class FuzzCase:
     ub: np.ndarray
     kinds: tuple[str, ...] = ()
     seed: int = 0
-    A_eq: np.ndarray | None = None
-    b_eq: np.ndarray | None = None
+    # None is taken as 0 rows: __post_init__ makes both arrays.
+    A_eq: np.ndarray = None  # type: ignore[assignment]
+    b_eq: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.A_eq is None:
@@ -190,8 +191,11 @@ def _equalities(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray, float3
     n = len(lb)
     if rng.random() >= 0.25:
         return np.zeros((0, n)), np.zeros(0), ()
-    rows, targets, kinds = [], [], []
+    rows: list[np.ndarray] = []
+    targets: list[float] = []
+    kinds: list[str] = []
     for _ in range(int(rng.integers(1, 3))):
+        a: np.ndarray
         point = rng.integers(lb, ub + 1).astype(np.float64)
         if rng.random() < 0.5:
             a, kind = rng.integers(-2, 3, n).astype(np.float64), "equality-integer"

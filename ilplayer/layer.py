@@ -204,13 +204,14 @@ class _CombOptNetFunction(torch.autograd.Function):
         options: _BackwardOptions = ctx.options
         need_c, need_A, need_b = ctx.needs_input_grad[:3]
         m = A.shape[-2]
-        A_rows, b_rows = rows_with_equalities(A, b, *ctx.equalities, y.shape[0], dtype)
+        A_eq, b_eq = ctx.equalities
+        A_rows, b_rows = rows_with_equalities(A, b, A_eq, b_eq, y.shape[0], dtype)
         with _torch_threads(options.threads, dy.device):
             dc, dA, db = combopt_backward(
                 dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
                 tau=options.tau, basis=options.basis, project_to_box=options.project_to_box,
                 feasibility_tol=options.feasibility_tol, need_constraint_grads=need_A or need_b)
-        if dA is not None and A_rows.shape[-2] != m:  # equalities take part, get no gradient
+        if dA is not None and db is not None and A_rows.shape[-2] != m:  # equalities get no gradient
             dA, db = dA[..., :m, :], db[..., :m]
             if A.dim() == 2 and dA.dim() == 3:
                 dA = dA.sum(0)
@@ -218,8 +219,8 @@ class _CombOptNetFunction(torch.autograd.Function):
                 db = db.sum(0)
         ctx.layer._check_signal(dc, dy, dA, db)
         return (dc.to(c_dtype) if need_c else None,
-                dA.to(A.dtype) if need_A else None,
-                db.to(b.dtype) if need_b else None,
+                dA.to(A.dtype) if need_A and dA is not None else None,
+                db.to(b.dtype) if need_b and db is not None else None,
                 None, None, None, None, None, None)
 
 
@@ -281,7 +282,7 @@ class _CostFunction(torch.autograd.Function):
 # Options that belong to one gradient method: refused with another one (they would do nothing).
 _METHOD_OPTIONS = {"blackbox_lambda": "blackbox", "sigma": "perturbed", "samples": "perturbed", "seed": "perturbed"}
 _COMBOPT_DEFAULTS = {"tau": 0.5, "basis": "delta", "project_to_box": True, "feasibility_tol": 1e-6}
-_METHOD_DEFAULTS = {"blackbox_lambda": 10.0, "sigma": 1.0, "samples": 8}
+DEFAULT_BLACKBOX_LAMBDA, DEFAULT_SIGMA, DEFAULT_SAMPLES = 10.0, 1.0, 8
 
 
 class _Unbuilt:
@@ -357,19 +358,21 @@ class ILPLayer(torch.nn.Module):
         sense = _check_sense(sense)
         if gradient not in GRADIENTS:
             raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")
-        given = {"blackbox_lambda": blackbox_lambda, "sigma": sigma, "samples": samples, "seed": seed}
+        given: dict[str, Any] = {"blackbox_lambda": blackbox_lambda, "sigma": sigma, "samples": samples, "seed": seed}
         for name, value in given.items():
             if value is not None and _METHOD_OPTIONS[name] != gradient:
                 raise ValueError(f"{name} applies to gradient={_METHOD_OPTIONS[name]!r} only; "
                                  f"this layer has gradient={gradient!r}: leave {name} out")
-        combopt = {"tau": tau, "basis": basis, "project_to_box": project_to_box, "feasibility_tol": feasibility_tol}
+        combopt: dict[str, Any] = {"tau": tau, "basis": basis, "project_to_box": project_to_box,
+                                   "feasibility_tol": feasibility_tol}
         if gradient != "combopt":
             for name, value in combopt.items():
                 if value != _COMBOPT_DEFAULTS[name]:
                     raise ValueError(f"{name} applies to gradient='combopt' only; this layer has "
                                      f"gradient={gradient!r}: leave {name} out")
-        blackbox_lambda, sigma, samples = (_METHOD_DEFAULTS[k] if given[k] is None else given[k]
-                                           for k in ("blackbox_lambda", "sigma", "samples"))
+        blackbox_lambda = DEFAULT_BLACKBOX_LAMBDA if blackbox_lambda is None else blackbox_lambda
+        sigma = DEFAULT_SIGMA if sigma is None else sigma
+        samples = DEFAULT_SAMPLES if samples is None else samples
         for name, value in (("blackbox_lambda", blackbox_lambda), ("sigma", sigma)):
             if not (_is_number(value) and value > 0):
                 raise ValueError(f"{name} must be a positive number, got {value!r}")

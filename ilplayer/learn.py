@@ -113,7 +113,7 @@ def _read(path: Path) -> dict[str, np.ndarray]:
         with np.load(path, allow_pickle=False) as archive:
             return {key: archive[key] for key in archive.files}
     if path.suffix == ".csv":
-        table = np.genfromtxt(path, delimiter=",", names=True, dtype=np.float64)
+        table: Any = np.genfromtxt(path, delimiter=",", names=True, dtype=np.float64)
         names = table.dtype.names or ()
         columns = {prefix: sorted((n for n in names if n.startswith(prefix) and n[len(prefix):].isdigit()),
                                   key=lambda n: int(n[len(prefix):])) for prefix in ("c", "y")}
@@ -401,7 +401,7 @@ def learn_constraints(
     _, model, history = runs[kept]
     layer = ILPLayer(lb, ub, solver=solver, solver_options=backend.solver_options,
                      executor=backend.executor, workers=backend.workers)
-    selected_epoch = _selected(history)["epoch"]
+    selected_epoch = int(_selected(history)["epoch"])
     try:
         with torch.no_grad():
             polished = None

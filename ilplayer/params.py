@@ -42,7 +42,7 @@ def native_value(backend: str, key: str, value: Any, current: Any) -> Any:
         if isinstance(value, numbers.Integral):
             return int(value)
         if float(value).is_integer():
-            return int(value)
+            return int(float(value))
         raise reject("an integer (the library would truncate it)")
     if isinstance(current, numbers.Real):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -173,7 +173,7 @@ class ProblemTensors:
 
     @property
     def shared_constraints(self) -> bool:
-        shared_eq = self.A_eq is None or (self.A_eq.dim() == 2 and self.b_eq.dim() == 1)
+        shared_eq = self.A_eq is None or self.b_eq is None or (self.A_eq.dim() == 2 and self.b_eq.dim() == 1)
         return self.A.dim() == 2 and self.b.dim() == 1 and shared_eq
 
     @property
@@ -245,7 +245,7 @@ def rows_with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor | 
     """``A, b`` followed by each equality as the two rows ``A_eq y <= b_eq`` and
     ``-A_eq y <= -b_eq``, in ``dtype`` (per instance when any part is), for the tests that
     ask ``excess <= tol`` of every row: there it reads ``|A_eq y - b_eq| <= tol``."""
-    if A_eq is None or A_eq.shape[-2] == 0:
+    if A_eq is None or b_eq is None or A_eq.shape[-2] == 0:
         return A, b
     A, b, A_eq, b_eq = (x.to(dtype) for x in (A, b, A_eq, b_eq))
     parts_A, parts_b = [A, A_eq, -A_eq], [b, b_eq, -b_eq]

@@ -53,12 +53,12 @@ def rows_all(mask: np.ndarray) -> np.ndarray:
     is 5-10x faster for the search's (candidates, rows) checks (20 000 x 4: 36 against 604 us)."""
     width = mask.shape[-1]
     if mask.dtype != np.bool_ or not mask.flags.c_contiguous or not mask.size:
-        return mask.all(axis=-1)
+        return np.asarray(mask.all(axis=-1))
     if width in _ALL_ONES:
-        return mask.view(f"<u{width}")[..., 0] == _ALL_ONES[width]
+        return np.asarray(mask.view(f"<u{width}")[..., 0] == _ALL_ONES[width])
     if width % 8 == 0:
-        return (mask.view("<u8") == _ALL_ONES[8]).all(axis=-1)
-    return mask.all(axis=-1)
+        return np.asarray((mask.view("<u8") == _ALL_ONES[8]).all(axis=-1))
+    return np.asarray(mask.all(axis=-1))
 
 
 def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
@@ -80,7 +80,7 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
     """
     c, starts = np.asarray(c, dtype=np.float64), np.asarray(starts, dtype=np.float64)
     k, n = c.shape
-    if A_eq is None or not len(A_eq):
+    if A_eq is None or b_eq is None or mu is None or not len(A_eq):
         A_eq, b_eq, mu = np.zeros((0, n)), np.zeros(0), np.zeros((k, 0))
     lam = np.maximum(lam, 0.0)
     d = c + lam @ A + mu @ A_eq

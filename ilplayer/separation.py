@@ -67,10 +67,10 @@ def separating_hyperplanes(c: np.ndarray, y: np.ndarray, lb: np.ndarray, ub: np.
         return np.zeros((0, n)), np.zeros(0)
     rng = np.random.default_rng(seed)
     sample = rng.choice(len(negatives), size=min(candidates, len(negatives)), replace=False)
-    normals = [a for a in (_widest_separator(negatives[i], kept) for i in sample) if a is not None]
-    if not normals:
+    found = [a for a in (_widest_separator(negatives[i], kept) for i in sample) if a is not None]
+    if not found:
         return np.zeros((0, n)), np.zeros(0)
-    normals = np.array(normals)
+    normals = np.array(found)
     offsets = (normals @ kept.T).max(axis=1)
     cuts = normals @ negatives.T > offsets[:, None] + 1e-9 * (1 + np.abs(offsets[:, None]))
     left = np.ones(len(negatives), dtype=bool)

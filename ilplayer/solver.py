@@ -14,7 +14,7 @@ import time
 import warnings
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union, cast
 
 import numpy as np
 
@@ -45,6 +45,7 @@ class Solver(ABC):
 
     name: ClassVar[str] = ""
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    _arguments: tuple[tuple[Any, ...], dict[str, Any]]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Solver:
         solver = super().__new__(cls)
@@ -347,7 +348,7 @@ class PersistentModelSolver(Solver):
         self._models: OrderedDict[bytes, Any] = OrderedDict()
         self._pools: dict[bytes, SolutionPool] = {}
         self._gates: dict[bytes, RelaxationGate] = {}
-        self._search_gates: dict[bytes, RelaxationGate] = {}
+        self._search_gates: dict[bytes, SearchGate] = {}
 
     @staticmethod
     def model_key(batch: ILPBatch) -> bytes:
@@ -459,7 +460,7 @@ class PersistentModelSolver(Solver):
             searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
         searched: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}  # i -> (answer, start)
         for i in range(k):
-            if searches is not None and i % SEARCH_CHUNK == 0:
+            if searches is not None and pool is not None and i % SEARCH_CHUNK == 0:
                 # A chunk at a time, so that the gate follows the chunk before: a closed gate
                 # reopens within the batch that starts to pay.
                 rows = [j for j in range(i, min(i + SEARCH_CHUNK, k)) if relaxed.get(j) is None]
@@ -539,7 +540,8 @@ class PersistentModelSolver(Solver):
         starts = pool.best_for_rows(c)
         with_x = [row for row, (_, f) in enumerate(tried) if len(f) == 3]
         if with_x:  # the LP optima: try their roundings
-            roundings = rounded_points(np.array([tried[row][1][2] for row in with_x]), c[with_x], batch.A, batch.b,
+            optima = [cast("tuple[np.ndarray, np.ndarray, np.ndarray]", tried[row][1])[2] for row in with_x]
+            roundings = rounded_points(np.array(optima), c[with_x], batch.A, batch.b,
                                        batch.lb, batch.ub, batch.A_eq, batch.b_eq, tol=SEARCH_TOL)
             for row, rounded in zip(with_x, roundings):
                 if rounded is not None and (starts[row] is None or c[row] @ rounded < c[row] @ starts[row]):

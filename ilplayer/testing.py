@@ -22,6 +22,7 @@ import dataclasses
 import itertools
 import pickle
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -81,6 +82,9 @@ def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
     """A seeded batch of one family (small enough for ``bruteforce``)."""
     rng = np.random.default_rng([seed, FAMILIES.index(family)])
     t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
+    A: Any
+    b: Any
+    a: Any
     if family.startswith("binary-m"):
         lb, ub = [0] * 10, [1] * 10
         A, b = _random_constraints(rng, int(family[len("binary-m"):]), lb, ub)
@@ -170,10 +174,10 @@ def market_split(seed: int = 0, m: int = 4, n: int = 36) -> Instances:
 def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
                                   tol: float = OBJECTIVE_TOL) -> tuple[torch.Tensor, torch.Tensor]:
     """Same status per instance as ``bruteforce``, and the same optimal objective."""
-    eq = {"A_eq": instances.A_eq, "b_eq": instances.b_eq}
-    y, status = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub, solver=solver, **eq)
+    y, status = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub, solver=solver,
+                      A_eq=instances.A_eq, b_eq=instances.b_eq)
     y_ref, status_ref = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
-                              solver="bruteforce", **eq)
+                              solver="bruteforce", A_eq=instances.A_eq, b_eq=instances.b_eq)
     assert Status.names(status) == Status.names(status_ref)
     solved = status_ref == Status.OPTIMAL
     value = (instances.c * y).sum(-1)[solved]
@@ -183,7 +187,7 @@ def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
     b = instances.b if instances.b.dim() == 2 else instances.b.expand(len(y), -1)
     excess = (A @ y[..., None]).squeeze(-1) - b
     assert (excess[solved] <= 1e-6 * (1 + b[solved].abs())).all()
-    if instances.A_eq is not None:
+    if instances.A_eq is not None and instances.b_eq is not None:
         A_eq = instances.A_eq if instances.A_eq.dim() == 3 else instances.A_eq.expand(len(y), -1, -1)
         b_eq = instances.b_eq if instances.b_eq.dim() == 2 else instances.b_eq.expand(len(y), -1)
         gap = ((A_eq @ y[..., None]).squeeze(-1) - b_eq).abs()
@@ -198,7 +202,7 @@ class SolverConformance:
     solver_options: ClassVar[dict[str, Any]] = {}
 
     @pytest.fixture
-    def solver(self) -> Solver:
+    def solver(self) -> Iterator[Solver]:
         try:
             spec = get_solver_spec(self.solver_name)
         except UnknownSolverError as exc:
@@ -237,7 +241,7 @@ class SolverConformance:
         for instances in (first, second, first, second):
             assert_agrees_with_bruteforce(instances, solver)
 
-    def test_warm_starts_keep_answers_exact(self, solver: Solver) -> None:
+    def test_warm_starts_keep_answers_exact(self, solver: Any) -> None:
         """Revisiting instances with moved costs (as training does) starts from pooled points;
         the answers stay optimal."""
         takes_starts = getattr(solver, "_takes_starts", None)
@@ -247,7 +251,11 @@ class SolverConformance:
         rng = np.random.default_rng(0)
         starts: list[np.ndarray] = []
         set_start = solver.set_start
-        solver.set_start = lambda model, point: (starts.append(point.copy()), set_start(model, point))[1]
+        def recording(model: Any, point: np.ndarray) -> None:
+            starts.append(point.copy())
+            set_start(model, point)
+
+        solver.set_start = recording
         try:
             for searching in (True, False):  # without the search around a start, every start is a MIP's
                 starts.clear()

@@ -146,7 +146,7 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     history: list[dict[str, float]] = []
     for epoch in range(epochs):
         order = torch.randperm(num_examples, generator=g)
-        total, counts = 0.0, {}
+        total, counts = 0.0, dict[str, int]()
         for start in range(0, num_examples, batch_size):
             rows = order[start:start + batch_size]
             loss, batch_counts = batch_loss(rows)
@@ -178,9 +178,9 @@ def _adam(model: StaticConstraints, config: TrainingConfig, lb: Any, ub: Any, n:
     if not config.box_relative_steps:
         return torch.optim.Adam(model.parameters(), lr=config.lr)
     width = float(np.mean(np.broadcast_to(np.asarray(ub, dtype=np.float64) - np.asarray(lb, dtype=np.float64), (n,))))
-    positions = [p for name, p in model.named_parameters() if name != "normals"]
-    return torch.optim.Adam([{"params": [model.normals]}, {"params": positions, "lr": config.lr * width}],
-                            lr=config.lr)
+    positions: list[torch.nn.Parameter] = [p for name, p in model.named_parameters() if name != "normals"]
+    groups: list[dict[str, Any]] = [{"params": [model.normals]}, {"params": positions, "lr": config.lr * width}]
+    return torch.optim.Adam(groups, lr=config.lr)
 
 
 def initial_constraints(config: TrainingConfig, count: int, c: torch.Tensor, y: torch.Tensor, lb: Any, ub: Any,
@@ -265,7 +265,9 @@ def train_static_constraints(
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
         y = layer(data.c_train[rows], *model())
-        infeasible = int((layer.last_status == Status.INFEASIBLE).sum())
+        status = layer.last_status
+        assert status is not None  # set by the forward pass above
+        infeasible = int((status == Status.INFEASIBLE).sum())
         return loss_fn(normalize_solution(y, lb, ub), y_true[rows]), {"infeasible": infeasible}
 
     best: dict[str, Any] = {"accuracy": -1.0, "state": None}

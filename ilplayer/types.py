@@ -114,8 +114,9 @@ class ILPBatch:
     b: np.ndarray
     lb: np.ndarray
     ub: np.ndarray
-    A_eq: np.ndarray | None = None
-    b_eq: np.ndarray | None = None
+    # None is taken as 0 rows: __post_init__ makes every field an array.
+    A_eq: np.ndarray = None  # type: ignore[assignment]
+    b_eq: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.A_eq is None or self.b_eq is None:

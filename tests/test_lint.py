@@ -1,4 +1,4 @@
-"""ruff, with the project's configuration (pyproject.toml), passes on the whole repository."""
+"""ruff and mypy, with the project's configuration (pyproject.toml), pass on the whole repository."""
 
 from __future__ import annotations
 
@@ -17,4 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_ruff_check_passes():
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(ROOT)],
                             capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
+                    reason="mypy is not installed (it comes with the [test] extra)")
+def test_the_annotations_check():
+    """The package ships py.typed: code that type-checks against it must not inherit errors.
+    The files and settings are pyproject.toml's [tool.mypy]."""
+    result = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True, cwd=ROOT,
+                            check=False, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr

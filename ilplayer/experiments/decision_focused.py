@@ -108,6 +108,7 @@ def make_task(name: str, train_size: int = 1000, test_size: int = 1000, num_feat
     t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float64))
     if name == "shortest-path":
         grid = (5, 5)
+        extra: dict[str, Any]
         x, c = shortest_path_data(total, num_features, grid, deg, noise_width, seed)
         arcs = grid_arcs(grid)
         nodes = grid[0] * grid[1]
@@ -147,7 +148,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     gradient = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt"}.get(method, "combopt")
-    method_options = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
+    method_options: dict[str, Any] = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
                       {"sigma": 1.0, "samples": 10, "seed": derive_seed(seed, 5)} if gradient == "perturbed" else {})
     layer = ILPLayer(0, 1, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
                      workers=workers, **method_options)
@@ -210,6 +211,7 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
     torch.manual_seed(derive_seed(seed, 1))
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    function: Any
     if method == "spo+":
         function = pyepo.func.SPOPlus(optmodel, processes=processes)
     elif method == "pfyl":

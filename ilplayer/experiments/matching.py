@@ -225,11 +225,15 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
     optimizer = torch.optim.Adam(groups)
     g = torch_generator(seed, 3)
 
+    def through_layer(c: torch.Tensor) -> torch.Tensor:
+        assert layer is not None and constraints is not None  # method == "combopt"
+        return layer(c, *constraints())
+
     def predict(data: MatchingData) -> torch.Tensor:
         c = backbone(data.source.double(), data.target.double())
         if method == "bbgm":
             return BlackboxAssignment._solve(c)
-        return layer(c, *constraints())
+        return through_layer(c)
 
     learned = torch.nn.ModuleList([backbone] if constraints is None else [backbone, constraints])
     with torch.no_grad():  # the untrained backbone with the assignment solver, for reference
@@ -246,7 +250,7 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
                     y = BlackboxAssignment.apply(c, blackbox_lambda)
                     loss = hamming_loss(y, batch.y)
                 else:
-                    y = layer(c, *constraints())
+                    y = through_layer(c)
                     loss = torch.nn.functional.mse_loss(y - 0.5, batch.y - 0.5)
                 optimizer.zero_grad()
                 loss.backward()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
-def _save(figure: object, path: str | Path) -> Path:
+def _save(figure: Any, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     figure.tight_layout()

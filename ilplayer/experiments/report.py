@@ -190,7 +190,7 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
              "| task | box | m | CombOptNet | seeds | paper | gap | box-constrained | MLP | LP relaxation | BB-GM |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (task, box, _m), by_method in sorted(cells.items()):
-        runs = by_method.get("combopt")
+        runs = by_method.get("combopt") or []
         if not runs:
             continue
         accuracy = [100 * r["accuracy"] for r in runs]

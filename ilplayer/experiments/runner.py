@@ -162,13 +162,13 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     solver, executor, workers = backend.solver, backend.executor, backend.workers
     if task == "rc":
         lo, hi = random_constraints.BOXES[box]
-        solver = solver or preferred_backend((hi - lo + 1) ** n)
+        solver = chosen = solver or preferred_backend((hi - lo + 1) ** n)
         build = lambda: random_constraints.make_dataset(
-            num_variables=n, num_constraints=m, box=box, seed=seed, solver=solver, cache=True)
+            num_variables=n, num_constraints=m, box=box, seed=seed, solver=chosen, cache=True)
     elif task == "wsc":
         box, n = "binary", 2 * m
-        solver = solver or preferred_backend(2 ** n)
-        build = lambda: set_cover.make_dataset(universe=m, seed=seed, solver=solver, cache=True)
+        solver = chosen = solver or preferred_backend(2 ** n)
+        build = lambda: set_cover.make_dataset(universe=m, seed=seed, solver=chosen, cache=True)
     else:
         raise ValueError(f"task must be 'rc' or 'wsc', got {task!r}")
     variant = {k: overrides[k] for k in sorted(overrides) if overrides[k] != DEFAULTS[k]}
@@ -207,7 +207,7 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     }
     if task == "wsc":  # the family's rule decides the dataset: records of another rule are not comparable
         record["generator"] = {"min_cover": set_cover.MIN_COVER}
-    references = {"box-constrained baseline": 100 * data.box_baseline_accuracy}
+    references: dict[str, Any] = {"box-constrained baseline": 100 * data.box_baseline_accuracy}
     if record["paper_accuracy"] is not None:
         references["paper (mean of 10 seeds)"] = record["paper_accuracy"]
     save_record(record, out_dir, name, references if plot else None)
@@ -265,7 +265,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
         "wall_time_s": time.perf_counter() - start, "versions": versions(solver),
         "deviations_from_paper": DEVIATIONS["knapsack"],
     }
-    references = {} if record["paper_accuracy"] is None else {"paper": record["paper_accuracy"]}
+    references: dict[str, Any] = {} if record["paper_accuracy"] is None else {"paper": record["paper_accuracy"]}
     save_record(record, out_dir, name, references if plot else None)
     return record
 

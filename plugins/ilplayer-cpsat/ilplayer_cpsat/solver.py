@@ -125,7 +125,8 @@ class _Model:
             raise RuntimeError("CP-SAT numbered the model's variables out of order")
         self.cp_model, self.proto, self.y, self.indices, self.batch = cp_model, cp_model.proto, y, indices, batch
         self.A, self.b_high = batch.A, batch.b + FEASIBILITY_TOL
-        self.A_eq, self.b_eq = (batch.A_eq, batch.b_eq) if len(batch.A_eq) else (None, None)
+        self.A_eq: np.ndarray | None = batch.A_eq if len(batch.A_eq) else None
+        self.b_eq: np.ndarray | None = batch.b_eq if len(batch.A_eq) else None
         self.lp: dict[int, tuple[Any, ...]] = {}  # block size -> GLOP's block LP, made on first use
 
     def feasible(self, point: np.ndarray) -> bool:

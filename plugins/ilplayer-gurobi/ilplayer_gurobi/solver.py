@@ -80,7 +80,7 @@ class GurobiSolver(PersistentModelSolver):
             env.dispose()
             raise
         env.start()  # takes the licence; a licence problem raises gurobipy's own message
-        self._env = env
+        self._env: Any = env
 
     @classmethod
     def license_status(cls) -> LicenseStatus:

@@ -102,7 +102,7 @@ class PyomoSolver(PersistentModelSolver):
 
         self._pyo = pyo
         self.solver_name = solver_name
-        self.name = f"pyomo:{solver_name}"
+        self.name = f"pyomo:{solver_name}"  # type: ignore[misc]  # one class, a name per Pyomo solver
         with _PYOMO_LOCK, _quiet_pyomo():  # Pyomo logs a traceback for an unknown name
             factory = pyo.SolverFactory(solver_name)
         with _PYOMO_LOCK:
@@ -129,7 +129,7 @@ class PyomoSolver(PersistentModelSolver):
                              f"{solver_name!r}; pass it in params")
         options.update(self.params)
         self.options = options
-        self.capabilities = frozenset(capabilities | {Capability.IN_PLACE_UPDATES,
+        self.capabilities = frozenset(capabilities | {  # type: ignore[misc]  # per Pyomo solverCapability.IN_PLACE_UPDATES,
                                                       Capability.EQUALITY_CONSTRAINTS})
         if self.params:
             self._check_params(factory)
