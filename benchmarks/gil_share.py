@@ -28,7 +28,7 @@ PARTS = [
     ("relaxation_multipliers", "the search's LPs (duals and optima)"),
     ("rounded_points", "the search's roundings of the LP optima"),
     ("search_many", "the search itself (search_many)"),
-    ("_search_chunk", "the search's bookkeeping"),
+    ("search_chunk", "the search's bookkeeping"),
     ("solve_relaxations", "the LP relaxations"),
     ("feasible", "the answer's float check"),
     ("solve_instance", "the backend's solve_instance (native call, costs, reading the answer)"),

@@ -18,10 +18,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 LAYERS = [
     ("errors",),                                            # every public exception and warning
     ("types", "seeding"),                                   # shared records, random streams
-    ("problem", "solver", "reduced_costs", "params"),       # input validation, the solver contract
+    ("problem", "solver", "engine", "reduced_costs", "params"),  # input validation, the contract, its engine
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
     ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
-    ("plugins",),                                           # the registry
+    ("plugins", "plugin_api"),                              # the registry, the plugin authors' face
     ("executors",),                                         # pools of workers
     ("dispatch",),                                          # a batch -> groups -> tasks -> answers
     ("gradients", "gradients.combopt", "gradients.costs", "metrics", "losses", "instances", "backend_cache",

@@ -246,7 +246,7 @@ def test_backend_multipliers_and_lp_optimum_certify_each_other(backend, family):
 def test_a_closed_search_gate_whose_samples_answer_searches_the_rest_of_their_chunk():
     """After an epoch of fresh costs closed the gate, the first revisits reopen it within their
     own chunk: the rows after the samples need not wait for the next batch."""
-    from ilplayer.solver import SEARCH_CHUNK
+    from ilplayer.engine import SEARCH_CHUNK
 
     g = torch.Generator().manual_seed(1)
     c = torch.randn(SEARCH_CHUNK, 5, generator=g, dtype=torch.float64)

@@ -17,7 +17,7 @@ import ilplayer
 from ilplayer import PersistentModelSolver, Status, backend_cache
 from ilplayer.bench import FAMILIES, family_batch
 from ilplayer.cli import main
-from ilplayer.solver import SolutionPool
+from ilplayer.engine import SolutionPool
 from tests.host_solvers import EnumerationSolver
 
 
@@ -296,7 +296,7 @@ def test_relaxations_solved_together_match_the_oracle_block_by_block(backend):
 
 
 def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
-    from ilplayer.solver import RelaxationGate
+    from ilplayer.engine import RelaxationGate
 
     paying, wasted = RelaxationGate(), RelaxationGate()
     for _ in range(200):
@@ -321,7 +321,7 @@ def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
 
 
 def test_the_search_gate_stays_open_only_while_its_answers_save_more_than_its_tries_cost():
-    from ilplayer.solver import SearchGate
+    from ilplayer.engine import SearchGate
 
     def run(gate, mip_seconds, instances=96):
         tried = 0
@@ -354,7 +354,7 @@ def test_one_easy_control_mip_does_not_close_the_search_gate():
     # Seeded by its first sample, the MIP time's average once closed the gate on one 0.1 ms
     # instance when the MIPs took 1.5 ms: every instance of the next chunk went to the MIP
     # (Gurobi, binary m=8: 0.65-1.04 instead of 0.28-0.32 ms per instance).
-    from ilplayer.solver import MIN_CONTROLS, SearchGate
+    from ilplayer.engine import MIN_CONTROLS, SearchGate
 
     gate = SearchGate()
     for seconds in [0.0001] + [0.0015] * (MIN_CONTROLS - 1):
@@ -371,7 +371,7 @@ def test_one_easy_control_mip_does_not_close_the_search_gate():
 def test_a_closed_search_gate_does_not_time_its_samples():
     # A closed gate searches every 16th row; those few rows carry the LP call's fixed cost
     # alone, and their cost per try (4x a full chunk's) kept the gate closed.
-    from ilplayer.solver import SearchGate
+    from ilplayer.engine import SearchGate, search_chunk
 
     batch = family_batch("binary m=4", 64, seed=1)
 
@@ -384,8 +384,8 @@ def test_a_closed_search_gate_does_not_time_its_samples():
     model = solver.model_for(batch)
     gate = SearchGate(min_rate=2.0)  # never pays: closed once its first 32 tries are done
     gate.tries, gate.try_seconds = 32, 1.0
-    solver._search_chunk(model, batch, list(range(64)), pool, gate)
+    search_chunk(solver, model, batch, list(range(64)), pool, gate)
     assert gate.tries == 32 + 4 and gate.try_seconds == 1.0  # every 16th sampled, none timed
     gate.min_rate = 0.0  # open: the chunk's tries are timed
-    solver._search_chunk(model, batch, list(range(64)), pool, gate)
+    search_chunk(solver, model, batch, list(range(64)), pool, gate)
     assert gate.tries > 36 + 32 and gate.try_seconds < 1.0

@@ -1,6 +1,6 @@
 """Registers the ``cpsat`` backend. Imports nothing heavy: ortools is imported on first use."""
 
-from ilplayer import SolverSpec, hookimpl
+from ilplayer.plugin_api import SolverSpec, hookimpl
 
 
 @hookimpl

@@ -23,10 +23,16 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
-from ilplayer.plugins import import_solver_library
-from ilplayer.problem import ProblemTensors
-from ilplayer.solver import Multipliers, multipliers_in_blocks
+from ilplayer.plugin_api import (
+    Capability,
+    ILPBatch,
+    Multipliers,
+    PersistentModelSolver,
+    ProblemTensors,
+    Status,
+    import_solver_library,
+    multipliers_in_blocks,
+)
 
 # Exact (CP-SAT proves optimality of its integer objective by default), one worker. Presolve
 # and symmetry detection cost more than they save on tiny instances (measured here, n = 16:

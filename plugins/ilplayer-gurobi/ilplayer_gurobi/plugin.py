@@ -1,6 +1,6 @@
 """Registers the ``gurobi`` backend. Imports nothing heavy: gurobipy is imported on first use."""
 
-from ilplayer import SolverSpec, hookimpl
+from ilplayer.plugin_api import SolverSpec, hookimpl
 
 
 @hookimpl

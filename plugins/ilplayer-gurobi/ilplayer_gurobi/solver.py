@@ -7,10 +7,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ilplayer import Capability, ILPBatch, LicenseStatus, PersistentModelSolver, Status
-from ilplayer.params import native_value
-from ilplayer.problem import ProblemTensors
-from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
+from ilplayer.plugin_api import (
+    Capability,
+    ILPBatch,
+    LicenseStatus,
+    Multipliers,
+    PersistentModelSolver,
+    ProblemTensors,
+    Status,
+    multipliers_in_blocks,
+    native_value,
+    solve_in_blocks,
+)
 
 # Exact (gaps 0) and single-threaded. Presolve, cuts and heuristics cost more than they save on
 # the tiny instances of a training batch (measured here: n = 16). IntFeasTol at its minimum:

@@ -9,10 +9,17 @@ from typing import Any
 
 import numpy as np
 
-from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
-from ilplayer.params import native_value
-from ilplayer.plugins import import_solver_library
-from ilplayer.solver import Multipliers, multipliers_in_blocks, solve_in_blocks
+from ilplayer.plugin_api import (
+    Capability,
+    ILPBatch,
+    Multipliers,
+    PersistentModelSolver,
+    Status,
+    import_solver_library,
+    multipliers_in_blocks,
+    native_value,
+    solve_in_blocks,
+)
 
 # Exact by default, one thread, and no feasibility-jump heuristic (3-4 ms per tiny MIP).
 #

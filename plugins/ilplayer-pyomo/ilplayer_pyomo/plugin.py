@@ -1,6 +1,6 @@
 """Registers the ``pyomo:<name>`` family. Imports nothing heavy: pyomo is imported on first use."""
 
-from ilplayer import SolverSpec, hookimpl
+from ilplayer.plugin_api import SolverSpec, hookimpl
 
 
 @hookimpl

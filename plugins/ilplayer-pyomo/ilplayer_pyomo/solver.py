@@ -30,8 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from ilplayer import Capability, ILPBatch, PersistentModelSolver, SolverNotInstalledError, Status
-from ilplayer.params import native_value
+from ilplayer.plugin_api import (
+    Capability,
+    ILPBatch,
+    PersistentModelSolver,
+    SolverNotInstalledError,
+    Status,
+    native_value,
+)
 
 # Options that make a known solver exact (MIP gap 0) and single-threaded, and the name of its
 # time limit option. Solvers not listed here get the user's params only (and a warning).

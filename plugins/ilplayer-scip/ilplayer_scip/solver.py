@@ -8,9 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from ilplayer import Capability, ILPBatch, PersistentModelSolver, Status
-from ilplayer.params import ParameterError, native_value
-from ilplayer.solver import Multipliers, multipliers_in_blocks
+from ilplayer.plugin_api import (
+    Capability,
+    ILPBatch,
+    Multipliers,
+    ParameterError,
+    PersistentModelSolver,
+    Status,
+    multipliers_in_blocks,
+    native_value,
+)
 
 # Exact (gaps 0). Presolve and separation off: cheaper on tiny instances. Heuristics at
 # "fast": they find the incumbent that prunes most of the tree (dense [-5, 5]^16, m = 8:

@@ -1,0 +1,369 @@
+"""The speed engine behind :class:`~ilplayer.solver.PersistentModelSolver`: what answers an
+instance before (or instead of) the backend's MIP, and the helpers backends use for it.
+
+- :class:`SolutionPool`: the feasible points found so far per constraint set, the warm starts.
+- :func:`solve_in_blocks` and :func:`multipliers_in_blocks`: many LP relaxations as one
+  block-diagonal LP.
+- :class:`RelaxationGate` and :class:`SearchGate`: try the LP, and the search around a start,
+  only while they answer often enough and (for the search) save more than they cost.
+- :func:`solve_batch`: one batch through all of it, the backend's hooks doing the solving.
+
+The contract a backend implements stays in :mod:`ilplayer.solver`; this module knows the
+backend only through :class:`ModelHooks`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any, Protocol, Union, cast
+
+import numpy as np
+
+from ilplayer.reduced_costs import rounded_points, search_many
+from ilplayer.types import ILPBatch, SolveResult, SolverFailureWarning, Status
+
+__all__ = ["MIN_CONTROLS", "SEARCH_CHUNK", "SEARCH_POINTS", "SEARCH_TOL", "ModelHooks", "Multipliers",
+           "RelaxationGate", "SearchGate", "SolutionPool", "multipliers_in_blocks", "search_chunk",
+           "search_rows", "solve_batch", "solve_in_blocks"]
+
+
+# The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check
+# at |b| = 0, the band HiGHS and CP-SAT solve in) and gives up beyond SEARCH_POINTS candidates
+# (HiGHS, binary m=8, fresh costs: 512 gave 2.50 ms per instance, 2 048 1.38, 8 192 0.54; 32 768
+# made failed searches on fresh dense m=8 costs cost more than they saved, 11.3 against 10.4 ms;
+# benchmarks/search_around.py).
+SEARCH_TOL = 1e-6
+SEARCH_POINTS = 8192
+# Instances searched together (their LPs asked for in one call, their candidates grown in one
+# search_many): HiGHS, revisited and fresh costs, 0.114 -> 0.083 ms per instance on knapsacks
+# and 0.128 -> 0.088 on set cover from 16 to 64; dense boxes the same within noise.
+SEARCH_CHUNK = 64
+MIN_CONTROLS = 4  # MIPs without a try timed before the search gate judges by time
+
+# What relaxation_multipliers offers per instance: (lam, mu), or (lam, mu, x) with the LP
+# optimum x, whose roundings can start the search when no pooled point is close.
+Multipliers = Union[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+class SolutionPool:
+    """The last ``capacity`` distinct feasible points found for one constraint set.
+
+    Every point satisfies the constraint set it was found for, so the best of them under new
+    costs is a valid incumbent: when training revisits an instance with slightly changed costs,
+    that is usually the instance's previous solution, and a MIP start from it roughly halves
+    HiGHS' time (docs/records/solvers.md, "Warm starts").
+    """
+
+    def __init__(self, num_variables: int, capacity: int) -> None:
+        self.points = np.zeros((capacity, num_variables))
+        self.size = 0
+        self._next = 0
+        self._slots: dict[bytes, int] = {}  # point bytes -> row: an O(1) duplicate test
+
+    def add(self, point: np.ndarray) -> None:
+        point = np.asarray(point, dtype=np.float64) + 0.0  # + 0.0: -0.0 and 0.0 are one point
+        key = point.tobytes()
+        if key in self._slots:
+            return
+        if self.size == len(self.points):  # full: the oldest point makes room
+            self._slots.pop(self.points[self._next].tobytes(), None)
+        self.points[self._next] = point
+        self._slots[key] = self._next
+        self._next = (self._next + 1) % len(self.points)
+        self.size = min(self.size + 1, len(self.points))
+
+    def best_for(self, c: np.ndarray) -> np.ndarray | None:
+        """The pooled point of least cost ``c·y``, or None when the pool is empty."""
+        if not self.size:
+            return None
+        return self.points[int(np.argmin(self.points[:self.size] @ c))]
+
+    def best_for_rows(self, c: np.ndarray) -> list[np.ndarray | None]:
+        """:meth:`best_for` for each row of ``c`` (k, n), in one product."""
+        if not self.size:
+            return [None] * len(c)
+        return list(self.points[np.argmin(self.points[:self.size] @ c.T, axis=0)])
+
+
+def _padded_blocks(c: np.ndarray, size: int) -> Any:
+    """``(rows used, size * n costs)`` for each block of ``size`` rows of ``c``; the unused
+    blocks of the last one get zero costs, so their basis stays optimal."""
+    for first in range(0, len(c), size):
+        chunk = c[first:first + size]
+        costs = np.zeros((size, c.shape[1]))
+        costs[:len(chunk)] = chunk
+        yield len(chunk), costs.ravel()
+
+
+def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> list[np.ndarray | None]:
+    """The relaxations of the rows of ``c`` solved ``size`` at a time as one block-diagonal LP.
+
+    ``solve_block(costs)`` sets ``costs`` (``size * n``: block ``j`` gets row ``j``'s costs;
+    unused blocks zero, so their basis stays optimal), solves, and returns the ``size * n``
+    optimal values or None. A vertex of a block-diagonal LP is a vertex in every block, so each
+    block is kept when it is integral within ``tol`` and is None otherwise.
+    """
+    answers: list[np.ndarray | None] = []
+    for count, costs in _padded_blocks(c, size):
+        x = solve_block(costs)
+        if x is None:
+            answers += [None] * count
+            continue
+        x = np.asarray(x, dtype=np.float64).reshape(size, c.shape[1])[:count]
+        rounded = np.rint(x)
+        integral = np.abs(x - rounded).max(axis=1) <= tol
+        answers += [row if ok else None for row, ok in zip(rounded, integral)]
+    return answers
+
+
+def multipliers_in_blocks(c: np.ndarray, size: int, inequalities: int,
+                          solve_block: Any) -> list[Multipliers | None]:
+    """Row multipliers and LP optima for the rows of ``c``, their LPs solved ``size`` at a
+    time as one block-diagonal LP (a block-diagonal LP's duals and optimum are each block's).
+
+    ``solve_block(costs)`` sets ``costs`` (``size * n``, as for :func:`solve_in_blocks`),
+    solves, and returns ``(duals, x)`` -- ``duals`` a ``(size, rows)`` array, block ``j``'s
+    multipliers, its ``inequalities`` first (``>= 0``), then its equalities; ``x`` the
+    ``size * n`` optimum -- or None.
+    """
+    found: list[Multipliers | None] = []
+    n = c.shape[1]
+    for count, costs in _padded_blocks(c, size):
+        solved = solve_block(costs)
+        if solved is None:
+            found += [None] * count
+            continue
+        duals, x = np.asarray(solved[0]), np.asarray(solved[1]).reshape(size, n)
+        found += [(row[:inequalities], row[inequalities:], point) for row, point in zip(duals[:count], x)]
+    return found
+
+
+class RelaxationGate:
+    """Whether to try a shortcut (the LP relaxation, or the search around a pooled start) before
+    a constraint set's MIP.
+
+    Always while it pays (a moving average of its answers, weight 1/8, at least ``min_rate``; and during
+    the first 32 tries); else on every 16th instance only, and one answer there opens it again.
+    The average forgets: a set whose relaxation turns integral later (learned constraints
+    move), or a search that failed on a first epoch of fresh costs and succeeds on the
+    revisits, is noticed within one sampled try. On a knapsack, where the relaxation is rarely
+    integral, the wasted LP then costs ~1/16 of its ~0.1 ms per instance instead of all of it.
+    """
+
+    def __init__(self, min_rate: float = 0.1) -> None:
+        self.seen = self.tries = 0
+        self.rate = 1.0
+        self.min_rate = min_rate
+
+    def should_try(self) -> bool:
+        self.seen += 1
+        return self.tries < 32 or self.rate >= self.min_rate or self.seen % 16 == 0
+
+    def record(self, answered: bool) -> None:
+        self.tries += 1
+        self.rate += (answered - self.rate) / 8
+
+
+class SearchGate(RelaxationGate):
+    """The :class:`RelaxationGate` of the search around a start, judged by time as well.
+
+    A try costs its share of the LP, the rounding and the enumeration, whether it answers or
+    not; a failed try still needs the MIP. So the search runs while ``try + (1 - rate) *
+    (a MIP after a failed try)`` is less than a MIP without a try (each the mean of its first
+    8 samples, then a moving average of weight 1/8) and the rate is at least ``min_rate``.
+    MIPs without a try are timed on every 16th instance until ``MIN_CONTROLS`` are, then on
+    every 64th while the gate is open (every 16th while the saving is under half a MIP) and on
+    every instance while it is closed: the MIPs after failed tries are the hard instances, and
+    timing only those would flatter the search. Until ``MIN_CONTROLS`` MIPs and a try are
+    timed, the rate alone decides. Tries are timed only while the gate is open (see
+    :func:`search_rows`). On dense boxes Gurobi's and CP-SAT's warm
+    MIPs take ~0.6-0.8 ms, and a search answering most revisits still cost more than it saved
+    (0.59 -> 1.00 ms per instance); HiGHS' MIP there takes ~3 ms and the same search pays.
+    """
+
+    def __init__(self, min_rate: float = 0.1) -> None:
+        super().__init__(min_rate)
+        self.try_seconds: float | None = None
+        self.mip_seconds: dict[bool, float] = {}  # after a failed try? -> moving average
+        self.timings = {"try": 0, True: 0, False: 0}  # samples behind each average
+
+    def _average(self, last: float | None, seconds: float, key: Any) -> float:
+        # The mean of the first 8 samples, then a moving average (weight 1/8): seeded by one
+        # sample alone, one easy instance (a 0.1 ms MIP) kept the average low for dozens more.
+        self.timings[key] += 1
+        return seconds if last is None else last + (seconds - last) / min(self.timings[key], 8)
+
+    def saving(self) -> float:
+        """Seconds a MIP without a try takes over the expected cost with one (inf until the
+        tries and MIN_CONTROLS MIPs without a try are timed); the search pays while this is
+        positive."""
+        if self.try_seconds is None or self.timings[False] < MIN_CONTROLS:
+            return math.inf
+        without = self.mip_seconds[False]
+        return without - self.try_seconds - (1 - self.rate) * self.mip_seconds.get(True, without)
+
+    def pays(self) -> bool:
+        return self.rate >= self.min_rate and self.saving() > 0
+
+    def is_open(self) -> bool:
+        return self.tries < 32 or self.pays()
+
+    def should_try(self) -> bool:
+        self.seen += 1
+        if self.is_open():
+            # open: a control MIP on every 64th instance, every 16th until MIN_CONTROLS are
+            # timed and while the saving is under half the MIP's time (a close call)
+            close_call = (self.timings[False] < MIN_CONTROLS
+                          or self.saving() < 0.5 * self.mip_seconds.get(False, 0.0))
+            return self.seen % (16 if close_call else 64) != 0
+        return self.seen % 16 == 0  # closed: every 16th samples the search
+
+    def record(self, answered: bool, seconds: float | None = None) -> None:
+        super().record(answered)
+        if seconds is not None:
+            self.try_seconds = self._average(self.try_seconds, seconds, "try")
+
+    def record_mip(self, seconds: float, after_try: bool) -> None:
+        self.mip_seconds[after_try] = self._average(self.mip_seconds.get(after_try), seconds, after_try)
+
+
+class ModelHooks(Protocol):
+    """What :func:`solve_batch` asks of a backend (a :class:`~ilplayer.solver.PersistentModelSolver`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def solve_relaxations(self, model: Any, c: np.ndarray) -> list[np.ndarray | None]: ...
+
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]: ...
+
+    def set_start(self, model: Any, point: np.ndarray) -> None: ...
+
+    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]: ...
+
+
+def solve_batch(hooks: ModelHooks, model: Any, batch: ILPBatch, pool: SolutionPool | None,
+                gate: RelaxationGate | None, searches: SearchGate | None) -> SolveResult:
+    """Every instance of ``batch`` on ``model``: its LP relaxation first when ``gate`` lets it
+    try, then the search around a start (``searches``, a chunk at a time), then the backend's
+    MIP from the best pooled start. An exception in one instance marks it ``Status.ERROR``
+    (one warning per call); the others are still solved."""
+    k, n = batch.c.shape
+    y = np.zeros((k, n))
+    status = np.full(k, int(Status.ERROR), dtype=np.int8)
+    failures: list[tuple[int, str]] = []
+    relaxed: dict[int, np.ndarray | None] = {}
+    if gate is not None:
+        tried = [i for i in range(k) if gate.should_try()]
+        if tried:
+            try:
+                answers = hooks.solve_relaxations(model, batch.c[tried])
+            except Exception:  # the relaxation only saves time: the MIP still answers
+                answers = [None] * len(tried)
+            for i, point in zip(tried, answers):
+                gate.record(point is not None)
+                relaxed[i] = point
+    searched: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}  # i -> (answer, start)
+    for i in range(k):
+        if searches is not None and pool is not None and i % SEARCH_CHUNK == 0:
+            # A chunk at a time, so that the gate follows the chunk before: a closed gate
+            # reopens within the batch that starts to pay.
+            rows = [j for j in range(i, min(i + SEARCH_CHUNK, k)) if relaxed.get(j) is None]
+            try:
+                searched = search_chunk(hooks, model, batch, rows, pool, searches)
+            except Exception:  # the search only saves time: the MIP still answers
+                searched = {}
+        c = batch.c[i]
+        try:
+            point = relaxed.get(i)
+            start = None
+            if i in searched:
+                point, start = searched[i]
+            elif point is None and pool is not None:
+                start = pool.best_for(c)
+            if point is not None:
+                code = Status.OPTIMAL
+            else:
+                if start is not None:
+                    hooks.set_start(model, start)
+                began = time.perf_counter()
+                code, point = hooks.solve_instance(model, c)
+                if searches is not None:
+                    searches.record_mip(time.perf_counter() - began, after_try=i in searched)
+        except Exception as exc:  # one instance must not sink the others
+            failures.append((i, f"{type(exc).__name__}: {exc}"))
+            continue
+        if code in (Status.OPTIMAL, Status.TIME_LIMIT) and point is None:
+            failures.append((i, f"the backend reported {Status(code).name} without loading "
+                                "a solution"))
+            continue
+        status[i] = code
+        if point is not None:
+            y[i] = point
+            if pool is not None:
+                pool.add(np.rint(point))
+    if failures:
+        warnings.warn(f"solver {hooks.name!r} failed on {len(failures)} of {k} instances "
+                      f"(marked Status.ERROR); first: {failures[0][1]}",
+                      SolverFailureWarning, stacklevel=3)
+    objective = np.where(np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT)),
+                         np.einsum("kn,kn->k", batch.c, y), np.nan)
+    return SolveResult(y=y, status=status, objective=objective)
+
+
+def search_chunk(hooks: ModelHooks, model: Any, batch: ILPBatch, rows: list[int], pool: SolutionPool,
+                  gate: SearchGate) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+    """``i -> (answer or None, start or None)`` for the instances in ``rows`` the gate lets
+    try the search: LP multipliers for all of them in one call, then the cheaper of the
+    pooled point and the rounded LP optimum as each one's start, then one search for all.
+
+    A closed gate samples a few rows; when their answers open it again (the first revisits
+    after an epoch of fresh costs), the rest of the chunk is searched too, instead of
+    waiting for the next chunk (with one chunk per batch, the next epoch)."""
+    was_open = gate.is_open()
+    wanted = [i for i in rows if gate.should_try()]
+    found = search_rows(hooks, model, batch, wanted, pool, gate, timed=was_open)
+    if not was_open and gate.is_open():
+        sampled = set(wanted)
+        rest = [i for i in rows if i not in sampled and gate.should_try()]
+        found.update(search_rows(hooks, model, batch, rest, pool, gate))
+    return found
+
+def search_rows(hooks: ModelHooks, model: Any, batch: ILPBatch, wanted: list[int], pool: SolutionPool,
+                 gate: SearchGate, timed: bool = True) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+    """:func:`search_chunk` for the rows ``wanted``, every one tried; the gate records each,
+    with its share of the time when ``timed``. A closed gate's samples are not timed: a few
+    rows carry the LP call's fixed cost alone (Gurobi, binary m=8: 1.2 ms per try for 4 rows
+    against 0.25-0.4 ms for 64), and timing them kept the gate closed for whole batches."""
+    if not wanted:
+        return {}
+    began = time.perf_counter()
+    found = hooks.relaxation_multipliers(model, batch.c[wanted])
+    tried = [(i, f) for i, f in zip(wanted, found) if f is not None]
+    if not tried:
+        return {}
+    c = batch.c[[i for i, _ in tried]]
+    starts = pool.best_for_rows(c)
+    with_x = [row for row, (_, f) in enumerate(tried) if len(f) == 3]
+    if with_x:  # the LP optima: try their roundings
+        optima = [cast("tuple[np.ndarray, np.ndarray, np.ndarray]", tried[row][1])[2] for row in with_x]
+        roundings = rounded_points(np.array(optima), c[with_x], batch.A, batch.b,
+                                   batch.lb, batch.ub, batch.A_eq, batch.b_eq, tol=SEARCH_TOL)
+        for row, rounded in zip(with_x, roundings):
+            if rounded is not None and (starts[row] is None or c[row] @ rounded < c[row] @ starts[row]):
+                starts[row] = rounded
+    ready = [row for row, start in enumerate(starts) if start is not None]
+    answers: list[np.ndarray | None] = [None] * len(tried)
+    if ready:
+        points = search_many(c[ready], np.array([starts[row] for row in ready]), batch.A, batch.b, batch.lb,
+                             batch.ub, np.array([tried[row][1][0] for row in ready]), batch.A_eq, batch.b_eq,
+                             np.array([tried[row][1][1] for row in ready]).reshape(len(ready), -1),
+                             tol=SEARCH_TOL, max_points=SEARCH_POINTS)
+        for row, point in zip(ready, points):
+            answers[row] = point
+    seconds = (time.perf_counter() - began) / len(wanted) if timed else None  # LPs, roundings, search
+    for answer in answers:
+        gate.record(answer is not None, seconds)
+    return {i: (answer, start) for (i, _), answer, start in zip(tried, answers, starts)}

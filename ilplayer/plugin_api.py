@@ -1,0 +1,40 @@
+"""Everything a solver plugin needs, in one place: ``from ilplayer.plugin_api import ...``.
+
+A backend subclasses :class:`Solver` (or, for a MIP library, :class:`PersistentModelSolver`
+and its hooks), declares its :class:`Capability` set, and registers a :class:`SolverSpec` from
+a ``@hookimpl`` (docs/writing-a-plugin.md). The rest are the records that cross the contract,
+the helpers that solve many LP relaxations as one block-diagonal LP, the check of native
+parameter values, and the import guard for libraries that clash in one process.
+"""
+
+from __future__ import annotations
+
+from ilplayer.engine import Multipliers, multipliers_in_blocks, solve_in_blocks
+from ilplayer.errors import ParameterError, SolverNotInstalledError
+from ilplayer.hookspecs import hookimpl
+from ilplayer.params import native_value
+from ilplayer.plugins import import_solver_library
+from ilplayer.problem import ProblemTensors
+from ilplayer.solver import PersistentModelSolver, Solver
+from ilplayer.spec import SolverSpec
+from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, Status
+
+__all__ = [
+    "Capability",
+    "ILPBatch",
+    "LicenseStatus",
+    "Multipliers",
+    "ParameterError",
+    "PersistentModelSolver",
+    "ProblemTensors",
+    "SolveResult",
+    "Solver",
+    "SolverNotInstalledError",
+    "SolverSpec",
+    "Status",
+    "hookimpl",
+    "import_solver_library",
+    "multipliers_in_blocks",
+    "native_value",
+    "solve_in_blocks",
+]
