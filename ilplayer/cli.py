@@ -21,10 +21,10 @@ def _distribution_version(name: str | None) -> str:
 
 def solvers_table() -> list[list[str]]:
     """Rows of ``ilplayer solvers``: name, distribution, available, licence, capabilities."""
-    from ilplayer.plugins import _registry
+    from ilplayer.plugins import registered_specs
 
     rows = [["name", "distribution", "available", "licence", "capabilities"]]
-    for name, spec in sorted(_registry.specs().items()):
+    for name, spec in sorted(registered_specs().items()):
         available = spec.is_available()
         licence, capabilities = "-", "-"
         if available:

@@ -1,38 +1,42 @@
 """Parallel batch solving: thread and process pools, Ray actors, or any
-``concurrent.futures.Executor``.
+``concurrent.futures.Executor``; which one a name makes (:func:`make_executor`).
 
 Workers are persistent: each builds its solver once from a picklable :class:`SolverRecipe` and
-keeps it (and so its native models, one per ``(A, b)``) for as long as the pool lives. A batch
-is planned into about one task per worker; a task carries whole ``(A, b)`` groups or slices of
-one, so ``A`` and ``b`` travel once per task, not once per instance.
+keeps it (and so its native models, one per ``(A, b)``) for as long as the pool lives
+(:mod:`ilplayer.workers`). A batch is planned into about one task per worker; a task carries
+whole ``(A, b)`` groups or slices of one, so ``A`` and ``b`` travel once per task, not once per
+instance. Ray's executor is :mod:`ilplayer.ray_executor`.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
-import logging
 import math
 import multiprocessing
-import os
-import select
-import signal
-import sys
-import threading
-import time
-import types
 import weakref
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
 
 import numpy as np
 
-from ilplayer.plugins import SolverSpec, resolve_solver_name
+from ilplayer.ray_executor import RayExecutor
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult
+from ilplayer.workers import (
+    BatchExecutor,
+    SolverRecipe,
+    Task,
+    TaskFailure,
+    default_start_method,
+    default_workers,
+    one_blas_thread,
+    ping,
+    run_task,
+    solve_task,
+    start_process_pool,
+    terminate_process_pool,
+)
 
-__all__ = [
+__all__ = [  # the worker side (ilplayer.workers) and Ray (ilplayer.ray_executor) are re-exported
     "EXECUTORS",
     "AutoDispatch",
     "BatchExecutor",
@@ -42,224 +46,13 @@ __all__ = [
     "TaskFailure",
     "default_workers",
     "make_executor",
+    "one_blas_thread",
     "plan_tasks",
     "run_task",
     "solve_task",
 ]
 
 EXECUTORS = ("auto", "serial", "threads", "processes", "ray")
-Task = list[tuple[np.ndarray, ILPBatch]]
-
-
-def default_workers() -> int:
-    """The cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-@dataclass(frozen=True)
-class SolverRecipe:
-    """How a worker builds its own solver: a registered spec and its options. Picklable."""
-
-    spec: SolverSpec
-    options: tuple[tuple[str, Any], ...] = ()
-
-    @classmethod
-    def from_name(cls, name: str, options: dict[str, Any] | None = None) -> SolverRecipe:
-        spec, implied = resolve_solver_name(name)
-        return cls(spec, tuple(sorted({**implied, **(options or {})}.items())))
-
-    def create(self) -> Solver:
-        return self.spec.create(**dict(self.options))
-
-
-@dataclass(frozen=True)
-class TaskFailure:
-    """A task whose worker raised or died; its instances become ``Status.ERROR``."""
-
-    message: str
-
-
-# --- worker side -----------------------------------------------------------------------------
-
-_worker_state = threading.local()  # per thread; a worker process runs tasks in one thread
-
-
-def _worker_solver(recipe: SolverRecipe) -> Solver:
-    solvers: dict[SolverRecipe, Solver] = getattr(_worker_state, "solvers", None) or {}
-    _worker_state.solvers = solvers
-    if recipe not in solvers:
-        solvers[recipe] = recipe.create()
-    return solvers[recipe]
-
-
-def run_task(recipe: SolverRecipe, task: Task) -> list[SolveResult | TaskFailure]:
-    """Solve every batch of a task with this worker's persistent solver."""
-    return solve_task(_worker_solver(recipe), task)
-
-
-def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
-    """Solve every batch of a task with ``solver``; a failing batch becomes a TaskFailure."""
-    results: list[SolveResult | TaskFailure] = []
-    for _, batch in task:
-        try:
-            results.append(solver.solve(batch))
-        except Exception as exc:  # one failing group must not sink the task
-            results.append(TaskFailure(f"{type(exc).__name__}: {exc}"))
-    return results
-
-
-# Workers run NumPy's BLAS on one thread. The products they make (the search around a start:
-# candidates x variables x rows) are too small to gain from more, and BLAS threads on top of
-# the workers themselves oversubscribe the cores: HiGHS, dense m=4, B=256, two worker
-# processes 1.31x serial with OpenBLAS' default threads, 1.80x with one (docs/records/parallel.md).
-_blas_controller: Any = None
-_blas_scanned_modules = -1  # len(sys.modules) when the loaded libraries were scanned
-
-
-def one_blas_thread() -> Any:
-    """A context manager that limits every loaded BLAS to one thread (threadpoolctl).
-
-    Scanning the loaded libraries takes ~ms, so the scan is kept until a module has been
-    imported since: a BLAS that came with it (scipy's, after a thread pool had already run)
-    escaped the limit of a scan taken before it was loaded.
-    """
-    global _blas_controller, _blas_scanned_modules
-    if _blas_controller is None or len(sys.modules) != _blas_scanned_modules:
-        from threadpoolctl import ThreadpoolController
-
-        _blas_controller = ThreadpoolController()
-        _blas_scanned_modules = len(sys.modules)
-    return _blas_controller.limit(limits=1, user_api="blas")
-
-
-def _process_worker_init(client_pid: int, more: Any = None, more_args: tuple[Any, ...] = ()) -> None:
-    """Workers ignore Ctrl-C (the client handles it), run BLAS on one thread, and exit when the
-    client process dies, however it dies. With ``forkserver`` a worker's parent is the fork
-    server, which itself waits for its workers, so PR_SET_PDEATHSIG alone would leave orphans:
-    watch the client. ``more(*more_args)`` runs after (a pool's own setup)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    one_blas_thread()  # for the life of the worker: its limit is never undone
-    threading.Thread(target=_exit_with, args=(client_pid,), daemon=True,
-                     name="ilplayer-client-watch").start()
-    if more is not None:
-        more(*more_args)
-
-
-def default_start_method() -> str:
-    """``forkserver`` on Linux (no fork of a process with threads running), else ``spawn``."""
-    return "forkserver" if sys.platform.startswith("linux") else "spawn"
-
-
-def start_process_pool(workers: int, mp_context: str | None = None, *, starter: str = "executor='processes'",
-                       instead: str = "executor='threads' or 'serial'", initializer: Any = None,
-                       initargs: tuple[Any, ...] = ()) -> concurrent.futures.ProcessPoolExecutor:
-    """A process pool whose workers are set up as above (then ``initializer(*initargs)``).
-
-    Refuses to start from the top level of an unguarded main script (``starter`` names what
-    started it, ``instead`` what to use without processes): under ``spawn`` and ``forkserver``
-    each worker would run that script again.
-    """
-    context = multiprocessing.get_context(mp_context or default_start_method())
-    where = unguarded_main_line() if context.get_start_method() != "fork" else None
-    if where is not None:
-        raise RuntimeError(
-            f"{starter} was started from the top level of {where[0]} (line {where[1]}) without an "
-            f"`if __name__ == \"__main__\":` guard. With the {context.get_start_method()!r} start "
-            "method every worker process imports that script again and would run it too. Put the "
-            f"script's code under `if __name__ == \"__main__\":` (or use {instead}).")
-    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
-                                                  initargs=(os.getpid(), initializer, initargs))
-    if context.get_start_method() != "fork" and _main_without_a_file() is not None:
-        _start_now_without_main(pool, workers)
-    return pool
-
-
-def _main_without_a_file() -> Any:
-    """The main module when it names a file that is not there (a script read from stdin:
-    ``__file__`` is ``'<stdin>'``), else None. ``python -c`` and notebooks name no file."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if main is None or path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
-        return None
-    return main
-
-
-def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int) -> None:
-    """Start every worker now, with the main module's ``__file__`` hidden.
-
-    A ``spawn`` or ``forkserver`` worker runs the main script's file again before it takes
-    tasks; for ``'<stdin>'`` it died on FileNotFoundError and every row came back ERROR. The
-    workers need nothing from the main module (their tasks are ilplayer's functions), so they
-    are started while it names no file, as for ``python -c``.
-    """
-    main = _main_without_a_file()
-    path = main.__file__
-    del main.__file__
-    try:
-        futures: list[concurrent.futures.Future[int]] = []
-        while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
-            futures.append(pool.submit(_ping, 0))
-        for future in futures:
-            future.result()
-    finally:
-        main.__file__ = path
-
-
-def _exit_with(pid: int) -> None:
-    try:
-        handle = os.pidfd_open(pid)  # Linux >= 5.3: readable once the process has exited
-    except (AttributeError, OSError):
-        handle = None
-    if handle is not None:
-        select.select([handle], [], [])
-    else:
-        while True:
-            time.sleep(0.5)
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            except PermissionError:
-                continue
-    os._exit(1)
-
-
-# --- the main-module guard ------------------------------------------------------------------
-
-def unguarded_main_line() -> tuple[str, int] | None:
-    """``(script, line)`` when this call comes from the main script's top-level code outside an
-    ``if __name__ == "__main__":`` block; None when it does not, or when that cannot be told
-    (an interactive session, ``python -c``, a notebook).
-
-    Under ``spawn`` and ``forkserver`` every worker imports the main script again: top-level
-    code that starts a pool then runs again in each worker, which dies while starting up.
-    """
-    import ast
-
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if main is None or not path or not os.path.isfile(path):
-        return None
-    frame: types.FrameType | None = sys._getframe(1)
-    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
-        frame = frame.f_back
-    if frame is None:
-        return None  # not reached from the main script's top level
-    line = frame.f_lineno
-    try:
-        with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read(), filename=path)
-    except (OSError, SyntaxError, ValueError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) \
-                and "__name__" in ast.unparse(node.test) \
-                and node.lineno <= line <= (node.end_lineno or node.lineno):
-            return None
-    return path, line
 
 
 # --- planning --------------------------------------------------------------------------------
@@ -292,44 +85,6 @@ def plan_tasks(groups: list[tuple[np.ndarray, ILPBatch]], workers: int) -> list[
     if current:
         tasks.append(current)
     return tasks
-
-
-# --- executors -------------------------------------------------------------------------------
-
-class BatchExecutor(ABC):
-    """Runs planned tasks on persistent workers. ``run`` returns one entry per task, in order:
-    the task's results, or a :class:`TaskFailure` when its worker was lost."""
-
-    kind: str = ""
-    workers: int = 1
-    auto: AutoDispatch | None = None  # set by executor="auto": each batch goes the faster way
-
-    @abstractmethod
-    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
-        """Solve the tasks; never raises for a failed or lost worker."""
-
-    def close(self) -> None:
-        """Stop the workers. Safe to call twice."""
-
-    def __enter__(self) -> BatchExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _terminate_process_pool(pool: concurrent.futures.Executor) -> None:
-    """Stop a process pool now, even mid-task (Ctrl-C, broken pool, close)."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()
-    for process in processes:
-        process.join(timeout=5)
-        if process.is_alive():
-            process.kill()
-            process.join(timeout=5)
 
 
 class AutoDispatch:
@@ -421,7 +176,7 @@ class FuturesExecutor(BatchExecutor):
 
     def start(self) -> None:
         """Start every worker now (otherwise they start with the first batch)."""
-        for future in [self.lane(i).submit(_ping, i) for i in range(self.workers)]:
+        for future in [self.lane(i).submit(ping, i) for i in range(self.workers)]:
             future.result()
 
     def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
@@ -468,10 +223,6 @@ class FuturesExecutor(BatchExecutor):
             _shutdown_lanes(self._lanes, self.kind)
 
 
-def _ping(_: int) -> int:
-    return os.getpid()
-
-
 def _shutdown_lanes(lanes: list[concurrent.futures.Executor | None], kind: str) -> None:
     """Stop every lane's worker (a process is terminated, not waited for) and empty the lanes."""
     pools = [lane for lane in lanes if lane is not None]
@@ -482,218 +233,9 @@ def _shutdown_lanes(lanes: list[concurrent.futures.Executor | None], kind: str) 
 
 def _shutdown_pool(pool: concurrent.futures.Executor, kind: str) -> None:
     if kind == "processes":
-        _terminate_process_pool(pool)
+        terminate_process_pool(pool)
     else:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-RAY_TRIES = 3  # runs of one task on different actors before its rows are ERROR
-
-
-class _RayActorPool:
-    """The Ray actors of this process, shared by every :class:`RayExecutor` on one Ray session.
-
-    One actor holds one CPU. With actors per executor, a second executor (a ``solve(...,
-    executor="ray")`` whose pool ``solve`` keeps, then a layer) waited forever for CPUs that the
-    first one's actors held; shared, they queue their tasks on the same actors, each of which
-    keeps a solver per recipe. A lost actor is replaced by a new one, which Ray places where a
-    CPU is free (at once, or when a node joins); until it is up, the live ones take its tasks.
-    """
-
-    def __init__(self, ray: Any, session: str) -> None:
-        self.ray, self.session = ray, session
-        self.actors: list[Any] = []
-        self.pings: dict[Any, Any] = {}  # actor -> its first ping, until it answered
-        self.users = 0
-        self.lock = threading.Lock()
-
-    def grow(self, count: int) -> None:
-        with self.lock:
-            while len(self.actors) < count:
-                self._add()
-
-    def _add(self) -> None:
-        actor = self.ray.remote(num_cpus=1, max_restarts=0)(_RayWorker).options(
-            scheduling_strategy="SPREAD").remote()
-        self.actors.append(actor)
-        self.pings[actor] = actor.ping.remote()
-
-    def lost(self, actor: Any) -> None:
-        """Replace ``actor`` (dead, or on a lost node) by a new one."""
-        with self.lock:
-            if actor not in self.actors:
-                return  # already replaced after another of its tasks
-            self.actors[self.actors.index(actor)] = self.actors[-1]
-            self.actors.pop()
-            self.pings.pop(actor, None)
-            with contextlib.suppress(Exception):
-                self.ray.kill(actor, no_restart=True)
-            self._add()
-
-    def ready(self, count: int, timeout: float) -> list[Any]:
-        """Up to ``count`` actors that have answered, waiting up to ``timeout`` seconds for the
-        first one when none has."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self.lock:
-                waiting = list(self.pings.items())
-            if waiting:
-                refs = [ref for _, ref in waiting]
-                done, _ = self.ray.wait(refs, num_returns=len(refs), timeout=0)
-                for actor, ref in waiting:
-                    if ref in done:
-                        try:
-                            self.ray.get(ref)
-                            with self.lock:
-                                self.pings.pop(actor, None)
-                        except self.ray.exceptions.RayError:
-                            self.lost(actor)
-            with self.lock:
-                up = [a for a in self.actors if a not in self.pings][:count]
-                waiting = list(self.pings.values())
-            left = deadline - time.monotonic()
-            if up or left <= 0 or not waiting:
-                return up
-            self.ray.wait(waiting, num_returns=1, timeout=min(left, 1.0))
-
-    def close(self) -> None:
-        with self.lock:
-            actors, self.actors = self.actors, []
-            self.pings.clear()
-        for actor in actors:
-            with contextlib.suppress(Exception):  # already dead, or Ray already shut down
-                self.ray.kill(actor, no_restart=True)
-
-
-_ray_pools: dict[str, _RayActorPool] = {}
-_ray_pools_lock = threading.Lock()
-
-
-class RayExecutor(BatchExecutor):
-    """Ray actors that each hold a persistent solver. Uses the running Ray cluster (or the one
-    at ``address``), or starts a local one; ``workers`` defaults to the cluster's CPUs.
-
-    Every Ray executor of a process shares its actors (:class:`_RayActorPool`). A task whose
-    actor dies or whose node is lost runs again on another live actor (up to ``RAY_TRIES``
-    runs); its rows are ``Status.ERROR`` only when no actor answers within ``wait_s`` seconds.
-    """
-
-    kind = "ray"
-
-    def __init__(self, workers: int | None = None, address: str | None = None, wait_s: float = 60.0) -> None:
-        self.requested_workers = workers
-        self.address = address
-        self.wait_s = wait_s
-        self._pool: _RayActorPool | None = None
-        self._count = 0
-        self._ray: Any = None
-
-    @property
-    def workers(self) -> int:  # type: ignore[override]
-        return self._count or self.requested_workers or default_workers()
-
-    @property
-    def _actors(self) -> list[Any]:
-        """The actors this executor uses (the first ``workers`` of the shared pool)."""
-        return [] if self._pool is None else self._pool.actors[:self._count]
-
-    def _ensure_pool(self) -> _RayActorPool:
-        if self._pool is not None and self._ray.is_initialized() and \
-                self._pool.session == self._ray.get_runtime_context().get_session_name():
-            return self._pool
-        try:
-            import ray
-        except ImportError as exc:
-            raise ImportError("executor='ray' needs Ray: pip install 'ilplayer[ray]'") from exc
-        self._ray = ray
-        if not ray.is_initialized():
-            if self.address is not None:
-                ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False)
-            else:
-                ray.init(num_cpus=self.requested_workers, include_dashboard=False,
-                         logging_level=logging.ERROR, log_to_driver=False)
-        session = ray.get_runtime_context().get_session_name()
-        with _ray_pools_lock:
-            for old in [k for k in _ray_pools if k != session]:  # Ray was shut down and restarted
-                _ray_pools.pop(old)
-            pool = _ray_pools.get(session)
-            if pool is None:
-                pool = _ray_pools[session] = _RayActorPool(ray, session)
-            pool.users += 1
-        self._pool = pool
-        self._count = self.requested_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        pool.grow(self._count)
-        return pool
-
-    def start(self) -> None:
-        """Start Ray (if needed) and wait until this executor's actors are up (at most
-        ``wait_s`` seconds; at least one must be)."""
-        pool = self._ensure_pool()
-        deadline = time.monotonic() + self.wait_s
-        while len(pool.ready(self._count, 0)) < self._count and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not pool.ready(self._count, 0):
-            raise RuntimeError(f"executor='ray': no Ray actor started within {self.wait_s} s; the "
-                               f"cluster has {self._ray.available_resources().get('CPU', 0)} free CPUs")
-
-    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
-        pool = self._ensure_pool()
-        ray = self._ray
-        results: list[Any] = [None] * len(tasks)
-        pending: dict[Any, tuple[int, Any, int]] = {}  # ref -> (task, actor, runs so far)
-
-        def submit(index: int, runs: int, reason: str) -> None:
-            actors = pool.ready(self._count, self.wait_s)
-            if not actors:
-                results[index] = TaskFailure(f"{reason}; no Ray actor answered within {self.wait_s} s "
-                                             f"(free CPUs: {ray.available_resources().get('CPU', 0)})")
-                return
-            actor = actors[index % len(actors)]
-            pending[actor.run.remote(recipe, tasks[index])] = (index, actor, runs + 1)
-
-        for index in range(len(tasks)):
-            submit(index, 0, "no Ray worker")
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            index, actor, runs = pending.pop(done[0])
-            try:
-                results[index] = ray.get(done[0])
-            except ray.exceptions.RayTaskError as exc:  # the task itself failed, not its worker
-                results[index] = TaskFailure(f"{type(exc).__name__}: {exc}")
-            except ray.exceptions.RayError as exc:  # its actor or node was lost: run it elsewhere
-                pool.lost(actor)
-                reason = f"Ray worker lost ({type(exc).__name__}: {exc})"
-                if runs >= RAY_TRIES:
-                    results[index] = TaskFailure(f"{reason}, {runs} times")
-                else:
-                    submit(index, runs, reason)
-        return results
-
-    def close(self) -> None:
-        """Leave the shared actors; the last executor to leave stops them. Safe to call twice."""
-        pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        with _ray_pools_lock:
-            pool.users -= 1
-            last = pool.users == 0
-            if last and _ray_pools.get(pool.session) is pool:
-                _ray_pools.pop(pool.session)
-        if last:
-            pool.close()
-
-
-class _RayWorker:
-    """A Ray actor body: a worker with persistent solvers, BLAS on one thread."""
-
-    def __init__(self) -> None:
-        one_blas_thread()
-
-    def ping(self) -> int:
-        return os.getpid()
-
-    def run(self, recipe: SolverRecipe, task: Task) -> list[SolveResult | TaskFailure]:
-        return run_task(recipe, task)
 
 
 ExecutorLike = Union[str, BatchExecutor, concurrent.futures.Executor, None]

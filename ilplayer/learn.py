@@ -536,7 +536,7 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
     import multiprocessing
     import queue
 
-    from ilplayer.executors import _terminate_process_pool, default_start_method, default_workers, start_process_pool
+    from ilplayer.workers import default_start_method, default_workers, start_process_pool, terminate_process_pool
 
     progress = multiprocessing.get_context(default_start_method()).Queue()
     pool = start_process_pool(workers, starter="learn_constraints(restart_workers > 1)", instead="restart_workers=1",
@@ -552,7 +552,7 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
                     break
         results = [future.result() for future in futures]  # a failed restart raises here
     except BaseException:  # Ctrl-C or a failed restart: stop the others now
-        _terminate_process_pool(pool)
+        terminate_process_pool(pool)
         raise
     pool.shutdown()
     while True:  # epochs still in the queue after the last restart ended

@@ -39,6 +39,7 @@ __all__ = [
     "plugin_manager",
     "preferred_backend",
     "register_solver",
+    "registered_specs",
     "resolve_solver_name",
     "unregister_solver",
 ]
@@ -225,6 +226,11 @@ def preferred_backend(box_points: int | None = None) -> str:
             return name
     raise RuntimeError("no MIP backend is installed (ilplayer ranks "
                        f"{', '.join(MIP_BACKEND_RANKING)}): pip install 'ilplayer[highs]' (or [all])")
+
+
+def registered_specs() -> dict[str, SolverSpec]:
+    """Every registered backend's spec by name, installed or not."""
+    return _registry.specs()
 
 
 def list_solvers() -> list[str]:

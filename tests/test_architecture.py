@@ -22,7 +22,7 @@ LAYERS = [
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
     ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
     ("plugins", "plugin_api"),                              # the registry, the plugin authors' face
-    ("executors",),                                         # pools of workers
+    ("executors", "workers", "ray_executor"),               # pools of workers, their processes, Ray
     ("dispatch",),                                          # a batch -> groups -> tasks -> answers
     ("gradients", "gradients.combopt", "gradients.costs", "metrics", "losses", "instances", "backend_cache",
      "separation", "polish"),
@@ -172,3 +172,14 @@ def test_every_public_exception_and_warning_lives_in_errors_under_its_base():
             assert issubclass(cls, ilplayer.Warning) and cls.__mro__[2] is not object
         else:
             assert issubclass(cls, ilplayer.Error) and cls.__mro__[2] is not object
+
+
+def test_no_module_imports_another_modules_private_name():
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ilplayer"):
+                found.extend(f"{path.name}: {node.module}.{a.name}" for a in node.names
+                             if a.name.startswith("_") and not a.name.startswith("__"))
+    assert not found, f"private names imported across modules: {found}"
+

@@ -1,0 +1,289 @@
+"""The worker side of parallel solving, and how ilplayer's worker processes live and die.
+
+A worker builds its solver once from a picklable :class:`SolverRecipe` and keeps it (and so its
+native models, one per ``(A, b)``) for as long as the pool lives: :func:`run_task`. Worker
+processes run BLAS on one thread, ignore Ctrl-C and exit with their client however it dies
+(:func:`start_process_pool`); a script without a guard is refused before a worker starts
+(:func:`unguarded_main_line`). :class:`BatchExecutor` is what every pool offers the core.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import os
+import select
+import signal
+import sys
+import threading
+import time
+import types
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ilplayer.plugins import SolverSpec, resolve_solver_name
+from ilplayer.solver import Solver
+from ilplayer.types import ILPBatch, SolveResult
+
+if TYPE_CHECKING:
+    from ilplayer.executors import AutoDispatch
+
+__all__ = ["BatchExecutor", "SolverRecipe", "Task", "TaskFailure", "default_start_method", "default_workers",
+           "one_blas_thread", "ping", "run_task", "solve_task", "start_process_pool", "terminate_process_pool",
+           "unguarded_main_line"]
+
+Task = list[tuple[np.ndarray, ILPBatch]]
+
+
+def default_workers() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class SolverRecipe:
+    """How a worker builds its own solver: a registered spec and its options. Picklable."""
+
+    spec: SolverSpec
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def from_name(cls, name: str, options: dict[str, Any] | None = None) -> SolverRecipe:
+        spec, implied = resolve_solver_name(name)
+        return cls(spec, tuple(sorted({**implied, **(options or {})}.items())))
+
+    def create(self) -> Solver:
+        return self.spec.create(**dict(self.options))
+
+
+@dataclass(frozen=True)
+class TaskFailure:
+    """A task whose worker raised or died; its instances become ``Status.ERROR``."""
+
+    message: str
+
+
+# --- worker side -----------------------------------------------------------------------------
+
+_worker_state = threading.local()  # per thread; a worker process runs tasks in one thread
+
+
+def _worker_solver(recipe: SolverRecipe) -> Solver:
+    solvers: dict[SolverRecipe, Solver] = getattr(_worker_state, "solvers", None) or {}
+    _worker_state.solvers = solvers
+    if recipe not in solvers:
+        solvers[recipe] = recipe.create()
+    return solvers[recipe]
+
+
+def run_task(recipe: SolverRecipe, task: Task) -> list[SolveResult | TaskFailure]:
+    """Solve every batch of a task with this worker's persistent solver."""
+    return solve_task(_worker_solver(recipe), task)
+
+
+def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
+    """Solve every batch of a task with ``solver``; a failing batch becomes a TaskFailure."""
+    results: list[SolveResult | TaskFailure] = []
+    for _, batch in task:
+        try:
+            results.append(solver.solve(batch))
+        except Exception as exc:  # one failing group must not sink the task
+            results.append(TaskFailure(f"{type(exc).__name__}: {exc}"))
+    return results
+
+
+# Workers run NumPy's BLAS on one thread. The products they make (the search around a start:
+# candidates x variables x rows) are too small to gain from more, and BLAS threads on top of
+# the workers themselves oversubscribe the cores: HiGHS, dense m=4, B=256, two worker
+# processes 1.31x serial with OpenBLAS' default threads, 1.80x with one (docs/records/parallel.md).
+_blas_controller: Any = None
+_blas_scanned_modules = -1  # len(sys.modules) when the loaded libraries were scanned
+
+
+def one_blas_thread() -> Any:
+    """A context manager that limits every loaded BLAS to one thread (threadpoolctl).
+
+    Scanning the loaded libraries takes ~ms, so the scan is kept until a module has been
+    imported since: a BLAS that came with it (scipy's, after a thread pool had already run)
+    escaped the limit of a scan taken before it was loaded.
+    """
+    global _blas_controller, _blas_scanned_modules
+    if _blas_controller is None or len(sys.modules) != _blas_scanned_modules:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+        _blas_scanned_modules = len(sys.modules)
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
+def _process_worker_init(client_pid: int, more: Any = None, more_args: tuple[Any, ...] = ()) -> None:
+    """Workers ignore Ctrl-C (the client handles it), run BLAS on one thread, and exit when the
+    client process dies, however it dies. With ``forkserver`` a worker's parent is the fork
+    server, which itself waits for its workers, so PR_SET_PDEATHSIG alone would leave orphans:
+    watch the client. ``more(*more_args)`` runs after (a pool's own setup)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    one_blas_thread()  # for the life of the worker: its limit is never undone
+    threading.Thread(target=_exit_with, args=(client_pid,), daemon=True,
+                     name="ilplayer-client-watch").start()
+    if more is not None:
+        more(*more_args)
+
+
+def default_start_method() -> str:
+    """``forkserver`` on Linux (no fork of a process with threads running), else ``spawn``."""
+    return "forkserver" if sys.platform.startswith("linux") else "spawn"
+
+
+def start_process_pool(workers: int, mp_context: str | None = None, *, starter: str = "executor='processes'",
+                       instead: str = "executor='threads' or 'serial'", initializer: Any = None,
+                       initargs: tuple[Any, ...] = ()) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool whose workers are set up as above (then ``initializer(*initargs)``).
+
+    Refuses to start from the top level of an unguarded main script (``starter`` names what
+    started it, ``instead`` what to use without processes): under ``spawn`` and ``forkserver``
+    each worker would run that script again.
+    """
+    context = multiprocessing.get_context(mp_context or default_start_method())
+    where = unguarded_main_line() if context.get_start_method() != "fork" else None
+    if where is not None:
+        raise RuntimeError(
+            f"{starter} was started from the top level of {where[0]} (line {where[1]}) without an "
+            f"`if __name__ == \"__main__\":` guard. With the {context.get_start_method()!r} start "
+            "method every worker process imports that script again and would run it too. Put the "
+            f"script's code under `if __name__ == \"__main__\":` (or use {instead}).")
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
+                                                  initargs=(os.getpid(), initializer, initargs))
+    if context.get_start_method() != "fork" and _main_without_a_file() is not None:
+        _start_now_without_main(pool, workers)
+    return pool
+
+
+def _main_without_a_file() -> Any:
+    """The main module when it names a file that is not there (a script read from stdin:
+    ``__file__`` is ``'<stdin>'``), else None. ``python -c`` and notebooks name no file."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
+        return None
+    return main
+
+
+def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int) -> None:
+    """Start every worker now, with the main module's ``__file__`` hidden.
+
+    A ``spawn`` or ``forkserver`` worker runs the main script's file again before it takes
+    tasks; for ``'<stdin>'`` it died on FileNotFoundError and every row came back ERROR. The
+    workers need nothing from the main module (their tasks are ilplayer's functions), so they
+    are started while it names no file, as for ``python -c``.
+    """
+    main = _main_without_a_file()
+    path = main.__file__
+    del main.__file__
+    try:
+        futures: list[concurrent.futures.Future[int]] = []
+        while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
+            futures.append(pool.submit(ping, 0))
+        for future in futures:
+            future.result()
+    finally:
+        main.__file__ = path
+
+
+def _exit_with(pid: int) -> None:
+    try:
+        handle = os.pidfd_open(pid)  # Linux >= 5.3: readable once the process has exited
+    except (AttributeError, OSError):
+        handle = None
+    if handle is not None:
+        select.select([handle], [], [])
+    else:
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                continue
+    os._exit(1)
+
+
+# --- the main-module guard ------------------------------------------------------------------
+
+def unguarded_main_line() -> tuple[str, int] | None:
+    """``(script, line)`` when this call comes from the main script's top-level code outside an
+    ``if __name__ == "__main__":`` block; None when it does not, or when that cannot be told
+    (an interactive session, ``python -c``, a notebook).
+
+    Under ``spawn`` and ``forkserver`` every worker imports the main script again: top-level
+    code that starts a pool then runs again in each worker, which dies while starting up.
+    """
+    import ast
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path or not os.path.isfile(path):
+        return None
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if frame is None:
+        return None  # not reached from the main script's top level
+    line = frame.f_lineno
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) \
+                and "__name__" in ast.unparse(node.test) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            return None
+    return path, line
+
+
+def terminate_process_pool(pool: concurrent.futures.Executor) -> None:
+    """Stop a process pool now, even mid-task (Ctrl-C, broken pool, close)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5)
+
+
+def ping(_: int) -> int:
+    return os.getpid()
+
+
+class BatchExecutor(ABC):
+    """Runs planned tasks on persistent workers. ``run`` returns one entry per task, in order:
+    the task's results, or a :class:`TaskFailure` when its worker was lost."""
+
+    kind: str = ""
+    workers: int = 1
+    auto: AutoDispatch | None = None  # set by executor="auto": each batch goes the faster way
+
+    @abstractmethod
+    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+        """Solve the tasks; never raises for a failed or lost worker."""
+
+    def close(self) -> None:
+        """Stop the workers. Safe to call twice."""
+
+    def __enter__(self) -> BatchExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
