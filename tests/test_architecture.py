@@ -25,7 +25,7 @@ LAYERS = [
     ("executors", "workers", "ray_executor"),               # pools of workers, their processes, Ray
     ("dispatch",),                                          # a batch -> groups -> tasks -> answers
     ("gradients", "gradients.combopt", "gradients.costs", "metrics", "losses", "instances", "backend_cache",
-     "separation", "polish"),
+     "separation", "polish", "observations"),
     ("layer",),                                             # ILPLayer and solve()
     ("constraints",),                                       # learnable constraint sets
     ("training",),                                          # the learning loop

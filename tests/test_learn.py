@@ -123,14 +123,14 @@ def test_solutions_of_one_constraint_set_are_never_beaten_by_each_other(seed):
 
 
 def test_many_observations_are_checked_on_a_fixed_sample(monkeypatch):
-    import ilplayer.learn
+    import ilplayer.observations
 
     c = np.full((10, 2), -1.0)
     y = np.zeros((10, 2))
     y[0] = [1.0, 1.0]  # the only optimum: it beats every other row
-    monkeypatch.setattr(ilplayer.learn, "CHECK_PRODUCTS", 10)  # 2 distinct y: 5 rows of 10
-    rows = ilplayer.learn._rows_to_check(10, 2)
-    assert len(rows) == 5 and (rows == ilplayer.learn._rows_to_check(10, 2)).all()  # fixed
+    monkeypatch.setattr(ilplayer.observations, "CHECK_PRODUCTS", 10)  # 2 distinct y: 5 rows of 10
+    rows = ilplayer.observations._rows_to_check(10, 2)
+    assert len(rows) == 5 and (rows == ilplayer.observations._rows_to_check(10, 2)).all()  # fixed
     beaten = int((rows != 0).sum())
     with pytest.warns(DataWarning, match=rf"^{beaten} \(of 5 checked\) observations"):
         check_solutions(c, y, 0, 1)
