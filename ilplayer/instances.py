@@ -14,9 +14,10 @@ import numpy as np
 import torch
 
 from ilplayer.problem import Bounds, as_bounds
+from ilplayer.types import ILPBatch
 
-__all__ = ["INITIAL_OFFSET", "MAX_SUBSET_SIZE", "MIN_COVER", "random_constraint_rows", "random_costs",
-           "sample_cover", "sample_random_constraints"]
+__all__ = ["BENCH_FAMILIES", "INITIAL_OFFSET", "MAX_SUBSET_SIZE", "MIN_COVER", "check_family", "family_batch",
+           "random_constraint_rows", "random_costs", "sample_cover", "sample_random_constraints"]
 
 INITIAL_OFFSET = -0.2
 """Initial ``r``: the reference's bias 0.2 in ``a·(y - o) + 0.2 <= 0``; each constraint starts
@@ -111,3 +112,40 @@ def sample_cover(rng: np.random.Generator, universe: int, subsets: int,
             return incidence
     raise RuntimeError(f"no family of {subsets} subsets covered {universe} elements {min_cover} "
                        f"times each in 100000 draws")
+
+
+# --- the benchmark families (ilplayer bench, the tuning and cross-check scripts) --------------
+
+BENCH_FAMILIES = ("binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense m=8", "set cover", "knapsack")
+
+
+def check_family(family: str) -> str:
+    """``family`` if :func:`family_batch` knows it, else a ValueError that lists the names."""
+    box, _, m = family.partition(" m=")
+    if family not in ("knapsack", "set cover") and not (box in ("binary", "dense") and m.isdigit() and int(m) > 0):
+        raise ValueError(f"unknown instance family {family!r}: use 'binary m=K', 'dense m=K', "
+                         "'set cover' or 'knapsack'")
+    return family
+
+
+def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILPBatch:
+    """Instances of one benchmark family sharing ``(A, b)``: random constraints on a binary or
+    dense [-5, 5] box (supplementary A), weighted set cover (n/2 elements, n subsets), or a
+    0/1 knapsack (one weight row, capacity 30 % of the total weight, values to maximise)."""
+    check_family(family)
+    rng = np.random.default_rng(seed)
+    if family == "knapsack":
+        weights = rng.uniform(0.1, 1.0, (1, n))
+        return ILPBatch(c=-rng.uniform(0.1, 1.0, (instances, n)), A=weights,
+                        b=np.array([0.3 * weights.sum()]), lb=np.zeros(n), ub=np.ones(n))
+    if family == "set cover":
+        A, b = -sample_cover(rng, n // 2, n), -np.ones(n // 2)
+        return ILPBatch(c=rng.uniform(0.1, 1, (instances, n)), A=A, b=b, lb=np.zeros(n), ub=np.ones(n))
+    box, m = family.split(" m=")
+    lo, hi = (0, 1) if box == "binary" else (-5, 5)
+    g = torch.Generator().manual_seed(seed)
+    corner = torch.tensor([lo if rng.random() < 0.5 else hi for _ in range(n)], dtype=torch.float64)
+    rows, sides = random_constraint_rows(int(m), n, lo, hi, generator=g, feasible_point=corner)
+    c = rng.uniform(-0.5, 0.5, (instances, n))
+    return ILPBatch(c=c / np.linalg.norm(c, axis=1, keepdims=True), A=rows.numpy(), b=sides.numpy(),
+                    lb=np.full(n, lo), ub=np.full(n, hi))

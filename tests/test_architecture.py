@@ -30,7 +30,7 @@ LAYERS = [
     ("constraints",),                                       # learnable constraint sets
     ("training",),                                          # the learning loop
     ("learn",),                                             # learning from the user's data
-    ("testing", "fuzz", "bench"),                           # tools built on the core
+    ("testing", "fuzz", "bench", "bench.solvers", "bench.parallel", "bench.targets"),  # tools built on the core
     ("experiments",),                                       # the paper's demonstrations (a package)
     ("cli", "__main__", "__init__"),                        # entry points and the package face
 ]

@@ -1,0 +1,26 @@
+"""Benchmarks reachable from the command line: ``ilplayer bench solvers | warm | reuse |
+backward | parallel``. Each prints a table; ratios are taken within one run, and every run
+ends with the speed targets its rows can check (:mod:`ilplayer.bench.targets`)."""
+
+from __future__ import annotations
+
+from ilplayer.bench.parallel import EXECUTORS, PARALLEL_FAMILIES, IdealSplit, ideal_split, parallel_benchmark
+from ilplayer.bench.solvers import (
+    MIP_BACKENDS,
+    SOLVER_FAMILIES,
+    ReferenceLayerSolver,
+    backward_benchmark,
+    installed_backends,
+    reuse_benchmark,
+    rotated,
+    solvers_benchmark,
+    warm_benchmark,
+)
+from ilplayer.bench.targets import plot_rows, print_rows, target_rows
+from ilplayer.instances import BENCH_FAMILIES as FAMILIES
+from ilplayer.instances import check_family, family_batch
+
+__all__ = ["EXECUTORS", "FAMILIES", "MIP_BACKENDS", "PARALLEL_FAMILIES", "SOLVER_FAMILIES", "IdealSplit",
+           "ReferenceLayerSolver", "backward_benchmark", "check_family", "family_batch", "ideal_split",
+           "installed_backends", "parallel_benchmark", "plot_rows", "print_rows", "reuse_benchmark", "rotated",
+           "solvers_benchmark", "target_rows", "warm_benchmark"]

@@ -1,0 +1,269 @@
+"""``ilplayer bench parallel``: serial, thread, process and Ray execution of one batch, beside
+the ``ideal`` split (the same tasks in bare processes, no pool): the machine's ceiling."""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import statistics
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.bench.solvers import rotated
+from ilplayer.dispatch import solve_problem
+from ilplayer.executors import (
+    SolverRecipe,
+    TaskFailure,
+    default_start_method,
+    make_executor,
+    one_blas_thread,
+    plan_tasks,
+    solve_task,
+)
+from ilplayer.instances import family_batch
+from ilplayer.plugins import get_solver, preferred_backend
+from ilplayer.problem import validate_problem
+from ilplayer.types import ILPBatch
+
+PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
+EXECUTORS = ("serial", "ideal", "threads", "processes", "ray")
+
+
+def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, workers: int, repeats: int,
+                 barrier: Any, results: Any) -> None:
+    """One worker of the ideal split: its own solver, its task in a loop, no pool around it.
+
+    Each repeat has phases, each started and ended by a barrier that the parent also waits on
+    (so it can time other things between repeats while the workers sleep): worker 0 solves the
+    whole batch with a second solver (``whole``, the serial reference), then each worker solves
+    its task while the others wait, then all solve theirs at once. A failure is reported, and
+    breaks the barrier so that the other workers and the parent stop too."""
+    times: dict[str, list[float]] = {"whole": [], "alone": [], "together": []}
+    try:
+        solvers = [recipe.create()]
+        jobs = {"alone": (solvers[0], task), "together": (solvers[0], task)}
+        if whole is not None:  # worker 0 also times the whole batch, on a solver of its own
+            solvers.append(recipe.create())
+            jobs["whole"] = (solvers[1], whole)
+        with one_blas_thread():
+            for label in ("alone", "whole"):  # warm-up: the native models and the pools of starts
+                if label in jobs:
+                    solver, work = jobs[label]
+                    failure = next((r for r in solve_task(solver, work) if isinstance(r, TaskFailure)), None)
+                    if failure is not None:
+                        raise _WorkerFailed(failure.message)
+            for _ in range(repeats):
+                for phase in _phases(workers):
+                    barrier.wait()
+                    label = "alone" if phase == index else phase
+                    if label in jobs:
+                        solver, work = jobs[label]
+                        start = time.perf_counter()
+                        solve_task(solver, work)
+                        times[label].append(time.perf_counter() - start)
+                    barrier.wait()
+        for solver in solvers:
+            solver.close()
+    except Exception as exc:  # reported to the parent, which raises it
+        barrier.abort()
+        results.put((index, str(exc) if isinstance(exc, _WorkerFailed) else f"{type(exc).__name__}: {exc}"))
+        return
+    results.put((index, times))
+
+
+def _phases(workers: int) -> list[Any]:
+    return ["whole", *range(workers), "together"]
+
+
+class _WorkerFailed(Exception):
+    """A task of the ideal split failed; its message is already the task's."""
+
+
+class IdealSplit:
+    """The ceiling of a parallel solve on this machine: the batch cut into the tasks a pool gets,
+    each solved by its own bare process in a loop (no pool, no transfers, no layer around it).
+
+    ``start()`` launches the workers (they warm up), each ``repeat()`` runs one round of
+    phases while the caller waits, and ``finish()`` returns, as medians over the repeats: the
+    slowest task's seconds side by side (``seconds``), the whole batch in one process
+    (``serial_s``), and the ratios ``speedup`` = serial / side by side, which is ``split`` =
+    serial / tasks one after the other (what cutting the batch costs: a search over half the
+    instances at once amortises its NumPy calls over fewer) times ``cores`` = one after the
+    other / side by side (what the cores give identical work; shared cores or tasks of uneven
+    difficulty bring it below ``workers``)."""
+
+    def __init__(self, recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int) -> None:
+        whole = [(np.arange(data.num_instances), data)]
+        tasks = plan_tasks(whole, workers)
+        context: Any = multiprocessing.get_context(default_start_method())
+        # A worker that dies without a word breaks the barrier after its timeout.
+        self._barrier, self._results = context.Barrier(len(tasks) + 1, timeout=600), context.Queue()
+        self._phases = _phases(len(tasks))
+        self._processes = [context.Process(target=_bare_worker, daemon=True,
+                                           args=(recipe, task, whole if index == 0 else None, index, len(tasks),
+                                                 repeats, self._barrier, self._results))
+                           for index, task in enumerate(tasks)]
+
+    def start(self) -> None:
+        for process in self._processes:
+            process.start()
+
+    def repeat(self) -> None:
+        try:
+            for _ in self._phases:
+                self._barrier.wait()
+                self._barrier.wait()
+        except threading.BrokenBarrierError:
+            raise RuntimeError(f"ideal split: a worker failed: {self._failure()}") from None
+
+    def finish(self) -> dict[str, float]:
+        runs = self._collect()
+        serial = np.array(runs[0]["whole"])
+        one_by_one = np.array([run["alone"] for run in runs.values()]).sum(axis=0)
+        side_by_side = np.array([run["together"] for run in runs.values()]).max(axis=0)
+        return {"seconds": float(np.median(side_by_side)), "serial_s": float(np.median(serial)),
+                "speedup": float(np.median(serial / side_by_side)),
+                "split": float(np.median(serial / one_by_one)), "cores": float(np.median(one_by_one / side_by_side))}
+
+    def close(self) -> None:
+        self._barrier.abort()
+        for process in self._processes:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
+
+    def _collect(self) -> dict[int, Any]:
+        runs: dict[int, Any] = {}
+        while len(runs) < len(self._processes):
+            try:
+                index, payload = self._results.get(timeout=1)
+                runs[index] = payload
+            except queue.Empty:
+                dead = [index for index, process in enumerate(self._processes)
+                        if index not in runs and process.exitcode not in (None, 0)]
+                if dead:
+                    raise RuntimeError(f"ideal split: worker {dead[0]} died (exit code "
+                                       f"{self._processes[dead[0]].exitcode})") from None
+        # The first cause, not the broken barrier it left the other workers
+        failed = sorted(("BrokenBarrierError" in payload, payload) for payload in runs.values()
+                        if isinstance(payload, str))
+        if failed:
+            raise RuntimeError(f"ideal split: a worker failed: {failed[0][1]}")
+        return runs
+
+    def _failure(self) -> str:
+        try:
+            self._collect()
+        except RuntimeError as exc:
+            return str(exc).removeprefix("ideal split: a worker failed: ")
+        return "the barrier broke"
+
+
+def ideal_split(recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int) -> dict[str, float]:
+    """:class:`IdealSplit`'s figures, its repeats run back to back."""
+    split = IdealSplit(recipe, data, workers, repeats)
+    try:
+        split.start()
+        for _ in range(repeats):
+            split.repeat()
+        return split.finish()
+    finally:
+        split.close()
+
+
+def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers: int = 2,
+                       repeats: int = 5, executors: Sequence[str] = EXECUTORS,
+                       families: Sequence[str] = PARALLEL_FAMILIES) -> list[dict[str, Any]]:
+    """Print throughput (instances/s) per executor and family, with the speed-up over serial,
+    and each pool's start-up cost; return the rows (``ratio``: the speed-up).
+
+    Every executor is started (and warmed up by one batch) before any is timed; then each
+    repeat times one batch on each, in an order that rotates, and a speed-up is the median over
+    the repeats of serial's time over the executor's in the same repeat: a slow minute on this
+    shared machine falls on every row alike. The ``ideal`` row (:class:`IdealSplit`) is the
+    ceiling; its speed-up is against its own serial reference, timed in its bare processes in
+    the same repeat, and its last column splits it into what cutting the batch costs and what
+    the cores give."""
+    name = solver_name or preferred_backend()
+    recipe = SolverRecipe.from_name(name)
+    solver = get_solver(name)
+    print(f"backend {name!r}, batch {batch}, {workers} workers, {repeats} repeats, executors interleaved "
+          "after a warm-up batch each (pool start, worker solvers, native models)")
+    print(f"{'family':<11} {'executor':<10} | {'ms/instance':>11} | {'instances/s':>11} | "
+          f"{'speed-up':>8} | start-up s (ideal: split, cores)")
+    rows: list[dict[str, Any]] = []
+    for family in families:
+        data = family_batch(family, batch)
+        problem = validate_problem(torch.from_numpy(data.c.copy()), torch.from_numpy(data.A.copy()),
+                                   torch.from_numpy(data.b.copy()), data.lb, data.ub)
+        started: dict[str, Any] = {}
+        startup: dict[str, float] = {}
+        try:
+            for kind in executors:
+                start = time.perf_counter()
+                try:
+                    if kind == "ideal":
+                        started[kind] = IdealSplit(recipe, data, workers, repeats)
+                        started[kind].start()
+                    else:
+                        executor = started[kind] = make_executor(kind, workers, solver)
+                        if executor is not None and hasattr(executor, "start"):
+                            executor.start()
+                        solve_problem(problem, solver, executor, recipe)  # warm-up: solvers and models
+                except (ValueError, ImportError, RuntimeError) as exc:
+                    print(f"{family:<11} {kind:<10} | skipped: {exc}")
+                    broken = started.pop(kind, None)
+                    if broken is not None:  # started, then failed its warm-up: no pool left behind
+                        broken.close()
+                    continue
+                startup[kind] = time.perf_counter() - start
+            times: dict[str, list[float]] = {kind: [] for kind in started}
+            failed: dict[str, str] = {}
+            for repeat in range(repeats):
+                for kind in rotated(list(times), repeat):
+                    if kind in failed:
+                        continue
+                    start = time.perf_counter()
+                    try:
+                        if kind == "ideal":
+                            started[kind].repeat()
+                        else:
+                            solve_problem(problem, solver, started[kind], recipe)
+                    except RuntimeError as exc:
+                        failed[kind] = str(exc)
+                    times[kind].append(time.perf_counter() - start)
+            ideal = None
+            if "ideal" in started and "ideal" not in failed:
+                try:
+                    ideal = started["ideal"].finish()
+                except RuntimeError as exc:
+                    failed["ideal"] = str(exc)
+        finally:
+            for executor in started.values():
+                if executor is not None:
+                    executor.close()
+        serial = np.array(times["serial"] if "serial" in times and "serial" not in failed else [np.nan] * repeats)
+        for kind in times:
+            if kind in failed:
+                print(f"{family:<11} {kind:<10} | skipped: {failed[kind]}")
+                continue
+            seconds, ratio = statistics.median(times[kind]), float(np.median(serial / np.array(times[kind])))
+            extra = f"{startup[kind]:.2f}"
+            split = cores = None
+            if kind == "ideal" and ideal is not None:
+                seconds, ratio, split, cores = ideal["seconds"], ideal["speedup"], ideal["split"], ideal["cores"]
+                extra = f"split {split:.2f}x, cores {cores:.2f}x"
+            rows.append({"benchmark": "parallel", "family": family, "backend": name, "executor": kind,
+                         "workers": 1 if kind == "serial" else workers, "ms_per_instance": 1e3 * seconds / batch,
+                         "ratio": None if np.isnan(ratio) else ratio, "split": split, "cores": cores,
+                         "startup_s": startup[kind]})
+            shown = "       -" if np.isnan(ratio) else f"{ratio:>7.2f}x"
+            print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {batch / seconds:>11.0f} | "
+                  f"{shown} | {extra}", flush=True)
+    solver.close()
+    return rows
