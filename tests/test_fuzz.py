@@ -11,7 +11,8 @@ import pytest
 from host_solvers import EnumerationSolver, FalseInfeasibleSolver, SuboptimalSolver
 
 import ilplayer
-from ilplayer.cli import default_fuzz_backends, main
+from ilplayer.cli import main
+from ilplayer.commands import default_fuzz_backends
 from ilplayer.fuzz import (
     FuzzCase,
     fuzz_backend,
