@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
-import math
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,19 +13,10 @@ from ilplayer.backend_cache import cached_backend
 from ilplayer.dispatch import solve_problem
 from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
 from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
-from ilplayer.gradients import (
-    BASES,
-    GRADIENTS,
-    blackbox_gradient,
-    combopt_backward,
-    identity_gradient,
-    perturbed_gradient,
-    perturbed_mean,
-)
+from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, LayerSolves
 from ilplayer.plugins import get_solver
-from ilplayer.problem import Bounds, check_box, densify, exact_dtype, rows_with_equalities, validate_problem
+from ilplayer.problem import Bounds, ProblemTensors, check_box, densify, exact_dtype, validate_problem
 from ilplayer.solver import Solver
-from ilplayer.types import Status
 
 __all__ = ["ILPLayer", "NoGradientWarning", "NoSignalWarning", "solve"]
 
@@ -123,10 +110,6 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
     return y, status
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _as_layer_input(value: Any) -> Any:
     """Tensors for the autograd function: numpy and scipy.sparse become tensors; a torch
     sparse tensor is densified with ``to_dense`` (differentiable). Anything else is left for
@@ -146,143 +129,31 @@ def _layer_inputs(c: Any, A: Any, b: Any, A_eq: Any, b_eq: Any) -> tuple[Any, ..
     return c, A, b, A_eq, b_eq
 
 
-@dataclass(frozen=True)
-class _BackwardOptions:
-    tau: float | None
-    basis: str
-    project_to_box: bool
-    feasibility_tol: float
-    threads: int | None
+# The layer's keywords of one gradient method each (shortcuts for the method object's fields).
+_METHOD_KEYWORDS = {"tau": ("combopt", "tau"), "basis": ("combopt", "basis"),
+                    "project_to_box": ("combopt", "project_to_box"),
+                    "feasibility_tol": ("combopt", "feasibility_tol"), "blackbox_lambda": ("blackbox", "lam"),
+                    "sigma": ("perturbed", "sigma"), "samples": ("perturbed", "samples"),
+                    "seed": ("perturbed", "seed")}
 
 
-@contextlib.contextmanager
-def _torch_threads(count: int | None, device: torch.device) -> Iterator[None]:
-    """torch's intra-op threads set to ``count`` for a CPU backward, then restored.
-
-    The backward's tensors are small (B x n x m): one thread is fastest, and torch's default
-    (every core) competes with the solver workers and any neighbour process for the same
-    cores -- 9-32x slower beside one busy process on 2 cores (benchmarks: ilplayer bench
-    backward).
-    """
-    previous = torch.get_num_threads()
-    if count is None or device.type != "cpu" or count == previous:
-        yield
-        return
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-class _CombOptNetFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, layer: ILPLayer, options: _BackwardOptions, A_eq: torch.Tensor | None,
-                b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
-        ctx.equalities = (problem.A_eq, problem.b_eq)
-        y64, status, _ = solve_problem(problem, layer.solver, layer.executor, layer.recipe)
-        y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
-        # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
-        dtype = torch.promote_types(torch.promote_types(c.dtype, A.dtype), b.dtype)
-        dtype = torch.promote_types(dtype, torch.float32)
-        ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
-        ctx.options = options
-        ctx.layer = layer
-        ctx.save_for_backward(problem.A, problem.b, y, status)
-        ctx.mark_non_differentiable(status)
-        ctx.dtypes = (c.dtype, dtype)
-        return y, status
-
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None
-                 ) -> tuple[torch.Tensor | None, ...]:
-        A, b, y, status = ctx.saved_tensors
-        c_dtype, dtype = ctx.dtypes
-        lb, ub = ctx.bounds
-        options: _BackwardOptions = ctx.options
-        need_c, need_A, need_b = ctx.needs_input_grad[:3]
-        m = A.shape[-2]
-        A_eq, b_eq = ctx.equalities
-        A_rows, b_rows = rows_with_equalities(A, b, A_eq, b_eq, y.shape[0], dtype)
-        with _torch_threads(options.threads, dy.device):
-            dc, dA, db = combopt_backward(
-                dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
-                tau=options.tau, basis=options.basis, project_to_box=options.project_to_box,
-                feasibility_tol=options.feasibility_tol, need_constraint_grads=need_A or need_b)
-        if dA is not None and db is not None and A_rows.shape[-2] != m:  # equalities get no gradient
-            dA, db = dA[..., :m, :], db[..., :m]
-            if A.dim() == 2 and dA.dim() == 3:
-                dA = dA.sum(0)
-            if b.dim() == 1 and db.dim() == 2:
-                db = db.sum(0)
-        ctx.layer._check_signal(dc, dy, dA, db)
-        return (dc.to(c_dtype) if need_c else None,
-                dA.to(A.dtype) if need_A and dA is not None else None,
-                db.to(b.dtype) if need_b and db is not None else None,
-                None, None, None, None, None, None)
-
-
-def _has_solution(status: torch.Tensor) -> torch.Tensor:
-    return (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
-
-
-class _CostFunction(torch.autograd.Function):
-    """Forward: the exact solve (or, for ``perturbed``, the mean of perturbed solves);
-    backward: a gradient for ``c`` only (``ilplayer.gradients.costs``)."""
-
-    @staticmethod
-    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, layer: ILPLayer, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
-        ctx.layer, ctx.problem = layer, problem
-        if layer.gradient == "perturbed":
-            samples, sigma = layer.samples, layer.sigma
-            noise = torch.randn((samples, *c.shape), generator=layer._noise_generator(c.device),
-                                dtype=torch.float64, device=c.device)
-            many = problem.repeat(samples, (c.detach().double()[None] + sigma * noise).reshape(-1, c.shape[-1]))
-            y64, status64, _ = solve_problem(many, layer.solver, layer.executor, layer.recipe)
-            y_samples = y64.reshape(samples, *c.shape)
-            solved = _has_solution(status64).reshape(samples, c.shape[0])
-            status = status64.reshape(samples, c.shape[0]).amax(0)  # the most severe outcome
-            y = perturbed_mean(y_samples, solved).to(c.dtype)
-            ctx.save_for_backward(y_samples, noise, solved)
-        else:
-            y64, status, _ = solve_problem(problem, layer.solver, layer.executor, layer.recipe)
-            y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
-            ctx.save_for_backward(c.detach(), y64, status)
-        ctx.mark_non_differentiable(status)
-        return y, status
-
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
-        layer: ILPLayer = ctx.layer
-        if not ctx.needs_input_grad[0]:
-            return (None,) * 8
-        with _torch_threads(layer.options.threads, dy.device):
-            if layer.gradient == "perturbed":
-                y_samples, noise, solved = ctx.saved_tensors
-                dc = perturbed_gradient(dy.double(), y_samples, noise, layer.sigma, solved)
-            else:
-                c, y, status = ctx.saved_tensors
-                solved = _has_solution(status)
-                if layer.gradient == "identity":
-                    dc = identity_gradient(dy.double(), solved)
-                else:  # blackbox: solve again at c + lambda dy
-                    lam = layer.blackbox_lambda
-                    moved = dataclasses.replace(ctx.problem, c=c.double() + lam * dy.double())
-                    y_moved, status_moved, _ = solve_problem(moved, layer.solver, layer.executor, layer.recipe)
-                    dc = blackbox_gradient(y, y_moved, lam, solved & _has_solution(status_moved))
-        layer._check_signal(dc, dy)
-        return dc.to(dy.dtype), None, None, None, None, None, None, None
-
-
-# Options that belong to one gradient method: refused with another one (they would do nothing).
-_METHOD_OPTIONS = {"blackbox_lambda": "blackbox", "sigma": "perturbed", "samples": "perturbed", "seed": "perturbed"}
-_COMBOPT_DEFAULTS = {"tau": 0.5, "basis": "delta", "project_to_box": True, "feasibility_tol": 1e-6}
-DEFAULT_BLACKBOX_LAMBDA, DEFAULT_SIGMA, DEFAULT_SAMPLES = 10.0, 1.0, 8
+def _gradient_method(gradient: str | GradientMethod, given: dict[str, Any]) -> GradientMethod:
+    """``gradient`` as a method object: a name with the layer's keywords for that method, or an
+    object of yours (whose options are its own: the layer's keywords are then refused)."""
+    if isinstance(gradient, GradientMethod):
+        if given:
+            name = sorted(given)[0]
+            raise ValueError(f"{name} is an option of the gradient method: set it on the object "
+                             f"(gradient={type(gradient).__name__}(...)), not on the layer")
+        return gradient
+    if gradient not in METHODS:
+        raise ValueError(f"gradient must be one of {GRADIENTS} or a GradientMethod, got {gradient!r}")
+    for name in given:
+        owner = _METHOD_KEYWORDS[name][0]
+        if owner != gradient:
+            raise ValueError(f"{name} applies to gradient={owner!r} only; this layer has "
+                             f"gradient={gradient!r}: leave {name} out")
+    return METHODS[gradient](**{_METHOD_KEYWORDS[name][1]: value for name, value in given.items()})
 
 
 class _Unbuilt:
@@ -351,51 +222,31 @@ class ILPLayer(torch.nn.Module):
                  basis: str = "delta", project_to_box: bool = True,
                  feasibility_tol: float = 1e-6, executor: ExecutorLike = None,
                  workers: int | None = None, mp_context: str | None = None,
-                 backward_threads: int | None = 1, sense: str = "min", gradient: str = "combopt",
+                 backward_threads: int | None = 1, sense: str = "min",
+                 gradient: str | GradientMethod = "combopt",
                  blackbox_lambda: float | None = None, sigma: float | None = None,
                  samples: int | None = None, seed: int | None = None) -> None:
         super().__init__()
         sense = _check_sense(sense)
-        if gradient not in GRADIENTS:
-            raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")
-        given: dict[str, Any] = {"blackbox_lambda": blackbox_lambda, "sigma": sigma, "samples": samples, "seed": seed}
-        for name, value in given.items():
-            if value is not None and _METHOD_OPTIONS[name] != gradient:
-                raise ValueError(f"{name} applies to gradient={_METHOD_OPTIONS[name]!r} only; "
-                                 f"this layer has gradient={gradient!r}: leave {name} out")
-        combopt: dict[str, Any] = {"tau": tau, "basis": basis, "project_to_box": project_to_box,
-                                   "feasibility_tol": feasibility_tol}
-        if gradient != "combopt":
-            for name, value in combopt.items():
-                if value != _COMBOPT_DEFAULTS[name]:
-                    raise ValueError(f"{name} applies to gradient='combopt' only; this layer has "
-                                     f"gradient={gradient!r}: leave {name} out")
-        blackbox_lambda = DEFAULT_BLACKBOX_LAMBDA if blackbox_lambda is None else blackbox_lambda
-        sigma = DEFAULT_SIGMA if sigma is None else sigma
-        samples = DEFAULT_SAMPLES if samples is None else samples
-        for name, value in (("blackbox_lambda", blackbox_lambda), ("sigma", sigma)):
-            if not (_is_number(value) and value > 0):
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-            raise ValueError(f"samples must be a positive integer, got {samples!r}")
-        self.sense, self.gradient = sense, gradient
-        self.blackbox_lambda, self.sigma, self.samples = float(blackbox_lambda), float(sigma), samples
-        self.seed = seed
-        self._generators: dict[str, torch.Generator] = {}
-        self._warned_no_signal = False
-        self._warned_no_gradient: set[str] = set()
-        self.last_objective: torch.Tensor | None = None
+        # The keywords given for a method: the cost methods' are None when left out; CombOptNet's
+        # have its defaults (a value of another type counts as given, to be checked).
+        defaults = CombOptNet()
+        keywords = {"blackbox_lambda": blackbox_lambda, "sigma": sigma, "samples": samples, "seed": seed,
+                    "tau": tau, "basis": basis, "project_to_box": project_to_box, "feasibility_tol": feasibility_tol}
+        given: dict[str, Any] = {}
+        for name, value in keywords.items():
+            default = getattr(defaults, name, None)
+            if value != default or type(value) is not type(default):
+                given[name] = value
         if backward_threads is not None and (isinstance(backward_threads, bool) or
                                              not isinstance(backward_threads, int) or backward_threads < 1):
             raise ValueError(f"backward_threads must be a positive integer or None, got {backward_threads!r}")
-        if tau is not None and not (_is_number(tau) and tau > 0):
-            raise ValueError(f"tau must be a positive number or None (hard minimum), got {tau!r}")
-        if basis not in BASES:
-            raise ValueError(f"basis must be one of {BASES}, got {basis!r}")
-        if not isinstance(project_to_box, bool):
-            raise TypeError(f"project_to_box must be True or False, got {project_to_box!r}")
-        if not (_is_number(feasibility_tol) and feasibility_tol >= 0):
-            raise ValueError(f"feasibility_tol must be a number >= 0, got {feasibility_tol!r}")
+        self.method = _gradient_method(gradient, given)
+        self.sense, self.gradient = sense, self.method.name
+        self.backward_threads = backward_threads
+        self._warned_no_signal = False
+        self._warned_no_gradient: set[str] = set()
+        self.last_objective: torch.Tensor | None = None
         check_box(lb, ub)
         self.lb, self.ub = lb, ub
         # What the layer builds from (kept for its copies) and what it built (not copied).
@@ -408,10 +259,6 @@ class ILPLayer(torch.nn.Module):
         self._executor: BatchExecutor | None = make_executor(executor, workers, self._solver, mp_context,
                                                              by_name=isinstance(solver, str))
         self._owns_executor = executor is None or isinstance(executor, str)
-        self.options = _BackwardOptions(tau=None if tau is None else float(tau), basis=basis,
-                                        project_to_box=project_to_box,
-                                        feasibility_tol=float(feasibility_tol),
-                                        threads=backward_threads)
         self.last_status: torch.Tensor | None = None
 
     @property
@@ -478,10 +325,8 @@ class ILPLayer(torch.nn.Module):
         if torch.is_grad_enabled():
             self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
-        if self.gradient == "combopt":
-            y, status = _CombOptNetFunction.apply(cost, A, b, self.lb, self.ub, self, self.options, A_eq, b_eq)
-        else:
-            y, status = _CostFunction.apply(cost, A, b, self.lb, self.ub, self, A_eq, b_eq)
+        run = LayerSolves(solve=self._solve, check_signal=self._check_signal, threads=self.backward_threads)
+        y, status = self.method.apply(run, cost, A, b, self.lb, self.ub, A_eq, b_eq)
         self.last_status = status
         self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
         return y
@@ -500,17 +345,12 @@ class ILPLayer(torch.nn.Module):
                                    *(None if x is None else x.detach() for x in (A_eq, b_eq)))
         if copies > 1:
             problem = problem.repeat(copies, c)
-        y, status, _ = solve_problem(problem, self.solver, self.executor, self.recipe)
+        y, status, _ = self._solve(problem)
         return y, status
 
-    def _noise_generator(self, device: torch.device) -> torch.Generator | None:
-        """The perturbations' stream: seeded once per device when ``seed`` is given."""
-        if self.seed is None or device.type == "meta":
-            return None
-        key = str(device)
-        if key not in self._generators:
-            self._generators[key] = torch.Generator(device=device).manual_seed(self.seed)
-        return self._generators[key]
+    def _solve(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``problem`` with this layer's backend and pool: ``(y float64, status, objective)``."""
+        return solve_problem(problem, self.solver, self.executor, self.recipe)
 
     def _warn_lost_gradients(self, **inputs: Any) -> None:
         """Warn once per argument when an input that requires grad gets no gradient: A and b
@@ -518,10 +358,11 @@ class ILPLayer(torch.nn.Module):
         for name, value in inputs.items():
             if name in self._warned_no_gradient or not getattr(value, "requires_grad", False):
                 continue
-            if name in ("A", "b") and self.gradient == "combopt":
+            if name in ("A", "b") and self.method.constraint_gradients:
                 continue
             self._warned_no_gradient.add(name)
-            which = ("only gradient='combopt' gives one (the other methods learn costs only)"
+            givers = " or ".join(f"gradient={n!r}" for n, m in METHODS.items() if m.constraint_gradients)
+            which = (f"only {givers} gives one (the other methods learn costs only)"
                      if name in ("A", "b") else
                      "no method gives one: equality constraints take part in the solve and in "
                      "CombOptNet's feasibility tests, not in the gradient; learn them as pairs "
@@ -538,15 +379,9 @@ class ILPLayer(torch.nn.Module):
         if not grads or not bool(dy.any()) or any(bool(g.any()) for g in grads):
             return
         self._warned_no_signal = True
-        hint = ("CombOptNet's gradient vanishes when no target y - Delta is feasible and "
-                "different from y -- typical of a loss on the objective (such as regret) over "
-                "tight or equality-like constraints. For learning costs use gradient='blackbox', "
-                "'identity' or 'perturbed', or the losses ilplayer.losses.SPOPlus and FenchelYoung"
-                if self.gradient == "combopt" else
-                "The solutions did not move under the gradient step; for gradient='blackbox' "
-                "raise blackbox_lambda, for 'perturbed' raise sigma")
         warn_at_user_line(f"ILPLayer(gradient={self.gradient!r}): the backward pass gave the whole "
-                          f"batch an all-zero gradient although the loss's gradient was not zero. {hint}.",
+                          "batch an all-zero gradient although the loss's gradient was not zero. "
+                          f"{self.method.no_signal_hint}.",
                           NoSignalWarning)
 
     def close(self) -> None:
@@ -561,14 +396,10 @@ class ILPLayer(torch.nn.Module):
             solver.close()
 
     def extra_repr(self) -> str:
-        o = self.options
         built = self._executor is not _UNBUILT
         executor = (self._executor.kind if self._executor is not None else "serial") if built else \
             (self._executor_settings[0] or "auto")
         solver = self._solver.name if self._solver is not None else self._solver_settings[0]
-        method = (f"tau={o.tau}, basis={o.basis!r}, project_to_box={o.project_to_box}"
-                  if self.gradient == "combopt" else
-                  f"blackbox_lambda={self.blackbox_lambda}" if self.gradient == "blackbox" else
-                  f"sigma={self.sigma}, samples={self.samples}" if self.gradient == "perturbed" else "")
+        method = ", ".join(f"{name}={value!r}" for name, value in self.method.options().items())
         return (f"lb={self.lb}, ub={self.ub}, sense={self.sense!r}, solver={solver!r}, "
                 f"executor={executor!r}, gradient={self.gradient!r}" + (f", {method}" if method else ""))

@@ -24,7 +24,8 @@ LAYERS = [
     ("plugins", "plugin_api"),                              # the registry, the plugin authors' face
     ("executors", "workers", "ray_executor"),               # pools of workers, their processes, Ray
     ("dispatch",),                                          # a batch -> groups -> tasks -> answers
-    ("gradients", "gradients.combopt", "gradients.costs", "metrics", "losses", "instances", "backend_cache",
+    ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity",
+     "gradients.perturbed", "metrics", "losses", "instances", "backend_cache",
      "separation", "polish", "observations"),
     ("layer",),                                             # ILPLayer and solve()
     ("constraints",),                                       # learnable constraint sets

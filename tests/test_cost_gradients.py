@@ -203,3 +203,25 @@ def test_perturbed_samples_repeat_per_instance_constraints():
                                ilplayer.ILPLayer(0, 1, gradient="perturbed", samples=4, seed=1)(c_pred, A, B))
     with pytest.raises(ValueError, match=r"c must have shape \(10, 4\) for 2 copies"):
         ilplayer.problem.validate_problem(c_pred, A, B, 0, 1).repeat(2, c_pred)
+
+
+def test_a_method_object_is_the_same_as_its_name_with_the_layers_keywords():
+    from ilplayer.gradients import Blackbox, CombOptNet, Perturbed
+
+    c = costs(14).requires_grad_()
+    pairs = [(ilplayer.ILPLayer(0, 1, gradient="perturbed", sigma=0.5, samples=4, seed=1),
+              ilplayer.ILPLayer(0, 1, gradient=Perturbed(sigma=0.5, samples=4, seed=1))),
+             (ilplayer.ILPLayer(0, 1, gradient="blackbox", blackbox_lambda=3.0),
+              ilplayer.ILPLayer(0, 1, gradient=Blackbox(lam=3.0))),
+             (ilplayer.ILPLayer(0, 1, tau=None), ilplayer.ILPLayer(0, 1, gradient=CombOptNet(tau=None)))]
+    weights = torch.arange(4.0, dtype=torch.float64)
+    for by_name, by_object in pairs:
+        assert by_name.gradient == by_object.gradient and repr(by_name) == repr(by_object)
+        grads = [torch.autograd.grad((layer(c, A, B) * weights).sum(), c)[0] for layer in (by_name, by_object)]
+        torch.testing.assert_close(grads[0], grads[1])
+    with pytest.raises(ValueError, match="sigma is an option of the gradient method: set it on the object"):
+        ilplayer.ILPLayer(0, 1, gradient=Perturbed(), sigma=2.0)
+    with pytest.raises(ValueError, match="sigma must be a positive number"):
+        Perturbed(sigma=-1)
+    with pytest.raises(ValueError, match="gradient must be one of"):
+        ilplayer.ILPLayer(0, 1, gradient=object())

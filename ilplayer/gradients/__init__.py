@@ -1,31 +1,34 @@
-"""Gradient methods of the layer's backward pass.
+"""Gradient methods of the layer's backward pass, one module each, holding the method's solves
+as well as its maths (pure torch on the tensors' own device).
 
-Each is pure torch on the tensors' own device. ``combopt`` (``combopt.py``) is CombOptNet's
-(Paulus et al., 2021), for the cost ``c`` and the constraints ``A, b``; ``blackbox``,
-``identity`` and ``perturbed`` (``costs.py``) are for ``c`` only. A new method goes in a
-module here and is named by the layer's ``gradient=`` argument.
+``combopt`` (:class:`CombOptNet`, Paulus et al., 2021) gives gradients for the cost ``c`` and
+the constraints ``A, b``; ``blackbox`` (:class:`Blackbox`), ``identity`` (:class:`Identity`) and
+``perturbed`` (:class:`Perturbed`) for ``c`` only. A method is an object holding its options;
+the layer's ``gradient=`` takes one, or its name as a shortcut (:data:`METHODS`). A new method
+is a :class:`GradientMethod` subclass in a module here, added to :data:`METHODS`.
 """
 
 from __future__ import annotations
 
+from ilplayer.gradients.base import GradientMethod, LayerSolves
+from ilplayer.gradients.blackbox import Blackbox, blackbox_gradient
 from ilplayer.gradients.combopt import (
     BASES,
+    CombOptNet,
     combopt_backward,
     decompose,
     project_onto_box,
     softmin,
     softmin_weights,
 )
-from ilplayer.gradients.costs import (
-    COST_METHODS,
-    blackbox_gradient,
-    identity_gradient,
-    perturbed_gradient,
-    perturbed_mean,
-)
+from ilplayer.gradients.identity import Identity, identity_gradient
+from ilplayer.gradients.perturbed import Perturbed, perturbed_gradient, perturbed_mean
 
-GRADIENTS = ("combopt", *COST_METHODS)
+METHODS: dict[str, type[GradientMethod]] = {m.name: m for m in (CombOptNet, Blackbox, Identity, Perturbed)}
+"""Every gradient method by the name the layer's ``gradient=`` takes."""
+GRADIENTS = tuple(METHODS)
+COST_METHODS = tuple(name for name, method in METHODS.items() if not method.constraint_gradients)
 
-__all__ = ["BASES", "COST_METHODS", "GRADIENTS", "blackbox_gradient", "combopt_backward", "decompose",
-           "identity_gradient", "perturbed_gradient", "perturbed_mean", "project_onto_box", "softmin",
-           "softmin_weights"]
+__all__ = ["BASES", "COST_METHODS", "GRADIENTS", "METHODS", "Blackbox", "CombOptNet", "GradientMethod", "Identity",
+           "LayerSolves", "Perturbed", "blackbox_gradient", "combopt_backward", "decompose", "identity_gradient",
+           "perturbed_gradient", "perturbed_mean", "project_onto_box", "softmin", "softmin_weights"]

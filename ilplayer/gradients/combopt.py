@@ -19,13 +19,22 @@ batch, so the backward runs on any device (the test suite runs it on ``meta``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
 import torch
 import torch.nn.functional as F
 
+from ilplayer.gradients.base import GradientMethod, LayerSolves, is_number, torch_threads
+from ilplayer.problem import exact_dtype, rows_with_equalities, validate_problem
 from ilplayer.types import Status
+
+if TYPE_CHECKING:
+    from ilplayer.problem import Bounds
 
 __all__ = [
     "BASES",
+    "CombOptNet",
     "combopt_backward",
     "decompose",
     "project_onto_box",
@@ -165,3 +174,94 @@ def combopt_backward(
     if b.dim() == 1:
         db = db.sum(dim=0)
     return dc, dA, db
+
+
+class _CombOptNetFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
+                run: LayerSolves, method: CombOptNet, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
+        ctx.equalities = (problem.A_eq, problem.b_eq)
+        y64, status, _ = run.solve(problem)
+        y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
+        # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
+        dtype = torch.promote_types(torch.promote_types(c.dtype, A.dtype), b.dtype)
+        dtype = torch.promote_types(dtype, torch.float32)
+        ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
+        ctx.run, ctx.method = run, method
+        ctx.save_for_backward(problem.A, problem.b, y, status)
+        ctx.mark_non_differentiable(status)
+        ctx.dtypes = (c.dtype, dtype)
+        return y, status
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
+        A, b, y, status = ctx.saved_tensors
+        c_dtype, dtype = ctx.dtypes
+        lb, ub = ctx.bounds
+        method: CombOptNet = ctx.method
+        need_c, need_A, need_b = ctx.needs_input_grad[:3]
+        m = A.shape[-2]
+        A_eq, b_eq = ctx.equalities
+        A_rows, b_rows = rows_with_equalities(A, b, A_eq, b_eq, y.shape[0], dtype)
+        with torch_threads(ctx.run.threads, dy.device):
+            dc, dA, db = combopt_backward(
+                dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
+                tau=method.tau, basis=method.basis, project_to_box=method.project_to_box,
+                feasibility_tol=method.feasibility_tol, need_constraint_grads=need_A or need_b)
+        if dA is not None and db is not None and A_rows.shape[-2] != m:  # equalities get no gradient
+            dA, db = dA[..., :m, :], db[..., :m]
+            if A.dim() == 2 and dA.dim() == 3:
+                dA = dA.sum(0)
+            if b.dim() == 1 and db.dim() == 2:
+                db = db.sum(0)
+        ctx.run.check_signal(dc, dy, dA, db)
+        return (dc.to(c_dtype) if need_c else None,
+                dA.to(A.dtype) if need_A and dA is not None else None,
+                db.to(b.dtype) if need_b and db is not None else None,
+                None, None, None, None, None, None)
+
+
+@dataclass(frozen=True)
+class CombOptNet(GradientMethod):
+    """``gradient="combopt"`` (Paulus et al., 2021): gradients for ``c``, ``A`` and ``b``.
+
+    Args:
+        tau: soft-min temperature of supplementary A.1 (the paper uses 0.5); ``None`` for the
+            hard minimum.
+        basis: ``"delta"`` (the paper's basis of dominant directions) or ``"canonical"``.
+        project_to_box: project ``y - dy`` onto the box before decomposing (supplementary B.1).
+        feasibility_tol: tolerance of the backward's feasibility test for the targets.
+    """
+
+    tau: float | None = 0.5
+    basis: str = "delta"
+    project_to_box: bool = True
+    feasibility_tol: float = 1e-6
+    name: ClassVar[str] = "combopt"
+    constraint_gradients: ClassVar[bool] = True
+    no_signal_hint: ClassVar[str] = (
+        "CombOptNet's gradient vanishes when no target y - Delta is feasible and different from "
+        "y -- typical of a loss on the objective (such as regret) over tight or equality-like "
+        "constraints. For learning costs use gradient='blackbox', 'identity' or 'perturbed', or "
+        "the losses ilplayer.losses.SPOPlus and FenchelYoung")
+
+    def __post_init__(self) -> None:
+        if self.tau is not None and not (is_number(self.tau) and self.tau > 0):
+            raise ValueError(f"tau must be a positive number or None (hard minimum), got {self.tau!r}")
+        if self.basis not in BASES:
+            raise ValueError(f"basis must be one of {BASES}, got {self.basis!r}")
+        if not isinstance(self.project_to_box, bool):
+            raise TypeError(f"project_to_box must be True or False, got {self.project_to_box!r}")
+        if not (is_number(self.feasibility_tol) and self.feasibility_tol >= 0):
+            raise ValueError(f"feasibility_tol must be a number >= 0, got {self.feasibility_tol!r}")
+        object.__setattr__(self, "tau", None if self.tau is None else float(self.tau))
+        object.__setattr__(self, "feasibility_tol", float(self.feasibility_tol))
+
+    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        return _CombOptNetFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq)
+
+    def options(self) -> dict[str, Any]:
+        return {"tau": self.tau, "basis": self.basis, "project_to_box": self.project_to_box}

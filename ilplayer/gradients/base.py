@@ -1,0 +1,105 @@
+"""What every gradient method shares: the interface the layer dispatches to, and what a method
+may use of its layer (its solves, its no-signal check, its thread setting).
+
+A method is an object that holds its own options (``CombOptNet(tau=0.5)``,
+``Perturbed(sigma=1.0, samples=8)``); :meth:`GradientMethod.apply` runs the forward solve(s)
+through the layer and attaches the method's backward. The layer names them by string as a
+shortcut (``gradient="blackbox"``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import torch
+
+from ilplayer.problem import exact_dtype, validate_problem
+from ilplayer.types import Status
+
+if TYPE_CHECKING:
+    from ilplayer.problem import Bounds, ProblemTensors
+
+__all__ = ["GradientMethod", "LayerSolves", "has_solution", "is_number", "solve_exactly", "torch_threads"]
+
+
+@dataclass(frozen=True)
+class LayerSolves:
+    """What a gradient method may use of the layer that runs it.
+
+    Attributes:
+        solve: ``problem -> (y float64, status, objective)`` with the layer's backend and pool.
+        check_signal: ``(dc, dy, *others)``: warns once when a whole batch got a zero gradient.
+        threads: torch intra-op threads for a CPU backward (None: torch's setting).
+    """
+
+    solve: Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+    check_signal: Callable[..., None]
+    threads: int | None
+
+
+class GradientMethod(ABC):
+    """A gradient method of :class:`~ilplayer.ILPLayer`: its forward solves and its backward."""
+
+    name: ClassVar[str] = ""
+    constraint_gradients: ClassVar[bool] = False
+    """Whether it gives gradients for ``A`` and ``b`` (else for ``c`` only)."""
+    no_signal_hint: ClassVar[str] = ""
+    """What to try when a whole batch gets a zero gradient (the layer's NoSignalWarning)."""
+
+    @abstractmethod
+    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(y, status)`` of the minimisation, with this method's backward attached to ``y``."""
+
+    def options(self) -> dict[str, Any]:
+        """The method's settings by name (for the layer's repr)."""
+        return {}
+
+
+def has_solution(status: torch.Tensor) -> torch.Tensor:
+    """Rows whose ``y`` is a feasible point (optimal, or the incumbent at a time limit)."""
+    return (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
+
+
+@contextlib.contextmanager
+def torch_threads(count: int | None, device: torch.device) -> Iterator[None]:
+    """torch's intra-op threads set to ``count`` for a CPU backward, then restored.
+
+    The backward's tensors are small (B x n x m): one thread is fastest, and torch's default
+    (every core) competes with the solver workers and any neighbour process for the same
+    cores -- 9-32x slower beside one busy process on 2 cores (benchmarks: ilplayer bench
+    backward).
+    """
+    previous = torch.get_num_threads()
+    if count is None or device.type != "cpu" or count == previous:
+        yield
+        return
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def is_number(value: Any) -> bool:
+    """A finite real number, not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def solve_exactly(ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                  ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
+                  ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The forward of a cost-only method: the exact solve, with ``c``, ``y`` (float64) and the
+    statuses saved on ``ctx`` (and the problem and ``run`` kept) for its backward."""
+    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
+    ctx.run, ctx.problem = run, problem
+    y64, status, _ = run.solve(problem)
+    y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
+    ctx.save_for_backward(c.detach(), y64, status)
+    ctx.mark_non_differentiable(status)
+    return y, status

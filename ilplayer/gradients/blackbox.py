@@ -1,0 +1,74 @@
+"""Differentiation of blackbox solvers (Vlastelica et al., ICLR 2020): solve again at
+``c' = c + lambda dy`` and return ``-(y - y') / lambda``, the gradient of a piecewise-linear
+interpolation of the loss. A gradient for ``c`` only; pure torch on the inputs' device."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import torch
+
+from ilplayer.gradients.base import (
+    GradientMethod,
+    LayerSolves,
+    has_solution,
+    is_number,
+    solve_exactly,
+    torch_threads,
+)
+
+if TYPE_CHECKING:
+    from ilplayer.problem import Bounds
+
+__all__ = ["Blackbox", "blackbox_gradient"]
+
+
+def blackbox_gradient(y: torch.Tensor, y_moved: torch.Tensor, lam: float,
+                      has_solution: torch.Tensor) -> torch.Tensor:
+    """``-(y - y') / lambda``, ``y'`` the solution at ``c + lambda dy``."""
+    return torch.where(has_solution[:, None], -(y - y_moved) / lam, torch.zeros_like(y))
+
+
+class _BlackboxFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
+                run: LayerSolves, method: Blackbox, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        ctx.lam = method.lam
+        return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq)
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
+        if not ctx.needs_input_grad[0]:
+            return (None,) * 9
+        c, y, status = ctx.saved_tensors
+        with torch_threads(ctx.run.threads, dy.device):  # solve again at c + lambda dy
+            moved = dataclasses.replace(ctx.problem, c=c.double() + ctx.lam * dy.double())
+            y_moved, status_moved, _ = ctx.run.solve(moved)
+            dc = blackbox_gradient(y, y_moved, ctx.lam, has_solution(status) & has_solution(status_moved))
+        ctx.run.check_signal(dc, dy)
+        return dc.to(dy.dtype), None, None, None, None, None, None, None, None
+
+
+@dataclass(frozen=True)
+class Blackbox(GradientMethod):
+    """``gradient="blackbox"``: ``lam`` is the interpolation step (the layer's
+    ``blackbox_lambda``; Vlastelica et al. use 10-20)."""
+
+    lam: float = 10.0
+    name: ClassVar[str] = "blackbox"
+    no_signal_hint: ClassVar[str] = "The solutions did not move under the gradient step; raise blackbox_lambda"
+
+    def __post_init__(self) -> None:
+        if not (is_number(self.lam) and self.lam > 0):
+            raise ValueError(f"blackbox_lambda must be a positive number, got {self.lam!r}")
+        object.__setattr__(self, "lam", float(self.lam))
+
+    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        return _BlackboxFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq)
+
+    def options(self) -> dict[str, Any]:
+        return {"blackbox_lambda": self.lam}

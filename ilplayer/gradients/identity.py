@@ -1,0 +1,51 @@
+"""The negative identity (Sahoo et al., 2023): ``dc = -dy``, as if ``dy/dc = -I``: raising a
+cost lowers its variable. A gradient for ``c`` only; pure torch on the inputs' device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import torch
+
+from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, solve_exactly, torch_threads
+
+if TYPE_CHECKING:
+    from ilplayer.problem import Bounds
+
+__all__ = ["Identity", "identity_gradient"]
+
+
+def identity_gradient(dy: torch.Tensor, has_solution: torch.Tensor) -> torch.Tensor:
+    """``-dy`` on the rows with a solution, 0 elsewhere."""
+    return torch.where(has_solution[:, None], -dy, torch.zeros_like(dy))
+
+
+class _IdentityFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
+                run: LayerSolves, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq)
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
+        if not ctx.needs_input_grad[0]:
+            return (None,) * 8
+        _, _, status = ctx.saved_tensors
+        with torch_threads(ctx.run.threads, dy.device):
+            dc = identity_gradient(dy.double(), has_solution(status))
+        ctx.run.check_signal(dc, dy)
+        return dc.to(dy.dtype), None, None, None, None, None, None, None
+
+
+@dataclass(frozen=True)
+class Identity(GradientMethod):
+    """``gradient="identity"``: ``dc = -dy`` on the instances with a solution."""
+
+    name: ClassVar[str] = "identity"
+    no_signal_hint: ClassVar[str] = "No instance of the batch had a solution to move"
+
+    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        return _IdentityFunction.apply(c, A, b, lb, ub, run, A_eq, b_eq)
