@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from ilplayer.executors import BatchExecutor, SolverRecipe, make_executor
-from ilplayer.plugins import get_solver
 from ilplayer.solver import Solver
 
 __all__ = ["CACHE_SIZE", "cached_backend", "release_solvers"]
@@ -84,13 +83,14 @@ def cached_backend(name: str, options: dict[str, Any] | None, executor: str | No
         entries.move_to_end(key)
         yield entries[key]
         return
-    solver = get_solver(name, **(options or {}))
+    recipe = SolverRecipe.from_name(name, options)  # the name, resolved once
+    solver = recipe.create()
     try:
-        pool = make_executor(executor, workers, solver, mp_context, by_name=True)
+        pool = make_executor(executor, workers, solver, recipe, mp_context)
     except BaseException:
         solver.close()
         raise
-    entry = (solver, pool, SolverRecipe.from_name(name, options))
+    entry = (solver, pool, recipe)
     if key is None:
         try:
             yield entry

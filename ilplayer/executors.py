@@ -241,21 +241,24 @@ def _shutdown_pool(pool: concurrent.futures.Executor, kind: str) -> None:
 ExecutorLike = Union[str, BatchExecutor, concurrent.futures.Executor, None]
 
 
-def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver,
-                  mp_context: str | None = None, by_name: bool = True) -> BatchExecutor | None:
-    """The executor to use for ``solver``; ``None`` means solve serially in this thread.
+_NOT_REBUILDABLE = ("needs a solver its workers can build again: a name, or a Solver built with keyword "
+                    "arguments only (each worker builds its own instance from them)")
+
+
+def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver, recipe: SolverRecipe | None,
+                  mp_context: str | None = None) -> BatchExecutor | None:
+    """The executor to use for ``solver``, whose workers build their own from ``recipe``
+    (None: it cannot be rebuilt); ``None`` means solve serially in this thread.
 
     ``"auto"`` (or None): threads when the backend releases the GIL, more than one worker is
-    available and the solver was given by name (workers build their own instances), else
-    serial; then each batch goes to the threads or stays in the calling thread, whichever has
-    been faster (:class:`AutoDispatch`). Device-native backends solve the whole batch in one
-    call and use no executor.
+    available and the workers can build the solver, else serial; then each batch goes to the
+    threads or stays in the calling thread, whichever has been faster (:class:`AutoDispatch`).
+    Device-native backends solve the whole batch in one call and use no executor.
     """
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer or None, got {workers!r}")
-    if isinstance(executor, (BatchExecutor, concurrent.futures.Executor)) and not by_name:
-        raise ValueError("a parallel executor needs the solver by name (each worker builds its "
-                         "own instance from the registered spec), not a Solver object")
+    if isinstance(executor, (BatchExecutor, concurrent.futures.Executor)) and recipe is None:
+        raise ValueError(f"a parallel executor {_NOT_REBUILDABLE}")
     if isinstance(executor, BatchExecutor):
         return executor
     if isinstance(executor, concurrent.futures.Executor):
@@ -267,11 +270,10 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver,
                          f"got {executor!r}")
     if Capability.DEVICE_TENSORS in solver.capabilities or executor == "serial":
         return None
-    if not by_name:
+    if recipe is None:
         if executor == "auto":
             return None
-        raise ValueError(f"executor={executor!r} needs the solver by name (each worker builds its "
-                         "own instance from the registered spec), not a Solver object")
+        raise ValueError(f"executor={executor!r} {_NOT_REBUILDABLE}")
     count = workers or default_workers()
     releases_gil = Capability.RELEASES_GIL in solver.capabilities
     if executor == "auto":

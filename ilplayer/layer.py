@@ -14,7 +14,6 @@ from ilplayer.dispatch import solve_problem
 from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
 from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
 from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, LayerSolves
-from ilplayer.plugins import get_solver
 from ilplayer.problem import Bounds, ProblemTensors, check_box, densify, exact_dtype, validate_problem
 from ilplayer.solver import Solver
 
@@ -33,17 +32,17 @@ def _check_sense(sense: Any) -> str:
     return sense.lower()
 
 
-def _make_solver(solver: str | Solver, solver_options: dict[str, Any] | None) -> Solver:
+def _resolve(solver: str | Solver, solver_options: dict[str, Any] | None) -> tuple[Solver, SolverRecipe | None]:
+    """The solver to use here and the recipe its workers (and copies) build theirs from: a name
+    is resolved once, into the recipe, which builds the local solver too; a Solver object is
+    used as it is (its recipe is its class and keyword arguments, None when it has none)."""
     _check_options(solver_options)
     if isinstance(solver, Solver):
         if solver_options:
             raise ValueError("solver_options only apply when solver is given by name")
-        return solver
-    return get_solver(solver, **(solver_options or {}))
-
-
-def _recipe(solver: str | Solver, solver_options: dict[str, Any] | None) -> SolverRecipe | None:
-    return SolverRecipe.from_name(solver, solver_options) if isinstance(solver, str) else None
+        return solver, SolverRecipe.from_solver(solver)
+    recipe = SolverRecipe.from_name(solver, solver_options)
+    return recipe.create(), recipe
 
 
 def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub: Bounds = 1,
@@ -92,13 +91,13 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         problem = dataclasses.replace(problem, c=-problem.c)
     if isinstance(solver, str) and (executor is None or isinstance(executor, str)):
         _check_options(solver_options)
-        with cached_backend(solver, solver_options, executor, workers, mp_context) as (backend, pool, recipe):
-            y, status, _ = solve_problem(problem, backend, pool, recipe)
+        with cached_backend(solver, solver_options, executor, workers, mp_context) as (kept, kept_pool, kept_recipe):
+            y, status, _ = solve_problem(problem, kept, kept_pool, kept_recipe)
     else:
-        backend = _make_solver(solver, solver_options)
-        pool = make_executor(executor, workers, backend, mp_context, by_name=isinstance(solver, str))
+        backend, recipe = _resolve(solver, solver_options)
+        pool = make_executor(executor, workers, backend, recipe, mp_context)
         try:
-            y, status, _ = solve_problem(problem, backend, pool, _recipe(solver, solver_options))
+            y, status, _ = solve_problem(problem, backend, pool, recipe)
         finally:
             if pool is not None and pool is not executor:
                 pool.close()
@@ -249,15 +248,14 @@ class ILPLayer(torch.nn.Module):
         self.last_objective: torch.Tensor | None = None
         check_box(lb, ub)
         self.lb, self.ub = lb, ub
-        # What the layer builds from (kept for its copies) and what it built (not copied).
-        self._solver_settings = (solver if isinstance(solver, str) else None, solver_options)
+        # What the layer builds from (the recipe and the executor settings: kept by its copies)
+        # and what it built (the solver and pool it owns: not copied, built again on use).
         self._executor_settings = (executor if isinstance(executor, str) or executor is None else None,
                                    workers, mp_context)
-        self._solver: Solver | None = _make_solver(solver, solver_options)
+        built, self.recipe = _resolve(solver, solver_options)
+        self._solver: Solver | None = built
         self._owns_solver = not isinstance(solver, Solver)
-        self.recipe = _recipe(solver, solver_options)
-        self._executor: BatchExecutor | None = make_executor(executor, workers, self._solver, mp_context,
-                                                             by_name=isinstance(solver, str))
+        self._executor: BatchExecutor | None = make_executor(executor, workers, built, self.recipe, mp_context)
         self._owns_executor = executor is None or isinstance(executor, str)
         self.last_status: torch.Tensor | None = None
 
@@ -265,7 +263,8 @@ class ILPLayer(torch.nn.Module):
     def solver(self) -> Solver:
         """The backend; built again after :meth:`close` or in a copy, on first use."""
         if self._solver is None:
-            self._solver = _make_solver(*self._solver_settings)  # type: ignore[arg-type]
+            assert self.recipe is not None, "a solver the layer built has its recipe"
+            self._solver = self.recipe.create()
         return self._solver
 
     @property
@@ -274,8 +273,7 @@ class ILPLayer(torch.nn.Module):
         :meth:`close` or in a copy, on first use."""
         if self._executor is _UNBUILT:
             executor, workers, mp_context = self._executor_settings
-            self._executor = make_executor(executor, workers, self.solver, mp_context,
-                                           by_name=self.recipe is not None)
+            self._executor = make_executor(executor, workers, self.solver, self.recipe, mp_context)
         return self._executor
 
     def __getstate__(self) -> dict[str, Any]:
@@ -399,7 +397,7 @@ class ILPLayer(torch.nn.Module):
         built = self._executor is not _UNBUILT
         executor = (self._executor.kind if self._executor is not None else "serial") if built else \
             (self._executor_settings[0] or "auto")
-        solver = self._solver.name if self._solver is not None else self._solver_settings[0]
+        solver = self._solver.name if self._solver is not None else self.recipe.spec.name if self.recipe else None
         method = ", ".join(f"{name}={value!r}" for name, value in self.method.options().items())
         return (f"lb={self.lb}, ub={self.ub}, sense={self.sense!r}, solver={solver!r}, "
                 f"executor={executor!r}, gradient={self.gradient!r}" + (f", {method}" if method else ""))

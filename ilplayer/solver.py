@@ -51,6 +51,12 @@ class Solver(ABC):
         solver._arguments = (args, kwargs)  # what a copy is built from (__reduce__)
         return solver
 
+    @property
+    def arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The positional and keyword arguments this solver was built with: what a copy, or a
+        worker's own instance, is built from."""
+        return self._arguments
+
     def __reduce__(self) -> tuple[Any, ...]:
         """A copy (``copy``, ``pickle``) is a new solver built with the same arguments: native
         models, environments and warm-start pools are not state."""

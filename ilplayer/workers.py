@@ -55,8 +55,19 @@ class SolverRecipe:
 
     @classmethod
     def from_name(cls, name: str, options: dict[str, Any] | None = None) -> SolverRecipe:
+        """The registered backend ``name`` with ``options``: the one place a name is resolved."""
         spec, implied = resolve_solver_name(name)
         return cls(spec, tuple(sorted({**implied, **(options or {})}.items())))
+
+    @classmethod
+    def from_solver(cls, solver: Solver) -> SolverRecipe | None:
+        """How to build another ``solver``: its class with the keyword arguments it was built
+        with; None when it was built with positional ones (then nothing can rebuild it)."""
+        args, kwargs = solver.arguments
+        if args:
+            return None
+        spec = SolverSpec(name=solver.name or type(solver).__name__, target=type(solver))
+        return cls(spec, tuple(sorted(kwargs.items())))
 
     def create(self) -> Solver:
         return self.spec.create(**dict(self.options))

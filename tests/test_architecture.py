@@ -185,3 +185,9 @@ def test_no_module_imports_another_modules_private_name():
                              if a.name.startswith("_") and not a.name.startswith("__"))
     assert not found, f"private names imported across modules: {found}"
 
+
+
+def test_no_module_is_over_500_lines():
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, f"modules over 500 lines (split them along their jobs): {long}"

@@ -252,10 +252,22 @@ def test_threads_are_refused_for_a_backend_that_holds_the_gil():
         ilplayer.unregister_solver("gil-holding")
 
 
-def test_parallel_executors_need_the_solver_by_name():
-    with pytest.raises(ValueError, match="needs the solver by name"):
-        ilplayer.ILPLayer(solver=GilEnumerationSolver(), executor="processes")
-    assert ilplayer.ILPLayer(solver=GilEnumerationSolver()).executor is None  # auto: serial
+class PositionalSolver(GilEnumerationSolver):
+    """Built with a positional argument: nothing can build another one from keywords."""
+
+    def __init__(self, tolerance: float) -> None:
+        super().__init__()
+
+
+def test_parallel_executors_need_a_solver_their_workers_can_build():
+    with pytest.raises(ValueError, match="needs a solver its workers can build again"):
+        ilplayer.ILPLayer(solver=PositionalSolver(1e-6), executor="processes")
+    assert ilplayer.ILPLayer(solver=PositionalSolver(1e-6)).executor is None  # auto: serial
+    # a Solver object built with keywords: each worker builds its own from its class and keywords
+    c, A, b = torch.randn(6, 4, dtype=torch.float64), torch.ones(1, 4, dtype=torch.float64), torch.tensor([2.0])
+    with ilplayer.ILPLayer(solver=GilEnumerationSolver(), executor="processes", workers=2) as layer:
+        assert torch.equal(layer(c, A, b), ilplayer.solve(c, A, b)[0])
+        assert layer.recipe is not None and layer.recipe.spec.target is GilEnumerationSolver
 
 
 @pytest.mark.parametrize("kwargs, message", [

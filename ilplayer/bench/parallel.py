@@ -211,7 +211,7 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
                         started[kind] = IdealSplit(recipe, data, workers, repeats)
                         started[kind].start()
                     else:
-                        executor = started[kind] = make_executor(kind, workers, solver)
+                        executor = started[kind] = make_executor(kind, workers, solver, recipe)
                         if executor is not None and hasattr(executor, "start"):
                             executor.start()
                         solve_problem(problem, solver, executor, recipe)  # warm-up: solvers and models
