@@ -114,7 +114,8 @@ def combopt_backward(
         b: right-hand sides (m,) or (B, m).
         y: the forward solutions (B, n); placeholders where ``status`` has no solution.
         status: :class:`~ilplayer.Status` codes (B,).
-        lb, ub: the box, (n,) tensors on the same device.
+        lb: the box's lower bounds, an (n,) tensor on the same device.
+        ub: its upper bounds.
         tau: soft-min temperature; ``None`` is the hard minimum.
         basis: ``"delta"`` (the paper's) or ``"canonical"``.
         project_to_box: project ``y - dy`` onto the box first (supplementary B.1).
