@@ -17,6 +17,7 @@ from ilplayer.commands import (
     solvers_table,
 )
 from ilplayer.executors import EXECUTORS
+from ilplayer.learn import LEARN_DEFAULTS, LearnConfig
 
 
 def _positive_int(text: str) -> int:
@@ -73,7 +74,6 @@ def _bounds(text: str) -> float | list[float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ilplayer import separation
 
     parser = argparse.ArgumentParser(prog="ilplayer", description="Differentiable ILP layers.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -161,37 +161,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("train", help="observations: .npz with arrays c (N, n) and y (N, n) "
                        "(optionally lb, ub), or .csv with columns c0.., y0..")
     learn.add_argument("--test", default=None, help="held-out observations, same format")
-    learn.add_argument("--test-fraction", type=float, default=0.2,
+    learn.add_argument("--test-fraction", type=float, default=LEARN_DEFAULTS["test_fraction"],
                        help="without --test: the share of TRAIN held out (default 0.2)")
     learn.add_argument("--lb", type=_bounds, default=None, help="lower bounds: 0 or 0,0,-5,...")
     learn.add_argument("--ub", type=_bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
     learn.add_argument("--num-constraints", type=_positive_int, required=True,
                        help="constraints to learn (times --k)")
-    learn.add_argument("--k", type=_positive_int, default=2,
+    learn.add_argument("--k", type=_positive_int, default=LearnConfig.k,
                        help="learn k x num-constraints (default 2: steadier, see docs/learn.md; the paper: 1)")
-    learn.add_argument("--validation-fraction", type=float, default=0.1,
+    learn.add_argument("--validation-fraction", type=float, default=LEARN_DEFAULTS["validation_fraction"],
                        help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
-    learn.add_argument("--restarts", type=_positive_int, default=1,
+    learn.add_argument("--restarts", type=_positive_int, default=LEARN_DEFAULTS["restarts"],
                        help="train from this many initialisations and keep the best on the "
                             "validation split (default 1; the paper's appendix: 2)")
     learn.add_argument("--restart-workers", type=_positive_int, default=None,
                        help="restarts trained at once, in worker processes (default: one per core, "
                             "up to --restarts; 1: one after the other). The result is the same")
-    learn.add_argument("--test-every", type=_positive_int, default=1,
+    learn.add_argument("--test-every", type=_positive_int, default=LEARN_DEFAULTS["test_every"],
                        help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
                             "the model is the same, only the curve is sparser)")
-    learn.add_argument("--epochs", type=_positive_int, default=100, help="(paper: 100)")
-    learn.add_argument("--lr", type=float, default=5e-4, help="Adam learning rate (paper: 5e-4)")
-    learn.add_argument("--batch-size", type=_positive_int, default=8, help="(paper: 8)")
-    learn.add_argument("--tau", type=float, default=0.5, help="soft-min temperature (paper: 0.5)")
-    learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction, default=False,
+    learn.add_argument("--epochs", type=_positive_int, default=LearnConfig.epochs, help="(paper: 100)")
+    learn.add_argument("--lr", type=float, default=LearnConfig.lr, help="Adam learning rate (paper: 5e-4)")
+    learn.add_argument("--batch-size", type=_positive_int, default=LearnConfig.batch_size, help="(paper: 8)")
+    learn.add_argument("--tau", type=float, default=LearnConfig.tau, help="soft-min temperature (paper: 0.5)")
+    learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction,
+                       default=LearnConfig.box_relative_steps,
                        help="step the offsets and origins by lr x the box's width, as on [0, 1] "
                             "(the paper: off; no change on a binary box)")
-    learn.add_argument("--init", choices=[*separation.INITS, "auto"], default="auto",
+    learn.add_argument("--init", choices=list(LearnConfig.init_choices), default=LearnConfig.init,
                        help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
                             "the box optima and keep every observed solution; auto (default): separating "
                             "where a variable takes more than two values, else random (docs/learn.md)")
-    learn.add_argument("--polish", action=argparse.BooleanOptionalAction, default=True,
+    learn.add_argument("--polish", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["polish"],
                        help="refit the trained constraints to what the observations prove and drop spare "
                             "rows, kept if the validation accuracy does not fall (default: on; the paper: off)")
     learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")

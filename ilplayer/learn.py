@@ -11,6 +11,7 @@ box reproduces the observed ``y``; ``ilplayer learn`` is the command line of bot
 from __future__ import annotations
 
 import copy
+import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,11 @@ class LearnConfig(TrainingConfig):
     k: int = LEARN_K
     init: str = "auto"
     init_choices: ClassVar[tuple[str, ...]] = (*INITS, "auto")
+
+
+def _keyword_defaults(function: Callable[..., Any]) -> dict[str, Any]:
+    return {name: parameter.default for name, parameter in inspect.signature(function).parameters.items()
+            if parameter.default is not inspect.Parameter.empty}
 
 
 def default_init(lb: Any, ub: Any, n: int) -> str:
@@ -396,3 +402,7 @@ def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
         start.load_state_dict(start_state)
         trained.append((model, history, start))
     return trained
+
+
+LEARN_DEFAULTS = _keyword_defaults(learn_constraints)
+""":func:`learn_constraints`' keyword defaults by name: ``ilplayer learn`` takes its own from here."""
