@@ -202,9 +202,13 @@ class ILPLayer(torch.nn.Module):
             ``"perturbed"`` (Berthet et al.: the forward returns the mean of ``samples``
             solutions (default 8) under Gaussian noise of scale ``sigma`` (default 1), solved as
             one batch; ``seed`` fixes the noise). The last three give gradients for ``c`` only.
-            An option of another method than the chosen one is refused.
+            Or a method object holding its options (:mod:`ilplayer.gradients`:
+            ``CombOptNet(tau=None)``, ``Blackbox(lam=20)``, ``Identity()``,
+            ``Perturbed(sigma=0.5, samples=16, seed=0)``); the keywords above are shortcuts
+            for its fields. An option of another method than the chosen one is refused.
 
     Attributes:
+        method: the gradient method object (``gradient`` is its name).
         last_status: int8 tensor of :class:`Status` codes from the last forward pass.
         last_objective: float64 ``c·y`` per instance of the last forward pass.
 
