@@ -3,12 +3,17 @@
 * random constraints (paper, supplementary A): hyperplanes through origins near the box
   centre, flipped so that a chosen point stays feasible;
 * random unit cost vectors;
-* set-cover families of small subsets (paper, "Weighted Set Covering").
+* set-cover families of small subsets (paper, "Weighted Set Covering");
+* the named families of one catalogue: the benchmarks' (:func:`family_batch`: "binary m=4",
+  "set cover" ...), the tests' (:func:`make_instances`: "binary-m4", "equalities" ...) and the
+  fuzz's seeded cases (:func:`fuzz_case`), small enough to enumerate.
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -16,8 +21,28 @@ import torch
 from ilplayer.problem import Bounds, as_bounds
 from ilplayer.types import ILPBatch
 
-__all__ = ["BENCH_FAMILIES", "INITIAL_OFFSET", "MAX_SUBSET_SIZE", "MIN_COVER", "check_family", "family_batch",
-           "random_constraint_rows", "random_costs", "sample_cover", "sample_random_constraints"]
+__all__ = [
+    "BENCH_FAMILIES",
+    "INITIAL_OFFSET",
+    "MAX_SUBSET_SIZE",
+    "MIN_COVER",
+    "ROW_KINDS",
+    "TEST_FAMILIES",
+    "FuzzCase",
+    "Instances",
+    "check_family",
+    "family_batch",
+    "fuzz_case",
+    "fuzz_cases",
+    "fuzz_cases_for",
+    "make_instances",
+    "market_split",
+    "random_constraint_rows",
+    "random_costs",
+    "sample_cover",
+    "sample_random_constraints",
+    "set_cover",
+]
 
 INITIAL_OFFSET = -0.2
 """Initial ``r``: the reference's bias 0.2 in ``a·(y - o) + 0.2 <= 0``; each constraint starts
@@ -149,3 +174,301 @@ def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILP
     c = rng.uniform(-0.5, 0.5, (instances, n))
     return ILPBatch(c=c / np.linalg.norm(c, axis=1, keepdims=True), A=rows.numpy(), b=sides.numpy(),
                     lb=np.full(n, lo), ub=np.full(n, hi))
+
+
+# --- the test families (the conformance kit, ilplayer.testing) ---------------------------------
+
+@dataclass(frozen=True)
+class Instances:
+    """A batch of ILP instances as float64 tensors (``A`` shared or per instance), with
+    equalities ``A_eq y = b_eq`` in some families."""
+
+    c: torch.Tensor
+    A: torch.Tensor
+    b: torch.Tensor
+    lb: list[int]
+    ub: list[int]
+    A_eq: torch.Tensor | None = None
+    b_eq: torch.Tensor | None = None
+
+
+def _random_constraints(rng: np.random.Generator, m: int, lb: list[int], ub: list[int]
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    n = len(lb)
+    generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    corner = torch.tensor([l if rng.random() < 0.5 else u for l, u in zip(lb, ub)], dtype=torch.float64)
+    return random_constraint_rows(m, n, lb, ub, generator=generator, feasible_point=corner)
+
+
+def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np.ndarray, np.ndarray]:
+    """``-M y <= -1``: choose subsets (of <= 3 elements, covering every element) to cover all."""
+    return -sample_cover(rng, universe, subsets), -np.ones(universe)
+
+
+TEST_FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",
+            "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance",
+            "zero-rows", "tight-rows", "equality-pairs", "box-only", "equalities")
+"""The instance families :func:`make_instances` draws, by name."""
+
+
+def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
+    """A seeded batch of one family (small enough for ``bruteforce``)."""
+    rng = np.random.default_rng([seed, TEST_FAMILIES.index(family)])
+    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
+    A: Any
+    b: Any
+    a: Any
+    if family.startswith("binary-m"):
+        lb, ub = [0] * 10, [1] * 10
+        A, b = _random_constraints(rng, int(family[len("binary-m"):]), lb, ub)
+        return Instances(t(rng.uniform(-1, 1, (batch, 10))), A, b, lb, ub)
+    if family == "dense":
+        lb, ub = [-5] * 5, [5] * 5
+        A, b = _random_constraints(rng, 3, lb, ub)
+        return Instances(t(rng.uniform(-1, 1, (batch, 5))), A, b, lb, ub)
+    if family == "integer-coefficients":
+        lb, ub = [-2] * 6, [3] * 6
+        A = rng.integers(-5, 6, (3, 6))
+        b = np.abs(A).sum(1) // 2
+        return Instances(t(rng.integers(-9, 10, (batch, 6))), t(A), t(b), lb, ub)
+    if family == "negative-bounds":
+        lb = rng.integers(-4, 1, 7).tolist()
+        ub = [l + int(rng.integers(0, 4)) for l in lb]
+        A, b = _random_constraints(rng, 3, lb, ub)
+        return Instances(t(rng.uniform(-1, 1, (batch, 7))), A, b, lb, ub)
+    if family == "set-cover":
+        A, b = set_cover(rng, 5, 10)
+        return Instances(t(rng.uniform(0.1, 1, (batch, 10))), t(A), t(b), [0] * 10, [1] * 10)
+    if family == "infeasible":  # per instance: a·y <= -1 and a·y >= 1 for odd rows
+        n = 6
+        a = rng.uniform(0.5, 1, (batch, n))
+        A = np.stack([a, -a], axis=1)
+        b = np.stack([np.full(batch, 2.0), np.full(batch, -1.0)], axis=1)
+        b[1::2] = [-1.0, -1.0]  # odd rows: a·y <= -1 and -a·y <= -1 -> impossible
+        return Instances(t(rng.uniform(-1, 1, (batch, n))), t(A), t(b), [0] * n, [1] * n)
+    if family == "single-point":  # y <= p and -y <= -p: the feasible set is {p}
+        n = 6
+        point = rng.integers(-2, 3, n)
+        A = np.concatenate([np.eye(n), -np.eye(n)])
+        b = np.concatenate([point, -point])
+        return Instances(t(rng.uniform(-1, 1, (batch, n))), t(A), t(b), [-2] * n, [2] * n)
+    if family == "per-instance":  # distinct (A, b) per row, with repeats
+        lb, ub = [0] * 8, [2] * 8
+        groups = [_random_constraints(rng, 2, lb, ub) for _ in range(3)]
+        pick = rng.integers(0, 3, batch)
+        A = torch.stack([groups[g][0] for g in pick])
+        b = torch.stack([groups[g][1] for g in pick])
+        return Instances(t(rng.uniform(-1, 1, (batch, 8))), A, b, lb, ub)
+    if family == "zero-rows":  # all-zero rows: satisfied (0 <= b) on even rows, not on odd
+        lb, ub = [-1] * 6, [2] * 6
+        A, b = _random_constraints(rng, 2, lb, ub)
+        A = torch.cat([A, torch.zeros(2, 6)]).expand(batch, -1, -1).clone()
+        b = torch.cat([b, torch.tensor([0.0, 1.0])]).expand(batch, -1).clone()
+        b[1::2, 2] = -0.5
+        return Instances(t(rng.uniform(-1, 1, (batch, 6))), A, b, lb, ub)
+    if family in ("tight-rows", "equality-pairs"):  # hyperplanes through box points
+        lb, ub = [-2] * 6, [2] * 6
+        a = rng.uniform(-1, 1, (3, 6))
+        points = rng.integers(-2, 3, (3, 6)).astype(np.float64)  # row j passes through point j
+        b = np.einsum("ij,ij->i", a, points)
+        if family == "equality-pairs":
+            a, b = np.concatenate([a[:2], -a[:2]]), np.concatenate([b[:2], -b[:2]])
+        return Instances(t(rng.uniform(-1, 1, (batch, 6))), t(a), t(b), lb, ub)
+    if family == "box-only":  # m = 0
+        lb = rng.integers(-3, 1, 5).tolist()
+        ub = [l + 2 for l in lb]
+        return Instances(t(rng.uniform(-1, 1, (batch, 5))), torch.zeros(0, 5, dtype=torch.float64),
+                         torch.zeros(0, dtype=torch.float64), lb, ub)
+    if family == "equalities":  # native A_eq y = b_eq: a float row and a count, both through
+        lb, ub = [-1] * 6, [2] * 6  # one of two feasible box points (two groups of rows)
+        A, b = _random_constraints(rng, 2, lb, ub)
+        box = np.array(list(itertools.product(range(-1, 3), repeat=6)), dtype=np.float64)
+        feasible = box[(box @ A.numpy().T <= b.numpy()).all(axis=1)]
+        points = feasible[rng.choice(len(feasible), 2, replace=False)]
+        a = 0.1 * rng.integers(-3, 4, 6)  # not exact in binary: the tolerance matters
+        A_eq = np.stack([np.broadcast_to(a, (batch, 6)), np.ones((batch, 6))], axis=1)
+        chosen = points[np.arange(batch) % 2]
+        b_eq = np.stack([chosen @ a, chosen.sum(axis=1)], axis=1)
+        return Instances(t(rng.uniform(-1, 1, (batch, 6))), A, b, lb, ub, t(A_eq), t(b_eq))
+    raise ValueError(f"family must be one of {TEST_FAMILIES}, got {family!r}")
+
+
+def market_split(seed: int = 0, m: int = 4, n: int = 36) -> Instances:
+    """Cornuéjols-Dawande market split: a·y = floor(sum(a)/2) rows, famously hard for branch
+    and bound; used to trigger time limits."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 100, (m, n)).astype(np.float64)
+    rhs = np.floor(a.sum(1) / 2)
+    A, b = np.concatenate([a, -a]), np.concatenate([rhs, -rhs])
+    return Instances(torch.tensor(rng.uniform(-1, 1, (1, n))), torch.tensor(A), torch.tensor(b),
+                     [0] * n, [1] * n)
+
+
+# --- the fuzz cases (ilplayer fuzz: small enough to enumerate) ---------------------------------
+
+FUZZ_MAX_POINTS = 4096  # box points of a fuzz case at most: the oracle enumerates them
+ROW_KINDS = ("random", "integer", "zero-satisfied", "zero-infeasible", "tight", "equality-pair",
+             "infeasible")
+
+
+@dataclass(frozen=True)
+class FuzzCase:
+    """One ``(A, b)`` and box with ``c`` (k, n) cost vectors. ``kinds`` names its row kinds."""
+
+    c: np.ndarray
+    A: np.ndarray
+    b: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    kinds: tuple[str, ...] = ()
+    seed: int = 0
+    # None is taken as 0 rows: __post_init__ makes both arrays.
+    A_eq: np.ndarray = None  # type: ignore[assignment]
+    b_eq: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.A_eq is None:
+            object.__setattr__(self, "A_eq", np.zeros((0, len(self.lb))))
+            object.__setattr__(self, "b_eq", np.zeros(0))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"c": self.c.tolist(), "A": self.A.tolist(), "b": self.b.tolist(),
+                "lb": self.lb.tolist(), "ub": self.ub.tolist(), "kinds": list(self.kinds),
+                "seed": self.seed, "A_eq": self.A_eq.tolist(), "b_eq": self.b_eq.tolist()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FuzzCase:
+        n = len(data["lb"])
+        return cls(c=np.asarray(data["c"], dtype=np.float64).reshape(-1, n),
+                   A=np.asarray(data["A"], dtype=np.float64).reshape(-1, n),
+                   b=np.asarray(data["b"], dtype=np.float64),
+                   lb=np.asarray(data["lb"], dtype=np.int64), ub=np.asarray(data["ub"], dtype=np.int64),
+                   kinds=tuple(data.get("kinds", ())), seed=int(data.get("seed", 0)),
+                   A_eq=np.asarray(data.get("A_eq", []), dtype=np.float64).reshape(-1, n),
+                   b_eq=np.asarray(data.get("b_eq", []), dtype=np.float64))
+
+
+def _box(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    shape = rng.choice(["binary", "integer", "negative", "per-variable"])
+    n = int(rng.integers(1, 9))
+    if shape == "binary":
+        lb, ub = np.zeros(n, np.int64), np.ones(n, np.int64)
+    elif shape == "integer":
+        width = int(rng.integers(1, 5))
+        lb, ub = np.zeros(n, np.int64), np.full(n, width, np.int64)
+    elif shape == "negative":
+        half = int(rng.integers(1, 3))
+        lb, ub = np.full(n, -half, np.int64), np.full(n, half, np.int64)
+    else:
+        lb = rng.integers(-4, 2, n).astype(np.int64)
+        ub = lb + rng.integers(0, 4, n)
+    while np.prod((ub - lb + 1).astype(np.float64)) > FUZZ_MAX_POINTS:  # keep it enumerable
+        n -= 1
+        lb, ub = lb[:n], ub[:n]
+    return lb, ub
+
+
+def _row(kind: str, rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray
+         ) -> list[tuple[np.ndarray, float]]:
+    n = len(lb)
+    point = rng.integers(lb, ub + 1).astype(np.float64)  # a box point
+    if kind == "integer":
+        a = rng.integers(-4, 5, n).astype(np.float64)
+        return [(a, float(a @ point + rng.integers(0, 3)))]
+    if kind == "zero-satisfied":
+        return [(np.zeros(n), float(rng.choice([0.0, rng.uniform(0, 2)])))]
+    if kind == "zero-infeasible":
+        return [(np.zeros(n), -float(rng.uniform(0.01, 2)))]
+    a = rng.uniform(-1, 1, n)
+    if rng.random() < 0.3:
+        a[rng.random(n) < 0.4] = 0.0
+    if kind == "tight":  # the hyperplane passes through a box point
+        return [(a, float(a @ point))]
+    if kind == "equality-pair":  # a·y = a·p written as two rows
+        return [(a, float(a @ point)), (-a, float(-(a @ point)))]
+    if kind == "infeasible":  # below the least value a·y takes on the box
+        least = float(np.minimum(a * lb, a * ub).sum())
+        return [(a, least - float(rng.uniform(0.01, 1)))]
+    return [(a, float(a @ point + rng.uniform(-0.5, 1.0)))]
+
+
+def fuzz_case(seed: int, batch: int | None = None) -> FuzzCase:
+    """The seeded case number ``seed``."""
+    rng = np.random.default_rng([seed, 20261123])
+    lb, ub = _box(rng)
+    n = len(lb)
+    m = int(rng.integers(0, 6))
+    weights = np.array([6, 3, 1, 1, 3, 2, 1], dtype=np.float64)
+    kinds = tuple(str(k) for k in rng.choice(ROW_KINDS, m, p=weights / weights.sum()))
+    rows = [row for kind in kinds for row in _row(kind, rng, lb, ub)]
+    A = np.array([a for a, _ in rows], dtype=np.float64).reshape(-1, n)
+    b = np.array([beta for _, beta in rows], dtype=np.float64)
+    if rng.random() < 0.3:  # data that went through float32, as in a training loop
+        A, b = A.astype(np.float32).astype(np.float64), b.astype(np.float32).astype(np.float64)
+        kinds = (*kinds, "float32")
+    k = batch or int(rng.integers(1, 5))
+    c = rng.uniform(-1, 1, (k, n)) if rng.random() < 0.7 else rng.integers(-2, 3, (k, n)).astype(np.float64)
+    A_eq, b_eq, eq_kinds = _equalities(np.random.default_rng([seed, 20261124]), lb, ub, "float32" in kinds)
+    pair = _float32_equality_pair(np.random.default_rng([seed, 20261126]), lb, ub)
+    if pair is not None:
+        A, b, kinds = np.vstack([A, pair[0]]), np.concatenate([b, pair[1]]), (*kinds, "equality-pair-float32")
+    return FuzzCase(c=c, A=A, b=b, lb=lb, ub=ub, kinds=(*kinds, *eq_kinds) or ("box-only",), seed=seed,
+                    A_eq=A_eq, b_eq=b_eq)
+
+
+def _float32_equality_pair(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray] | None:
+    """In a sixth of the cases, an equality as two rows the way float32 training code writes
+    it: non-integer float32 coefficients ``a`` through a box point ``p``, ``a·p`` summed in
+    float32. ``p`` meets the pair only within float32 rounding (up to ~1e-7), inside the band
+    every backend must admit; SCIP, with rows at ``b`` and its feastol at 1e-9, called such
+    instances INFEASIBLE. From its own stream: the other draws of a case do not move."""
+    if rng.random() >= 1 / 6:
+        return None
+    point = rng.integers(lb, ub + 1).astype(np.float32)
+    a = rng.uniform(-1, 1, len(lb)).astype(np.float32)
+    rhs = np.float32(np.sum(a * point, dtype=np.float32))
+    return np.vstack([a, -a]).astype(np.float64), np.array([rhs, -rhs], dtype=np.float64)
+
+
+def _equalities(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray, float32: bool
+                ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """In a quarter of the cases, 1-2 native equalities ``a·y = a·p`` through a box point
+    (integer or float coefficients, sometimes through float32), from their own stream so that
+    the other draws of a case do not move; sometimes one more that no box point meets."""
+    n = len(lb)
+    if rng.random() >= 0.25:
+        return np.zeros((0, n)), np.zeros(0), ()
+    rows: list[np.ndarray] = []
+    targets: list[float] = []
+    kinds: list[str] = []
+    for _ in range(int(rng.integers(1, 3))):
+        a: np.ndarray
+        point = rng.integers(lb, ub + 1).astype(np.float64)
+        if rng.random() < 0.5:
+            a, kind = rng.integers(-2, 3, n).astype(np.float64), "equality-integer"
+        else:
+            a, kind = 0.1 * rng.integers(-5, 6, n), "equality-float"
+        rows.append(a)
+        targets.append(float(a @ point) + (0.5 if rng.random() < 0.1 else 0.0))  # 10 %: off-grid
+        kinds.append(kind)
+    A_eq, b_eq = np.array(rows), np.array(targets)
+    if float32:
+        A_eq, b_eq = A_eq.astype(np.float32).astype(np.float64), b_eq.astype(np.float32).astype(np.float64)
+    return A_eq, b_eq, tuple(kinds)
+
+
+def fuzz_cases(count: int, start: int = 0) -> list[FuzzCase]:
+    """Cases ``start .. start + count - 1``."""
+    return [fuzz_case(seed) for seed in range(start, start + count)]
+
+
+def fuzz_cases_for(instances: int, start: int = 0) -> list[FuzzCase]:
+    """Consecutive cases from ``start`` until they hold at least ``instances`` cost vectors."""
+    cases: list[FuzzCase] = []
+    total, seed = 0, start
+    while total < instances:
+        cases.append(fuzz_case(seed))
+        total += len(cases[-1].c)
+        seed += 1
+    return cases

@@ -23,14 +23,14 @@ import itertools
 import pickle
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 import torch
 
-from ilplayer.instances import random_constraint_rows, sample_cover
+from ilplayer.instances import TEST_FAMILIES as FAMILIES
+from ilplayer.instances import Instances, make_instances, market_split
 from ilplayer.layer import solve
 from ilplayer.plugins import UnknownSolverError, get_solver, get_solver_spec, resolve_solver_name
 from ilplayer.solver import Solver
@@ -43,132 +43,8 @@ __all__ = ["FAMILIES", "Instances", "SolverConformance", "assert_agrees_with_bru
 OBJECTIVE_TOL = 1e-6
 
 
-@dataclass(frozen=True)
-class Instances:
-    """A batch of ILP instances as float64 tensors (``A`` shared or per instance), with
-    equalities ``A_eq y = b_eq`` in some families."""
-
-    c: torch.Tensor
-    A: torch.Tensor
-    b: torch.Tensor
-    lb: list[int]
-    ub: list[int]
-    A_eq: torch.Tensor | None = None
-    b_eq: torch.Tensor | None = None
-
-
-def _random_constraints(rng: np.random.Generator, m: int, lb: list[int], ub: list[int]
-                        ) -> tuple[torch.Tensor, torch.Tensor]:
-    n = len(lb)
-    generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
-    corner = torch.tensor([l if rng.random() < 0.5 else u for l, u in zip(lb, ub)], dtype=torch.float64)
-    return random_constraint_rows(m, n, lb, ub, generator=generator, feasible_point=corner)
-
-
-def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np.ndarray, np.ndarray]:
-    """``-M y <= -1``: choose subsets (of <= 3 elements, covering every element) to cover all."""
-    return -sample_cover(rng, universe, subsets), -np.ones(universe)
-
-
-FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",
-            "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance",
-            "zero-rows", "tight-rows", "equality-pairs", "box-only", "equalities")
-"""The instance families :func:`make_instances` draws, by name."""
 FUZZ_CASES = 200
 """Seeded :mod:`ilplayer.fuzz` cases (about 500 instances) every backend is checked on."""
-
-
-def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
-    """A seeded batch of one family (small enough for ``bruteforce``)."""
-    rng = np.random.default_rng([seed, FAMILIES.index(family)])
-    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
-    A: Any
-    b: Any
-    a: Any
-    if family.startswith("binary-m"):
-        lb, ub = [0] * 10, [1] * 10
-        A, b = _random_constraints(rng, int(family[len("binary-m"):]), lb, ub)
-        return Instances(t(rng.uniform(-1, 1, (batch, 10))), A, b, lb, ub)
-    if family == "dense":
-        lb, ub = [-5] * 5, [5] * 5
-        A, b = _random_constraints(rng, 3, lb, ub)
-        return Instances(t(rng.uniform(-1, 1, (batch, 5))), A, b, lb, ub)
-    if family == "integer-coefficients":
-        lb, ub = [-2] * 6, [3] * 6
-        A = rng.integers(-5, 6, (3, 6))
-        b = np.abs(A).sum(1) // 2
-        return Instances(t(rng.integers(-9, 10, (batch, 6))), t(A), t(b), lb, ub)
-    if family == "negative-bounds":
-        lb = rng.integers(-4, 1, 7).tolist()
-        ub = [l + int(rng.integers(0, 4)) for l in lb]
-        A, b = _random_constraints(rng, 3, lb, ub)
-        return Instances(t(rng.uniform(-1, 1, (batch, 7))), A, b, lb, ub)
-    if family == "set-cover":
-        A, b = set_cover(rng, 5, 10)
-        return Instances(t(rng.uniform(0.1, 1, (batch, 10))), t(A), t(b), [0] * 10, [1] * 10)
-    if family == "infeasible":  # per instance: a·y <= -1 and a·y >= 1 for odd rows
-        n = 6
-        a = rng.uniform(0.5, 1, (batch, n))
-        A = np.stack([a, -a], axis=1)
-        b = np.stack([np.full(batch, 2.0), np.full(batch, -1.0)], axis=1)
-        b[1::2] = [-1.0, -1.0]  # odd rows: a·y <= -1 and -a·y <= -1 -> impossible
-        return Instances(t(rng.uniform(-1, 1, (batch, n))), t(A), t(b), [0] * n, [1] * n)
-    if family == "single-point":  # y <= p and -y <= -p: the feasible set is {p}
-        n = 6
-        point = rng.integers(-2, 3, n)
-        A = np.concatenate([np.eye(n), -np.eye(n)])
-        b = np.concatenate([point, -point])
-        return Instances(t(rng.uniform(-1, 1, (batch, n))), t(A), t(b), [-2] * n, [2] * n)
-    if family == "per-instance":  # distinct (A, b) per row, with repeats
-        lb, ub = [0] * 8, [2] * 8
-        groups = [_random_constraints(rng, 2, lb, ub) for _ in range(3)]
-        pick = rng.integers(0, 3, batch)
-        A = torch.stack([groups[g][0] for g in pick])
-        b = torch.stack([groups[g][1] for g in pick])
-        return Instances(t(rng.uniform(-1, 1, (batch, 8))), A, b, lb, ub)
-    if family == "zero-rows":  # all-zero rows: satisfied (0 <= b) on even rows, not on odd
-        lb, ub = [-1] * 6, [2] * 6
-        A, b = _random_constraints(rng, 2, lb, ub)
-        A = torch.cat([A, torch.zeros(2, 6)]).expand(batch, -1, -1).clone()
-        b = torch.cat([b, torch.tensor([0.0, 1.0])]).expand(batch, -1).clone()
-        b[1::2, 2] = -0.5
-        return Instances(t(rng.uniform(-1, 1, (batch, 6))), A, b, lb, ub)
-    if family in ("tight-rows", "equality-pairs"):  # hyperplanes through box points
-        lb, ub = [-2] * 6, [2] * 6
-        a = rng.uniform(-1, 1, (3, 6))
-        points = rng.integers(-2, 3, (3, 6)).astype(np.float64)  # row j passes through point j
-        b = np.einsum("ij,ij->i", a, points)
-        if family == "equality-pairs":
-            a, b = np.concatenate([a[:2], -a[:2]]), np.concatenate([b[:2], -b[:2]])
-        return Instances(t(rng.uniform(-1, 1, (batch, 6))), t(a), t(b), lb, ub)
-    if family == "box-only":  # m = 0
-        lb = rng.integers(-3, 1, 5).tolist()
-        ub = [l + 2 for l in lb]
-        return Instances(t(rng.uniform(-1, 1, (batch, 5))), torch.zeros(0, 5, dtype=torch.float64),
-                         torch.zeros(0, dtype=torch.float64), lb, ub)
-    if family == "equalities":  # native A_eq y = b_eq: a float row and a count, both through
-        lb, ub = [-1] * 6, [2] * 6  # one of two feasible box points (two groups of rows)
-        A, b = _random_constraints(rng, 2, lb, ub)
-        box = np.array(list(itertools.product(range(-1, 3), repeat=6)), dtype=np.float64)
-        feasible = box[(box @ A.numpy().T <= b.numpy()).all(axis=1)]
-        points = feasible[rng.choice(len(feasible), 2, replace=False)]
-        a = 0.1 * rng.integers(-3, 4, 6)  # not exact in binary: the tolerance matters
-        A_eq = np.stack([np.broadcast_to(a, (batch, 6)), np.ones((batch, 6))], axis=1)
-        chosen = points[np.arange(batch) % 2]
-        b_eq = np.stack([chosen @ a, chosen.sum(axis=1)], axis=1)
-        return Instances(t(rng.uniform(-1, 1, (batch, 6))), A, b, lb, ub, t(A_eq), t(b_eq))
-    raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
-
-
-def market_split(seed: int = 0, m: int = 4, n: int = 36) -> Instances:
-    """Cornuéjols-Dawande market split: a·y = floor(sum(a)/2) rows, famously hard for branch
-    and bound; used to trigger time limits."""
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 100, (m, n)).astype(np.float64)
-    rhs = np.floor(a.sum(1) / 2)
-    A, b = np.concatenate([a, -a]), np.concatenate([rhs, -rhs])
-    return Instances(torch.tensor(rng.uniform(-1, 1, (1, n))), torch.tensor(A), torch.tensor(b),
-                     [0] * n, [1] * n)
 
 
 def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
