@@ -19,30 +19,19 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from ilplayer.executors import BatchExecutor, SolverRecipe, make_executor
-from ilplayer.solver import Solver
+from ilplayer.executors import Backend
 
 __all__ = ["CACHE_SIZE", "cached_backend", "release_solvers"]
 
 CACHE_SIZE = 4
-Entry = tuple[Solver, "BatchExecutor | None", SolverRecipe]
-
-
-def _close_entry(entry: Entry) -> None:
-    solver, pool, _ = entry
-    if pool is not None:
-        pool.close()
-    solver.close()
-
-
-def _close(entries: OrderedDict[Any, Entry]) -> None:
+def _close(entries: OrderedDict[Any, Backend]) -> None:
     while entries:
-        _close_entry(entries.popitem(last=False)[1])
+        entries.popitem(last=False)[1].close()
 
 
 class _ThreadCache:
     def __init__(self) -> None:
-        self.entries: OrderedDict[Any, Entry] = OrderedDict()
+        self.entries: OrderedDict[Any, Backend] = OrderedDict()
         weakref.finalize(self, _close, self.entries)  # the thread ended, or release_solvers()
 
 
@@ -70,9 +59,9 @@ def _freeze(value: Any) -> Any:
 
 @contextlib.contextmanager
 def cached_backend(name: str, options: dict[str, Any] | None, executor: str | None,
-                   workers: int | None, mp_context: str | None) -> Iterator[Entry]:
-    """This thread's ``(solver, pool, recipe)`` for these settings, built on first use; one
-    that cannot be kept (an option that is no key) is closed when the block ends."""
+                   workers: int | None, mp_context: str | None) -> Iterator[Backend]:
+    """This thread's :class:`~ilplayer.executors.Backend` for these settings, built on first
+    use; one that cannot be kept (an option that is no key) is closed when the block ends."""
     key: Any = (name, _freeze(options or {}), executor, workers, mp_context)
     try:
         hash(key)
@@ -83,23 +72,16 @@ def cached_backend(name: str, options: dict[str, Any] | None, executor: str | No
         entries.move_to_end(key)
         yield entries[key]
         return
-    recipe = SolverRecipe.from_name(name, options)  # the name, resolved once
-    solver = recipe.create()
-    try:
-        pool = make_executor(executor, workers, solver, recipe, mp_context)
-    except BaseException:
-        solver.close()
-        raise
-    entry = (solver, pool, recipe)
+    entry = Backend.build(name, options, executor, workers, mp_context)  # the name, resolved once
     if key is None:
         try:
             yield entry
         finally:
-            _close_entry(entry)
+            entry.close()
         return
     entries[key] = entry
     while len(entries) > CACHE_SIZE:
-        _close_entry(entries.popitem(last=False)[1])
+        entries.popitem(last=False)[1].close()
     yield entry
 
 

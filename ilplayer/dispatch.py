@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import torch
 
-from ilplayer.executors import BatchExecutor, SolverRecipe, TaskFailure, plan_tasks, solve_task
+from ilplayer.executors import Backend, BatchExecutor, SolverRecipe, TaskFailure, plan_tasks, solve_task
 from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult, SolverFailureWarning, Status
@@ -148,15 +148,17 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
     return y, status, objective
 
 
-def solve_problem(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None = None,
-                  recipe: SolverRecipe | None = None
+def solve_problem(problem: ProblemTensors, backend: Backend | Solver
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Solve ``problem`` with ``solver``, in this thread or on ``executor``'s workers (which
-    build their own solvers from ``recipe``).
+    """Solve ``problem`` with ``backend``'s solver, in this thread or on its executor's workers
+    (which build their own solvers from its recipe). A bare :class:`Solver` solves serially.
 
     Returns ``(y, status, objective)`` on ``problem.device``: ``y`` float64 (B, n) with the
     placeholder where there is no solution, ``status`` int8 (B,), ``objective`` float64 (B,).
     """
+    if isinstance(backend, Solver):
+        backend = Backend(recipe=None, solver=backend)
+    solver, executor, recipe = backend.solver, backend.executor, backend.recipe
     solver.check(problem)  # refuse what the backend cannot do, before solving anything
     device = problem.device
     if Capability.DEVICE_TENSORS in solver.capabilities:

@@ -14,7 +14,8 @@ import concurrent.futures
 import math
 import multiprocessing
 import weakref
-from typing import Union
+from dataclasses import dataclass
+from typing import Any, Union
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from ilplayer.workers import (
 __all__ = [  # the worker side (ilplayer.workers) and Ray (ilplayer.ray_executor) are re-exported
     "EXECUTORS",
     "AutoDispatch",
+    "Backend",
     "BatchExecutor",
     "FuturesExecutor",
     "RayExecutor",
@@ -293,3 +295,47 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver, r
                              f"got {method!r}")
         return FuturesExecutor(kind="processes", workers=count, mp_context=method)
     return RayExecutor(workers=workers)
+
+
+@dataclass
+class Backend:
+    """A backend resolved once: its :class:`SolverRecipe` (how to build it, here or in a
+    worker), this thread's solver, and the pool whose workers build their own from the recipe
+    (None: solved in the calling thread). What :func:`ilplayer.dispatch.solve_problem` takes."""
+
+    recipe: SolverRecipe | None
+    solver: Solver
+    executor: BatchExecutor | None = None
+    owns_solver: bool = False
+    owns_executor: bool = False
+
+    @classmethod
+    def build(cls, solver: str | Solver, options: dict[str, Any] | None, executor: ExecutorLike,
+              workers: int | None = None, mp_context: str | None = None) -> Backend:
+        """``solver`` (a name, resolved here once, or a Solver object used as it is) with its
+        ``options`` and the pool ``executor`` names (or yours, used as it is)."""
+        if options is not None and not isinstance(options, dict):
+            raise TypeError("solver_options must be a dict of keyword options for the backend, e.g. "
+                            f"{{'time_limit': 10}}; got {type(options).__name__}")
+        if isinstance(solver, Solver):
+            if options:
+                raise ValueError("solver_options only apply when solver is given by name")
+            recipe, built = SolverRecipe.from_solver(solver), solver
+        else:
+            recipe = SolverRecipe.from_name(solver, options)
+            built = recipe.create()
+        try:
+            pool = make_executor(executor, workers, built, recipe, mp_context)
+        except BaseException:
+            if built is not solver:
+                built.close()
+            raise
+        return cls(recipe, built, pool, owns_solver=built is not solver,
+                   owns_executor=pool is not None and (executor is None or isinstance(executor, str)))
+
+    def close(self) -> None:
+        """Stop the pool and release the solver, for what this backend built itself."""
+        if self.owns_executor and self.executor is not None:
+            self.executor.close()
+        if self.owns_solver:
+            self.solver.close()

@@ -12,7 +12,7 @@ import torch
 from ilplayer.backend_cache import cached_backend
 from ilplayer.dispatch import solve_problem
 from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
-from ilplayer.executors import BatchExecutor, ExecutorLike, SolverRecipe, make_executor
+from ilplayer.executors import Backend, BatchExecutor, ExecutorLike, make_executor
 from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, LayerSolves
 from ilplayer.problem import Bounds, ProblemTensors, check_box, densify, exact_dtype, validate_problem
 from ilplayer.solver import Solver
@@ -30,19 +30,6 @@ def _check_sense(sense: Any) -> str:
     if not isinstance(sense, str) or sense.lower() not in ("min", "max"):
         raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
     return sense.lower()
-
-
-def _resolve(solver: str | Solver, solver_options: dict[str, Any] | None) -> tuple[Solver, SolverRecipe | None]:
-    """The solver to use here and the recipe its workers (and copies) build theirs from: a name
-    is resolved once, into the recipe, which builds the local solver too; a Solver object is
-    used as it is (its recipe is its class and keyword arguments, None when it has none)."""
-    _check_options(solver_options)
-    if isinstance(solver, Solver):
-        if solver_options:
-            raise ValueError("solver_options only apply when solver is given by name")
-        return solver, SolverRecipe.from_solver(solver)
-    recipe = SolverRecipe.from_name(solver, solver_options)
-    return recipe.create(), recipe
 
 
 def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub: Bounds = 1,
@@ -91,18 +78,14 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         problem = dataclasses.replace(problem, c=-problem.c)
     if isinstance(solver, str) and (executor is None or isinstance(executor, str)):
         _check_options(solver_options)
-        with cached_backend(solver, solver_options, executor, workers, mp_context) as (kept, kept_pool, kept_recipe):
-            y, status, _ = solve_problem(problem, kept, kept_pool, kept_recipe)
+        with cached_backend(solver, solver_options, executor, workers, mp_context) as kept:
+            y, status, _ = solve_problem(problem, kept)
     else:
-        backend, recipe = _resolve(solver, solver_options)
-        pool = make_executor(executor, workers, backend, recipe, mp_context)
+        backend = Backend.build(solver, solver_options, executor, workers, mp_context)
         try:
-            y, status, _ = solve_problem(problem, backend, pool, recipe)
+            y, status, _ = solve_problem(problem, backend)
         finally:
-            if pool is not None and pool is not executor:
-                pool.close()
-            if backend is not solver:
-                backend.close()
+            backend.close()
     y = y.to(exact_dtype(problem.c.dtype, problem.lb, problem.ub))
     if isinstance(c, np.ndarray):  # numpy in, numpy out
         return y.cpu().numpy(), status.cpu().numpy()
@@ -256,10 +239,11 @@ class ILPLayer(torch.nn.Module):
         # and what it built (the solver and pool it owns: not copied, built again on use).
         self._executor_settings = (executor if isinstance(executor, str) or executor is None else None,
                                    workers, mp_context)
-        built, self.recipe = _resolve(solver, solver_options)
-        self._solver: Solver | None = built
-        self._owns_solver = not isinstance(solver, Solver)
-        self._executor: BatchExecutor | None = make_executor(executor, workers, built, self.recipe, mp_context)
+        backend = Backend.build(solver, solver_options, executor, workers, mp_context)
+        self.recipe = backend.recipe
+        self._solver: Solver | None = backend.solver
+        self._owns_solver = backend.owns_solver
+        self._executor: BatchExecutor | None = backend.executor
         self._owns_executor = executor is None or isinstance(executor, str)
         self.last_status: torch.Tensor | None = None
 
@@ -352,7 +336,7 @@ class ILPLayer(torch.nn.Module):
 
     def _solve(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``problem`` with this layer's backend and pool: ``(y float64, status, objective)``."""
-        return solve_problem(problem, self.solver, self.executor, self.recipe)
+        return solve_problem(problem, Backend(self.recipe, self.solver, self.executor))
 
     def _warn_lost_gradients(self, **inputs: Any) -> None:
         """Warn once per argument when an input that requires grad gets no gradient: A and b

@@ -85,8 +85,10 @@ def test_a_revisited_instance_starts_from_its_previous_solution():
 
 def test_solve_reuses_its_backend_per_thread_until_released(monkeypatch):
     built = []
-    real = backend_cache.SolverRecipe.create
-    monkeypatch.setattr(backend_cache.SolverRecipe, "create", lambda self: built.append(self) or real(self))
+    from ilplayer.executors import SolverRecipe
+
+    real = SolverRecipe.create
+    monkeypatch.setattr(SolverRecipe, "create", lambda self: built.append(self) or real(self))
     ilplayer.release_solvers()
     c, A, b = torch.randn(3, 4), torch.ones(1, 4), torch.ones(1)
     for _ in range(3):

@@ -17,6 +17,7 @@ import torch
 from ilplayer.bench.solvers import rotated
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import (
+    Backend,
     SolverRecipe,
     TaskFailure,
     default_start_method,
@@ -214,7 +215,7 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
                         executor = started[kind] = make_executor(kind, workers, solver, recipe)
                         if executor is not None and hasattr(executor, "start"):
                             executor.start()
-                        solve_problem(problem, solver, executor, recipe)  # warm-up: solvers and models
+                        solve_problem(problem, Backend(recipe, solver, executor))  # warm-up: solvers and models
                 except (ValueError, ImportError, RuntimeError) as exc:
                     print(f"{family:<11} {kind:<10} | skipped: {exc}")
                     broken = started.pop(kind, None)
@@ -233,7 +234,7 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
                         if kind == "ideal":
                             started[kind].repeat()
                         else:
-                            solve_problem(problem, solver, started[kind], recipe)
+                            solve_problem(problem, Backend(recipe, solver, started[kind]))
                     except RuntimeError as exc:
                         failed[kind] = str(exc)
                     times[kind].append(time.perf_counter() - start)
