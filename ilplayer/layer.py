@@ -20,12 +20,6 @@ from ilplayer.solver import Solver
 __all__ = ["ILPLayer", "NoGradientWarning", "NoSignalWarning", "solve"]
 
 
-def _check_options(solver_options: dict[str, Any] | None) -> None:
-    if solver_options is not None and not isinstance(solver_options, dict):
-        raise TypeError("solver_options must be a dict of keyword options for the backend, e.g. "
-                        f"{{'time_limit': 10}}; got {type(solver_options).__name__}")
-
-
 def _check_sense(sense: Any) -> str:
     if not isinstance(sense, str) or sense.lower() not in ("min", "max"):
         raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
@@ -77,7 +71,6 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
     if sense == "max":
         problem = dataclasses.replace(problem, c=-problem.c)
     if isinstance(solver, str) and (executor is None or isinstance(executor, str)):
-        _check_options(solver_options)
         with cached_backend(solver, solver_options, executor, workers, mp_context) as kept:
             y, status, _ = solve_problem(problem, kept)
     else:

@@ -170,8 +170,9 @@ def start_process_pool(workers: int, mp_context: str | None = None, *, starter: 
             f"script's code under `if __name__ == \"__main__\":` (or use {instead}).")
     pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
                                                   initargs=(os.getpid(), initializer, initargs))
-    if context.get_start_method() != "fork" and _main_without_a_file() is not None:
-        _start_now_without_main(pool, workers)
+    main = _main_without_a_file()
+    if context.get_start_method() != "fork" and main is not None:
+        _start_now_without_main(pool, workers, main)
     return pool
 
 
@@ -185,7 +186,7 @@ def _main_without_a_file() -> Any:
     return main
 
 
-def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int) -> None:
+def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int, main: Any) -> None:
     """Start every worker now, with the main module's ``__file__`` hidden.
 
     A ``spawn`` or ``forkserver`` worker runs the main script's file again before it takes
@@ -193,7 +194,6 @@ def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, worker
     workers need nothing from the main module (their tasks are ilplayer's functions), so they
     are started while it names no file, as for ``python -c``.
     """
-    main = _main_without_a_file()
     path = main.__file__
     del main.__file__
     try:
