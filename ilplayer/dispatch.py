@@ -3,8 +3,8 @@
 A device-native backend (``Capability.DEVICE_TENSORS``) gets the tensors as they are. Any
 other backend gets one float64 host copy, split into groups sharing ``(A, b)``. A failing
 group becomes ``Status.ERROR`` rows with a warning naming the instances; it never sinks the
-batch. A returned solution that is not integral, leaves the box or violates ``A y <= b`` is
-demoted to ``Status.ERROR`` too: a backend's bug must not become a silent wrong answer.
+batch. A returned solution that is not integral on the integer variables, leaves the box or
+violates ``A y <= b`` is demoted to ``Status.ERROR`` too: a backend's bug must not become a silent wrong answer.
 Instances whose box optimum already meets the rows are answered here, without a backend.
 """
 
@@ -21,33 +21,54 @@ from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult, SolverFailureWarning, Status
 
-__all__ = ["box_optima", "placeholder_solution", "solve_problem"]
+__all__ = ["box_optima", "check_capabilities", "placeholder_solution", "solve_problem"]
 
 VERIFY_TOL = 1e-6  # integrality and constraint tolerance when checking a backend's answer
+# With continuous variables a row is met within the solvers' own feasibility tolerance of
+# their LP, relative to the row's activity: checked at MILP_VERIFY_TOL (1 + |b| + |A||y|).
+MILP_VERIFY_TOL = 1e-5
 
 
-def placeholder_solution(lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
-    """The ``y`` given to rows without a solution: the box centre, rounded down.
+def placeholder_solution(lb: np.ndarray, ub: np.ndarray, integrality: np.ndarray | None = None) -> np.ndarray:
+    """The ``y`` given to rows without a solution: the box centre, rounded down on the integer
+    variables; where a bound is infinite, the point of the box closest to 0.
 
     For the usual boxes ([0, 1] and [-5, 5]) this is the zero vector the reference
     implementation uses. The backward treats it as the point to move away from.
     """
-    return np.floor((lb + ub) / 2).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        centre = np.where(np.isfinite(lb) & np.isfinite(ub), (lb + ub) / 2, np.clip(0.0, lb, ub))
+    integer = np.ones(len(lb), bool) if integrality is None else np.asarray(integrality).reshape(-1, len(lb)).all(0)
+    return np.where(integer, np.floor(centre), centre).astype(np.float64)
 
 
 def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str) -> SolveResult:
     y, status = result.y.copy(), result.status.copy()
     solved = np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT))
-    rounded = np.round(y) + 0.0  # + 0.0: an LP value of -1e-17 rounds to -0.0, print it as 0.0
     bad = solved & ~np.isfinite(y).all(axis=1)
+    y = np.where(np.isfinite(y), y, 0.0)
+    integer = batch.integrality
+    # Integer variables are rounded (an LP value of -1e-17 becomes 0.0), continuous ones put
+    # back inside their bounds (a solver's 1e-9 outside).
+    rounded = batch.round_integers(y)
     bad |= solved & (np.abs(y - rounded) > VERIFY_TOL).any(axis=1)
-    bad |= solved & ((rounded < batch.lb) | (rounded > batch.ub)).any(axis=1)
+    slack = lambda bound: VERIFY_TOL * (1 + np.abs(bound))
+    outside = (y < batch.lb - slack(batch.lb)) | (y > batch.ub + slack(batch.ub))
+    bad |= solved & outside.any(axis=1)
+    rounded = np.where(integer, rounded, np.clip(rounded, batch.lb, batch.ub))
+    if integer.all():
+        tol, scale, scale_eq = VERIFY_TOL, 1.0 + np.abs(batch.b), 1.0 + np.abs(batch.b_eq)
+    else:
+        size = np.abs(rounded)
+        tol = MILP_VERIFY_TOL
+        scale = 1.0 + np.abs(batch.b) + size @ np.abs(batch.A).T
+        scale_eq = 1.0 + np.abs(batch.b_eq) + size @ np.abs(batch.A_eq).T
     excess = rounded @ batch.A.T - batch.b
-    bad |= solved & (excess > VERIFY_TOL * (1.0 + np.abs(batch.b))).any(axis=1)
+    bad |= solved & (excess > tol * scale).any(axis=1)
     gap = np.abs(rounded @ batch.A_eq.T - batch.b_eq)
-    bad |= solved & (gap > VERIFY_TOL * (1.0 + np.abs(batch.b_eq))).any(axis=1)
+    bad |= solved & (gap > tol * scale_eq).any(axis=1)
     if bad.any():
-        warnings.warn(f"solver {solver!r} returned an invalid solution (not integral, outside "
+        warnings.warn(f"solver {solver!r} returned an invalid solution (not integral where asked, outside "
                       f"the box or violating A y <= b or A_eq y = b_eq) for instances {rows[bad].tolist()}; they "
                       "are marked Status.ERROR", SolverFailureWarning, stacklevel=4)
         status[bad] = Status.ERROR
@@ -86,13 +107,17 @@ def box_optima(batch: ILPBatch) -> tuple[np.ndarray, np.ndarray]:
     training an SPO+ or maximisation batch has costs of one sign (an empty knapsack), and such
     instances then cost nothing on every backend and executor.
     """
-    y = np.where(batch.c < 0, batch.ub, batch.lb).astype(np.float64)
-    decided = np.ones(len(y), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        rest = np.where(np.isfinite(batch.lb), batch.lb, np.clip(0.0, batch.lb, batch.ub))  # cost 0: any bound
+        y = np.where(batch.c < 0, batch.ub, np.where(batch.c > 0, batch.lb, rest)).astype(np.float64)
+    # An infinite bound under its cost: the instance is unbounded, or its rows decide.
+    decided = np.isfinite(y).all(axis=1)
+    y = np.where(np.isfinite(y), y, 0.0)
     if batch.A.shape[0]:
-        decided &= (y @ batch.A.T <= batch.b + BOX_TOL).all(axis=1)
+        decided = decided & (y @ batch.A.T <= batch.b + BOX_TOL).all(axis=1)
     if batch.A_eq.shape[0]:
-        decided &= (np.abs(y @ batch.A_eq.T - batch.b_eq) <= BOX_TOL).all(axis=1)
-    return y, decided
+        decided = decided & (np.abs(y @ batch.A_eq.T - batch.b_eq) <= BOX_TOL).all(axis=1)
+    return y, np.asarray(decided)
 
 
 def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None,
@@ -148,6 +173,24 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
     return y, status, objective
 
 
+MILP_BACKENDS_HINT = "a mixed-integer backend: highs, gurobi, scip or pyomo:<solver> (ilplayer solvers lists them)"
+
+
+def check_capabilities(problem: ProblemTensors, solver: Solver) -> None:
+    """Refuse a mixed-integer program, or an infinite bound, on a backend that does not
+    declare it can solve one: never round a continuous variable silently."""
+    if problem.has_continuous and Capability.CONTINUOUS_VARIABLES not in solver.capabilities:
+        j = int(np.flatnonzero(~problem.integrality.reshape(-1, problem.num_variables).all(0))[0])
+        raise ValueError(f"integrality: variable {j} is continuous (integrality[{j}] = 0), and solver "
+                         f"{solver.name!r} solves pure-integer programs only; use {MILP_BACKENDS_HINT}")
+    if problem.has_infinite_bounds and Capability.INFINITE_BOUNDS not in solver.capabilities:
+        infinite = ~(np.isfinite(problem.lb) & np.isfinite(problem.ub))
+        j = int(np.flatnonzero(infinite)[0])
+        raise ValueError(f"lb/ub: variable {j} has an infinite bound (lb={problem.lb[j]:g}, ub={problem.ub[j]:g}), "
+                         f"and solver {solver.name!r} needs a finite box; give finite bounds or use "
+                         f"{MILP_BACKENDS_HINT}")
+
+
 def solve_problem(problem: ProblemTensors, backend: Backend | Solver
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Solve ``problem`` with ``backend``'s solver, in this thread or on its executor's workers
@@ -159,6 +202,7 @@ def solve_problem(problem: ProblemTensors, backend: Backend | Solver
     if isinstance(backend, Solver):
         backend = Backend(recipe=None, solver=backend)
     solver, executor, recipe = backend.solver, backend.executor, backend.recipe
+    check_capabilities(problem, solver)
     solver.check(problem)  # refuse what the backend cannot do, before solving anything
     device = problem.device
     if Capability.DEVICE_TENSORS in solver.capabilities:
@@ -178,6 +222,6 @@ def solve_problem(problem: ProblemTensors, backend: Backend | Solver
         status = torch.from_numpy(status_np).to(device)
         objective = torch.from_numpy(objective_np).to(device)
     has_solution = (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
-    placeholder = torch.from_numpy(placeholder_solution(problem.lb, problem.ub)).to(device)
+    placeholder = torch.from_numpy(placeholder_solution(problem.lb, problem.ub, problem.integrality)).to(device)
     y = torch.where(has_solution[:, None], y.to(torch.float64), placeholder)
     return y, status, objective

@@ -25,7 +25,8 @@ from ilplayer.reduced_costs import rounded_points, search_many
 from ilplayer.types import ILPBatch, SolveResult, SolverFailureWarning, Status
 
 __all__ = ["MIN_CONTROLS", "SEARCH_CHUNK", "SEARCH_POINTS", "SEARCH_TOL", "ModelHooks", "Multipliers",
-           "RelaxationGate", "SearchGate", "SolutionPool", "multipliers_in_blocks", "search_chunk",
+           "RelaxationGate", "SearchGate", "SolutionPool", "infeasible_or_unbounded", "integral_answer",
+           "multipliers_in_blocks", "search_chunk",
            "search_rows", "solve_batch", "solve_in_blocks"]
 
 
@@ -97,13 +98,27 @@ def _padded_blocks(c: np.ndarray, size: int) -> Any:
         yield len(chunk), costs.ravel()
 
 
-def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> list[np.ndarray | None]:
+def integral_answer(x: np.ndarray, integer: np.ndarray | None, tol: float) -> np.ndarray | None:
+    """An LP optimum ``x`` as the MILP's answer: rounded on the integer variables when all of
+    them are within ``tol`` of an integer (the continuous ones kept), else None. An optimum of
+    the relaxation that is integral where the MILP asks is feasible for it, hence optimal."""
+    x = np.asarray(x, dtype=np.float64)
+    mask = np.ones(len(x), dtype=bool) if integer is None else integer
+    rounded = np.where(mask, np.rint(x), x)
+    if mask.any() and np.abs(x - rounded)[mask].max() > tol:
+        return None
+    return rounded + 0.0
+
+
+def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float,
+                    integer: np.ndarray | None = None) -> list[np.ndarray | None]:
     """The relaxations of the rows of ``c`` solved ``size`` at a time as one block-diagonal LP.
 
     ``solve_block(costs)`` sets ``costs`` (``size * n``: block ``j`` gets row ``j``'s costs;
     unused blocks zero, so their basis stays optimal), solves, and returns the ``size * n``
     optimal values or None. A vertex of a block-diagonal LP is a vertex in every block, so each
-    block is kept when it is integral within ``tol`` and is None otherwise.
+    block is kept when it is integral within ``tol`` on the ``integer`` variables (None: all)
+    and is None otherwise.
     """
     answers: list[np.ndarray | None] = []
     for count, costs in _padded_blocks(c, size):
@@ -112,9 +127,7 @@ def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float) -> l
             answers += [None] * count
             continue
         x = np.asarray(x, dtype=np.float64).reshape(size, c.shape[1])[:count]
-        rounded = np.rint(x)
-        integral = np.abs(x - rounded).max(axis=1) <= tol
-        answers += [row if ok else None for row, ok in zip(rounded, integral)]
+        answers += [integral_answer(row, integer, tol) for row in x]
     return answers
 
 
@@ -244,6 +257,19 @@ class ModelHooks(Protocol):
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]: ...
 
 
+def infeasible_or_unbounded(hooks: ModelHooks, model: Any, n: int) -> Status:
+    """The status of an instance its solver called unbounded, or "infeasible or unbounded":
+    ``UNBOUNDED`` when the same model with zero costs has a point, else ``INFEASIBLE``. (A MIP
+    solver's "unbounded" may speak of its relaxation's ray alone; with a feasible point and
+    rational data the MILP is unbounded too.)"""
+    code, _ = hooks.solve_instance(model, np.zeros(n))
+    if code == Status.OPTIMAL:
+        return Status.UNBOUNDED
+    if code == Status.INFEASIBLE:
+        return Status.INFEASIBLE
+    raise RuntimeError(f"the feasibility check of an unbounded instance ended with {Status(code).name}")
+
+
 def solve_batch(hooks: ModelHooks, model: Any, batch: ILPBatch, pool: SolutionPool | None,
                 gate: RelaxationGate | None, searches: SearchGate | None) -> SolveResult:
     """Every instance of ``batch`` on ``model``: its LP relaxation first when ``gate`` lets it
@@ -303,7 +329,7 @@ def solve_batch(hooks: ModelHooks, model: Any, batch: ILPBatch, pool: SolutionPo
         if point is not None:
             y[i] = point
             if pool is not None:
-                pool.add(np.rint(point))
+                pool.add(batch.round_integers(point))
     if failures:
         warnings.warn(f"solver {hooks.name!r} failed on {len(failures)} of {k} instances "
                       f"(marked Status.ERROR); first: {failures[0][1]}",

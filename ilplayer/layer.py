@@ -30,16 +30,18 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
           solver: str | Solver = "bruteforce", solver_options: dict[str, Any] | None = None,
           executor: ExecutorLike = None, workers: int | None = None,
           mp_context: str | None = None, sense: str = "min", A_eq: Any = None,
-          b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Solve ``min c_i·y s.t. A y <= b, lb <= y <= ub, y integer`` for every row of ``c``.
+          b_eq: Any = None, integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Solve ``min c_i·y s.t. A y <= b, lb <= y <= ub, y_j integer where integrality_j`` for
+    every row of ``c``.
 
     Args:
         c: costs (B, n), a floating torch tensor or numpy array.
         A: constraints (m, n), shared by the batch, or (B, m, n); dense, scipy.sparse or torch
             sparse. ``m = 0`` (or ``A = b = None``) is a box-only problem.
         b: right-hand sides (m,) or (B, m).
-        lb: integer lower bounds, a scalar or one per variable.
-        ub: integer upper bounds, a scalar or one per variable.
+        lb: lower bounds, a scalar or one per variable; ``-inf`` for none (integers on the
+            integer variables).
+        ub: upper bounds, likewise; ``inf`` for none.
         solver: a registered backend name or a :class:`Solver` instance.
         solver_options: keyword options for the backend (when given by name).
         executor: ``"auto"`` (default: threads when the backend releases the GIL), ``"serial"``,
@@ -52,13 +54,17 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         A_eq: equality constraints ``A_eq y = b_eq``, (m_eq, n) shared or (B, m_eq, n); passed
             to the backends natively.
         b_eq: their right-hand sides, (m_eq,) or (B, m_eq).
+        integrality: 1 (integer) or 0 (continuous) per variable, shape (n,) or (B, n), as in
+            ``scipy.optimize.milp``; None (default) is all integer, all zeros the LP relaxation.
+            Continuous variables and infinite bounds need a mixed-integer backend (highs,
+            gurobi, scip, pyomo); the others refuse them.
 
     Returns:
         ``(y, status)``: ``y`` (B, n) on ``c``'s device, detached, in ``c``'s dtype when that
         dtype holds every integer of the box exactly, else float32 or float64 (float16 holds
         integers up to 2048, bfloat16 up to 256); ``status`` (B,) int8 :class:`Status` codes.
-        NumPy arrays when ``c`` is one. Rows without a solution hold the box centre (rounded
-        down) as a placeholder.
+        NumPy arrays when ``c`` is one. Rows without a solution (infeasible, unbounded, failed)
+        hold the box centre (rounded down) as a placeholder.
 
     Example:
         >>> c = torch.tensor([[-1.0, -2.0]]); A = torch.tensor([[1.0, 1.0]]); b = torch.tensor([1.0])
@@ -67,7 +73,7 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         ([[0.0, 1.0]], ['optimal'])
     """
     sense = _check_sense(sense)
-    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
+    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
     if sense == "max":
         problem = dataclasses.replace(problem, c=-problem.c)
     if isinstance(solver, str) and (executor is None or isinstance(executor, str)):
@@ -155,8 +161,8 @@ class ILPLayer(torch.nn.Module):
     releases what it built (a later forward pass builds it again).
 
     Args:
-        lb: integer lower bounds of the variables, a scalar or one per variable.
-        ub: integer upper bounds of the variables, a scalar or one per variable.
+        lb: lower bounds of the variables, a scalar or one per variable (``-inf``: none).
+        ub: upper bounds of the variables, a scalar or one per variable (``inf``: none).
         solver: backend name (see :func:`ilplayer.list_solvers`) or a :class:`Solver`.
         solver_options: keyword options for the backend.
         tau: soft-min temperature of supplementary A.1 (the paper uses 0.5); ``None`` for the
@@ -173,6 +179,10 @@ class ILPLayer(torch.nn.Module):
             backward's tensors are small, and more threads compete with the solver workers
             for the cores); None leaves torch's setting alone.
         sense: ``"min"`` or ``"max"`` (any case).
+        integrality: 1 (integer) or 0 (continuous) per variable, (n,) or (B, n); None: all
+            integer. A mixed-integer program needs a mixed-integer backend (see :func:`solve`);
+            every gradient method takes it, CombOptNet for ``c`` only (it refuses ``A`` and ``b``
+            that require grad when a variable is continuous).
         gradient: ``"combopt"`` (for ``c``, ``A``, ``b``), ``"blackbox"`` (Vlastelica et al.,
             interpolation ``blackbox_lambda``, default 10), ``"identity"`` (Sahoo et al.) or
             ``"perturbed"`` (Berthet et al.: the forward returns the mean of ``samples``
@@ -196,6 +206,8 @@ class ILPLayer(torch.nn.Module):
         (torch.Size([4, 8]), torch.Size([4]))
     """
 
+    integrality: Any = None  # the default of a layer saved before mixed-integer programs
+
     def __init__(self, lb: Bounds = 0, ub: Bounds = 1, solver: str | Solver = "bruteforce",
                  solver_options: dict[str, Any] | None = None, tau: float | None = 0.5,
                  basis: str = "delta", project_to_box: bool = True,
@@ -204,7 +216,7 @@ class ILPLayer(torch.nn.Module):
                  backward_threads: int | None = 1, sense: str = "min",
                  gradient: str | GradientMethod = "combopt",
                  blackbox_lambda: float | None = None, sigma: float | None = None,
-                 samples: int | None = None, seed: int | None = None) -> None:
+                 samples: int | None = None, seed: int | None = None, integrality: Any = None) -> None:
         super().__init__()
         sense = _check_sense(sense)
         # The keywords given for a method: the cost methods' are None when left out; CombOptNet's
@@ -226,8 +238,8 @@ class ILPLayer(torch.nn.Module):
         self._warned_no_signal = False
         self._warned_no_gradient: set[str] = set()
         self.last_objective: torch.Tensor | None = None
-        check_box(lb, ub)
-        self.lb, self.ub = lb, ub
+        check_box(lb, ub, integrality)
+        self.lb, self.ub, self.integrality = lb, ub, integrality
         # What the layer builds from (the recipe and the executor settings: kept by its copies)
         # and what it built (the solver and pool it owns: not copied, built again on use).
         self._executor_settings = (executor if isinstance(executor, str) or executor is None else None,
@@ -305,7 +317,7 @@ class ILPLayer(torch.nn.Module):
             self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
         run = LayerSolves(solve=self._solve, check_signal=self._check_signal, threads=self.backward_threads)
-        y, status = self.method.apply(run, cost, A, b, self.lb, self.ub, A_eq, b_eq)
+        y, status = self.method.apply(run, cost, A, b, self.lb, self.ub, A_eq, b_eq, self.integrality)
         self.last_status = status
         self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
         return y
@@ -321,7 +333,8 @@ class ILPLayer(torch.nn.Module):
         c = (-c if self.sense == "max" else c).detach()
         B = c.shape[0] // copies
         problem = validate_problem(c[:B], A.detach(), b.detach(), self.lb, self.ub,
-                                   *(None if x is None else x.detach() for x in (A_eq, b_eq)))
+                                   None if A_eq is None else A_eq.detach(), None if b_eq is None else b_eq.detach(),
+                                   self.integrality)
         if copies > 1:
             problem = problem.repeat(copies, c)
         y, status, _ = self._solve(problem)
@@ -380,5 +393,6 @@ class ILPLayer(torch.nn.Module):
             (self._executor_settings[0] or "auto")
         solver = self._solver.name if self._solver is not None else self.recipe.spec.name if self.recipe else None
         method = ", ".join(f"{name}={value!r}" for name, value in self.method.options().items())
-        return (f"lb={self.lb}, ub={self.ub}, sense={self.sense!r}, solver={solver!r}, "
+        mixed = "" if self.integrality is None else f"integrality={self.integrality!r}, "
+        return (f"lb={self.lb}, ub={self.ub}, {mixed}sense={self.sense!r}, solver={solver!r}, "
                 f"executor={executor!r}, gradient={self.gradient!r}" + (f", {method}" if method else ""))

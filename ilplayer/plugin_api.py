@@ -9,7 +9,13 @@ parameter values, and the import guard for libraries that clash in one process.
 
 from __future__ import annotations
 
-from ilplayer.engine import Multipliers, multipliers_in_blocks, solve_in_blocks
+from ilplayer.engine import (
+    Multipliers,
+    infeasible_or_unbounded,
+    integral_answer,
+    multipliers_in_blocks,
+    solve_in_blocks,
+)
 from ilplayer.errors import ParameterError, SolverNotInstalledError
 from ilplayer.hookspecs import hookimpl
 from ilplayer.params import native_value
@@ -34,6 +40,8 @@ __all__ = [
     "Status",
     "hookimpl",
     "import_solver_library",
+    "infeasible_or_unbounded",
+    "integral_answer",
     "multipliers_in_blocks",
     "native_value",
     "solve_in_blocks",

@@ -16,8 +16,8 @@ import torch
 
 from ilplayer.types import ILPBatch
 
-__all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "check_box", "densify", "exact_dtype",
-           "rows_with_equalities", "validate_problem"]
+__all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "as_integrality", "check_box", "densify",
+           "exact_dtype", "rows_with_equalities", "validate_problem"]
 
 Bounds = Union[int, float, Sequence[Union[int, float]], np.ndarray, torch.Tensor]
 
@@ -67,61 +67,119 @@ def _check_finite(tensor: torch.Tensor, name: str) -> None:
 
 
 def _bound_array(value: Bounds, name: str) -> np.ndarray:
-    """A bound as a float64 array (0-d or 1-d), checked for type, finiteness, integrality and
-    range; shared by :func:`as_bounds` and :func:`check_box`."""
+    """A bound as a float64 array (0-d or 1-d), checked for type, NaN and range; shared by
+    :func:`as_bounds` and :func:`check_box`. ``-inf`` and ``inf`` are kept (unbounded)."""
     if isinstance(value, bool) or value is None:
-        raise TypeError(f"{name} must be an integer or a vector of integers, got {value!r}")
+        raise TypeError(f"{name} must be a number or a vector of numbers, got {value!r}")
     if isinstance(value, torch.Tensor):
         array = value.detach().to("cpu", torch.float64).numpy()
     else:
         try:
             array = np.asarray(value, dtype=np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{name} must be an integer or a vector of integers, "
+            raise TypeError(f"{name} must be a number or a vector of numbers, "
                             f"got {type(value).__name__}") from None
     if array.ndim > 1:
         raise ValueError(f"{name} must be a scalar or a vector (one bound per variable), "
                          f"got shape {tuple(array.shape)}")
     flat = array.reshape(-1)
-    if not np.isfinite(flat).all():
-        raise ValueError(f"{name} must be finite: the variable box has to be bounded")
-    if not np.array_equal(flat, np.round(flat)):
-        i = int(np.flatnonzero(flat != np.round(flat))[0])
-        raise ValueError(f"{name} must hold integers; {name}[{i}] = {flat[i]}")
-    if (np.abs(flat) >= MAX_ABS_BOUND).any():
-        i = int(np.flatnonzero(np.abs(flat) >= MAX_ABS_BOUND)[0])
+    if np.isnan(flat).any():
+        raise ValueError(f"{name} must not hold NaN; {name}[{int(np.flatnonzero(np.isnan(flat))[0])}] is NaN "
+                         "(use -inf or inf for an unbounded variable)")
+    big = np.isfinite(flat) & (np.abs(flat) >= MAX_ABS_BOUND)
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
         raise ValueError(f"{name} must lie strictly between -2**53 and 2**53 (the integers exact "
-                         f"in float64); {name}[{i}] = {flat[i]:.6g}")
+                         f"in float64), or be -inf/inf; {name}[{i}] = {flat[i]:.6g}")
     return array
 
 
+def _check_bound_values(lb: np.ndarray, ub: np.ndarray, integer: np.ndarray) -> None:
+    """Integers on the integer variables (where finite), no ``lb = inf`` or ``ub = -inf``, and
+    ``lb <= ub``; ``lb``, ``ub`` and ``integer`` are broadcast to one shape."""
+    for name, bound in (("lb", lb), ("ub", ub)):
+        fractional = integer & np.isfinite(bound) & (bound != np.round(bound))
+        if fractional.any():
+            i = int(np.flatnonzero(fractional)[0])
+            raise ValueError(f"{name} must hold integers on the integer variables; {name}[{i}] = {bound[i]} "
+                             f"and integrality[{i}] = 1 (make it continuous with integrality[{i}] = 0, "
+                             "or round the bound)")
+    if np.isposinf(lb).any() or np.isneginf(ub).any():
+        name, i = ("lb", int(np.flatnonzero(np.isposinf(lb))[0])) if np.isposinf(lb).any() else \
+            ("ub", int(np.flatnonzero(np.isneginf(ub))[0]))
+        raise ValueError(f"{name}[{i}] = {(lb if name == 'lb' else ub)[i]}: a lower bound may be -inf and an "
+                         "upper bound inf, not the other way round")
+    bad = np.flatnonzero(lb > ub)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"lb must not exceed ub; variable {i} has lb={lb[i]:g} > ub={ub[i]:g}")
+
+
+def as_integrality(value: Any, n: int | None) -> np.ndarray:
+    """``integrality`` as a bool array: (n,), or (B, n) when instances differ (scipy.optimize.milp's
+    convention: 1 integer, 0 continuous; None is all integer). ``n`` None: any length."""
+    if value is None:
+        return np.ones(n if n is not None else 0, dtype=bool)
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"integrality must be 0/1 per variable (1 integer, 0 continuous), "
+                        f"got {type(value).__name__}") from None
+    if array.ndim > 2:
+        raise ValueError(f"integrality must have shape (n,) or (batch, n), got {tuple(array.shape)}")
+    flat = array.reshape(-1)
+    if not np.isin(flat, (0.0, 1.0)).all():
+        i = int(np.flatnonzero(~np.isin(flat, (0.0, 1.0)))[0])
+        raise ValueError(f"integrality must hold 0 (continuous) or 1 (integer) per variable; "
+                         f"found {flat[i]:g}")
+    if n is not None:
+        if array.ndim == 0:
+            array = np.full(n, float(array))
+        if array.shape[-1] != n:
+            raise ValueError(f"integrality must have shape ({n},) or (batch, {n}) (one entry per "
+                             f"variable), got shape {tuple(array.shape)}")
+    mask = array.astype(bool)
+    if mask.ndim == 2 and (mask == mask[:1]).all():
+        mask = mask[0]
+    return mask
+
+
 def as_bounds(value: Bounds, n: int, name: str) -> np.ndarray:
-    """Turn a scalar or per-variable bound into an int64 vector of length ``n``."""
+    """Turn a scalar or per-variable bound into a float64 vector of length ``n`` (±inf kept)."""
     array = _bound_array(value, name)
     if array.ndim == 0:
         array = np.full(n, float(array))
     if array.shape != (n,):
         raise ValueError(f"{name} must be a scalar or have shape ({n},) (one bound per variable), "
                          f"got shape {tuple(array.shape)}")
-    return array.astype(np.int64)
+    return array.astype(np.float64)
 
 
-def check_box(lb: Bounds, ub: Bounds) -> None:
-    """Check bounds before the number of variables is known (at construction of a layer)."""
+def check_box(lb: Bounds, ub: Bounds, integrality: Any = None) -> None:
+    """Check bounds (and integrality) before the number of variables is known (at construction
+    of a layer)."""
     low, high = _bound_array(lb, "lb"), _bound_array(ub, "ub")
     if low.ndim == 1 and high.ndim == 1 and low.shape != high.shape:
         raise ValueError(f"lb and ub must have the same length, got {low.shape[0]} and {high.shape[0]}")
-    lo, hi = (x.reshape(-1) for x in np.broadcast_arrays(low, high))
-    bad = np.flatnonzero(lo > hi)
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(f"lb must not exceed ub; variable {i} has lb={lo[i]:.0f} > ub={hi[i]:.0f}")
+    integer: np.ndarray = as_integrality(integrality, None) if integrality is not None else np.ones((), bool)
+    if integer.ndim == 2:
+        integer = np.asarray(integer.any(axis=0))
+    try:
+        lo, hi, whole = (x.reshape(-1) for x in np.broadcast_arrays(low, high, integer))
+    except ValueError:
+        raise ValueError(f"integrality has {integer.shape[-1]} entries but lb/ub have "
+                         f"{max(low.size, high.size)}") from None
+    _check_bound_values(lo, hi, whole)
 
 
 def exact_dtype(dtype: torch.dtype, lb: np.ndarray, ub: np.ndarray) -> torch.dtype:
     """``dtype`` if it represents every integer of the box exactly, else the smallest wider
-    floating dtype that does (float32, then float64)."""
-    reach = int(max(np.abs(lb).max(initial=0), np.abs(ub).max(initial=0)))
+    floating dtype that does (float32, then float64). Infinite bounds do not count: there the
+    values are whatever the backend returned, in ``dtype``."""
+    finite = lambda v: np.abs(v[np.isfinite(v)])
+    reach = int(max(finite(lb).max(initial=0), finite(ub).max(initial=0)))
     if reach <= _EXACT_INTEGERS.get(dtype, 0):
         return dtype
     return torch.float32 if reach <= _EXACT_INTEGERS[torch.float32] else torch.float64
@@ -129,11 +187,13 @@ def exact_dtype(dtype: torch.dtype, lb: np.ndarray, ub: np.ndarray) -> torch.dty
 
 @dataclass(frozen=True, eq=False)
 class ProblemTensors:
-    """A validated batch ``min c_i·y s.t. A_i y <= b_i, lb <= y <= ub, y integer``.
+    """A validated batch ``min c_i·y s.t. A_i y <= b_i, lb <= y <= ub, y_j integer where
+    integrality_j``.
 
     ``c`` is (B, n); ``A`` is (m, n) when shared by the batch or (B, m, n); ``b`` is (m,) or
-    (B, m). Tensors are detached and live on one device; ``lb`` and ``ub`` are int64 NumPy
-    vectors (host metadata, never part of autograd).
+    (B, m). Tensors are detached and live on one device; ``lb`` and ``ub`` are float64 NumPy
+    vectors (±inf allowed) and ``integrality`` a bool (n,) or (B, n) array (host metadata,
+    never part of autograd; None: all integer).
     """
 
     c: torch.Tensor
@@ -143,6 +203,24 @@ class ProblemTensors:
     ub: np.ndarray
     A_eq: torch.Tensor | None = None
     b_eq: torch.Tensor | None = None
+    integrality: np.ndarray = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.integrality is None:
+            object.__setattr__(self, "integrality", np.ones(self.c.shape[-1], dtype=bool))
+
+    @property
+    def pure_integer(self) -> bool:
+        """Every variable integer, on a finite box (the paper's case)."""
+        return bool(self.integrality.all() and np.isfinite(self.lb).all() and np.isfinite(self.ub).all())
+
+    @property
+    def has_continuous(self) -> bool:
+        return not bool(self.integrality.all())
+
+    @property
+    def has_infinite_bounds(self) -> bool:
+        return not bool(np.isfinite(self.lb).all() and np.isfinite(self.ub).all())
 
     @property
     def num_equalities(self) -> int:
@@ -156,8 +234,9 @@ class ProblemTensors:
                              f"for {copies} copies of this batch, got {tuple(c.shape)}")
         tile = lambda t, shared_dims: t if t is None or t.dim() == shared_dims else \
             t.repeat(copies, *([1] * (t.dim() - 1)))
+        integer = self.integrality if self.integrality.ndim == 1 else np.tile(self.integrality, (copies, 1))
         return dataclasses.replace(self, c=c, A=tile(self.A, 2), b=tile(self.b, 1),
-                                   A_eq=tile(self.A_eq, 2), b_eq=tile(self.b_eq, 1))
+                                   A_eq=tile(self.A_eq, 2), b_eq=tile(self.b_eq, 1), integrality=integer)
 
     @property
     def batch_size(self) -> int:
@@ -181,8 +260,11 @@ class ProblemTensors:
         return self.c.device
 
     @property
-    def num_box_points(self) -> int:
-        """Number of integer points in the box (a Python int, exact)."""
+    def num_box_points(self) -> float:
+        """Number of integer points in the box (a Python int, exact); ``inf`` unless the
+        program is pure-integer on a finite box."""
+        if not self.pure_integer:
+            return math.inf
         return math.prod(int(u - l + 1) for l, u in zip(self.lb.tolist(), self.ub.tolist()))
 
     def host_groups(self) -> Iterator[tuple[np.ndarray, ILPBatch]]:
@@ -200,19 +282,22 @@ class ProblemTensors:
             A_eq, b_eq = host(self.A_eq), host(self.b_eq)
         else:
             A_eq, b_eq = np.zeros((0, n)), np.zeros(0)
-        if A.ndim == 2 and b.ndim == 1 and A_eq.ndim == 2 and b_eq.ndim == 1:
-            yield np.arange(len(c)), ILPBatch(c=c, A=A, b=b, lb=self.lb, ub=self.ub, A_eq=A_eq, b_eq=b_eq)
+        integer = self.integrality
+        if A.ndim == 2 and b.ndim == 1 and A_eq.ndim == 2 and b_eq.ndim == 1 and integer.ndim == 1:
+            yield np.arange(len(c)), ILPBatch(c=c, A=A, b=b, lb=self.lb, ub=self.ub, A_eq=A_eq, b_eq=b_eq,
+                                              integrality=integer)
             return
         B, m, k = len(c), self.num_constraints, self.num_equalities
         A, b = np.broadcast_to(A, (B, m, n)), np.broadcast_to(b, (B, m))
         A_eq, b_eq = np.broadcast_to(A_eq, (B, k, n)), np.broadcast_to(b_eq, (B, k))
-        keys = np.concatenate([A.reshape(B, m * n), b, A_eq.reshape(B, k * n), b_eq], axis=1)
+        integer = np.broadcast_to(integer, (B, n))
+        keys = np.concatenate([A.reshape(B, m * n), b, A_eq.reshape(B, k * n), b_eq, integer], axis=1)
         _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         for group, row in enumerate(first):
             rows = np.flatnonzero(inverse == group)
             yield rows, ILPBatch(c=c[rows], A=A[row], b=b[row], lb=self.lb, ub=self.ub,
-                                 A_eq=A_eq[row], b_eq=b_eq[row])
+                                 A_eq=A_eq[row], b_eq=b_eq[row], integrality=integer[row])
 
 
 def _check_rows(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, names: tuple[str, str]) -> None:
@@ -256,13 +341,15 @@ def rows_with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor | 
 
 
 def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
-                     A_eq: Any = None, b_eq: Any = None) -> ProblemTensors:
+                     A_eq: Any = None, b_eq: Any = None, integrality: Any = None) -> ProblemTensors:
     """Check shapes, dtypes, devices, finiteness and bounds; raise a clear error otherwise.
 
     ``c``, ``A`` and ``b`` may be torch tensors or numpy arrays; ``A`` may also be sparse
     (scipy.sparse or torch sparse, densified). ``A`` and ``b`` may have 0 rows, or both be
     None, for a box-only problem. ``A_eq`` (m_eq, n) or (batch, m_eq, n) and ``b_eq`` (m_eq,)
-    or (batch, m_eq) add equality constraints ``A_eq y = b_eq``.
+    or (batch, m_eq) add equality constraints ``A_eq y = b_eq``. ``integrality`` (n,) or
+    (batch, n): 1 for an integer variable, 0 for a continuous one (None: all integer); ``lb``
+    and ``ub`` may be ``-inf``/``inf``.
 
     Raises:
         TypeError: an argument is not a floating-point tensor, or a bound is not numeric.
@@ -288,9 +375,10 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
     _check_rows(c, A, b, ("A", "b"))  # m = 0 rows is a box-only problem
     lb_vec = as_bounds(lb, n, "lb")
     ub_vec = as_bounds(ub, n, "ub")
-    if (lb_vec > ub_vec).any():
-        i = int(np.flatnonzero(lb_vec > ub_vec)[0])
-        raise ValueError(f"lb must not exceed ub; variable {i} has lb={lb_vec[i]} > ub={ub_vec[i]}")
+    integer = as_integrality(integrality, n)
+    if integer.ndim == 2 and integer.shape[0] != B:
+        raise ValueError(f"integrality has batch size {integer.shape[0]} but c has {B}")
+    _check_bound_values(lb_vec, ub_vec, integer if integer.ndim == 1 else np.asarray(integer.any(axis=0)))
     if (A_eq is None) != (b_eq is None):
         raise ValueError("A_eq and b_eq must both be given, or both be None (no equalities)")
     if A_eq is not None:
@@ -300,4 +388,4 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
             A_eq = b_eq = None
     return ProblemTensors(c=c.detach(), A=A.detach(), b=b.detach(), lb=lb_vec, ub=ub_vec,
                           A_eq=None if A_eq is None else A_eq.detach(),
-                          b_eq=None if b_eq is None else b_eq.detach())
+                          b_eq=None if b_eq is None else b_eq.detach(), integrality=integer)

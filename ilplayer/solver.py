@@ -109,7 +109,7 @@ def _rebuild_solver(cls: type[Solver], args: tuple[Any, ...], kwargs: dict[str, 
 
 
 class PersistentModelSolver(Solver):
-    """A :class:`Solver` that keeps one native model per ``(A, b, lb, ub)`` and only rewrites
+    """A :class:`Solver` that keeps one native model per ``(A, b, lb, ub, integrality)`` and only rewrites
     the objective between instances.
 
     Subclasses implement :meth:`build_model` and :meth:`solve_instance` (and
@@ -158,13 +158,14 @@ class PersistentModelSolver(Solver):
     @staticmethod
     def model_key(batch: ILPBatch) -> bytes:
         digest = hashlib.blake2b(digest_size=16)
-        for array in (batch.A, batch.b, batch.lb, batch.ub, batch.A_eq, batch.b_eq):
+        for array in (batch.A, batch.b, batch.lb, batch.ub, batch.A_eq, batch.b_eq, batch.integrality):
             digest.update(array.tobytes())
         return digest.digest()
 
     @abstractmethod
     def build_model(self, batch: ILPBatch) -> Any:
-        """Build the native model of ``A y <= b, lb <= y <= ub, y integer`` (no objective)."""
+        """Build the native model of ``A y <= b, A_eq y = b_eq, lb <= y <= ub``, ``y_j`` integer
+        where ``batch.integrality[j]`` (no objective)."""
 
     @abstractmethod
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
@@ -244,7 +245,10 @@ class PersistentModelSolver(Solver):
         if (type(self).solve_relaxation is not base.solve_relaxation
                 or type(self).solve_relaxations is not base.solve_relaxations):
             gate = self._gates.setdefault(key, RelaxationGate())
-        if pool is not None and type(self).relaxation_multipliers is not base.relaxation_multipliers:
+        # The search around a start enumerates integer points of a finite box: exact for a
+        # pure-integer program only, so a MILP goes from the LP to the MIP.
+        if (pool is not None and batch.pure_integer
+                and type(self).relaxation_multipliers is not base.relaxation_multipliers):
             searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
         return solve_batch(self, model, batch, pool, gate, searches)
 

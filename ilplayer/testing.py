@@ -212,7 +212,7 @@ def exhaustive_optimum(instances: Instances, row: int) -> float | None:
     A = (instances.A[row] if instances.A.dim() == 3 else instances.A).numpy()
     b = (instances.b[row] if instances.b.dim() == 2 else instances.b).numpy()
     best = None
-    for point in itertools.product(*[range(l, u + 1) for l, u in zip(instances.lb, instances.ub)]):
+    for point in itertools.product(*[range(int(l), int(u) + 1) for l, u in zip(instances.lb, instances.ub)]):
         y = np.array(point, dtype=float)
         if (A @ y - b <= 1e-6).all():
             best = float(c @ y) if best is None else min(best, float(c @ y))

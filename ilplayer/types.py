@@ -42,6 +42,9 @@ class Status(enum.IntEnum):
     """The time limit stopped the search before any feasible point was found."""
     ERROR = 4
     """The backend failed on this instance; ``y`` is a placeholder and gets no gradient."""
+    UNBOUNDED = 5
+    """Feasible, with points of arbitrarily low cost (possible only with an infinite bound);
+    ``y`` is a placeholder."""
 
     @property
     def has_solution(self) -> bool:
@@ -71,6 +74,12 @@ class Capability(enum.Enum):
     EQUALITY_CONSTRAINTS = "equality-constraints"
     """Takes ``A_eq y = b_eq`` natively (``ILPBatch.A_eq``); without it the core passes each
     equality as two rows of ``A y <= b``."""
+    CONTINUOUS_VARIABLES = "continuous-variables"
+    """Solves mixed-integer programs: variables whose ``integrality`` is 0 are continuous.
+    Without it the core refuses a problem with a continuous variable."""
+    INFINITE_BOUNDS = "infinite-bounds"
+    """Takes ``lb = -inf`` and ``ub = inf`` and reports ``Status.UNBOUNDED``. Without it the
+    core refuses a problem whose box is not finite."""
 
 
 class LicenseStatus(enum.Enum):
@@ -95,12 +104,14 @@ def _frozen_array(array: np.ndarray, dtype: Any) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class ILPBatch:
-    """Instances ``min c_i·y s.t. A y <= b, A_eq y = b_eq, lb <= y <= ub, y integer`` sharing
-    ``A``, ``b``, ``A_eq`` and ``b_eq``.
+    """Instances ``min c_i·y s.t. A y <= b, A_eq y = b_eq, lb <= y <= ub, y_j integer where
+    integrality_j`` sharing ``A``, ``b``, ``A_eq``, ``b_eq``, the bounds and the integrality.
 
     All arrays are read-only, C-contiguous NumPy arrays: ``c`` (k, n) float64, ``A`` (m, n)
-    float64, ``b`` (m,) float64, ``lb`` and ``ub`` (n,) int64, ``A_eq`` (m_eq, n) and ``b_eq``
-    (m_eq,) float64 (0 rows when there are no equalities; None is taken as 0 rows).
+    float64, ``b`` (m,) float64, ``lb`` and ``ub`` (n,) float64 (integers on the integer
+    variables; ``-inf``/``inf`` allowed), ``A_eq`` (m_eq, n) and ``b_eq`` (m_eq,) float64 (0
+    rows when there are no equalities; None is taken as 0 rows), ``integrality`` (n,) bool
+    (True: integer; None is taken as all integer, the pure-integer program).
 
     Example:
         >>> batch = ILPBatch(c=np.ones((2, 3)), A=np.ones((1, 3)), b=np.array([1.0]),
@@ -117,13 +128,17 @@ class ILPBatch:
     # None is taken as 0 rows: __post_init__ makes every field an array.
     A_eq: np.ndarray = None  # type: ignore[assignment]
     b_eq: np.ndarray = None  # type: ignore[assignment]
+    integrality: np.ndarray = None  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.A_eq is None or self.b_eq is None:
             object.__setattr__(self, "A_eq", np.zeros((0, np.shape(self.c)[1])))
             object.__setattr__(self, "b_eq", np.zeros(0))
-        for name, dtype in (("c", np.float64), ("A", np.float64), ("b", np.float64),
-                            ("lb", np.int64), ("ub", np.int64), ("A_eq", np.float64), ("b_eq", np.float64)):
+        if self.integrality is None:
+            object.__setattr__(self, "integrality", np.ones(np.shape(self.c)[1], dtype=bool))
+        for name, dtype in (("c", np.float64), ("A", np.float64), ("b", np.float64), ("lb", np.float64),
+                            ("ub", np.float64), ("A_eq", np.float64), ("b_eq", np.float64),
+                            ("integrality", bool)):
             object.__setattr__(self, name, _frozen_array(getattr(self, name), dtype))
         k, n = self.c.shape
         if self.A_eq.shape[1:] != (n,) or self.b_eq.shape != self.A_eq.shape[:1]:
@@ -132,8 +147,8 @@ class ILPBatch:
         if self.A.shape[1:] != (n,) or self.b.shape != self.A.shape[:1]:
             raise ValueError(f"ILPBatch shapes do not agree: c {self.c.shape}, A {self.A.shape}, "
                              f"b {self.b.shape}")
-        if self.lb.shape != (n,) or self.ub.shape != (n,):
-            raise ValueError(f"ILPBatch bounds must have shape ({n},)")
+        if self.lb.shape != (n,) or self.ub.shape != (n,) or self.integrality.shape != (n,):
+            raise ValueError(f"ILPBatch bounds and integrality must have shape ({n},)")
 
     @property
     def num_instances(self) -> int:
@@ -151,20 +166,32 @@ class ILPBatch:
     def num_equalities(self) -> int:
         return int(self.A_eq.shape[0])
 
+    @property
+    def pure_integer(self) -> bool:
+        """Every variable integer, on a finite box: the paper's case, the one the search
+        around a start and the enumerating backends are exact for."""
+        return bool(self.integrality.all() and np.isfinite(self.lb).all() and np.isfinite(self.ub).all())
+
+    def round_integers(self, y: np.ndarray) -> np.ndarray:
+        """``y`` with its integer variables rounded to the nearest integer (the rest kept)."""
+        return np.where(self.integrality, np.rint(y), y) + 0.0  # + 0.0: no -0.0
+
     def with_rows(self, c: np.ndarray | None = None, A: np.ndarray | None = None,
                   b: np.ndarray | None = None, A_eq: np.ndarray | None = None,
                   b_eq: np.ndarray | None = None) -> ILPBatch:
         """A copy with some arrays replaced (the others, the box included, kept)."""
         return ILPBatch(c=self.c if c is None else c, A=self.A if A is None else A,
                         b=self.b if b is None else b, lb=self.lb, ub=self.ub,
-                        A_eq=self.A_eq if A_eq is None else A_eq, b_eq=self.b_eq if b_eq is None else b_eq)
+                        A_eq=self.A_eq if A_eq is None else A_eq, b_eq=self.b_eq if b_eq is None else b_eq,
+                        integrality=self.integrality)
 
     def equalities_as_rows(self) -> ILPBatch:
         """Each equality as two rows of ``A y <= b`` (for backends without native equalities)."""
         if not self.num_equalities:
             return self
         return ILPBatch(c=self.c, A=np.vstack([self.A, self.A_eq, -self.A_eq]),
-                        b=np.concatenate([self.b, self.b_eq, -self.b_eq]), lb=self.lb, ub=self.ub)
+                        b=np.concatenate([self.b, self.b_eq, -self.b_eq]), lb=self.lb, ub=self.ub,
+                        integrality=self.integrality)
 
 
 @dataclass(frozen=True, eq=False)

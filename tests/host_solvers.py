@@ -22,7 +22,7 @@ class EnumerationSolver(Solver):
 
     @staticmethod
     def feasible_points(batch: ILPBatch) -> np.ndarray:
-        points = np.array(list(itertools.product(*[range(l, u + 1) for l, u in
+        points = np.array(list(itertools.product(*[range(int(l), int(u) + 1) for l, u in
                                                    zip(batch.lb, batch.ub)])), dtype=float)
         return points[(points @ batch.A.T <= batch.b + 1e-6).all(axis=1)]
 
@@ -124,3 +124,19 @@ class FalseInfeasibleSolver(EnumerationSolver):
             status[:] = Status.INFEASIBLE
             return SolveResult(y=result.y, status=status, objective=result.objective)
         return result
+
+
+# The backends that solve mixed-integer programs (Capability.CONTINUOUS_VARIABLES).
+MILP_BACKENDS = ("highs", "gurobi", "scip", "pyomo:appsi_highs")
+
+
+def require(name: str) -> Solver:
+    """The backend ``name``, or a skip naming what is missing (not installed, no licence)."""
+    import pytest
+
+    import ilplayer
+
+    try:
+        return ilplayer.get_solver(name)
+    except Exception as exc:  # not installed, or its licence is missing
+        pytest.skip(f"solver {name!r} is not usable here: {type(exc).__name__}: {exc}")

@@ -53,7 +53,8 @@ class GradientMethod(ABC):
 
     @abstractmethod
     def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``(y, status)`` of the minimisation, with this method's backward attached to ``y``."""
 
     def options(self) -> dict[str, Any]:
@@ -92,11 +93,11 @@ def is_number(value: Any) -> bool:
 
 
 def solve_exactly(ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                  ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
+                  ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None, integrality: Any = None
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """The forward of a cost-only method: the exact solve, with ``c``, ``y`` (float64) and the
     statuses saved on ``ctx`` (and the problem and ``run`` kept) for its backward."""
-    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
+    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
     ctx.run, ctx.problem = run, problem
     y64, status, _ = run.solve(problem)
     y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))

@@ -34,22 +34,22 @@ def blackbox_gradient(y: torch.Tensor, y_moved: torch.Tensor, lam: float,
 class _BlackboxFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: Blackbox, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+                run: LayerSolves, method: Blackbox, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         ctx.lam = method.lam
-        return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq)
+        return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
 
     @staticmethod
     def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
         if not ctx.needs_input_grad[0]:
-            return (None,) * 9
+            return (None,) * 10
         c, y, status = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):  # solve again at c + lambda dy
             moved = dataclasses.replace(ctx.problem, c=c.double() + ctx.lam * dy.double())
             y_moved, status_moved, _ = ctx.run.solve(moved)
             dc = blackbox_gradient(y, y_moved, ctx.lam, has_solution(status) & has_solution(status_moved))
         ctx.run.check_signal(dc, dy)
-        return dc.to(dy.dtype), None, None, None, None, None, None, None, None
+        return dc.to(dy.dtype), None, None, None, None, None, None, None, None, None
 
 
 @dataclass(frozen=True)
@@ -67,8 +67,9 @@ class Blackbox(GradientMethod):
         object.__setattr__(self, "lam", float(self.lam))
 
     def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _BlackboxFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq)
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        return _BlackboxFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
 
     def options(self) -> dict[str, Any]:
         return {"blackbox_lambda": self.lam}

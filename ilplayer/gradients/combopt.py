@@ -180,9 +180,17 @@ def combopt_backward(
 class _CombOptNetFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: CombOptNet, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
+                run: LayerSolves, method: CombOptNet, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+        if problem.has_continuous and (ctx.needs_input_grad[1] or ctx.needs_input_grad[2]):
+            # The paper's targets y - Delta move by whole units and its mismatch functions are
+            # distances of integer points; with continuous variables the constraint gradient
+            # is not derived: refuse it rather than return something that looks like one.
+            raise ValueError("integrality: gradient='combopt' gives gradients for A and b on pure-integer "
+                             "programs only, and this one has continuous variables; detach A and b (its "
+                             "cost gradient works on mixed-integer programs), or learn the costs with a "
+                             "cost method (gradient='blackbox', 'identity', 'perturbed', or the losses)")
         ctx.equalities = (problem.A_eq, problem.b_eq)
         y64, status, _ = run.solve(problem)
         y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
@@ -221,7 +229,7 @@ class _CombOptNetFunction(torch.autograd.Function):
         return (dc.to(c_dtype) if need_c else None,
                 dA.to(A.dtype) if need_A and dA is not None else None,
                 db.to(b.dtype) if need_b and db is not None else None,
-                None, None, None, None, None, None)
+                None, None, None, None, None, None, None)
 
 
 @dataclass(frozen=True)
@@ -261,8 +269,9 @@ class CombOptNet(GradientMethod):
         object.__setattr__(self, "feasibility_tol", float(self.feasibility_tol))
 
     def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _CombOptNetFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq)
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        return _CombOptNetFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
 
     def options(self) -> dict[str, Any]:
         return {"tau": self.tau, "basis": self.basis, "project_to_box": self.project_to_box}

@@ -39,9 +39,9 @@ def perturbed_gradient(dy: torch.Tensor, y_samples: torch.Tensor, noise: torch.T
 class _PerturbedFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: Perturbed, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq)
+                run: LayerSolves, method: Perturbed, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
         ctx.run, ctx.sigma = run, method.sigma
         samples, sigma = method.samples, method.sigma
         noise = torch.randn((samples, *c.shape), generator=method.noise_generator(c.device),
@@ -59,12 +59,12 @@ class _PerturbedFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
         if not ctx.needs_input_grad[0]:
-            return (None,) * 9
+            return (None,) * 10
         y_samples, noise, solved = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):
             dc = perturbed_gradient(dy.double(), y_samples, noise, ctx.sigma, solved)
         ctx.run.check_signal(dc, dy)
-        return dc.to(dy.dtype), None, None, None, None, None, None, None, None
+        return dc.to(dy.dtype), None, None, None, None, None, None, None, None, None
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,9 @@ class Perturbed(GradientMethod):
         return self._generators[key]
 
     def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _PerturbedFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq)
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        return _PerturbedFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
 
     def options(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "samples": self.samples}

@@ -15,6 +15,8 @@ from ilplayer.plugin_api import (
     PersistentModelSolver,
     ProblemTensors,
     Status,
+    infeasible_or_unbounded,
+    integral_answer,
     multipliers_in_blocks,
     native_value,
     solve_in_blocks,
@@ -64,7 +66,7 @@ class GurobiSolver(PersistentModelSolver):
 
     name = "gurobi"
     capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
-                              Capability.TIME_LIMIT})
+                              Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
     _license: ClassVar[LicenseStatus | None] = None
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
@@ -121,8 +123,8 @@ class GurobiSolver(PersistentModelSolver):
     def build_model(self, batch: ILPBatch) -> Any:
         gp = self._gp
         model = gp.Model(env=self._env)
-        x = model.addMVar(batch.num_variables, lb=batch.lb.astype(np.float64),
-                          ub=batch.ub.astype(np.float64), vtype=gp.GRB.INTEGER)
+        x = model.addMVar(batch.num_variables, lb=batch.lb, ub=batch.ub,
+                          vtype=np.where(batch.integrality, gp.GRB.INTEGER, gp.GRB.CONTINUOUS))
         model.addConstr(batch.A @ x <= batch.b + FEASIBILITY_TOL)
         if batch.num_equalities:  # a band b_eq -/+ the tolerance: upper rows, then lower rows
             model.addConstr(batch.A_eq @ x <= batch.b_eq + FEASIBILITY_TOL)
@@ -156,8 +158,7 @@ class GurobiSolver(PersistentModelSolver):
                 blocks["model"] = (None, None, 0)
                 return None
             model = gp.Model(env=self._env)
-            x = model.addMVar(size * n, lb=np.tile(batch.lb.astype(np.float64), size),
-                              ub=np.tile(batch.ub.astype(np.float64), size))
+            x = model.addMVar(size * n, lb=np.tile(batch.lb, size), ub=np.tile(batch.ub, size))
             if batch.num_constraints:
                 model.addConstr(sparse.block_diag([sparse.csr_matrix(batch.A)] * size, format="csr") @ x
                                 <= np.tile(batch.b, size))
@@ -180,7 +181,7 @@ class GurobiSolver(PersistentModelSolver):
             lp.optimize()
             return x.X if lp.Status == self._gp.GRB.OPTIMAL else None
 
-        return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL)
+        return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL, model[4]["batch"].integrality)
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
         # The LP duals for the core's search around a pooled start (PersistentModelSolver).
@@ -213,11 +214,7 @@ class GurobiSolver(PersistentModelSolver):
         relaxation.optimize()
         if relaxation.Status != self._gp.GRB.OPTIMAL:
             return None
-        point = np.asarray(x.X)
-        rounded = np.rint(point)
-        if np.abs(point - rounded).max() > INTEGRAL_LP_TOL:
-            return None
-        return rounded
+        return integral_answer(np.asarray(x.X), model[4]["batch"].integrality, INTEGRAL_LP_TOL)
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         model[1].Start = point
@@ -235,8 +232,12 @@ class GurobiSolver(PersistentModelSolver):
         y = np.array(gmodel.getAttr("X")) if has_point else None
         if status == grb.OPTIMAL:
             return Status.OPTIMAL, y
-        if status in (grb.INFEASIBLE, grb.INF_OR_UNBD):  # the box is bounded: never unbounded
+        if status == grb.INFEASIBLE:
             return Status.INFEASIBLE, None
+        if status in (grb.INF_OR_UNBD, grb.UNBOUNDED):
+            batch = model[4]["batch"]
+            finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
+            return (Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))), None
         if status == grb.TIME_LIMIT:
             return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"Gurobi ended with status code {status}")

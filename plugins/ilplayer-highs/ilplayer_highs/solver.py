@@ -16,6 +16,8 @@ from ilplayer.plugin_api import (
     PersistentModelSolver,
     Status,
     import_solver_library,
+    infeasible_or_unbounded,
+    integral_answer,
     multipliers_in_blocks,
     native_value,
     solve_in_blocks,
@@ -126,7 +128,7 @@ class HighsSolver(PersistentModelSolver):
 
     name = "highs"
     capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
-                              Capability.TIME_LIMIT})
+                              Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
                  warm_start: bool | None = None) -> None:
@@ -157,8 +159,8 @@ class HighsSolver(PersistentModelSolver):
         lp = hs.HighsLp()
         lp.num_col_, lp.num_row_ = n, m
         lp.col_cost_ = np.zeros(n)
-        lp.col_lower_ = batch.lb.astype(np.float64)
-        lp.col_upper_ = batch.ub.astype(np.float64)
+        lp.col_lower_ = np.where(np.isfinite(batch.lb), batch.lb, -hs.kHighsInf)
+        lp.col_upper_ = np.where(np.isfinite(batch.ub), batch.ub, hs.kHighsInf)
         lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf),
                                         batch.b_eq - FEASIBILITY_TOL])
         lp.row_upper_ = np.concatenate([batch.b, batch.b_eq]) + FEASIBILITY_TOL
@@ -167,7 +169,8 @@ class HighsSolver(PersistentModelSolver):
         lp.a_matrix_.start_ = np.concatenate([[0], np.cumsum(columns.sum(axis=1))]).astype(np.int32)
         lp.a_matrix_.index_ = np.nonzero(columns)[1].astype(np.int32)
         lp.a_matrix_.value_ = matrix.T[columns]
-        lp.integrality_ = [hs.HighsVarType.kInteger] * n
+        lp.integrality_ = [hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
+                           for integer in batch.integrality]
         if highs.passModel(lp) != hs.HighsStatus.kOk:
             raise RuntimeError("HiGHS rejected the model")
         # The LP relaxation on the exact rows (no tolerance band: within the band a vertex
@@ -183,8 +186,11 @@ class HighsSolver(PersistentModelSolver):
             raise RuntimeError("HiGHS rejected the LP relaxation")
         # Per-model state: the block-diagonal LP (made on first use), the MIP's cutoff and how
         # often recent starts were optimal.
+        # With an infinite bound an instance may be unbounded, and HiGHS' answer under a cutoff
+        # ("nothing below it") would hide that: such models take no start.
         state = {"lp": lp, "highs": None, "cutoff": np.inf, "hit_rate": 1.0,
-                 "equalities": len(batch.A_eq)}
+                 "equalities": len(batch.A_eq), "integer": batch.integrality,
+                 "starts": bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())}
         return highs, np.arange(n, dtype=np.int32), relaxation, hs.HighsModelStatus.kOptimal, state
 
     def _block_lp(self, blocks: dict[str, Any]) -> Any:
@@ -229,7 +235,7 @@ class HighsSolver(PersistentModelSolver):
             highs.run()
             return highs.getSolution().col_value if highs.getModelStatus() == optimal else None
 
-        return solve_in_blocks(c, BLOCK, solve_block, INTEGRAL_LP_TOL)
+        return solve_in_blocks(c, BLOCK, solve_block, INTEGRAL_LP_TOL, blocks["integer"])
 
     def set_start(self, model: Any, point: np.ndarray) -> None:
         # Applied in solve_instance after the cost change: changing the model drops a start.
@@ -262,16 +268,12 @@ class HighsSolver(PersistentModelSolver):
         # An optimal LP vertex that is integral is optimal for the MIP too (it relaxes it, and
         # the exact rows admit no more than the MIP's band): network-flow and assignment rows
         # give one every time, at ~0.1 ms instead of a MIP root of 2-3 ms.
-        _, columns, relaxation, optimal, _ = model
+        _, columns, relaxation, optimal, state = model
         relaxation.changeColsCost(len(columns), columns, c)
         relaxation.run()
         if relaxation.getModelStatus() != optimal:
             return None
-        x = np.array(relaxation.getSolution().col_value)
-        rounded = np.rint(x)
-        if np.abs(x - rounded).max() > INTEGRAL_LP_TOL:
-            return None
-        return rounded
+        return integral_answer(np.array(relaxation.getSolution().col_value), state["integer"], INTEGRAL_LP_TOL)
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         highs, columns, _, _, state = model
@@ -285,6 +287,8 @@ class HighsSolver(PersistentModelSolver):
         # solve (169 instead of 131 on fresh dense m = 8 costs); a poor cutoff prunes nothing
         # and costs nothing. With a cutoff, "infeasible" means that no point beats the start.
         start, self._start = self._start, None
+        if not state["starts"]:
+            start = None
         cutoff = np.inf
         if start is not None:
             start_value = float(c @ start)
@@ -300,6 +304,12 @@ class HighsSolver(PersistentModelSolver):
             state["cutoff"] = cutoff
         highs.run()
         status = highs.getModelStatus()
+        if status == hs.HighsModelStatus.kUnknown:
+            # Measured on HiGHS 1.16: an LP re-solved from the basis of an unbounded one may end
+            # "Unknown"; from scratch it is decided (fuzz seed 100203).
+            highs.clearSolver()
+            highs.run()
+            status = highs.getModelStatus()
         has_point = highs.getInfo().primal_solution_status == 2  # kSolutionStatusFeasible
         y = np.array(highs.getSolution().col_value) if has_point else None
         no_point = (hs.HighsModelStatus.kInfeasible, hs.HighsModelStatus.kUnboundedOrInfeasible)
@@ -314,6 +324,9 @@ class HighsSolver(PersistentModelSolver):
                 return Status.OPTIMAL, y
         if status == hs.HighsModelStatus.kOptimal:
             return Status.OPTIMAL, y
+        if status in (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible) \
+                and not state["starts"]:  # a finite box is never unbounded
+            return infeasible_or_unbounded(self, model, len(c)), None
         if status in no_point:
             return Status.INFEASIBLE, None
         if status == hs.HighsModelStatus.kTimeLimit:

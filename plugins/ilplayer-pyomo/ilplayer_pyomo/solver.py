@@ -36,6 +36,7 @@ from ilplayer.plugin_api import (
     PersistentModelSolver,
     SolverNotInstalledError,
     Status,
+    infeasible_or_unbounded,
     native_value,
 )
 
@@ -95,7 +96,8 @@ class PyomoSolver(PersistentModelSolver):
 
     name = "pyomo"
     capabilities = frozenset({Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT,
-                              Capability.EQUALITY_CONSTRAINTS})
+                              Capability.EQUALITY_CONSTRAINTS, Capability.CONTINUOUS_VARIABLES,
+                              Capability.INFINITE_BOUNDS})
 
     def __init__(self, solver_name: str | None = None, time_limit: float | None = None,
                  params: dict[str, Any] | None = None) -> None:
@@ -136,7 +138,9 @@ class PyomoSolver(PersistentModelSolver):
         options.update(self.params)
         self.options = options
         self.capabilities = frozenset(capabilities | {  # type: ignore[misc]  # per Pyomo solverCapability.IN_PLACE_UPDATES,
-                                                      Capability.EQUALITY_CONSTRAINTS})
+                                                      Capability.EQUALITY_CONSTRAINTS,
+                                                      Capability.CONTINUOUS_VARIABLES,
+                                                      Capability.INFINITE_BOUNDS})
         if self.params:
             self._check_params(factory)
 
@@ -192,8 +196,11 @@ class PyomoSolver(PersistentModelSolver):
         model = pyo.ConcreteModel()
         model.I = pyo.RangeSet(0, n - 1)
         model.J = pyo.RangeSet(0, m - 1)
-        bounds = {i: (int(batch.lb[i]), int(batch.ub[i])) for i in range(n)}
-        model.y = pyo.Var(model.I, domain=pyo.Integers, bounds=lambda _, i: bounds[i])
+        bound = lambda value: float(value) if np.isfinite(value) else None  # None: infinite
+        bounds = {i: (bound(batch.lb[i]), bound(batch.ub[i])) for i in range(n)}
+        integer = batch.integrality
+        model.y = pyo.Var(model.I, domain=lambda _, i: pyo.Integers if integer[i] else pyo.Reals,
+                          bounds=lambda _, i: bounds[i])
         model.c = pyo.Param(model.I, mutable=True, initialize=0.0)
         A, b = batch.A, batch.b + ROW_TOL
         model.rows = pyo.Constraint(model.J, rule=lambda mdl, j: sum(
@@ -209,9 +216,11 @@ class PyomoSolver(PersistentModelSolver):
         if persistent:
             solver.set_instance(model)
         # A variable in no row and with cost 0 never reaches the solver (Pyomo drops zero
-        # terms), so it gets no value; every box value is optimal for it: take its lower bound.
+        # terms), so it gets no value; every box value is optimal for it: take its lower bound
+        # (the box's point closest to 0 where that is -inf).
         free = ~batch.A.any(axis=0) & ~batch.A_eq.any(axis=0)
-        return model, solver, persistent, free, batch.lb.astype(np.float64)
+        unused_value = np.where(np.isfinite(batch.lb), batch.lb, np.clip(0.0, batch.lb, batch.ub))
+        return model, solver, persistent, free, unused_value
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         from pyomo.opt import TerminationCondition as TC
@@ -225,8 +234,13 @@ class PyomoSolver(PersistentModelSolver):
             solver.set_objective(pyomo_model.objective)
         results = solver.solve(pyomo_model, load_solutions=False, options=self.options)
         condition = results.solver.termination_condition
-        if condition in (TC.infeasible, TC.infeasibleOrUnbounded):  # a bounded box
+        if condition == TC.infeasible:
             return Status.INFEASIBLE, None
+        if condition in (TC.infeasibleOrUnbounded, TC.unbounded):
+            bounds = [var.bounds for var in pyomo_model.y.values()]
+            if all(low is not None and high is not None for low, high in bounds):  # never unbounded
+                return Status.INFEASIBLE, None
+            return infeasible_or_unbounded(self, model, len(c)), None
         if condition not in (TC.optimal, TC.maxTimeLimit):
             raise RuntimeError(f"Pyomo solver {self.solver_name!r} ended with {condition}")
         point = self._load(pyomo_model, solver, results, required=condition == TC.optimal,

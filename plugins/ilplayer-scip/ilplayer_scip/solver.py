@@ -15,6 +15,7 @@ from ilplayer.plugin_api import (
     ParameterError,
     PersistentModelSolver,
     Status,
+    infeasible_or_unbounded,
     multipliers_in_blocks,
     native_value,
 )
@@ -71,7 +72,7 @@ class ScipSolver(PersistentModelSolver):
 
     name = "scip"
     capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
-                              Capability.TIME_LIMIT})
+                              Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
                  warm_start: bool | None = None) -> None:
@@ -108,7 +109,10 @@ class ScipSolver(PersistentModelSolver):
         scip = self._scip
         model = scip.Model()
         self._configure(model)
-        y = [model.addVar(vtype="I", lb=float(l), ub=float(u)) for l, u in zip(batch.lb, batch.ub)]
+        # PySCIPOpt takes None for an infinite bound.
+        bound = lambda value: float(value) if np.isfinite(value) else None
+        y = [model.addVar(vtype="I" if integer else "C", lb=bound(l), ub=bound(u))
+             for l, u, integer in zip(batch.lb, batch.ub, batch.integrality)]
         for row, bound in zip(batch.A, batch.b + FEASIBILITY_TOL):
             model.addCons(scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0) <= float(bound))
         for row, bound in zip(batch.A_eq, batch.b_eq):  # two rows: a band of b_eq -/+ the tolerance
@@ -172,6 +176,9 @@ class ScipSolver(PersistentModelSolver):
             scip_model.addSol(sol, free=True)
         scip_model.optimizeNogil()
         status = scip_model.getStatus()
+        # With no dual bound, SCIP may stop at its gap limit on an unbounded program
+        # ("gaplimit" with a primal bound of 1e5 and a dual bound of -infinity).
+        no_bound = scip_model.getDualbound() <= -scip_model.infinity()
         point = None
         if scip_model.getNSols() > 0:
             best = scip_model.getBestSol()
@@ -179,8 +186,12 @@ class ScipSolver(PersistentModelSolver):
         scip_model.freeTransform()  # back to the problem stage for the next start and objective
         if status == "optimal":
             return Status.OPTIMAL, point
-        if status in ("infeasible", "inforunbd"):  # the box is bounded: never unbounded
+        if status == "infeasible":
             return Status.INFEASIBLE, None
+        if status in ("inforunbd", "unbounded") or (status == "gaplimit" and no_bound):
+            batch = model[3]["batch"]
+            finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
+            return (Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))), None
         if status == "timelimit":
             return (Status.TIME_LIMIT, point) if point is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"SCIP ended with status {status!r}")
