@@ -125,7 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     knap.add_argument("--method", choices=["combopt", "mlp", "lp"], default="combopt",
                       help="CombOptNet, the MLP baseline or the LP relaxation with greedy rounding")
     for task, help_text in (("shortest-path", "learn edge costs, 5x5 grid (PyEPO data): regret"),
-                            ("knapsack-regret", "learn item values, 32 items (PyEPO data): regret")):
+                            ("knapsack-regret", "learn item values, 32 items (PyEPO data): regret"),
+                            ("tsp", "learn edge costs of PyEPO's TSP, a mixed-integer program (GG or MTZ)")):
         sub = experiment.add_parser(task, help=help_text)
         sub.add_argument("--methods", nargs="*", default=None,
                          help="2s spo+ pfyl dbb nid dpo combopt (default: all)")
@@ -144,6 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                          help="PyEPO's own solver processes (its default: 1)")
         sub.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
         sub.add_argument("--out", default="results/dfl")
+        if task == "tsp":
+            sub.add_argument("--nodes", type=_positive_int, default=8, help="cities (default 8)")
+            sub.add_argument("--formulation", choices=["gg", "mtz"], default="gg",
+                             help="Gavish-Graves flows or Miller-Tucker-Zemlin orders (default gg)")
     match = experiment.add_parser("matching", help="keypoint-matching stand-in (n = p^2, m = 2p)")
     match.add_argument("--p", default="4", help="keypoints per image: 4, or a list such as 4,5")
     match.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-2 or 0,2,5")
@@ -244,7 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.add_argument("--batch", type=_positive_int, default=64, help="instances per batch (default 64)")
         sub.add_argument("--json", default=None, help="write the rows as JSON here")
         sub.add_argument("--plot", default=None, help="write a PNG of the ratios here ([demo] extra)")
-    fuzz = commands.add_parser("fuzz", help="check backends against exhaustive enumeration")
+    fuzz = commands.add_parser("fuzz", help="check backends against exhaustive enumeration (--milp: "
+                                            "against scipy.optimize.milp)")
     fuzz.add_argument("--solver", action="append", type=_solver_name, default=None,
                       help="backend to check (repeatable; default: every available backend and "
                            "the Pyomo paths to HiGHS and Gurobi)")
@@ -258,6 +264,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fuzz.add_argument("--out", default="fuzz-failures", help="folder for reproducers (JSON)")
     fuzz.add_argument("--json", default=None, help="write the table as JSON here")
     fuzz.add_argument("--replay", default=None, help="solve a saved reproducer again")
+    fuzz.add_argument("--milp", action="store_true",
+                      help="mixed-integer programs (continuous variables, infinite bounds) checked "
+                           "against scipy.optimize.milp, on the backends that solve them")
     args = parser.parse_args(argv)
     if args.command == "fuzz":
         return run_fuzz(args)

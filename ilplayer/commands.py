@@ -9,6 +9,7 @@ import argparse
 import importlib.metadata
 import sys
 import time
+from typing import Any
 
 __all__ = ["default_fuzz_backends", "print_table", "run_bench", "run_demo", "run_experiments", "run_fuzz", "run_learn",
            "solvers_table"]
@@ -127,9 +128,9 @@ def run_experiments(args: argparse.Namespace) -> int:
     from ilplayer.experiments.runner import run_decision_focused, run_knapsack, run_static_constraints
     from ilplayer.training import BackendConfig
 
-    if args.task in ("shortest-path", "knapsack-regret"):
+    if args.task in ("shortest-path", "knapsack-regret", "tsp"):
         methods = tuple(args.methods) if args.methods else None
-        from ilplayer.experiments.decision_focused import METHODS
+        from ilplayer.experiments.decision_focused import METHODS, PYEPO_METHODS
 
         unknown = sorted(set(methods or ()) - set(METHODS))
         if unknown:
@@ -140,7 +141,9 @@ def run_experiments(args: argparse.Namespace) -> int:
                              train_size=args.train_size, test_size=args.test_size,
                              pyepo=not args.no_pyepo, resume=args.resume, executor=args.executor,
                              workers=args.workers, pyepo_processes=args.pyepo_processes,
-                             report=lambda line: print(line, flush=True))
+                             report=lambda line: print(line, flush=True),
+                             nodes=getattr(args, "nodes", 8), formulation=getattr(args, "formulation", "gg"),
+                             pyepo_methods=tuple(m for m in methods if m in PYEPO_METHODS) if methods else None)
         return 0
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
@@ -198,17 +201,25 @@ def run_fuzz(args: argparse.Namespace) -> int:
     import warnings
     from pathlib import Path
 
+    from ilplayer import milp_fuzz
     from ilplayer.fuzz import fuzz_backend, fuzz_cases_for, judge, load_reproducer, oracle, save_reproducer, solve_case
     from ilplayer.plugins import get_solver
-    from ilplayer.types import Status
+    from ilplayer.types import Capability, Status
 
     options = args.solver_options
     if options is not None and len(args.solver or []) != 1 and not args.replay:
         print("fuzz: --solver-options needs exactly one --solver (the options are that backend's)")
         return 2
     if args.replay:
+        case: Any  # a FuzzCase, or a MilpCase
         try:
-            backend, case, saved = load_reproducer(args.replay)
+            record = json.loads(Path(args.replay).read_text())
+            milp = bool(record.get("milp"))
+            if milp:
+                case, backend, saved = (milp_fuzz.MilpCase.from_json(record["case"]), record["backend"],
+                                        record.get("options", {}))
+            else:
+                backend, case, saved = load_reproducer(args.replay)
         except FileNotFoundError:
             print(f"fuzz --replay: {args.replay}: no such file", file=sys.stderr)
             return 2
@@ -223,6 +234,17 @@ def run_fuzz(args: argparse.Namespace) -> int:
         except (TypeError, ValueError) as exc:
             print(f"fuzz: {name} rejected the options {options}: {exc}")
             return 2
+        if milp:
+            try:
+                y, status = milp_fuzz.solve_milp_case(case, solver)
+            finally:
+                solver.close()
+            answer = milp_fuzz.milp_oracle(case)
+            verdicts = milp_fuzz.judge_milp(case, answer, y, status)
+            print(f"MILP case {case.seed} ({', '.join(case.kinds)}) on {name}")
+            print(f"  status  {Status.names(status)}\n  verdict {verdicts}")
+            print(f"  scipy   {answer.status}  strict {answer.strict.tolist()}  loose {answer.loose.tolist()}")
+            return 1 if {"wrong-optimal", "false-infeasible", "false-unbounded"} & set(verdicts) else 0
         try:
             y, status = solve_case(case, solver)
         finally:
@@ -234,7 +256,8 @@ def run_fuzz(args: argparse.Namespace) -> int:
         print(f"  status  {Status.names(status)}\n  verdict {verdicts}")
         print(f"  oracle  strict {reference.strict.tolist()}  loose {reference.loose.tolist()}")
         return 1 if {"wrong-optimal", "false-infeasible"} & set(verdicts) else 0
-    cases = fuzz_cases_for(args.instances, args.start)
+    milp = getattr(args, "milp", False)
+    cases: list[Any] = (milp_fuzz.milp_cases_for if milp else fuzz_cases_for)(args.instances, args.start)
     rows, failed = [], False
     for name in args.solver or default_fuzz_backends():
         try:
@@ -247,13 +270,18 @@ def run_fuzz(args: argparse.Namespace) -> int:
                 return 2
             print(f"{name}: skipped ({type(exc).__name__}: {exc})", flush=True)
             continue
+        if milp and Capability.CONTINUOUS_VARIABLES not in solver.capabilities:
+            print(f"{name}: skipped (solves pure-integer programs only; it refuses mixed-integer ones)")
+            solver.close()
+            continue
         try:
-            report = fuzz_backend(solver, cases)
+            report = (milp_fuzz.fuzz_milp_backend if milp else fuzz_backend)(solver, cases)
         finally:
             solver.close()
         rows.append(report.row())
-        for case, verdicts, y, status in report.failures:
-            save_reproducer(args.out, name, case, verdicts, y, status, options)
+        save: Any = milp_fuzz.save_milp_reproducer if milp else save_reproducer
+        for failure in report.failures:
+            save(args.out, name, *failure, options)
         failed |= not report.correct
         print(f"{name}: {report.instances} instances, {report.count('wrong-optimal')} wrong optimal, "
               f"{report.count('false-infeasible')} false infeasible, "

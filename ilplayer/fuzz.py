@@ -123,7 +123,8 @@ class FuzzReport:
 
     @property
     def correct(self) -> bool:
-        return self.count("wrong-optimal") == 0 and self.count("false-infeasible") == 0
+        return self.count("wrong-optimal") == 0 and self.count("false-infeasible") == 0 \
+            and self.count("false-unbounded") == 0
 
     @property
     def not_optimal_fraction(self) -> float:
@@ -133,6 +134,7 @@ class FuzzReport:
         return {"backend": self.backend, "instances": self.instances, "feasible": self.feasible,
                 "wrong_optimal": self.count("wrong-optimal"),
                 "false_infeasible": self.count("false-infeasible"),
+                "false_unbounded": self.count("false-unbounded"),
                 "not_optimal": self.count("not-optimal"),
                 "not_infeasible": self.count("not-infeasible"),
                 "not_optimal_percent": round(100 * self.not_optimal_fraction, 3),

@@ -31,7 +31,8 @@ LAYERS = [
     ("constraints",),                                       # learnable constraint sets
     ("training",),                                          # the learning loop
     ("learn",),                                             # learning from the user's data
-    ("testing", "fuzz", "bench", "bench.solvers", "bench.parallel", "bench.targets"),  # tools built on the core
+    ("testing", "fuzz", "milp_fuzz",                        # tools built on the core
+     "bench", "bench.solvers", "bench.parallel", "bench.targets"),
     ("experiments",),                                       # the paper's demonstrations (a package)
     ("commands",),                                          # what each subcommand does
     ("cli", "__main__", "__init__"),                        # entry points and the package face

@@ -1,0 +1,282 @@
+"""Fuzzing the mixed-integer backends against ``scipy.optimize.milp``.
+
+:func:`milp_case` draws seeded random mixed-integer programs: integer and continuous variables
+(also all continuous, the LP), finite, half-infinite and free bounds (fractional on the
+continuous variables), random and integer rows, equalities, infeasible right-hand sides and
+costs that leave an instance unbounded. The box is not enumerable, so the oracle is scipy's
+MILP solver with a zero gap, run twice per cost vector as a tolerance band: ``strict`` on the
+exact rows and ``loose`` on rows relaxed by the backends' own 1e-6 (``b + 1e-6``, equalities
+``b_eq -/+ 1e-6``). A correct backend returns
+
+* ``OPTIMAL`` with an objective between ``loose`` and ``strict`` (within 1e-6 relative) when
+  the instance is feasible; ``INFEASIBLE`` only when the strict problem is; ``UNBOUNDED``
+  exactly when the instance is. The oracle first decides feasibility with zero costs (never
+  unbounded), then solves with the costs: a solver's "unbounded" may speak of its relaxation's
+  ray alone, and "infeasible" from scipy's presolve was seen on an unbounded LP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.fuzz import FuzzReport
+from ilplayer.solver import Solver
+from ilplayer.types import SolverFailureWarning, Status
+
+__all__ = ["MilpCase", "MilpOracle", "fuzz_milp_backend", "judge_milp", "milp_case", "milp_cases_for",
+           "milp_oracle", "save_milp_reproducer", "solve_milp_case"]
+
+BAND = 1e-6  # the backends' tolerance in the rows
+OBJECTIVE_TOL = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class MilpCase:
+    """One ``(A, b, A_eq, b_eq, lb, ub, integrality)`` with a few cost vectors ``c`` (k, n)."""
+
+    seed: int
+    c: np.ndarray
+    A: np.ndarray
+    b: np.ndarray
+    A_eq: np.ndarray
+    b_eq: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
+    integrality: np.ndarray
+    kinds: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        encode = lambda a: [None if not math.isfinite(v) else v for v in np.asarray(a, float).ravel().tolist()]
+        record: dict[str, Any] = {"seed": self.seed, "kinds": list(self.kinds), "n": int(self.c.shape[1])}
+        for name in ("c", "A", "b", "A_eq", "b_eq", "integrality"):
+            record[name] = np.asarray(getattr(self, name), float).tolist()
+        record["lb"], record["ub"] = encode(self.lb), encode(self.ub)  # JSON has no inf: None
+        return record
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MilpCase:
+        n = int(data["n"])
+        rows = lambda key: np.asarray(data[key], float).reshape(-1, n)
+        bound = lambda key, inf: np.array([inf if v is None else v for v in data[key]], float)
+        return cls(seed=int(data["seed"]), c=rows("c"), A=rows("A"), b=np.asarray(data["b"], float),
+                   A_eq=rows("A_eq"), b_eq=np.asarray(data["b_eq"], float), lb=bound("lb", -np.inf),
+                   ub=bound("ub", np.inf), integrality=np.asarray(data["integrality"], float).astype(bool),
+                   kinds=tuple(data.get("kinds", ())))
+
+
+def _bounds(rng: np.random.Generator, integer: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    n = len(integer)
+    low = rng.integers(-4, 1, n).astype(float)
+    high = low + rng.integers(0, 6, n)
+    kind = rng.choice(["finite", "lower", "upper", "free"], n, p=[0.55, 0.25, 0.1, 0.1])
+    lb = np.where((kind == "upper") | (kind == "free"), -np.inf, low)
+    ub = np.where((kind == "lower") | (kind == "free"), np.inf, high)
+    fractional = ~integer & (rng.random(n) < 0.5)  # continuous variables get fractional bounds
+    lb = np.where(fractional & np.isfinite(lb), lb - rng.uniform(0, 1, n), lb)
+    ub = np.where(fractional & np.isfinite(ub), ub + rng.uniform(0, 1, n), ub)
+    return lb, ub, sorted(set(kind.tolist()))
+
+
+def milp_case(seed: int, batch: int | None = None) -> MilpCase:
+    """A random mixed-integer program with 1-4 cost vectors (``batch`` to fix it)."""
+    rng = np.random.default_rng([seed, 36])
+    n, m = int(rng.integers(2, 9)), int(rng.integers(0, 6))
+    mode = rng.choice(["mixed", "continuous", "integer"], p=[0.7, 0.15, 0.15])
+    integer = {"mixed": rng.random(n) < 0.5, "continuous": np.zeros(n, bool), "integer": np.ones(n, bool)}[mode]
+    lb, ub, bound_kinds = _bounds(rng, integer)
+    kinds = [str(mode), *bound_kinds]
+    # A point of the box, integral where asked, from which feasible rows are made.
+    anchor = np.clip(rng.normal(0, 2, n), lb, ub)
+    anchor = np.where(integer, np.clip(np.round(anchor), np.ceil(lb), np.floor(ub)), anchor)
+    if rng.random() < 0.3:
+        A, kinds = rng.integers(-3, 4, (m, n)).astype(float), [*kinds, "integer-rows"]
+    else:
+        A = np.round(rng.normal(size=(m, n)), 3) * (rng.random((m, n)) < 0.75)
+    b = A @ anchor + rng.uniform(0, 2, m)
+    if m and rng.random() < 0.1:
+        b[0], kinds = A[0] @ anchor - 50.0 - abs(A[0]).sum() * 20, [*kinds, "infeasible-row"]
+    k_eq = int(rng.integers(1, 3)) if rng.random() < 0.25 else 0
+    A_eq = np.round(rng.normal(size=(k_eq, n)), 3) if k_eq else np.zeros((0, n))
+    b_eq = A_eq @ anchor
+    if k_eq:
+        kinds.append("equalities")
+    k = batch if batch is not None else int(rng.integers(1, 5))
+    c = np.round(rng.normal(size=(k, n)), 3)
+    return MilpCase(seed=seed, c=c, A=A, b=b, A_eq=A_eq, b_eq=b_eq, lb=lb, ub=ub,
+                    integrality=integer, kinds=tuple(kinds))
+
+
+def milp_cases_for(instances: int, start: int = 0) -> list[MilpCase]:
+    """Consecutive cases from seed ``start`` holding at least ``instances`` cost vectors."""
+    cases, total, seed = [], 0, start
+    while total < instances:
+        cases.append(milp_case(seed))
+        total += len(cases[-1].c)
+        seed += 1
+    return cases
+
+
+@dataclass(frozen=True)
+class MilpOracle:
+    """Per cost vector: ``status`` ("optimal", "infeasible", "unbounded" or "unknown") of the
+    strict problem, and the ``strict`` and ``loose`` optima (NaN where there is none)."""
+
+    status: list[str]
+    strict: np.ndarray
+    loose: np.ndarray
+    loose_status: list[str]
+
+
+def _scipy_solve(case: MilpCase, c: np.ndarray, band: float) -> tuple[str, float]:
+    """scipy's status and optimum for the costs ``c``, the rows relaxed by ``band``.
+
+    Feasibility is decided with zero costs (never unbounded); then boundedness by the LP
+    relaxation: with rational data a feasible MILP is unbounded exactly when its relaxation is
+    (Meyer, 1974). scipy's MILP alone was wrong both ways here: with presolve it called
+    unbounded programs infeasible (seed 85), without it it returned an "optimum" of programs
+    whose relaxation is unbounded (seed 100338; Gurobi agrees that they are unbounded).
+    Presolve stays off: its answers on these tiny programs were the unreliable ones.
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    constraints = []
+    if len(case.b):
+        constraints.append(LinearConstraint(case.A, -np.inf, case.b + band))
+    if len(case.b_eq):
+        constraints.append(LinearConstraint(case.A_eq, case.b_eq - band, case.b_eq + band))
+    run = lambda costs: milp(costs, constraints=constraints, integrality=case.integrality.astype(int),
+                             bounds=Bounds(case.lb, case.ub), options={"mip_rel_gap": 0.0, "presolve": False})
+    feasible = run(np.zeros_like(c))
+    if feasible.status == 2:
+        return "infeasible", math.nan
+    if feasible.status != 0:
+        return "unknown", math.nan
+    relaxation = _relaxation(case, c, band)
+    if relaxation.status == 3:
+        return "unbounded", math.nan
+    result = run(c)
+    if result.status == 0 and relaxation.status == 0:
+        return "optimal", float(result.fun)
+    return "unknown", math.nan
+
+
+def _relaxation(case: MilpCase, c: np.ndarray, band: float) -> Any:
+    """The LP relaxation (presolve off), its rows relaxed by ``band`` (equalities as a band)."""
+    from scipy.optimize import linprog
+
+    rows = [(case.A, case.b + band)]
+    if len(case.b_eq):
+        rows += [(case.A_eq, case.b_eq + band), (-case.A_eq, -(case.b_eq - band))]
+    A = np.vstack([r for r, _ in rows])
+    b = np.concatenate([v for _, v in rows])
+    return linprog(c, A_ub=A if len(b) else None, b_ub=b if len(b) else None, bounds=list(zip(case.lb, case.ub)),
+                   options={"presolve": False})
+
+
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """The process's stdout pointed at /dev/null: scipy's HiGHS prints stray lines from C."""
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def milp_oracle(case: MilpCase) -> MilpOracle:
+    """scipy's answers for every cost vector of ``case``, on the exact rows and in the band."""
+    with _quiet_stdout():
+        strict = [_scipy_solve(case, c, 0.0) for c in case.c]
+        loose = [_scipy_solve(case, c, BAND) for c in case.c]
+    return MilpOracle(status=[s for s, _ in strict], strict=np.array([v for _, v in strict]),
+                      loose=np.array([v for _, v in loose]), loose_status=[s for s, _ in loose])
+
+
+def judge_milp(case: MilpCase, reference: MilpOracle, y: np.ndarray, status: np.ndarray) -> list[str]:
+    """One verdict per cost vector: ``"ok"``, ``"wrong-optimal"``, ``"false-infeasible"``,
+    ``"false-unbounded"``, ``"not-optimal"``, ``"not-infeasible"`` or ``"skipped"`` (scipy
+    gave no answer)."""
+    verdicts = []
+    for i in range(len(case.c)):
+        code, expected = Status(int(status[i])), reference.status[i]
+        loose = reference.loose_status[i]
+        if expected == "unknown" or loose == "unknown":
+            verdicts.append("skipped")
+            continue
+        if code == Status.OPTIMAL:
+            value = float(case.c[i] @ y[i])
+            low, high = reference.loose[i], reference.strict[i]
+            scale = OBJECTIVE_TOL * (1 + abs(value))
+            ok = loose == "optimal" and value >= low - scale and (expected != "optimal" or value <= high + scale)
+            verdicts.append("ok" if ok else "wrong-optimal")
+        elif code == Status.INFEASIBLE:
+            verdicts.append("ok" if expected == "infeasible" else "false-infeasible")
+        elif code == Status.UNBOUNDED:
+            verdicts.append("ok" if "unbounded" in (expected, loose) else "false-unbounded")
+        else:
+            verdicts.append("not-infeasible" if expected == "infeasible" else "not-optimal")
+    return verdicts
+
+
+def solve_milp_case(case: MilpCase, solver: Solver | str) -> tuple[np.ndarray, np.ndarray]:
+    """Solve a case through the public :func:`ilplayer.solve`."""
+    from ilplayer.layer import solve
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SolverFailureWarning)  # counted as verdicts instead
+        y, status = solve(torch.from_numpy(case.c), torch.from_numpy(case.A), torch.from_numpy(case.b),
+                          case.lb, case.ub, solver=solver, executor="serial", A_eq=torch.from_numpy(case.A_eq),
+                          b_eq=torch.from_numpy(case.b_eq), integrality=case.integrality)
+    return y.numpy(), status.numpy()
+
+
+def fuzz_milp_backend(solver: Solver, cases: list[MilpCase], keep: int = 50) -> FuzzReport:
+    """Solve every case with ``solver`` and judge it against scipy's answers."""
+    report = FuzzReport(backend=solver.name)
+    start = time.perf_counter()
+    for case in cases:
+        reference = milp_oracle(case)
+        try:
+            y, status = solve_milp_case(case, solver)
+        except Exception as exc:  # a crash of the call is a failure of every row
+            y, status = np.zeros_like(case.c), np.full(len(case.c), int(Status.ERROR), np.int8)
+            warnings.warn(f"{solver.name}: MILP case {case.seed} raised {type(exc).__name__}: {exc}",
+                          SolverFailureWarning, stacklevel=2)
+        verdicts = judge_milp(case, reference, y, status)
+        report.instances += len(verdicts)
+        report.feasible += sum(s == "optimal" for s in reference.status)
+        for verdict in verdicts:
+            report.counts[verdict] = report.counts.get(verdict, 0) + 1
+        if any(v not in ("ok", "skipped") for v in verdicts) and len(report.failures) < keep:
+            report.failures.append((case, verdicts, y, status))  # type: ignore[arg-type]
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def save_milp_reproducer(directory: str | Path, backend: str, case: MilpCase, verdicts: list[str],
+                         y: np.ndarray, status: np.ndarray, options: dict[str, Any] | None = None) -> Path:
+    """Write one failing MILP case and the backend's answer as JSON (``ilplayer fuzz --replay``)."""
+    path = Path(directory) / f"{backend.replace(':', '-')}-milp{case.seed}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"backend": backend, "options": options or {}, "milp": True, "case": case.to_json(),
+              "verdicts": verdicts, "status": Status.names(status), "y": np.asarray(y).tolist(),
+              "replay": f"python -m ilplayer fuzz --replay {path}"}
+    path.write_text(json.dumps(record, indent=1))
+    return path

@@ -1,0 +1,216 @@
+"""Mixed-integer programs: continuous variables, infinite bounds, UNBOUNDED, refusals, and the
+core's guarantees (answer check, LP first, no search around a start, warm starts, gradients)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import linprog
+
+import ilplayer
+from ilplayer import Status
+from ilplayer.engine import integral_answer
+from ilplayer.losses import FenchelYoung, SPOPlus
+from ilplayer.milp_fuzz import fuzz_milp_backend, judge_milp, milp_case, milp_cases_for, milp_oracle
+from ilplayer.types import ILPBatch
+from tests.host_solvers import MILP_BACKENDS, require
+
+# x integer in [0, 4], z continuous >= 0: max x + 2 z s.t. x + z <= 3.5, z <= 1.25 + 0.5 x
+A = torch.tensor([[1.0, 1.0], [-0.5, 1.0]])
+B = torch.tensor([3.5, 1.25])
+MIXED = [1, 0]
+
+
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_agrees_with_scipy_milp_on_fuzzed_cases(backend):
+    solver = require(backend)
+    report = fuzz_milp_backend(solver, milp_cases_for(160, start=7000))
+    solver.close()
+    wrong = {k: v for k, v in report.counts.items() if k not in ("ok", "skipped")}
+    assert not wrong, (wrong, [(case.seed, verdicts) for case, verdicts, *_ in report.failures])
+    assert report.count("ok") >= 150
+
+
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_small_mixed_program(backend):
+    require(backend)
+    c = torch.tensor([[1.0, 2.0], [1.0, 0.0]])
+    y, status = ilplayer.solve(c, A, B, lb=[0, 0], ub=[4, np.inf], solver=backend, sense="max",
+                               integrality=MIXED)
+    assert Status.names(status) == ["optimal", "optimal"]
+    # x = 1: z = min(2.5, 1.75) = 1.75 -> 4.5; x = 2: z = 1.5 -> 5.0; x = 3: z = 0.5 -> 4.0
+    assert y[0].tolist() == pytest.approx([2.0, 1.5], abs=1e-6)
+    assert y[1, 0].item() == 3.0  # x <= 3.5 and integer
+    assert y.dtype == torch.float32
+
+
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_unbounded_and_infeasible_reported(backend):
+    require(backend)
+    c = torch.tensor([[-1.0, 0.0], [1.0, 1.0]])
+    A1 = torch.tensor([[0.0, 1.0]])
+    y, status = ilplayer.solve(c, A1, torch.tensor([2.0]), lb=[0, -np.inf], ub=[np.inf, np.inf],
+                               solver=backend, integrality=MIXED)
+    # first: x -> inf (unbounded); second: z -> -inf (unbounded, z free below)
+    assert Status.names(status) == ["unbounded", "unbounded"]
+    assert torch.isfinite(y).all()  # the placeholder, a point of the box
+    _, status = ilplayer.solve(c, torch.tensor([[1.0, 1.0], [-1.0, -1.0]]), torch.tensor([1.0, -1.5]),
+                               lb=[0, 0], ub=[np.inf, 0.25], solver=backend, integrality=MIXED)
+    assert Status.names(status) == ["infeasible", "infeasible"]
+
+
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_all_continuous_is_the_lp_relaxation(backend):
+    require(backend)
+    rng = np.random.default_rng(3)
+    A2, b2 = rng.uniform(0, 1, (4, 7)), rng.uniform(1, 2, 4)
+    c = -rng.uniform(0, 1, (5, 7))
+    y, status = ilplayer.solve(c, A2, b2, lb=0, ub=1, solver=backend, integrality=np.zeros(7))
+    assert (status == Status.OPTIMAL).all()
+    for i in range(5):
+        reference = linprog(c[i], A_ub=A2, b_ub=b2, bounds=(0, 1))
+        assert c[i] @ y[i] == pytest.approx(reference.fun, abs=1e-5)
+    assert not np.allclose(y, np.round(y))  # fractional somewhere: really the LP
+
+
+@pytest.mark.parametrize("backend", ["cpsat", "bruteforce"])
+def test_pure_integer_backends_refuse_clearly(backend):
+    require(backend)
+    c = torch.ones(1, 2)
+    with pytest.raises(ValueError, match=r"integrality: variable 1 is continuous.*pure-integer"):
+        ilplayer.solve(c, A, B, lb=0, ub=4, solver=backend, integrality=MIXED)
+    with pytest.raises(ValueError, match=r"lb/ub: variable 1 has an infinite bound.*finite box"):
+        ilplayer.solve(c, A, B, lb=0, ub=[4, np.inf], solver=backend)
+    with pytest.raises(ValueError, match="integrality"):
+        ilplayer.ILPLayer(lb=0, ub=4, solver=backend, integrality=MIXED, gradient="identity")(c, A, B)
+
+
+def test_capabilities_are_listed():
+    from ilplayer.commands import solvers_table
+
+    rows = {row[0]: row[4] for row in solvers_table()[1:]}
+    assert "continuous-variables" in rows["highs"] and "infinite-bounds" in rows["highs"]
+    assert "continuous-variables" not in rows["bruteforce"]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"integrality": [1, 2]}, "integrality must hold 0"),
+    ({"integrality": [1, 0, 1]}, r"integrality must have shape \(2,\)"),
+    ({"integrality": "ab"}, "integrality must be 0/1"),
+    ({"lb": [0, 0.5]}, r"lb must hold integers on the integer variables; lb\[1\] = 0.5"),
+    ({"lb": [np.inf, 0]}, r"lb\[0\] = inf"),
+    ({"ub": [4, -np.inf], "integrality": MIXED}, r"ub\[1\] = -inf"),
+    ({"lb": [0, np.nan]}, "lb must not hold NaN"),
+])
+def test_bad_mixed_input_is_named(kwargs, message):
+    args = {"lb": 0, "ub": 4, **kwargs}
+    with pytest.raises((ValueError, TypeError), match=message):
+        ilplayer.solve(torch.ones(1, 2), A, B, solver="highs", **args)
+
+
+def test_fractional_bounds_on_continuous_variables():
+    require("highs")
+    y, status = ilplayer.solve(torch.tensor([[-1.0, -1.0]]), None, None, lb=[0, 0.25], ub=[3, 2.75],
+                               solver="highs", integrality=MIXED)
+    assert y.tolist() == [[3.0, 2.75]] and status.tolist() == [0]
+
+
+def test_per_instance_integrality_groups_rows():
+    require("highs")
+    c = torch.tensor([[-1.0, -2.0], [-1.0, -2.0]])
+    mask = torch.tensor([[1, 1], [1, 0]])
+    y, status = ilplayer.solve(c, A, B, lb=0, ub=[4, np.inf], solver="highs", integrality=mask)
+    assert (status == Status.OPTIMAL).all()
+    assert y[0].tolist() == [2.0, 1.0]  # integer z: x + z <= 3.5, z <= 1.25 + x/2 -> (2, 1)
+    assert y[1].tolist() == pytest.approx([2.0, 1.5])  # -6 at (1, 1.75) is -4.5: (2, 1.5) wins
+
+
+def test_integral_answer_rounds_integer_variables_only():
+    mask = np.array([True, False])
+    assert integral_answer(np.array([2.0000000001, 0.3]), mask, 1e-9).tolist() == [2.0, 0.3]
+    assert integral_answer(np.array([1.5, 0.3]), mask, 1e-9) is None
+    assert integral_answer(np.array([1.5, 0.3]), np.zeros(2, bool), 1e-9).tolist() == [1.5, 0.3]
+
+
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_no_search_around_a_start_on_mixed_programs_and_warm_starts_keep_continuous_values(backend):
+    solver = require(backend)
+    rng = np.random.default_rng(0)
+    n = 10
+    mixed = ILPBatch(c=-rng.uniform(0.1, 1, (40, n)), A=rng.uniform(0, 1, (3, n)), b=np.full(3, 2.5),
+                     lb=np.zeros(n), ub=np.ones(n), integrality=np.arange(n) % 2 == 0)
+    pure = mixed.with_rows()
+    pure = ILPBatch(c=pure.c, A=pure.A, b=pure.b, lb=pure.lb, ub=pure.ub)
+    first, again = solver.solve(mixed), solver.solve(mixed)
+    assert np.array_equal(first.status, again.status) and np.allclose(first.objective, again.objective)
+    if isinstance(solver, ilplayer.PersistentModelSolver):
+        key = solver.model_key(mixed)
+        assert key not in solver._search_gates  # the search enumerates integer boxes only
+        pool = solver._pools.get(key)
+        if pool is not None and pool.size:
+            points = pool.points[:pool.size]
+            assert not np.allclose(points[:, 1::2], np.round(points[:, 1::2]))  # not rounded
+        solver.solve(pure)
+        if solver._takes_starts() and type(solver).relaxation_multipliers is not \
+                ilplayer.PersistentModelSolver.relaxation_multipliers:
+            assert solver.model_key(pure) in solver._search_gates
+    solver.close()
+
+
+def _knapsack_milp(B_=6, n=8, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    weights = torch.rand(2, n, generator=g, dtype=torch.float64) + 0.2
+    c_true = torch.rand(B_, n, generator=g, dtype=torch.float64)
+    return weights, torch.tensor([2.0, 2.5], dtype=torch.float64), c_true
+
+
+@pytest.mark.parametrize("gradient", ["combopt", "blackbox", "identity", "perturbed"])
+def test_cost_gradients_on_mixed_programs(gradient):
+    require("highs")
+    weights, capacity, c_true = _knapsack_milp()
+    layer = ilplayer.ILPLayer(lb=0, ub=1, solver="highs", sense="max", gradient=gradient,
+                              integrality=[1, 0] * 4)
+    c = c_true.clone().requires_grad_(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ilplayer.NoSignalWarning)
+        y = layer(c, weights, capacity)
+        (y * torch.randn_like(y)).sum().backward()
+    assert (layer.last_status == Status.OPTIMAL).all()
+    assert c.grad is not None and torch.isfinite(c.grad).all()
+    if gradient != "perturbed":
+        assert not torch.allclose(y[:, 1::2], y[:, 1::2].round())  # continuous halves
+
+
+def test_combopt_refuses_constraint_gradients_with_continuous_variables():
+    weights, capacity, c_true = _knapsack_milp()
+    layer = ilplayer.ILPLayer(lb=0, ub=1, solver="highs", integrality=[1, 0] * 4)
+    with pytest.raises(ValueError, match=r"integrality: gradient='combopt' gives gradients for A and b"):
+        layer(c_true, weights.requires_grad_(True), capacity)
+
+
+@pytest.mark.parametrize("loss", ["spo+", "fy"])
+def test_losses_on_mixed_programs(loss):
+    require("highs")
+    weights, capacity, c_true = _knapsack_milp()
+    layer = ilplayer.ILPLayer(lb=0, ub=1, solver="highs", sense="max", gradient="identity",
+                              integrality=[1, 0] * 4)
+    c_pred = torch.zeros_like(c_true, requires_grad=True)
+    if loss == "spo+":
+        value = SPOPlus(layer)(c_pred, c_true, weights, capacity)
+    else:
+        y_true, _ = layer.solve_batch(c_true, weights, capacity)
+        value = FenchelYoung(layer, samples=4)(c_pred, y_true, weights, capacity)
+    value.backward()
+    assert torch.isfinite(c_pred.grad).all() and c_pred.grad.abs().sum() > 0
+
+
+def test_judge_counts_a_false_unbounded_as_wrong():
+    case = milp_case(5, batch=1)
+    reference = milp_oracle(case)
+    if reference.status[0] != "optimal":
+        pytest.skip("the seed's instance is not feasible")
+    verdicts = judge_milp(case, reference, np.zeros_like(case.c), np.array([Status.UNBOUNDED], np.int8))
+    assert verdicts == ["false-unbounded"]
