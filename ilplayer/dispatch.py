@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 import torch
 
 from ilplayer.executors import Backend, BatchExecutor, SolverRecipe, TaskFailure, plan_tasks, solve_task
+from ilplayer.matrices import nonzero_rows
 from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult, SolverFailureWarning, Status
@@ -61,11 +63,11 @@ def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str)
     else:
         size = np.abs(rounded)
         tol = MILP_VERIFY_TOL
-        scale = 1.0 + np.abs(batch.b) + size @ np.abs(batch.A).T
-        scale_eq = 1.0 + np.abs(batch.b_eq) + size @ np.abs(batch.A_eq).T
-    excess = rounded @ batch.A.T - batch.b
+        scale = 1.0 + np.abs(batch.b) + times(abs(batch.A), size)
+        scale_eq = 1.0 + np.abs(batch.b_eq) + times(abs(batch.A_eq), size)
+    excess = times(batch.A, rounded) - batch.b
     bad |= solved & (excess > tol * scale).any(axis=1)
-    gap = np.abs(rounded @ batch.A_eq.T - batch.b_eq)
+    gap = np.abs(times(batch.A_eq, rounded) - batch.b_eq)
     bad |= solved & (gap > tol * scale_eq).any(axis=1)
     if bad.any():
         warnings.warn(f"solver {solver!r} returned an invalid solution (not integral where asked, outside "
@@ -76,6 +78,11 @@ def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str)
     return SolveResult(y=rounded, status=status, objective=objective)
 
 
+def times(matrix: Any, y: np.ndarray) -> np.ndarray:
+    """``y @ matrix.T`` for rows ``y`` (k, n), with ``matrix`` dense or sparse."""
+    return np.asarray(matrix @ y.T).T
+
+
 def without_zero_rows(batch: ILPBatch) -> ILPBatch | None:
     """``batch`` without its all-zero rows, or None when one of them makes it infeasible.
 
@@ -83,8 +90,8 @@ def without_zero_rows(batch: ILPBatch) -> ILPBatch | None:
     tolerance of the answer check) and backends never see it: some refuse a constant
     constraint (Pyomo), and none needs it.
     """
-    zero = ~batch.A.any(axis=1)
-    zero_eq = ~batch.A_eq.any(axis=1)  # 0 = b_eq: holds for every y or for none
+    zero = ~nonzero_rows(batch.A)
+    zero_eq = ~nonzero_rows(batch.A_eq)  # 0 = b_eq: holds for every y or for none
     if not zero.any() and not zero_eq.any():
         return batch
     if (batch.b[zero] < -VERIFY_TOL * (1.0 + np.abs(batch.b[zero]))).any():
@@ -114,9 +121,9 @@ def box_optima(batch: ILPBatch) -> tuple[np.ndarray, np.ndarray]:
     decided = np.isfinite(y).all(axis=1)
     y = np.where(np.isfinite(y), y, 0.0)
     if batch.A.shape[0]:
-        decided = decided & (y @ batch.A.T <= batch.b + BOX_TOL).all(axis=1)
+        decided = decided & (times(batch.A, y) <= batch.b + BOX_TOL).all(axis=1)
     if batch.A_eq.shape[0]:
-        decided = decided & (np.abs(y @ batch.A_eq.T - batch.b_eq) <= BOX_TOL).all(axis=1)
+        decided = decided & (np.abs(times(batch.A_eq, y) - batch.b_eq) <= BOX_TOL).all(axis=1)
     return y, np.asarray(decided)
 
 

@@ -14,7 +14,7 @@ from ilplayer.dispatch import solve_problem
 from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
 from ilplayer.executors import Backend, BatchExecutor, ExecutorLike, make_executor
 from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, LayerSolves
-from ilplayer.problem import Bounds, ProblemTensors, check_box, densify, exact_dtype, validate_problem
+from ilplayer.problem import Bounds, ProblemTensors, check_box, exact_dtype, validate_problem
 from ilplayer.solver import Solver
 
 __all__ = ["ILPLayer", "NoGradientWarning", "NoSignalWarning", "solve"]
@@ -92,10 +92,12 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
 
 
 def _as_layer_input(value: Any) -> Any:
-    """Tensors for the autograd function: numpy and scipy.sparse become tensors; a torch
-    sparse tensor is densified with ``to_dense`` (differentiable). Anything else is left for
-    :func:`validate_problem` to refuse with a clear message."""
-    value = densify(value)
+    """Tensors for the autograd function: numpy arrays become tensors; a torch sparse tensor that
+    requires grad is densified with ``to_dense`` (differentiable). A scipy.sparse matrix, or a
+    torch sparse one without grad, stays sparse (:func:`validate_problem` keeps it as a host CSR
+    matrix). Anything else is left for :func:`validate_problem` to refuse with a clear message."""
+    if isinstance(value, torch.Tensor) and value.layout != torch.strided and value.requires_grad:
+        return value.to_dense()
     if isinstance(value, np.ndarray) and value.dtype != object:
         return torch.from_numpy(value)
     return value
@@ -306,8 +308,9 @@ class ILPLayer(torch.nn.Module):
                 A_eq: torch.Tensor | None = None, b_eq: torch.Tensor | None = None) -> torch.Tensor:
         """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m).
 
-        NumPy and scipy.sparse inputs are turned into tensors (the output is a tensor); a
-        torch sparse ``A`` is densified differentiably; ``A = b = None`` is a box-only problem.
+        NumPy inputs are turned into tensors (the output is a tensor); a scipy.sparse ``A`` (or
+        a torch sparse one without grad) stays sparse up to the backend, a torch sparse ``A``
+        that requires grad is densified differentiably; ``A = b = None`` is a box-only problem.
         ``A_eq`` (m_eq, n) or (B, m_eq, n) and ``b_eq`` add equalities ``A_eq y = b_eq``,
         passed to the backend natively; they take part in CombOptNet's feasibility tests and
         get no gradient.

@@ -18,6 +18,7 @@ from ilplayer.engine import (
 )
 from ilplayer.errors import ParameterError, SolverNotInstalledError
 from ilplayer.hookspecs import hookimpl
+from ilplayer.matrices import dense, is_sparse, row_entries, stack_rows
 from ilplayer.params import native_value
 from ilplayer.plugins import import_solver_library
 from ilplayer.problem import ProblemTensors
@@ -38,11 +39,15 @@ __all__ = [
     "SolverNotInstalledError",
     "SolverSpec",
     "Status",
+    "dense",
     "hookimpl",
     "import_solver_library",
     "infeasible_or_unbounded",
     "integral_answer",
+    "is_sparse",
     "multipliers_in_blocks",
     "native_value",
+    "row_entries",
     "solve_in_blocks",
+    "stack_rows",
 ]

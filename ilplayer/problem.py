@@ -14,10 +14,11 @@ from typing import Any, Union
 import numpy as np
 import torch
 
+from ilplayer.matrices import as_csr, dense, is_sparse
 from ilplayer.types import ILPBatch
 
-__all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "as_integrality", "check_box", "densify",
-           "exact_dtype", "rows_with_equalities", "validate_problem"]
+__all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "as_integrality", "check_box",
+           "dense_tensor", "exact_dtype", "rows_with_equalities", "validate_problem"]
 
 Bounds = Union[int, float, Sequence[Union[int, float]], np.ndarray, torch.Tensor]
 
@@ -30,17 +31,45 @@ _EXACT_INTEGERS = {torch.float16: 2**11, torch.bfloat16: 2**8, torch.float32: 2*
                    torch.float64: 2**53}
 
 
-def densify(value: Any) -> Any:
-    """scipy.sparse matrices and torch sparse tensors become dense (the problems are small)."""
+def _scipy_from_torch(value: torch.Tensor) -> Any:
+    """A 2-D torch sparse tensor (COO or CSR, any device) as a host scipy CSR matrix."""
+    import scipy.sparse as sparse
+
+    coo = value.detach().to_sparse_coo().coalesce().cpu()
+    rows, columns = coo.indices().numpy()
+    return sparse.csr_matrix((coo.values().to(torch.float64).numpy(), (rows, columns)), shape=tuple(coo.shape))
+
+
+def _as_rows(value: Any, name: str) -> Any:
+    """A constraint matrix as the core keeps it: a 2-D scipy.sparse or torch sparse matrix
+    (not requiring grad) as a host CSR matrix, never densified; anything else a tensor."""
     if isinstance(value, torch.Tensor) and value.layout != torch.strided:
-        return value.to_dense()
-    if hasattr(value, "toarray") and hasattr(value, "nnz"):  # scipy.sparse, without importing it
-        return np.asarray(value.toarray())
-    return value
+        if value.requires_grad or value.dim() != 2:  # a gradient, or per-instance rows: dense
+            return _as_tensor(value.to_dense(), name)
+        value = _scipy_from_torch(value)
+    if not is_sparse(value):
+        return _as_tensor(value, name)
+    if len(value.shape) != 2:
+        raise ValueError(f"{name}: a sparse matrix must have shape (m, n), got {tuple(value.shape)}")
+    csr = as_csr(value)
+    if not np.isfinite(csr.data).all():
+        raise ValueError(f"{name} must be finite; found {csr.data[~np.isfinite(csr.data)][0]} among its entries")
+    return csr
+
+
+def dense_tensor(matrix: Any, device: torch.device) -> Any:
+    """``matrix`` as a dense float64 tensor on ``device`` when it is sparse (for the torch maths
+    of CombOptNet and bruteforce); a tensor (or None) is returned as it is."""
+    if is_sparse(matrix):
+        return torch.from_numpy(matrix.toarray()).to(device)
+    return matrix
 
 
 def _as_tensor(value: Any, name: str) -> torch.Tensor:
-    value = densify(value)
+    if isinstance(value, torch.Tensor) and value.layout != torch.strided:
+        value = value.to_dense()  # c or b given sparse, or rows that need a gradient
+    if is_sparse(value):
+        value = value.toarray()
     if isinstance(value, torch.Tensor):
         tensor = value
     elif isinstance(value, np.ndarray):
@@ -232,7 +261,7 @@ class ProblemTensors:
         if c.shape != (copies * self.batch_size, self.num_variables):
             raise ValueError(f"c must have shape ({copies * self.batch_size}, {self.num_variables}) "
                              f"for {copies} copies of this batch, got {tuple(c.shape)}")
-        tile = lambda t, shared_dims: t if t is None or t.dim() == shared_dims else \
+        tile = lambda t, shared_dims: t if t is None or is_sparse(t) or t.dim() == shared_dims else \
             t.repeat(copies, *([1] * (t.dim() - 1)))
         integer = self.integrality if self.integrality.ndim == 1 else np.tile(self.integrality, (copies, 1))
         return dataclasses.replace(self, c=c, A=tile(self.A, 2), b=tile(self.b, 1),
@@ -252,8 +281,8 @@ class ProblemTensors:
 
     @property
     def shared_constraints(self) -> bool:
-        shared_eq = self.A_eq is None or self.b_eq is None or (self.A_eq.dim() == 2 and self.b_eq.dim() == 1)
-        return self.A.dim() == 2 and self.b.dim() == 1 and shared_eq
+        shared_eq = self.A_eq is None or self.b_eq is None or (len(self.A_eq.shape) == 2 and self.b_eq.dim() == 1)
+        return len(self.A.shape) == 2 and self.b.dim() == 1 and shared_eq
 
     @property
     def device(self) -> torch.device:
@@ -273,7 +302,7 @@ class ProblemTensors:
         Yields ``(row_indices, batch)``; identical constraint rows in a per-instance ``A`` are
         merged so that a backend builds one model per distinct ``(A, b)``.
         """
-        host = lambda t: t.to("cpu", torch.float64).numpy()
+        host = lambda t: t if is_sparse(t) else t.to("cpu", torch.float64).numpy()  # sparse stays sparse
         c, A, b = host(self.c), host(self.A), host(self.b)
         n = self.num_variables
         if self.num_constraints == 0:  # box-only: one group, whatever the layout of A
@@ -288,6 +317,7 @@ class ProblemTensors:
                                               integrality=integer)
             return
         B, m, k = len(c), self.num_constraints, self.num_equalities
+        A, A_eq = dense(A), dense(A_eq)  # per-instance rows are dense
         A, b = np.broadcast_to(A, (B, m, n)), np.broadcast_to(b, (B, m))
         A_eq, b_eq = np.broadcast_to(A_eq, (B, k, n)), np.broadcast_to(b_eq, (B, k))
         integer = np.broadcast_to(integer, (B, n))
@@ -304,12 +334,13 @@ def _check_rows(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, names: tuple[
     """Shapes and devices of one block of rows (``A, b`` or ``A_eq, b_eq``) against ``c``."""
     a_name, b_name = names
     B, n = c.shape
-    if A.dim() not in (2, 3):
+    ndim = len(A.shape)
+    if ndim not in (2, 3):
         raise ValueError(f"{a_name} must have shape (m, n) or (batch, m, n), got {tuple(A.shape)}")
     if A.shape[-1] != n:
         raise ValueError(f"{a_name} has {A.shape[-1]} columns but c has {n} variables "
                          f"({a_name} {tuple(A.shape)}, c {tuple(c.shape)})")
-    if A.dim() == 3 and A.shape[0] != B:
+    if ndim == 3 and A.shape[0] != B:
         raise ValueError(f"{a_name} has batch size {A.shape[0]} but c has {B}")
     m = A.shape[-2]
     if b.dim() not in (1, 2) or b.shape[-1] != m:
@@ -318,6 +349,8 @@ def _check_rows(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, names: tuple[
     if b.dim() == 2 and b.shape[0] != B:
         raise ValueError(f"{b_name} has batch size {b.shape[0]} but c has {B}")
     for name, tensor in ((a_name, A), (b_name, b)):
+        if is_sparse(tensor):  # a host matrix, checked when it was converted
+            continue
         if tensor.device != c.device:
             raise ValueError(f"{name} is on {tensor.device} but c is on {c.device}: "
                              "all inputs must be on one device")
@@ -344,8 +377,9 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
                      A_eq: Any = None, b_eq: Any = None, integrality: Any = None) -> ProblemTensors:
     """Check shapes, dtypes, devices, finiteness and bounds; raise a clear error otherwise.
 
-    ``c``, ``A`` and ``b`` may be torch tensors or numpy arrays; ``A`` may also be sparse
-    (scipy.sparse or torch sparse, densified). ``A`` and ``b`` may have 0 rows, or both be
+    ``c``, ``A`` and ``b`` may be torch tensors or numpy arrays; ``A`` and ``A_eq`` may also be
+    sparse (scipy.sparse, or a torch sparse matrix that does not require grad), kept as a host
+    CSR matrix that goes to the backend without a dense copy. ``A`` and ``b`` may have 0 rows, or both be
     None, for a box-only problem. ``A_eq`` (m_eq, n) or (batch, m_eq, n) and ``b_eq`` (m_eq,)
     or (batch, m_eq) add equality constraints ``A_eq y = b_eq``. ``integrality`` (n,) or
     (batch, n): 1 for an integer variable, 0 for a continuous one (None: all integer); ``lb``
@@ -361,7 +395,7 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
     if A is None:  # a box-only problem
         A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
         b = torch.zeros((0,), dtype=c.dtype, device=c.device)
-    A = _as_tensor(A, "A")
+    A = _as_rows(A, "A")
     b = _as_tensor(b, "b")
     if c.dim() != 2:
         hint = " (use c.unsqueeze(0) for a single instance)" if c.dim() == 1 else ""
@@ -382,10 +416,11 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
     if (A_eq is None) != (b_eq is None):
         raise ValueError("A_eq and b_eq must both be given, or both be None (no equalities)")
     if A_eq is not None:
-        A_eq, b_eq = _as_tensor(A_eq, "A_eq"), _as_tensor(b_eq, "b_eq")
+        A_eq, b_eq = _as_rows(A_eq, "A_eq"), _as_tensor(b_eq, "b_eq")
         _check_rows(c, A_eq, b_eq, ("A_eq", "b_eq"))
         if A_eq.shape[-2] == 0:
             A_eq = b_eq = None
-    return ProblemTensors(c=c.detach(), A=A.detach(), b=b.detach(), lb=lb_vec, ub=ub_vec,
-                          A_eq=None if A_eq is None else A_eq.detach(),
+    detach = lambda t: t if t is None or is_sparse(t) else t.detach()
+    return ProblemTensors(c=c.detach(), A=detach(A), b=b.detach(), lb=lb_vec, ub=ub_vec,
+                          A_eq=detach(A_eq),
                           b_eq=None if b_eq is None else b_eq.detach(), integrality=integer)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ilplayer.engine import Multipliers, RelaxationGate, SearchGate, SolutionPool, solve_batch
+from ilplayer.matrices import is_sparse
 from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, Status
 
 if TYPE_CHECKING:
@@ -158,8 +159,14 @@ class PersistentModelSolver(Solver):
     @staticmethod
     def model_key(batch: ILPBatch) -> bytes:
         digest = hashlib.blake2b(digest_size=16)
-        for array in (batch.A, batch.b, batch.lb, batch.ub, batch.A_eq, batch.b_eq, batch.integrality):
-            digest.update(array.tobytes())
+        arrays: tuple[Any, ...] = (batch.A, batch.b, batch.lb, batch.ub, batch.A_eq, batch.b_eq, batch.integrality)
+        for array in arrays:
+            if is_sparse(array):
+                digest.update(np.asarray(array.shape).tobytes())
+                for part in (array.indptr, array.indices, array.data):
+                    digest.update(part.tobytes())
+            else:
+                digest.update(array.tobytes())
         return digest.digest()
 
     @abstractmethod
@@ -246,8 +253,9 @@ class PersistentModelSolver(Solver):
                 or type(self).solve_relaxations is not base.solve_relaxations):
             gate = self._gates.setdefault(key, RelaxationGate())
         # The search around a start enumerates integer points of a finite box: exact for a
-        # pure-integer program only, so a MILP goes from the LP to the MIP.
-        if (pool is not None and batch.pure_integer
+        # pure-integer program only, so a MILP goes from the LP to the MIP. It reads dense rows:
+        # a sparse program (a large network) skips it too.
+        if (pool is not None and batch.pure_integer and not batch.sparse
                 and type(self).relaxation_multipliers is not base.relaxation_multipliers):
             searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
         return solve_batch(self, model, batch, pool, gate, searches)

@@ -1,7 +1,8 @@
 """The records every layer of ilplayer shares: instance statuses, backend capabilities and
 licence states, and the batch and result that cross the solver contract.
 
-This module imports only :mod:`ilplayer.errors`: everything else may import it.
+This module imports only :mod:`ilplayer.errors` and :mod:`ilplayer.matrices`: everything else
+may import it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ilplayer.errors import SolverFailureWarning  # re-exported: its home was here
+from ilplayer.matrices import as_csr, is_sparse, stack_rows
 
 __all__ = [
     "Capability",
@@ -96,7 +98,12 @@ class LicenseStatus(enum.Enum):
         return self in (LicenseStatus.NOT_REQUIRED, LicenseStatus.FULL, LicenseStatus.SIZE_LIMITED)
 
 
-def _frozen_array(array: np.ndarray, dtype: Any) -> np.ndarray:
+def _frozen_array(array: Any, dtype: Any) -> Any:
+    if is_sparse(array):  # a sparse matrix stays sparse: CSR, float64, read-only
+        out = as_csr(array)
+        for part in (out.data, out.indices, out.indptr):
+            part.flags.writeable = False
+        return out
     out = np.array(array, dtype=dtype, order="C", copy=True)
     out.flags.writeable = False
     return out
@@ -111,7 +118,9 @@ class ILPBatch:
     float64, ``b`` (m,) float64, ``lb`` and ``ub`` (n,) float64 (integers on the integer
     variables; ``-inf``/``inf`` allowed), ``A_eq`` (m_eq, n) and ``b_eq`` (m_eq,) float64 (0
     rows when there are no equalities; None is taken as 0 rows), ``integrality`` (n,) bool
-    (True: integer; None is taken as all integer, the pure-integer program).
+    (True: integer; None is taken as all integer, the pure-integer program). ``A`` and ``A_eq``
+    may instead be ``scipy.sparse`` CSR matrices (float64, read-only), kept sparse up to the
+    backend: use :mod:`ilplayer.matrices` (``row_entries``, ``stack_rows``) to read either kind.
 
     Example:
         >>> batch = ILPBatch(c=np.ones((2, 3)), A=np.ones((1, 3)), b=np.array([1.0]),
@@ -167,6 +176,11 @@ class ILPBatch:
         return int(self.A_eq.shape[0])
 
     @property
+    def sparse(self) -> bool:
+        """Whether ``A`` or ``A_eq`` is a scipy.sparse matrix."""
+        return is_sparse(self.A) or is_sparse(self.A_eq)
+
+    @property
     def pure_integer(self) -> bool:
         """Every variable integer, on a finite box: the paper's case, the one the search
         around a start and the enumerating backends are exact for."""
@@ -189,7 +203,7 @@ class ILPBatch:
         """Each equality as two rows of ``A y <= b`` (for backends without native equalities)."""
         if not self.num_equalities:
             return self
-        return ILPBatch(c=self.c, A=np.vstack([self.A, self.A_eq, -self.A_eq]),
+        return ILPBatch(c=self.c, A=stack_rows(self.A, self.A_eq, -self.A_eq),
                         b=np.concatenate([self.b, self.b_eq, -self.b_eq]), lb=self.lb, ub=self.ub,
                         integrality=self.integrality)
 

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from ilplayer.gradients.base import GradientMethod, LayerSolves, is_number, torch_threads
-from ilplayer.problem import exact_dtype, rows_with_equalities, validate_problem
+from ilplayer.problem import dense_tensor, exact_dtype, rows_with_equalities, validate_problem
 from ilplayer.types import Status
 
 if TYPE_CHECKING:
@@ -191,15 +191,17 @@ class _CombOptNetFunction(torch.autograd.Function):
                              "programs only, and this one has continuous variables; detach A and b (its "
                              "cost gradient works on mixed-integer programs), or learn the costs with a "
                              "cost method (gradient='blackbox', 'identity', 'perturbed', or the losses)")
-        ctx.equalities = (problem.A_eq, problem.b_eq)
         y64, status, _ = run.solve(problem)
+        # The backward is torch maths on dense rows: a sparse A (solved sparse) is densified here.
+        A_rows, A_eq_rows = (dense_tensor(x, c.device) for x in (problem.A, problem.A_eq))
+        ctx.equalities = (A_eq_rows, problem.b_eq)
         y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
         # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
-        dtype = torch.promote_types(torch.promote_types(c.dtype, A.dtype), b.dtype)
+        dtype = torch.promote_types(torch.promote_types(c.dtype, A_rows.dtype), b.dtype)
         dtype = torch.promote_types(dtype, torch.float32)
         ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
         ctx.run, ctx.method = run, method
-        ctx.save_for_backward(problem.A, problem.b, y, status)
+        ctx.save_for_backward(A_rows, problem.b, y, status)
         ctx.mark_non_differentiable(status)
         ctx.dtypes = (c.dtype, dtype)
         return y, status

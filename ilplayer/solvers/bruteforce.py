@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.problem import ProblemTensors, rows_with_equalities
+from ilplayer.matrices import dense
+from ilplayer.problem import ProblemTensors, dense_tensor, rows_with_equalities
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult, Status
 
@@ -166,14 +167,15 @@ class BruteForceSolver(Solver):
         return y, status, objective
 
     def solve(self, batch: ILPBatch) -> SolveResult:
-        t = lambda a: torch.from_numpy(a.copy())
+        t = lambda a: torch.from_numpy(dense(a).copy())  # it enumerates small boxes: dense rows
         A, b = rows_with_equalities(t(batch.A), t(batch.b), t(batch.A_eq), t(batch.b_eq),
                                     batch.num_instances, torch.float64)
         y, status, objective = self._enumerate(t(batch.c), A, b, batch.lb, batch.ub)
         return SolveResult(y=y.numpy(), status=status.numpy(), objective=objective.numpy())
 
     def solve_tensors(self, problem: ProblemTensors) -> tuple[Any, Any, Any]:
-        A, b = rows_with_equalities(problem.A, problem.b, problem.A_eq, problem.b_eq,
+        A, b = rows_with_equalities(dense_tensor(problem.A, problem.device), problem.b,
+                                    dense_tensor(problem.A_eq, problem.device), problem.b_eq,
                                     problem.batch_size, torch.float64)
         return self._enumerate(problem.c, A, b, problem.lb, problem.ub)
 

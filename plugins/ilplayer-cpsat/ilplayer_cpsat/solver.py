@@ -30,7 +30,9 @@ from ilplayer.plugin_api import (
     PersistentModelSolver,
     ProblemTensors,
     Status,
+    dense,
     import_solver_library,
+    is_sparse,
     multipliers_in_blocks,
 )
 
@@ -182,15 +184,25 @@ class CpSatSolver(PersistentModelSolver):
 
     def check(self, problem: ProblemTensors) -> None:
         reach = np.maximum(np.abs(problem.lb), np.abs(problem.ub)).astype(np.float64)
-        for name, tensor in (("A", problem.A), ("c", problem.c), ("A_eq", problem.A_eq)):
+        matrices: tuple[tuple[str, Any], ...] = (("A", problem.A), ("c", problem.c), ("A_eq", problem.A_eq))
+        for name, tensor in matrices:
             if tensor is None:
                 continue
-            largest = float(tensor.abs().amax()) * self.scale if tensor.numel() else 0.0
+            if is_sparse(tensor):
+                largest = float(abs(tensor).max()) * self.scale if tensor.nnz else 0.0
+            else:
+                largest = float(tensor.abs().amax()) * self.scale if tensor.numel() else 0.0
             if largest * float(reach.sum()) >= MAX_SAFE_INTEGER:
                 raise ValueError(
                     f"{name}: coefficients up to {largest / self.scale:.3g} times scale={self.scale:g} "
                     "over this box overflow CP-SAT's exact integer range; pass a smaller scale "
                     "in solver_options")
+
+    def solve(self, batch: ILPBatch) -> Any:
+        # CP-SAT's models here are small integer programs: sparse rows are read densely.
+        if batch.sparse:
+            batch = batch.with_rows(A=dense(batch.A), A_eq=dense(batch.A_eq))
+        return super().solve(batch)
 
     def build_model(self, batch: ILPBatch) -> Any:
         cp = self._cp

@@ -21,6 +21,7 @@ from ilplayer.plugin_api import (
     multipliers_in_blocks,
     native_value,
     solve_in_blocks,
+    stack_rows,
 )
 
 # Exact by default, one thread, and no feasibility-jump heuristic (3-4 ms per tiny MIP).
@@ -154,7 +155,10 @@ class HighsSolver(PersistentModelSolver):
         for key, value in self.options.items():
             highs.setOptionValue(key, value)
         # Inequalities, then equalities as rows with both sides: b_eq -/+ the tolerance.
-        matrix = np.vstack([batch.A, batch.A_eq])
+        import scipy.sparse as sparse
+
+        matrix = sparse.csc_matrix(stack_rows(batch.A, batch.A_eq))  # sparse input stays sparse
+        matrix.eliminate_zeros()
         m, n = matrix.shape
         lp = hs.HighsLp()
         lp.num_col_, lp.num_row_ = n, m
@@ -164,11 +168,10 @@ class HighsSolver(PersistentModelSolver):
         lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf),
                                         batch.b_eq - FEASIBILITY_TOL])
         lp.row_upper_ = np.concatenate([batch.b, batch.b_eq]) + FEASIBILITY_TOL
-        columns = matrix.T != 0  # column-wise sparse copy of the rows
         lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.concatenate([[0], np.cumsum(columns.sum(axis=1))]).astype(np.int32)
-        lp.a_matrix_.index_ = np.nonzero(columns)[1].astype(np.int32)
-        lp.a_matrix_.value_ = matrix.T[columns]
+        lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
+        lp.a_matrix_.value_ = matrix.data.astype(np.float64)
         lp.integrality_ = [hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
                            for integer in batch.integrality]
         if highs.passModel(lp) != hs.HighsStatus.kOk:
@@ -189,7 +192,7 @@ class HighsSolver(PersistentModelSolver):
         # With an infinite bound an instance may be unbounded, and HiGHS' answer under a cutoff
         # ("nothing below it") would hide that: such models take no start.
         state = {"lp": lp, "highs": None, "cutoff": np.inf, "hit_rate": 1.0,
-                 "equalities": len(batch.A_eq), "integer": batch.integrality,
+                 "equalities": batch.num_equalities, "integer": batch.integrality,
                  "starts": bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())}
         return highs, np.arange(n, dtype=np.int32), relaxation, hs.HighsModelStatus.kOptimal, state
 

@@ -38,6 +38,7 @@ from ilplayer.plugin_api import (
     Status,
     infeasible_or_unbounded,
     native_value,
+    row_entries,
 )
 
 # Options that make a known solver exact (MIP gap 0) and single-threaded, and the name of its
@@ -202,14 +203,13 @@ class PyomoSolver(PersistentModelSolver):
         model.y = pyo.Var(model.I, domain=lambda _, i: pyo.Integers if integer[i] else pyo.Reals,
                           bounds=lambda _, i: bounds[i])
         model.c = pyo.Param(model.I, mutable=True, initialize=0.0)
-        A, b = batch.A, batch.b + ROW_TOL
-        model.rows = pyo.Constraint(model.J, rule=lambda mdl, j: sum(
-            float(A[j, i]) * mdl.y[i] for i in range(n) if A[j, i] != 0) <= float(b[j]))
-        A_eq, b_eq, tol = batch.A_eq, batch.b_eq, EQUALITY_TOL
+        rows, b = list(row_entries(batch.A)), batch.b + ROW_TOL  # the non-zeros, dense or sparse
+        terms = lambda mdl, columns, values: sum(float(a) * mdl.y[int(i)] for i, a in zip(columns, values))
+        model.rows = pyo.Constraint(model.J, rule=lambda mdl, j: terms(mdl, *rows[j]) <= float(b[j]))
+        rows_eq, b_eq, tol = list(row_entries(batch.A_eq)), batch.b_eq, EQUALITY_TOL
         model.K = pyo.RangeSet(0, len(b_eq) - 1)
         model.equalities = pyo.Constraint(model.K, rule=lambda mdl, k: pyo.inequality(
-            float(b_eq[k]) - tol, sum(float(A_eq[k, i]) * mdl.y[i] for i in range(n) if A_eq[k, i] != 0),
-            float(b_eq[k]) + tol))
+            float(b_eq[k]) - tol, terms(mdl, *rows_eq[k]), float(b_eq[k]) + tol))
         model.objective = pyo.Objective(expr=sum(model.c[i] * model.y[i] for i in model.I))
         solver = pyo.SolverFactory(self.solver_name)
         persistent = hasattr(solver, "set_instance") and hasattr(solver, "set_objective")
@@ -218,7 +218,9 @@ class PyomoSolver(PersistentModelSolver):
         # A variable in no row and with cost 0 never reaches the solver (Pyomo drops zero
         # terms), so it gets no value; every box value is optimal for it: take its lower bound
         # (the box's point closest to 0 where that is -inf).
-        free = ~batch.A.any(axis=0) & ~batch.A_eq.any(axis=0)
+        free = np.ones(n, dtype=bool)  # in no row
+        for columns, _ in rows + rows_eq:
+            free[columns] = False
         unused_value = np.where(np.isfinite(batch.lb), batch.lb, np.clip(0.0, batch.lb, batch.ub))
         return model, solver, persistent, free, unused_value
 

@@ -18,6 +18,7 @@ from ilplayer.plugin_api import (
     infeasible_or_unbounded,
     multipliers_in_blocks,
     native_value,
+    row_entries,
 )
 
 # Exact (gaps 0). Presolve and separation off: cheaper on tiny instances. Heuristics at
@@ -113,10 +114,11 @@ class ScipSolver(PersistentModelSolver):
         bound = lambda value: float(value) if np.isfinite(value) else None
         y = [model.addVar(vtype="I" if integer else "C", lb=bound(l), ub=bound(u))
              for l, u, integer in zip(batch.lb, batch.ub, batch.integrality)]
-        for row, bound in zip(batch.A, batch.b + FEASIBILITY_TOL):
-            model.addCons(scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0) <= float(bound))
-        for row, bound in zip(batch.A_eq, batch.b_eq):  # two rows: a band of b_eq -/+ the tolerance
-            expression = scip.quicksum(float(a) * v for a, v in zip(row, y) if a != 0)
+        linear = lambda columns, values: scip.quicksum(float(a) * y[j] for j, a in zip(columns, values))
+        for (columns, values), bound in zip(row_entries(batch.A), batch.b + FEASIBILITY_TOL):
+            model.addCons(linear(columns, values) <= float(bound))
+        for (columns, values), bound in zip(row_entries(batch.A_eq), batch.b_eq):  # a band b_eq -/+ tol
+            expression = linear(columns, values)
             model.addCons(expression >= float(bound) - FEASIBILITY_TOL)
             model.addCons(expression <= float(bound) + FEASIBILITY_TOL)
         terms = [scip.scip.Term(v) for v in y]
@@ -137,10 +139,11 @@ class ScipSolver(PersistentModelSolver):
                        lbs=batch.lb.astype(float).tolist(), ubs=batch.ub.astype(float).tolist())
             # The exact rows, as HiGHS' relaxation has them: within the band a vertex sits 1e-6
             # off the integers, and the duals certify the exact LP.
-            for row, bound in zip(batch.A, batch.b):
-                lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0], lhs=-lp.infinity(), rhs=float(bound))
-            for row, bound in zip(batch.A_eq, batch.b_eq):
-                lp.addRow([(j, float(a)) for j, a in enumerate(row) if a != 0], lhs=float(bound), rhs=float(bound))
+            entries = lambda columns, values: [(int(j), float(a)) for j, a in zip(columns, values)]
+            for (columns, values), bound in zip(row_entries(batch.A), batch.b):
+                lp.addRow(entries(columns, values), lhs=-lp.infinity(), rhs=float(bound))
+            for (columns, values), bound in zip(row_entries(batch.A_eq), batch.b_eq):
+                lp.addRow(entries(columns, values), lhs=float(bound), rhs=float(bound))
         lp = state["lp"]
 
         def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
