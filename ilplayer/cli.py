@@ -145,6 +145,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                          help="PyEPO's own solver processes (its default: 1)")
         sub.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
         sub.add_argument("--out", default="results/dfl")
+        if task == "shortest-path":
+            sub.add_argument("--grid", type=_positive_int, default=5, help="a grid x grid network (default 5)")
+        if task == "knapsack-regret":
+            sub.add_argument("--items", type=_positive_int, default=32, help="items (default 32)")
+            sub.add_argument("--dim", type=_positive_int, default=2, help="weight rows, capacity 20 each (default 2)")
         if task == "tsp":
             sub.add_argument("--nodes", type=_positive_int, default=8, help="cities (default 8)")
             sub.add_argument("--formulation", choices=["gg", "mtz"], default="gg",
@@ -213,6 +218,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     report.add_argument("--title", default="Results")
     bench = commands.add_parser("bench", help="benchmarks (ratios within one run)").add_subparsers(
         dest="bench", required=True)
+    scale = bench.add_parser("scale", help="time per instance and peak memory against problem size, beside "
+                                           "a direct persistent model of the same backend")
+    scale.add_argument("--families", nargs="*", default=["shortest-path", "tsp", "knapsack"],
+                       choices=["shortest-path", "tsp", "knapsack"])
+    scale.add_argument("--backend", choices=["highs", "gurobi"], default="highs")
+    scale.add_argument("--sizes", nargs="*", type=_positive_int, default=None,
+                       help="sizes for every family given (grid side, nodes, items; default: each family's)")
+    scale.add_argument("--instances", type=_positive_int, default=8, help="cost vectors per size (default 8)")
+    scale.add_argument("--json", default=None, help="write the rows as JSON here")
+    scale.add_argument("--plot", default=None, help="write the log-log PNG here ([demo] extra)")
     parallel = bench.add_parser("parallel", help="serial vs threads vs processes vs Ray throughput")
     parallel.add_argument("--solver", default=None, help="backend (default: the preferred MIP backend)")
     parallel.add_argument("--batch", type=_positive_int, default=256)

@@ -142,8 +142,9 @@ def run_experiments(args: argparse.Namespace) -> int:
                              pyepo=not args.no_pyepo, resume=args.resume, executor=args.executor,
                              workers=args.workers, pyepo_processes=args.pyepo_processes,
                              report=lambda line: print(line, flush=True),
-                             nodes=getattr(args, "nodes", 8), formulation=getattr(args, "formulation", "gg"),
-                             pyepo_methods=tuple(m for m in methods if m in PYEPO_METHODS) if methods else None)
+                             pyepo_methods=tuple(m for m in methods if m in PYEPO_METHODS) if methods else None,
+                             task_options={key: getattr(args, key) for key in ("grid", "items", "dim", "nodes",
+                                                                               "formulation") if hasattr(args, key)})
         return 0
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
@@ -380,6 +381,24 @@ def run_learn(args: argparse.Namespace) -> int:
 def run_bench(args: argparse.Namespace) -> int:
     from ilplayer import bench
 
+    if args.bench == "scale":
+        from ilplayer.bench.scale import SCALE_SIZES, plot_scale, scale_benchmark
+
+        sizes: dict[str, tuple[int, ...]] = ({family: tuple(args.sizes) for family in args.families}
+                                             if args.sizes else dict(SCALE_SIZES))
+        print(f"ilplayer bench scale on {args.backend}: one thread, each size in a fresh process", flush=True)
+        rows = scale_benchmark(tuple(args.families), args.backend, sizes, args.instances,
+                               report=lambda line: print(line, flush=True))
+        if args.plot and rows:
+            plot_scale(rows, args.plot)
+            print(f"wrote {args.plot}")
+        if args.json:
+            import json
+            from pathlib import Path
+
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+            print(f"wrote {args.json}")
+        return 0
     if args.bench == "parallel":
         rows = bench.parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors,
                                         tuple(args.families or bench.PARALLEL_FAMILIES))

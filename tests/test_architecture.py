@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 
 LAYERS = [
-    ("errors",),                                            # every public exception and warning
+    ("errors", "matrices"),                                 # every public exception and warning; dense or sparse rows
     ("types", "seeding"),                                   # shared records, random streams
     ("problem", "solver", "engine", "reduced_costs", "params"),  # input validation, the contract, its engine
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
@@ -24,7 +24,7 @@ LAYERS = [
     ("plugins", "plugin_api"),                              # the registry, the plugin authors' face
     ("executors", "workers", "ray_executor"),               # pools of workers, their processes, Ray
     ("dispatch",),                                          # a batch -> groups -> tasks -> answers
-    ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity",
+    ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
      "gradients.perturbed", "metrics", "losses", "instances", "backend_cache",
      "separation", "polish", "observations"),
     ("layer",),                                             # ILPLayer and solve()
@@ -32,7 +32,7 @@ LAYERS = [
     ("training",),                                          # the learning loop
     ("learn",),                                             # learning from the user's data
     ("testing", "fuzz", "milp_fuzz",                        # tools built on the core
-     "bench", "bench.solvers", "bench.parallel", "bench.targets"),
+     "bench", "bench.solvers", "bench.parallel", "bench.targets", "bench.scale"),
     ("experiments",),                                       # the paper's demonstrations (a package)
     ("commands",),                                          # what each subcommand does
     ("cli", "__main__", "__init__"),                        # entry points and the package face

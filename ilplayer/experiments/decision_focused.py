@@ -7,6 +7,9 @@ PyEPO when it is installed):
 * ``shortest-path``: a 5 x 5 grid, 40 edges, from the top-left to the bottom-right node; the
   flow conservation rows are equalities ``A_eq y = b_eq``; minimise.
 * ``knapsack-regret``: 32 items, 2 weight rows of capacity 20 each; maximise the value.
+* ``tsp``: PyEPO's travelling salesperson (8 nodes by default), a mixed-integer program in
+  its GG or MTZ formulation (:mod:`ilplayer.experiments.tsp`): binary arcs, continuous flows
+  or orders; the costs per edge reach the program through ``Task.embed``.
 
 Methods, every one on any backend: ``2s`` (two-stage: MSE on the costs), ``spo+``
 (:class:`~ilplayer.losses.SPOPlus`), ``pfyl`` (:class:`~ilplayer.losses.FenchelYoung`),
@@ -31,11 +34,10 @@ from ilplayer.metrics import regret
 from ilplayer.seeding import derive_seed
 
 __all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "run_method", "run_pyepo",
-           "shortest_path_data"]
+           "shortest_path_data", "task_label", "task_title"]
 
 METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt")
-TASKS = ("shortest-path", "knapsack-regret")
-TITLES = {"shortest-path": "Shortest path, 5 x 5 grid", "knapsack-regret": "Knapsack, 32 items, 2 rows"}
+TASKS = ("shortest-path", "knapsack-regret", "tsp")
 PYEPO_METHODS = ("spo+", "pfyl", "dbb")
 
 
@@ -96,41 +98,87 @@ class Task:
     A_eq: torch.Tensor | None
     b_eq: torch.Tensor | None
     pyepo_args: dict[str, Any]
+    lb: Any = 0
+    ub: Any = 1
+    integrality: Any = None
+    embed: torch.Tensor | None = None
+    """(variables, cost entries) when the program's variables are not the costs' (the TSP's
+    arcs and flows for its edge costs): costs ``c @ embed.T``, decisions ``y @ embed``."""
 
     def constraints(self) -> dict[str, Any]:
         return {"A": self.A, "b": self.b, "A_eq": self.A_eq, "b_eq": self.b_eq}
 
+    def costs(self, c: torch.Tensor) -> torch.Tensor:
+        return c if self.embed is None else c @ self.embed.T
+
+    def decisions(self, y: torch.Tensor) -> torch.Tensor:
+        return y if self.embed is None else y @ self.embed
+
 
 def make_task(name: str, train_size: int = 1000, test_size: int = 1000, num_features: int = 5,
-              deg: int = 4, noise_width: float = 0.5, seed: int = 135) -> Task:
-    """The data of ``name`` (PyEPO's settings: 5 features, polynomial degree 4, noise 0.5)."""
+              deg: int = 4, noise_width: float = 0.5, seed: int = 135, nodes: int = 8,
+              formulation: str = "gg", grid: int = 5, items: int = 32, dim: int = 2) -> Task:
+    """The data of ``name`` (PyEPO's settings: 5 features, polynomial degree 4, noise 0.5;
+    ``grid`` (a grid x grid shortest path), ``items`` and ``dim`` (the knapsack's items and
+    weight rows, capacity 20 each), ``nodes`` and ``formulation`` for the TSP)."""
     total = train_size + test_size
     t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.float64))
     if name == "shortest-path":
-        grid = (5, 5)
+        shape = (grid, grid)
         extra: dict[str, Any]
-        x, c = shortest_path_data(total, num_features, grid, deg, noise_width, seed)
-        arcs = grid_arcs(grid)
-        nodes = grid[0] * grid[1]
+        x, c = shortest_path_data(total, num_features, shape, deg, noise_width, seed)
+        arcs = grid_arcs(shape)
+        nodes = grid * grid
         A_eq = np.zeros((nodes, len(arcs)))
         for k, (u, v) in enumerate(arcs):
             A_eq[u, k], A_eq[v, k] = -1.0, 1.0
         b_eq = np.zeros(nodes)
         b_eq[0], b_eq[-1] = -1.0, 1.0
         A, b = np.zeros((0, len(arcs))), np.zeros(0)
-        sense, extra = "min", {"grid": grid}
+        sense, extra = "min", {"grid": shape}
     elif name == "knapsack-regret":
-        weights, x, c = knapsack_data(total, num_features, 32, 2, deg, noise_width, seed)
-        A, b, A_eq, b_eq = weights, np.full(2, 20.0), None, None
-        sense, extra = "max", {"weights": weights, "capacity": [20.0, 20.0]}
+        weights, x, c = knapsack_data(total, num_features, items, dim, deg, noise_width, seed)
+        A, b, A_eq, b_eq = weights, np.full(dim, 20.0), None, None
+        sense, extra = "max", {"weights": weights, "capacity": [20.0] * dim}
+    elif name == "tsp":
+        from ilplayer.experiments.tsp import tsp_data, tsp_program
+
+        x, c = tsp_data(total, num_features, nodes, deg, noise_width, seed)
+        program = tsp_program(nodes, formulation)
+        return Task(name, "min", t(x[:train_size]), t(c[:train_size]), t(x[train_size:]), t(c[train_size:]),
+                    t(program.A), t(program.b), t(program.A_eq), t(program.b_eq),
+                    {"nodes": nodes, "formulation": formulation}, lb=program.lb, ub=program.ub,
+                    integrality=program.integrality, embed=t(program.embed))
     else:
         raise ValueError(f"task must be one of {TASKS}, got {name!r}")
     return Task(name, sense, t(x[:train_size]), t(c[:train_size]), t(x[train_size:]), t(c[train_size:]),
                 t(A), t(b), None if A_eq is None else t(A_eq), None if b_eq is None else t(b_eq), extra)
 
 
+def task_label(name: str, options: dict[str, Any]) -> str:
+    """The task's name in record names: with its size where that is not the default."""
+    if name == "tsp":
+        return f"tsp{options.get('nodes', 8)}-{options.get('formulation', 'gg')}"
+    if name == "shortest-path" and options.get("grid", 5) != 5:
+        return f"shortest-path{options['grid']}x{options['grid']}"
+    if name == "knapsack-regret" and (options.get("items", 32), options.get("dim", 2)) != (32, 2):
+        return f"knapsack-regret-{options.get('items', 32)}items-dim{options.get('dim', 2)}"
+    return name
+
+
+def task_title(name: str, options: dict[str, Any]) -> str:
+    """A plot title for the task at its size."""
+    if name == "tsp":
+        return (f"TSP, {options.get('nodes', 8)} nodes, {options.get('formulation', 'gg').upper()} "
+                "(mixed-integer)")
+    if name == "shortest-path":
+        return f"Shortest path, {options.get('grid', 5)} x {options.get('grid', 5)} grid"
+    return f"Knapsack, {options.get('items', 32)} items, {options.get('dim', 2)} rows"
+
+
 def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
-    y, status = layer.solve_batch(c, **task.constraints())
+    """The optimal solutions (the program's variables) for the costs ``c`` (the task's)."""
+    y, status = layer.solve_batch(task.costs(c), **task.constraints())
     if not bool((status == 0).all()):
         raise RuntimeError(f"{task.name}: {int((status != 0).sum())} instances not solved to optimality")
     return y
@@ -150,8 +198,8 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     gradient = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt"}.get(method, "combopt")
     method_options: dict[str, Any] = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
                       {"sigma": 1.0, "samples": 10, "seed": derive_seed(seed, 5)} if gradient == "perturbed" else {})
-    layer = ILPLayer(0, 1, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
-                     workers=workers, **method_options)
+    layer = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
+                     workers=workers, integrality=task.integrality, **method_options)
     sign = 1.0 if task.sense == "min" else -1.0
     constraints = task.constraints()
     y_train = _optimal(layer, task, task.c_train)
@@ -160,8 +208,8 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
 
     def test_regret() -> float:
         with torch.no_grad():
-            decisions = _optimal(layer, task, model(task.x_test))
-        return regret(task.c_test, decisions, y_test, sense=task.sense)
+            decisions = task.decisions(_optimal(layer, task, model(task.x_test)))
+        return regret(task.c_test, decisions, task.decisions(y_test), sense=task.sense)
 
     history = [{"epoch": 0, "regret": test_regret(), "seconds": 0.0}]
     g = torch.Generator().manual_seed(derive_seed(seed, 2))
@@ -170,7 +218,9 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
         order = torch.randperm(len(task.x_train), generator=g)
         for first in range(0, len(order), batch_size):
             rows = order[first:first + batch_size]
-            c_pred, c_true, y_true = model(task.x_train[rows]), task.c_train[rows], y_train[rows]
+            # The program's costs (the TSP's arcs and flows from its edge costs; else the costs)
+            c_pred, c_true = task.costs(model(task.x_train[rows])), task.costs(task.c_train[rows])
+            y_true = y_train[rows]
             if method == "2s":
                 loss = torch.nn.functional.mse_loss(c_pred, c_true)
             elif method == "spo+":
@@ -196,16 +246,25 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
 
 
 def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, batch_size: int = 32,
-              seed: int = 0, processes: int = 1) -> dict[str, Any]:
-    """PyEPO's own SPO+, PFYL or DBB, with its Gurobi model, on the same data and model
-    (``processes``: PyEPO's own pool for the solves, 1 = in this process)."""
+              seed: int = 0, processes: int = 1, solver: str = "gurobi") -> dict[str, Any]:
+    """PyEPO's own SPO+, PFYL or DBB, with its Gurobi model (``solver="gurobi"``) or its Pyomo
+    model on HiGHS (``"pyomo:highs"``), on the same data and model (``processes``:
+    PyEPO's own pool for the solves, 1 = in this process)."""
     import pyepo
 
-    if task.name == "shortest-path":
-        optmodel = pyepo.model.grb.shortestPathModel(grid=task.pyepo_args["grid"])
+    if solver not in ("gurobi", "pyomo:highs"):
+        raise ValueError(f"PyEPO runs on its Gurobi model ('gurobi') or its Pyomo model with HiGHS "
+                         f"('pyomo:highs'), got solver={solver!r}")
+    family = pyepo.model.grb if solver == "gurobi" else pyepo.model.omo
+    on_highs: dict[str, Any] = {} if solver == "gurobi" else {"solver": "appsi_highs"}
+    if task.name == "tsp":
+        formulation = {"gg": "tspGGModel", "mtz": "tspMTZModel"}[task.pyepo_args["formulation"]]
+        optmodel = getattr(family, formulation)(task.pyepo_args["nodes"], **on_highs)
+    elif task.name == "shortest-path":
+        optmodel = family.shortestPathModel(grid=task.pyepo_args["grid"], **on_highs)
     else:
-        optmodel = pyepo.model.grb.knapsackModel(weights=task.pyepo_args["weights"],
-                                                 capacity=task.pyepo_args["capacity"])
+        optmodel = family.knapsackModel(weights=task.pyepo_args["weights"], capacity=task.pyepo_args["capacity"],
+                                        **on_highs)
     train = pyepo.data.dataset.optDataset(optmodel, task.x_train.numpy(), task.c_train.numpy())
     test = pyepo.data.dataset.optDataset(optmodel, task.x_test.numpy(), task.c_test.numpy())
     torch.manual_seed(derive_seed(seed, 1))
@@ -243,7 +302,7 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
         history.append({"epoch": epoch + 1, "regret": pyepo.metric.regret(model.float(), optmodel, test_loader),
                         "seconds": seconds})
         model.double()
-    return {"task": task.name, "method": method, "solver": "gurobi", "library": "pyepo", "seed": seed,
+    return {"task": task.name, "method": method, "solver": solver, "library": "pyepo", "seed": seed,
             "processes": processes, "epochs": epochs, "lr": lr, "batch_size": batch_size,
             "train_size": len(task.x_train),
             "test_size": len(task.x_test), "regret": history[-1]["regret"],

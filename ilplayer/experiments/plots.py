@@ -57,7 +57,7 @@ def plot_regret(records: Sequence[dict], path: str | Path, title: str) -> Path:
     for bar, key in zip(bars, keys):
         if key[1] == "pyepo":
             bar.set_hatch("//")
-    axis.set_xticks(range(len(keys)), [f"{m}\n{lib if lib == 'pyepo' else s}" for m, lib, s in keys],
+    axis.set_xticks(range(len(keys)), [f"{m}\n{'pyepo ' if lib == 'pyepo' else ''}{s}" for m, lib, s in keys],
                     fontsize=7, rotation=90)
     axis.set(ylabel="normalised test regret (%)", title=title)
     return _save(figure, path)

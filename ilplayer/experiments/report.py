@@ -17,7 +17,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ilplayer.experiments.decision_focused import TITLES
+from ilplayer.experiments.decision_focused import task_title
 from ilplayer.experiments.runner import DEVIATIONS, PAPER_STD, paper_accuracy
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
@@ -57,7 +57,9 @@ def load_records(folder: str | Path) -> list[dict[str, Any]]:
     return records
 
 
-DFL_TITLES = {task: f"{title} (PyEPO data)" for task, title in TITLES.items()}
+def _dfl_title(record: dict[str, Any]) -> str:
+    """The task at its size (records before task sizes were recorded: the defaults)."""
+    return f"{task_title(record['task'], record.get('task_options', {}))} (PyEPO data)"
 
 
 def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | None = None) -> list[str]:
@@ -68,15 +70,16 @@ def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | N
              "Normalised test regret (%, lower is better; mean ± std over the seeds found) and "
              "seconds per training epoch, a linear model from 5 features to the costs, Adam "
              "(lr 1e-2, batch 32). `ilplayer` rows use ilplayer's methods on the backend named; "
-             "`pyepo` rows are PyEPO 2.2.7's own implementation with its Gurobi model, on the "
-             "same data, splits and initialisation. Produced by `ilplayer experiment "
-             "shortest-path` and `ilplayer experiment knapsack-regret`.", ""]
+             "`pyepo` rows are PyEPO 2.2.7's own implementation with its Gurobi model (backend "
+             "gurobi) or its Pyomo model with HiGHS (backend pyomo:highs), on the same data, "
+             "splits and initialisation. Produced by `ilplayer experiment shortest-path`, "
+             "`knapsack-regret` and `tsp`.", ""]
     by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
-        by_task[record["task"]].append(record)
+        by_task[record.get("label", record["task"])].append(record)
     for task, runs in sorted(by_task.items()):
         first = runs[0]
-        lines += [f"### {DFL_TITLES.get(task, task)}", "",
+        lines += [f"### {_dfl_title(first)}", "",
                   f"{first['train_size']} training and {first['test_size']} test instances, "
                   f"{first['epochs']} epochs; untrained model: "
                   f"{100 * first['history'][0]['regret']:.1f} %.", "",
@@ -277,9 +280,10 @@ def write_report(folder: str | Path, out: str | Path, title: str = "Results",
             plot_protocol(cells, image, "CombOptNet with the paper's settings against the paper")
             figures["protocol"] = image.name
         decision_focused = [r for r in records if "library" in r]
-        for task in sorted({r["task"] for r in decision_focused}):
+        for task in sorted({r.get("label", r["task"]) for r in decision_focused}):
             image = path.parent / f"{path.stem}-{task}.png"
-            plot_regret([r for r in decision_focused if r["task"] == task], image, DFL_TITLES.get(task, task))
+            runs = [r for r in decision_focused if r.get("label", r["task"]) == task]
+            plot_regret(runs, image, _dfl_title(runs[0]))
             figures[task] = image.name
     path.write_text(build_report(records, title, preface, figures))
     return path

@@ -313,12 +313,17 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
                          epochs: int = 10, train_size: int = 1000, test_size: int = 1000,
                          pyepo: bool = True, resume: bool = False, plot: bool = True,
                          executor: str | None = None, workers: int | None = None,
-                         pyepo_processes: int = 1, report: Any = print) -> list[dict[str, Any]]:
+                         pyepo_processes: int = 1, report: Any = print,
+                         pyepo_methods: tuple[str, ...] | None = None,
+                         task_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every method on every backend (default: the installed MIP backends) and, when PyEPO is
     installed, PyEPO's SPO+, PFYL and DBB: one JSON record per run, a PNG of the regrets.
     ``executor``/``workers`` run ilplayer's solves (the layer's default when None),
     ``pyepo_processes`` PyEPO's; a record of another setting than the default says so in its
-    name."""
+    name. ``task_options`` go to :func:`~ilplayer.experiments.decision_focused.make_task`
+    (``grid``, ``items``, ``dim``, ``nodes``, ``formulation``); a size other than the default
+    says so in the names. PyEPO runs beside each solver: its Gurobi model beside ``gurobi``,
+    its Pyomo model with HiGHS beside ``highs``."""
     import importlib.util
 
     from ilplayer.experiments import decision_focused as dfl
@@ -326,14 +331,17 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
 
     methods = methods or dfl.METHODS
     solvers = solvers or tuple(s for s in MIP_BACKEND_RANKING if s in available_solvers())
-    data = dfl.make_task(task, train_size, test_size)
+    options = dict(task_options or {})
+    data = dfl.make_task(task, train_size, test_size, **options)
     runs: list[tuple[str, str, str]] = [("ilplayer", m, s) for s in solvers for m in methods]
-    if pyepo and importlib.util.find_spec("pyepo") is not None and "gurobi" in available_solvers():
-        runs += [("pyepo", m, "gurobi") for m in dfl.PYEPO_METHODS]
+    if pyepo and importlib.util.find_spec("pyepo") is not None:
+        pyepo_solvers = [{"gurobi": "gurobi", "highs": "pyomo:highs"}[s] for s in solvers if s in ("gurobi", "highs")]
+        runs += [("pyepo", m, s) for s in pyepo_solvers for m in (pyepo_methods or dfl.PYEPO_METHODS)]
+    label = dfl.task_label(task, options)
     records = []
     for seed in seeds:
         for library, method, solver in runs:
-            name = f"{task}-{library}-{method.replace('+', 'plus')}-{solver}-seed{seed}"
+            name = f"{label}-{library}-{method.replace('+', 'plus')}-{solver.replace(':', '-')}-seed{seed}"
             if library == "ilplayer" and executor not in (None, "auto"):
                 name += f"-{executor}"
             if library == "pyepo" and pyepo_processes != 1:
@@ -342,21 +350,23 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
                 records.append(finished)
                 continue
             if library == "pyepo":
-                record = dfl.run_pyepo(data, method, epochs=epochs, seed=seed, processes=pyepo_processes)
+                record = dfl.run_pyepo(data, method, epochs=epochs, seed=seed, processes=pyepo_processes,
+                                       solver=solver)
             else:
                 record = dfl.run_method(data, method, solver, epochs=epochs, seed=seed,
                                         executor=executor, workers=workers)
             record["versions"] = versions(solver)
+            record["label"], record["task_options"] = label, options
             save_record(record, out_dir, name, None)
             records.append(record)
             where = (f" ({record['executor']})" if library == "ilplayer"
                      else f" ({record['processes']} process{'es' if record['processes'] > 1 else ''})")
-            report(f"{task} {library} {method} on {solver}{where}, seed {seed}: regret "
+            report(f"{label} {library} {method} on {solver}{where}, seed {seed}: regret "
                    f"{100 * record['regret']:.2f} % ({record['seconds_per_epoch']:.1f} s/epoch)")
     if plot:
         try:
             from ilplayer.experiments.plots import plot_regret
         except ImportError:
             return records
-        plot_regret(records, Path(out_dir) / f"{task}.png", dfl.TITLES[task])
+        plot_regret(records, Path(out_dir) / f"{label}.png", dfl.task_title(task, options))
     return records
