@@ -114,6 +114,23 @@ def new_highs(hs: Any) -> Any:
     return highs
 
 
+def run_highs(highs: Any, hs: Any) -> Any:
+    """``highs.run()``, once more after resetting HiGHS' global thread scheduler when another
+    user of highspy in this process started it with more threads than ours (``threads=1``).
+
+    HiGHS 1.16 keeps one scheduler per process; once a model with the default ``threads`` (all
+    cores) has run -- PyEPO's Pyomo model on ``appsi_highs``, say -- every model asking for 1
+    thread fails with "the scheduler has already been initialized to use 2 threads" and model
+    status "Not Set". Reset, a model with the default adopts the 1-thread scheduler.
+    """
+    status = highs.run()
+    if status == hs.HighsStatus.kError and highs.getModelStatus() == hs.HighsModelStatus.kNotset:
+        with _banner_lock:
+            hs.Highs.resetGlobalScheduler(True)
+        status = highs.run()
+    return status
+
+
 CLASH_FIX = ("ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1.16 links HiGHS "
              "into its own module and lives beside ortools: pip install 'ilplayer[all]' "
              "(highspy>=1.16 with ortools 9.15).")
@@ -235,7 +252,7 @@ class HighsSolver(PersistentModelSolver):
 
         def solve_block(costs: np.ndarray) -> Any:
             highs.changeColsCost(len(columns), columns, costs)
-            highs.run()
+            run_highs(highs, self._highspy)
             return highs.getSolution().col_value if highs.getModelStatus() == optimal else None
 
         return solve_in_blocks(c, BLOCK, solve_block, INTEGRAL_LP_TOL, blocks["integer"])
@@ -257,7 +274,7 @@ class HighsSolver(PersistentModelSolver):
 
         def solve_block(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             highs.changeColsCost(len(columns), columns, costs)
-            highs.run()
+            run_highs(highs, self._highspy)
             if highs.getModelStatus() != optimal:
                 return None
             # HiGHS' row duals are the objective's sensitivity to the row bounds: <= 0 on a
@@ -273,7 +290,7 @@ class HighsSolver(PersistentModelSolver):
         # give one every time, at ~0.1 ms instead of a MIP root of 2-3 ms.
         _, columns, relaxation, optimal, state = model
         relaxation.changeColsCost(len(columns), columns, c)
-        relaxation.run()
+        run_highs(relaxation, self._highspy)
         if relaxation.getModelStatus() != optimal:
             return None
         return integral_answer(np.array(relaxation.getSolution().col_value), state["integer"], INTEGRAL_LP_TOL)
@@ -305,13 +322,13 @@ class HighsSolver(PersistentModelSolver):
         if cutoff != state["cutoff"]:
             highs.setOptionValue("objective_bound", cutoff)
             state["cutoff"] = cutoff
-        highs.run()
+        run_highs(highs, self._highspy)
         status = highs.getModelStatus()
         if status == hs.HighsModelStatus.kUnknown:
             # Measured on HiGHS 1.16: an LP re-solved from the basis of an unbounded one may end
             # "Unknown"; from scratch it is decided (fuzz seed 100203).
             highs.clearSolver()
-            highs.run()
+            run_highs(highs, self._highspy)
             status = highs.getModelStatus()
         has_point = highs.getInfo().primal_solution_status == 2  # kSolutionStatusFeasible
         y = np.array(highs.getSolution().col_value) if has_point else None

@@ -75,3 +75,22 @@ def test_the_search_with_equalities_in_blocks_matches_cold_solves():
     for data in (batch, revisit):
         np.testing.assert_allclose(_objectives(warm, data), _objectives(cold, data), atol=1e-7)
     assert max(searched) >= highs_solver.MIN_BLOCK  # the block LP's duals were used
+
+
+def test_another_highs_user_with_more_threads_does_not_break_the_backend():
+    """PyEPO's Pyomo model (appsi_highs) runs HiGHS with its default threads first: HiGHS 1.16's
+    one scheduler per process then refused every model asking for 1 thread ("Not Set")."""
+    import highspy
+
+    highspy.Highs.resetGlobalScheduler(True)  # as in a fresh process: the other user comes first
+    other = highspy.Highs()
+    other.setOptionValue("output_flag", False)
+    other.setOptionValue("threads", 2)
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = 1, 0
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = np.array([1.0]), np.array([0.0]), np.array([1.0])
+    other.passModel(lp)
+    assert other.run() == highspy.HighsStatus.kOk
+    y, status = ilplayer.solve(np.array([[-1.0, -1.0]]), np.array([[1.0, 1.0]]), np.array([1.0]), 0, 1,
+                               solver="highs", executor="serial")
+    assert status.tolist() == [0] and y.sum() == 1.0
