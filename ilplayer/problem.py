@@ -95,19 +95,22 @@ def _check_finite(tensor: torch.Tensor, name: str) -> None:
                          f"{tuple(bad)}")
 
 
+def _float_array(value: Any, name: str, expected: str) -> np.ndarray:
+    """``value`` (a tensor, array, sequence or number) as a float64 host array."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", torch.float64).numpy()
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}") from None
+
+
 def _bound_array(value: Bounds, name: str) -> np.ndarray:
     """A bound as a float64 array (0-d or 1-d), checked for type, NaN and range; shared by
     :func:`as_bounds` and :func:`check_box`. ``-inf`` and ``inf`` are kept (unbounded)."""
     if isinstance(value, bool) or value is None:
         raise TypeError(f"{name} must be a number or a vector of numbers, got {value!r}")
-    if isinstance(value, torch.Tensor):
-        array = value.detach().to("cpu", torch.float64).numpy()
-    else:
-        try:
-            array = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name} must be a number or a vector of numbers, "
-                            f"got {type(value).__name__}") from None
+    array = _float_array(value, name, "a number or a vector of numbers")
     if array.ndim > 1:
         raise ValueError(f"{name} must be a scalar or a vector (one bound per variable), "
                          f"got shape {tuple(array.shape)}")
@@ -149,13 +152,7 @@ def as_integrality(value: Any, n: int | None) -> np.ndarray:
     convention: 1 integer, 0 continuous; None is all integer). ``n`` None: any length."""
     if value is None:
         return np.ones(n if n is not None else 0, dtype=bool)
-    if isinstance(value, torch.Tensor):
-        value = value.detach().cpu().numpy()
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"integrality must be 0/1 per variable (1 integer, 0 continuous), "
-                        f"got {type(value).__name__}") from None
+    array = _float_array(value, "integrality", "0/1 per variable (1 integer, 0 continuous)")
     if array.ndim > 2:
         raise ValueError(f"integrality must have shape (n,) or (batch, n), got {tuple(array.shape)}")
     flat = array.reshape(-1)

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 
@@ -54,3 +55,20 @@ def test_rounded_answers_stay_feasible_on_a_dense_box():
     y, status = ilplayer.solve(c, A, b, -5, 5, solver="gurobi")
     assert ilplayer.Status.names(status) == ["optimal", "optimal"]
     assert ((y @ A.T) <= b + 1e-6).all()
+
+
+def test_block_relaxations_fit_the_size_limited_licence_with_equalities():
+    """Each equality is two rows of the block LP: counted as one, a 10 x 10 grid's shortest path
+    (180 arcs, 100 equalities) made 11 blocks of 200 rows, over the licence's 2 000: every
+    block LP failed, its gate closed and each instance went to the MIP."""
+    pytest.importorskip("gurobipy", reason="gurobipy is not installed")
+    from ilplayer.formulations import grid_network
+
+    solver = ilplayer.get_solver("gurobi")
+    A_eq, b_eq = grid_network(10)
+    c = np.random.default_rng(0).uniform(0.1, 1.0, (16, A_eq.shape[1]))
+    batch = ilplayer.ILPBatch(c=c, A=np.zeros((0, 180)), b=np.zeros(0), lb=np.zeros(180), ub=np.ones(180),
+                              A_eq=A_eq.toarray(), b_eq=b_eq)
+    answers = solver.solve_relaxations(solver.model_for(batch), c)
+    assert all(answer is not None for answer in answers)  # network LPs are integral
+    solver.close()
