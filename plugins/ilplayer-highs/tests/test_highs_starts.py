@@ -94,3 +94,28 @@ def test_another_highs_user_with_more_threads_does_not_break_the_backend():
     y, status = ilplayer.solve(np.array([[-1.0, -1.0]]), np.array([[1.0, 1.0]]), np.array([1.0]), 0, 1,
                                solver="highs", executor="serial")
     assert status.tolist() == [0] and y.sum() == 1.0
+
+
+def test_presolve_is_on_for_large_models_only_and_params_win():
+    def presolve(solver, n):
+        batch = ilplayer.ILPBatch(c=np.ones((1, n)), A=np.ones((1, n)), b=np.array([1.0]), lb=np.zeros(n),
+                                  ub=np.ones(n))
+        return solver.model_for(batch)[0].getOptionValue("presolve")[1]
+
+    solver = ilplayer.get_solver("highs")
+    assert presolve(solver, 16) == "off" and presolve(solver, highs_solver.PRESOLVE_FROM) == "on"
+    assert presolve(ilplayer.get_solver("highs", params={"presolve": "off"}), 200) == "off"
+
+
+def test_large_mixed_programs_agree_with_gurobi():
+    """PyEPO's TSP (10 nodes, 180 variables: presolve on) and 128-item knapsacks."""
+    pytest.importorskip("gurobipy")
+    from ilplayer.bench.scale import scale_problem
+
+    for family, size in (("tsp", 10), ("knapsack", 128)):
+        problem = scale_problem(family, size, 6, seed=3)
+        c = problem.pop("c")
+        y, status = ilplayer.solve(c, solver="highs", executor="serial", **problem)
+        y_ref, status_ref = ilplayer.solve(c, solver="gurobi", executor="serial", **problem)
+        assert (status == 0).all() and (status_ref == 0).all()
+        assert np.allclose((c * y).sum(1), (c * y_ref).sum(1), rtol=1e-7, atol=1e-6), family
