@@ -117,22 +117,22 @@ def measure_one(family: str, size: int, backend: str, instances: int) -> dict[st
     """One (family, size) in this process: ilplayer, then the direct model, on the same costs."""
     import torch
 
-    import ilplayer
+    from ilplayer.layer import solve
 
     torch.set_num_threads(1)
     problem = scale_problem(family, size, instances + 1)
     c = problem.pop("c")
     n = c.shape[1]
     base = _rss_mb()
-    ilplayer.solve(c[:1], solver=backend, executor="serial", **problem)  # builds the model
+    solve(c[:1], solver=backend, executor="serial", **problem)  # builds the model
     start = time.perf_counter()
-    y, status = ilplayer.solve(c[1:], solver=backend, executor="serial", **problem)
+    y, status = solve(c[1:], solver=backend, executor="serial", **problem)
     ours = (time.perf_counter() - start) / instances
     growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - base
-    solve = (_direct_highs if backend == "highs" else _direct_gurobi)(problem, n)
-    solve(c[0])  # the direct model's first solve, like ilplayer's
+    direct_solve = (_direct_highs if backend == "highs" else _direct_gurobi)(problem, n)
+    direct_solve(c[0])  # the direct model's first solve, like ilplayer's
     start = time.perf_counter()
-    direct_objective = np.array([solve(row) for row in c[1:]])
+    direct_objective = np.array([direct_solve(row) for row in c[1:]])
     direct = (time.perf_counter() - start) / instances
     objective = (c[1:] * np.asarray(y)).sum(1)
     rows = sum(x.shape[0] for x in (problem["A"], problem["A_eq"]) if x is not None)
