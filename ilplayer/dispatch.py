@@ -114,9 +114,7 @@ def box_optima(batch: ILPBatch) -> tuple[np.ndarray, np.ndarray]:
     training an SPO+ or maximisation batch has costs of one sign (an empty knapsack), and such
     instances then cost nothing on every backend and executor.
     """
-    with np.errstate(invalid="ignore"):
-        rest = np.where(np.isfinite(batch.lb), batch.lb, np.clip(0.0, batch.lb, batch.ub))  # cost 0: any bound
-        y = np.where(batch.c < 0, batch.ub, np.where(batch.c > 0, batch.lb, rest)).astype(np.float64)
+    y = np.where(batch.c < 0, batch.ub, np.where(batch.c > 0, batch.lb, batch.finite_lower())).astype(np.float64)
     # An infinite bound under its cost: the instance is unbounded, or its rows decide.
     decided = np.isfinite(y).all(axis=1)
     y = np.where(np.isfinite(y), y, 0.0)

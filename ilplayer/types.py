@@ -186,6 +186,11 @@ class ILPBatch:
         around a start and the enumerating backends are exact for."""
         return bool(self.integrality.all() and np.isfinite(self.lb).all() and np.isfinite(self.ub).all())
 
+    def finite_lower(self) -> np.ndarray:
+        """Per variable, ``lb`` where it is finite, else the box's point closest to 0: the value
+        a variable takes when any value of its box will do (a zero cost, no row)."""
+        return np.where(np.isfinite(self.lb), self.lb, np.clip(0.0, self.lb, self.ub))
+
     def round_integers(self, y: np.ndarray) -> np.ndarray:
         """``y`` with its integer variables rounded to the nearest integer (the rest kept)."""
         return np.where(self.integrality, np.rint(y), y) + 0.0  # + 0.0: no -0.0

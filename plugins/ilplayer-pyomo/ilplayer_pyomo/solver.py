@@ -221,8 +221,7 @@ class PyomoSolver(PersistentModelSolver):
         free = np.ones(n, dtype=bool)  # in no row
         for columns, _ in rows + rows_eq:
             free[columns] = False
-        unused_value = np.where(np.isfinite(batch.lb), batch.lb, np.clip(0.0, batch.lb, batch.ub))
-        return model, solver, persistent, free, unused_value
+        return model, solver, persistent, free, batch.finite_lower()
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         from pyomo.opt import TerminationCondition as TC
