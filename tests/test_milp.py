@@ -35,6 +35,16 @@ def test_agrees_with_scipy_milp_on_fuzzed_cases(backend):
 
 
 @pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_unbounded_milp_that_hung_highs_branch_and_bound(backend):
+    # Fuzz seed 200579, cost row 1: an integer variable free above with a negative cost. HiGHS'
+    # branch and bound ran for minutes on it; its LP relaxation settles it as unbounded.
+    solver = require(backend)
+    report = fuzz_milp_backend(solver, [milp_case(200579)])
+    solver.close()
+    assert report.count("ok") == 4, report.counts
+
+
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
 def test_small_mixed_program(backend):
     require(backend)
     c = torch.tensor([[1.0, 2.0], [1.0, 0.0]])

@@ -211,29 +211,58 @@ class PyomoSolver(PersistentModelSolver):
         model.equalities = pyo.Constraint(model.K, rule=lambda mdl, k: pyo.inequality(
             float(b_eq[k]) - tol, terms(mdl, *rows_eq[k]), float(b_eq[k]) + tol))
         model.objective = pyo.Objective(expr=sum(model.c[i] * model.y[i] for i in model.I))
-        solver = pyo.SolverFactory(self.solver_name)
-        persistent = hasattr(solver, "set_instance") and hasattr(solver, "set_objective")
-        if persistent:
-            solver.set_instance(model)
+        solver, persistent = self._attach(model)
+        relaxation = None
+        if integer.any() and not (np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()):
+            # The LP relaxation, asked before the MIP (see _relaxation_unbounded).
+            relaxed = model.clone()
+            for var in relaxed.y.values():
+                var.domain = pyo.Reals
+            relaxation = (relaxed, *self._attach(relaxed))
         # A variable in no row and with cost 0 never reaches the solver (Pyomo drops zero
         # terms), so it gets no value; every box value is optimal for it: take its lower bound
         # (the box's point closest to 0 where that is -inf).
         free = np.ones(n, dtype=bool)  # in no row
         for columns, _ in rows + rows_eq:
             free[columns] = False
-        return model, solver, persistent, free, batch.finite_lower()
+        return model, solver, persistent, free, batch.finite_lower(), relaxation
 
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
-        from pyomo.opt import TerminationCondition as TC
+    def _attach(self, model: Any) -> tuple[Any, bool]:
+        """A solver for ``model``, and whether it is persistent (holds the model, set once)."""
+        solver = self._pyo.SolverFactory(self.solver_name)
+        persistent = hasattr(solver, "set_instance") and hasattr(solver, "set_objective")
+        if persistent:
+            solver.set_instance(model)
+        return solver, persistent
 
-        pyomo_model, solver, persistent, free, lb = model
+    def _run(self, pyomo_model: Any, solver: Any, persistent: bool, c: np.ndarray) -> Any:
+        """Solve ``pyomo_model`` under the costs ``c``, its solution not loaded."""
         for i, value in enumerate(c.tolist()):
             pyomo_model.c[i] = value
         for var in pyomo_model.y.values():  # no stale point can pass for this instance's
             var.set_value(None, skip_validation=True)
         if persistent:
             solver.set_objective(pyomo_model.objective)
-        results = solver.solve(pyomo_model, load_solutions=False, options=self.options)
+        return solver.solve(pyomo_model, load_solutions=False, options=self.options)
+
+    def _relaxation_unbounded(self, relaxation: Any, c: np.ndarray) -> bool:
+        """Whether the LP relaxation under the costs ``c`` is unbounded (or unbounded or
+        infeasible). Asked before the MIP of a model with an infinite bound: HiGHS 1.16's branch
+        and bound (appsi_highs here too) ran for minutes without end on an unbounded MILP whose
+        relaxation it settles at once (fuzz seed 200579). A feasible MILP with an unbounded
+        relaxation is unbounded itself (rational data, Meyer 1974)."""
+        from pyomo.opt import TerminationCondition as TC
+
+        condition = self._run(*relaxation, c).solver.termination_condition
+        return condition in (TC.infeasibleOrUnbounded, TC.unbounded)
+
+    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
+        from pyomo.opt import TerminationCondition as TC
+
+        pyomo_model, solver, persistent, free, lb, relaxation = model
+        if relaxation is not None and c.any() and self._relaxation_unbounded(relaxation, c):
+            return infeasible_or_unbounded(self, model, len(c)), None
+        results = self._run(pyomo_model, solver, persistent, c)
         condition = results.solver.termination_condition
         if condition == TC.infeasible:
             return Status.INFEASIBLE, None
