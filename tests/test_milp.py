@@ -35,13 +35,14 @@ def test_agrees_with_scipy_milp_on_fuzzed_cases(backend):
 
 
 @pytest.mark.parametrize("backend", MILP_BACKENDS)
-def test_unbounded_milp_that_hung_highs_branch_and_bound(backend):
-    # Fuzz seed 200579, cost row 1: an integer variable free above with a negative cost. HiGHS'
-    # branch and bound ran for minutes on it; its LP relaxation settles it as unbounded.
+def test_unbounded_milps_that_hung_branch_and_bound(backend):
+    # Fuzz seeds 200579 (cost row 1: an integer variable free above with a negative cost) and
+    # 200115 (row 0): HiGHS' and SCIP's branch and bound ran for minutes on them; the LP
+    # relaxation, asked first, settles them as unbounded.
     solver = require(backend)
-    report = fuzz_milp_backend(solver, [milp_case(200579)])
+    report = fuzz_milp_backend(solver, [milp_case(200579), milp_case(200115)])
     solver.close()
-    assert report.count("ok") == 4, report.counts
+    assert report.count("ok") == 6, report.counts
 
 
 @pytest.mark.parametrize("backend", MILP_BACKENDS)

@@ -127,10 +127,8 @@ class ScipSolver(PersistentModelSolver):
     def dispose_model(self, model: Any) -> None:
         _free_model(model)
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
-        # A SCIP solve costs >= 0.3 ms even on one row; SoPlex re-solves the LP relaxation from
-        # its last basis in ~0.02-0.07 ms (PySCIPOpt's LP, no SCIP around it). With the duals
-        # and the LP optimum the core's search answers most instances without the MIP.
+    def _relaxation(self, model: Any) -> Any:
+        """The model's LP relaxation in SoPlex (PySCIPOpt's LP, no SCIP around it), made once."""
         state = model[3]
         batch = state["batch"]
         if state["lp"] is None:
@@ -144,7 +142,26 @@ class ScipSolver(PersistentModelSolver):
                 lp.addRow(entries(columns, values), lhs=-lp.infinity(), rhs=float(bound))
             for (columns, values), bound in zip(row_entries(batch.A_eq), batch.b_eq):
                 lp.addRow(entries(columns, values), lhs=float(bound), rhs=float(bound))
-        lp = state["lp"]
+        return state["lp"]
+
+    def _relaxation_unbounded(self, model: Any, c: np.ndarray) -> bool:
+        """Whether the LP relaxation under the costs ``c`` is unbounded. Asked before the MIP of a model with an infinite bound: SCIP searched without
+        end for a point of an unbounded MILP (fuzz seed 200115) whose relaxation SoPlex settles
+        at once. A feasible MILP with an unbounded relaxation is unbounded itself (rational
+        data, Meyer 1974); the zero-cost check decides feasibility."""
+        lp = self._relaxation(model)
+        for j, value in enumerate(c.tolist()):
+            lp.chgObj(j, value)
+        lp.solve()
+        # SoPlex reports an unbounded LP as neither primal nor dual feasible, with a primal ray
+        return not lp.isOptimal() and lp.getPrimalRay() is not None
+
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
+        # A SCIP solve costs >= 0.3 ms even on one row; SoPlex re-solves the LP relaxation from
+        # its last basis in ~0.02-0.07 ms (PySCIPOpt's LP, no SCIP around it). With the duals
+        # and the LP optimum the core's search answers most instances without the MIP.
+        batch = model[3]["batch"]
+        lp = self._relaxation(model)
 
         def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             for j, value in enumerate(costs.tolist()):
@@ -169,6 +186,11 @@ class ScipSolver(PersistentModelSolver):
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         scip_model, y, terms = model[:3]
+        batch = model[3]["batch"]
+        finite = bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())  # never unbounded
+        if not finite and c.any() and self._relaxation_unbounded(model, c):
+            self._start = None
+            return infeasible_or_unbounded(self, model, len(c)), None
         self._to_problem_stage(scip_model)
         scip_model.setObjective(self._scip.Expr(dict(zip(terms, c.tolist()))))
         start, self._start = self._start, None
@@ -192,8 +214,6 @@ class ScipSolver(PersistentModelSolver):
         if status == "infeasible":
             return Status.INFEASIBLE, None
         if status in ("inforunbd", "unbounded") or (status == "gaplimit" and no_bound):
-            batch = model[3]["batch"]
-            finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
             return (Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))), None
         if status == "timelimit":
             return (Status.TIME_LIMIT, point) if point is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
