@@ -17,7 +17,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.executors import Backend, BatchExecutor, SolverRecipe, TaskFailure, one_blas_thread, plan_tasks, solve_task
+from ilplayer.executors import (
+    Backend,
+    BatchExecutor,
+    SolverRecipe,
+    TaskFailure,
+    one_blas_thread,
+    plan_tasks,
+    solve_task,
+)
 from ilplayer.matrices import nonzero_rows
 from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
 import torch
 
 from ilplayer.backend_cache import cached_backend
+from ilplayer.decision_pool import PoolRule, pool_rule
 from ilplayer.dispatch import solve_problem
 from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
 from ilplayer.executors import Backend, BatchExecutor, ExecutorLike, make_executor
@@ -117,7 +119,7 @@ _METHOD_KEYWORDS = {"tau": ("combopt", "tau"), "basis": ("combopt", "basis"),
                     "project_to_box": ("combopt", "project_to_box"),
                     "feasibility_tol": ("combopt", "feasibility_tol"), "blackbox_lambda": ("blackbox", "lam"),
                     "sigma": ("perturbed", "sigma"), "samples": ("perturbed", "samples"),
-                    "seed": ("perturbed", "seed")}
+                    "seed": ("perturbed", "seed"), "noise": ("perturbed", "noise")}
 
 
 def _gradient_method(gradient: str | GradientMethod, given: dict[str, Any]) -> GradientMethod:
@@ -189,11 +191,22 @@ class ILPLayer(torch.nn.Module):
             interpolation ``blackbox_lambda``, default 10), ``"identity"`` (Sahoo et al.) or
             ``"perturbed"`` (Berthet et al.: the forward returns the mean of ``samples``
             solutions (default 8) under Gaussian noise of scale ``sigma`` (default 1), solved as
-            one batch; ``seed`` fixes the noise). The last three give gradients for ``c`` only.
+            one batch; ``seed`` fixes the noise; ``noise="multiplicative"``: the costs times
+            ``exp(sigma Z - sigma^2 / 2)``, which keeps their signs, Dalle et al. 2022). The
+            last three give gradients for ``c`` only.
             Or a method object holding its options (:mod:`ilplayer.gradients`:
             ``CombOptNet(tau=None)``, ``Blackbox(lam=20)``, ``Identity()``,
             ``Perturbed(sigma=0.5, samples=16, seed=0)``); the keywords above are shortcuts
             for its fields. An option of another method than the chosen one is refused.
+        solve_ratio: the share of training batches that call the solver (default 1); the
+            others take, per instance, the best decision of ``pool`` under the predicted
+            costs (:class:`~ilplayer.Status` ``POOLED``). Applies in training mode only (the
+            forward pass under ``layer.train()``, and the losses' solves); ``layer.eval()``
+            and :meth:`solve_batch` solve exactly. Every solve adds its answers to the pool.
+        pool: known decisions of the program (k, n), e.g. the training set's optimal
+            solutions, or a :class:`~ilplayer.decision_pool.DecisionPool` shared with others,
+            or a :class:`~ilplayer.decision_pool.PoolRule` (then leave ``solve_ratio`` out).
+            With the default ``solve_ratio=1`` and no pool, nothing is pooled.
 
     Attributes:
         method: the gradient method object (``gradient`` is its name).
@@ -209,6 +222,7 @@ class ILPLayer(torch.nn.Module):
     """
 
     integrality: Any = None  # the default of a layer saved before mixed-integer programs
+    pool_rule: PoolRule | None = None  # the default of a layer saved before solve_ratio
 
     def __init__(self, lb: Bounds = 0, ub: Bounds = 1, solver: str | Solver = "bruteforce",
                  solver_options: dict[str, Any] | None = None, tau: float | None = 0.5,
@@ -218,14 +232,18 @@ class ILPLayer(torch.nn.Module):
                  backward_threads: int | None = 1, sense: str = "min",
                  gradient: str | GradientMethod = "combopt",
                  blackbox_lambda: float | None = None, sigma: float | None = None,
-                 samples: int | None = None, seed: int | None = None, integrality: Any = None) -> None:
+                 samples: int | None = None, seed: int | None = None, noise: str | None = None,
+                 integrality: Any = None,
+                 solve_ratio: float = 1.0, pool: Any = None) -> None:
         super().__init__()
+        self.pool_rule = pool_rule(solve_ratio, pool)
         sense = _check_sense(sense)
         # The keywords given for a method: the cost methods' are None when left out; CombOptNet's
         # have its defaults (a value of another type counts as given, to be checked).
         defaults = CombOptNet()
         keywords = {"blackbox_lambda": blackbox_lambda, "sigma": sigma, "samples": samples, "seed": seed,
-                    "tau": tau, "basis": basis, "project_to_box": project_to_box, "feasibility_tol": feasibility_tol}
+                    "noise": noise, "tau": tau, "basis": basis, "project_to_box": project_to_box,
+                    "feasibility_tol": feasibility_tol}
         given: dict[str, Any] = {}
         for name, value in keywords.items():
             default = getattr(defaults, name, None)
@@ -319,19 +337,24 @@ class ILPLayer(torch.nn.Module):
         if torch.is_grad_enabled():
             self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
-        run = LayerSolves(solve=self._solve, check_signal=self._check_signal, threads=self.backward_threads)
+        rule = self.pool_rule if self.training else None
+        solve = self._solve if rule is None else functools.partial(rule.solve, exact=self._solve)
+        run = LayerSolves(solve=solve, check_signal=self._check_signal, threads=self.backward_threads)
         y, status = self.method.apply(run, cost, A, b, self.lb, self.ub, A_eq, b_eq, self.integrality)
         self.last_status = status
         self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
         return y
 
     def solve_batch(self, c: torch.Tensor, A: torch.Tensor | None, b: torch.Tensor | None,
-                    A_eq: Any = None, b_eq: Any = None, copies: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+                    A_eq: Any = None, b_eq: Any = None, copies: int = 1,
+                    pool: PoolRule | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """The exact solutions in the layer's ``sense`` with its backend and executor, without
         autograd (for losses that solve their own batches): ``(y, status)``, ``y`` float64.
 
         With ``copies`` > 1, ``c`` holds that many stacked cost batches (copies·B, n) for one
-        batch of B instances' constraints (perturbed samples): all are solved at once."""
+        batch of B instances' constraints (perturbed samples): all are solved at once. With a
+        ``pool`` rule (a loss's own, or the layer's :attr:`pool_rule`), its drawn share of
+        calls is answered from the pool instead."""
         c, A, b, A_eq, b_eq = _layer_inputs(c, A, b, A_eq, b_eq)
         c = (-c if self.sense == "max" else c).detach()
         B = c.shape[0] // copies
@@ -340,8 +363,19 @@ class ILPLayer(torch.nn.Module):
                                    self.integrality)
         if copies > 1:
             problem = problem.repeat(copies, c)
-        y, status, _ = self._solve(problem)
+        y, status, _ = self._solve(problem) if pool is None else pool.solve(problem, self._solve)
         return y, status
+
+    def refresh_pool(self, pool: PoolRule, c: torch.Tensor, A: Any, b: Any, A_eq: Any = None,
+                     b_eq: Any = None) -> torch.Tensor:
+        """For the losses that read a whole pool: solve ``c`` (in the layer's sense) in the
+        rule's drawn share of calls, adding the answers; the pool's decisions (k, n), float64."""
+        c, A, b, A_eq, b_eq = _layer_inputs(c, A, b, A_eq, b_eq)
+        c = (-c if self.sense == "max" else c).detach()
+        problem = validate_problem(c, A.detach(), b.detach(), self.lb, self.ub,
+                                   None if A_eq is None else A_eq.detach(), None if b_eq is None else b_eq.detach(),
+                                   self.integrality)
+        return pool.refresh(problem, self._solve)
 
     def _solve(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``problem`` with this layer's backend and pool: ``(y float64, status, objective)``."""

@@ -1,6 +1,13 @@
 """Losses: between the layer's solutions and target solutions (learning constraints, paper
-supplementary A, on solutions scaled by :func:`normalize_solution`), and for learning costs
-(:class:`SPOPlus`, :class:`FenchelYoung`), which solve their own batches through a layer."""
+supplementary A, on solutions scaled by :func:`normalize_solution`), and for learning costs,
+which solve their own batches through a layer: :class:`SPOPlus`, :class:`FenchelYoung`,
+:class:`PerturbationGradient`, and over a pool of known decisions :class:`NCE`,
+:class:`ContrastiveMAP`, :class:`PointwiseLTR`, :class:`PairwiseLTR`, :class:`ListwiseLTR`.
+
+Every cost loss takes ``solve_ratio`` and ``pool`` (:mod:`ilplayer.decision_pool`): the share
+of its calls that solve, the rest answered from the pool (or, for the pool losses, the share
+that adds the predicted costs' solutions to the pool). Left out, the layer's own rule applies
+while the layer is in training mode."""
 
 from __future__ import annotations
 
@@ -9,10 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ilplayer.decision_pool import PoolRule, pool_rule
+from ilplayer.gradients.perturbed import NOISES, perturb
+
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
 
-__all__ = ["LOSSES", "FenchelYoung", "SPOPlus", "normalize_solution"]
+__all__ = ["LOSSES", "NCE", "ContrastiveMAP", "FenchelYoung", "ListwiseLTR", "PairwiseLTR", "PerturbationGradient",
+           "PointwiseLTR", "SPOPlus", "normalize_solution"]
 
 
 def normalize_solution(y: torch.Tensor, lb: float | torch.Tensor, ub: float | torch.Tensor) -> torch.Tensor:
@@ -45,7 +56,33 @@ def _as_float64(value: Any) -> torch.Tensor:
     return value.to(torch.float64)
 
 
-class SPOPlus(torch.nn.Module):
+class _CostLoss(torch.nn.Module):
+    """A loss on predicted costs that solves through ``layer`` (its backend, executor, sense),
+    with its own ``solve_ratio`` / ``pool`` rule or else the layer's (in training mode)."""
+
+    def __init__(self, layer: ILPLayer, solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+        super().__init__()
+        self.layer = layer
+        self.pool_rule = pool_rule(solve_ratio, pool, seed)
+
+    @property
+    def sign(self) -> float:
+        """-1 for a maximisation layer: every loss works on the minimisation form."""
+        return -1.0 if self.layer.sense == "max" else 1.0
+
+    def rule(self) -> PoolRule | None:
+        if self.pool_rule is not None:
+            return self.pool_rule
+        return self.layer.pool_rule if self.layer.training else None
+
+    def solve(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1) -> torch.Tensor:
+        """Solutions (float64, on ``c``'s device) for costs ``c`` in the layer's sense, a drawn
+        share answered from the pool."""
+        y, _ = self.layer.solve_batch(c, A, b, A_eq, b_eq, copies=copies, pool=self.rule())
+        return y.to(c.device)
+
+
+class SPOPlus(_CostLoss):
     """The SPO+ loss (Elmachtoub & Grigas, "Smart 'Predict, then Optimize'", 2022) for
     predicted costs, solved with ``layer``'s backend and executor in its ``sense``.
 
@@ -59,9 +96,8 @@ class SPOPlus(torch.nn.Module):
         >>> loss = SPOPlus(layer)(c_pred, c_true, A, b)                   # doctest: +SKIP
     """
 
-    def __init__(self, layer: ILPLayer) -> None:
-        super().__init__()
-        self.layer = layer
+    def __init__(self, layer: ILPLayer, solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+        super().__init__(layer, solve_ratio, pool, seed)
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
                 y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
@@ -74,30 +110,40 @@ class SPOPlus(torch.nn.Module):
                                  f"(statuses {sorted(set(status.tolist()))}); pass y_true")
         y_true = _as_float64(y_true).to(c_pred.device)
         pred, true = sign * c_pred.to(torch.float64), sign * c_true  # minimisation form
-        y_hat, _ = self.layer.solve_batch(sign * (2 * pred - true), A, b, A_eq, b_eq)  # argmin (2ĉ - c)·y
-        y_hat = y_hat.to(c_pred.device)
+        y_hat = self.solve(sign * (2 * pred - true), A, b, A_eq, b_eq)  # argmin (2ĉ - c)·y
         loss = ((true - 2 * pred) * y_hat).sum(-1) + 2 * (pred * y_true).sum(-1) - (true * y_true).sum(-1)
         return loss.mean().to(c_pred.dtype)
 
 
-class FenchelYoung(torch.nn.Module):
-    """The perturbed Fenchel-Young loss (Berthet et al., NeurIPS 2020) between predicted costs
-    and observed solutions, with ``samples`` Gaussian perturbations of scale ``sigma`` solved
-    as one batch through ``layer``'s backend and executor, in its ``sense``.
+def _check_sigma(sigma: Any) -> float:
+    if isinstance(sigma, bool) or not (isinstance(sigma, (int, float)) and sigma > 0):
+        raise ValueError(f"sigma must be a positive number, got {sigma!r}")
+    return float(sigma)
 
-    For minimisation: ``FY(c_pred, y) = c_pred·y - E[min_y' (c_pred + sigma Z)·y']`` (>= 0 in
-    expectation), whose gradient in ``c_pred`` is ``y - E[argmin (c_pred + sigma Z)·y']``.
-    Maximisation is the same loss on the negated costs. Returns the batch mean.
+
+class FenchelYoung(_CostLoss):
+    """The perturbed Fenchel-Young loss (Berthet et al., NeurIPS 2020) between predicted costs
+    and observed solutions, with ``samples`` perturbations of scale ``sigma`` solved as one
+    batch through ``layer``'s backend and executor, in its ``sense``.
+
+    For minimisation, with ``noise="additive"``: ``FY(c_pred, y) = c_pred·y - E[min_y'
+    (c_pred + sigma Z)·y']`` (>= 0 in expectation), whose gradient in ``c_pred`` is ``y -
+    E[argmin (c_pred + sigma Z)·y']``. With ``noise="multiplicative"`` (Dalle et al. 2022,
+    PyEPO's PFYMul) the costs are ``c_pred * F``, ``F = exp(sigma Z - sigma^2 / 2)`` (signs
+    kept), and the gradient ``y - E[F * argmin (c_pred * F)·y']``. Maximisation is the same
+    loss on the negated costs. Returns the batch mean.
     """
 
     def __init__(self, layer: ILPLayer, sigma: float = 1.0, samples: int = 8,
-                 seed: int | None = None) -> None:
-        super().__init__()
-        if not (isinstance(sigma, (int, float)) and sigma > 0):
-            raise ValueError(f"sigma must be a positive number, got {sigma!r}")
+                 seed: int | None = None, noise: str = "additive", solve_ratio: float = 1.0,
+                 pool: Any = None) -> None:
+        super().__init__(layer, solve_ratio, pool, seed)
+        self.sigma = _check_sigma(sigma)
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise ValueError(f"samples must be a positive integer, got {samples!r}")
-        self.layer, self.sigma, self.samples = layer, float(sigma), samples
+        if noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        self.samples, self.noise = samples, noise
         self.generator = None if seed is None else torch.Generator().manual_seed(seed)
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
@@ -107,9 +153,132 @@ class FenchelYoung(torch.nn.Module):
         y_true = _as_float64(y_true).to(c_pred.device)
         noise = torch.randn((self.samples, *pred.shape), generator=self.generator,
                             dtype=torch.float64).to(c_pred.device)
-        perturbed = (pred.detach()[None] + self.sigma * noise).reshape(-1, pred.shape[-1])
-        y_samples, _ = self.layer.solve_batch(sign * perturbed, A, b, A_eq, b_eq, copies=self.samples)
-        y_samples = y_samples.reshape(self.samples, *pred.shape).to(c_pred.device)
-        inner = ((pred[None] + self.sigma * noise) * y_samples).sum(-1).mean(0)  # E[min]
+        perturbed = perturb(pred.detach(), noise, self.sigma, self.noise).reshape(-1, pred.shape[-1])
+        y_samples = self.solve(sign * perturbed, A, b, A_eq, b_eq, copies=self.samples)
+        y_samples = y_samples.reshape(self.samples, *pred.shape)
+        inner = (perturb(pred, noise, self.sigma, self.noise) * y_samples).sum(-1).mean(0)  # E[min]
         loss = (pred * y_true).sum(-1) - inner
         return loss.mean().to(c_pred.dtype)
+
+
+class PerturbationGradient(_CostLoss):
+    """The perturbation gradient loss (Gupta & Huang, "Decision-focused learning with
+    directional gradients", 2024; PyEPO's PG): a finite difference of the optimal value along
+    the true costs, ``(c_pred·w(c_pred) - (c_pred - sigma c)·w(c_pred - sigma c)) / sigma``
+    (``two_sides``: ``((c_pred + sigma c)·w(c_pred + sigma c) - (c_pred - sigma c)·w(c_pred -
+    sigma c)) / (2 sigma)``), ``w`` the minimiser; both solves go as one batch. Its gradient in
+    ``c_pred`` is the difference of the two decisions over ``sigma``. Maximisation: the same on
+    the negated costs. Returns the batch mean.
+    """
+
+    def __init__(self, layer: ILPLayer, sigma: float = 0.1, two_sides: bool = False,
+                 solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+        super().__init__(layer, solve_ratio, pool, seed)
+        self.sigma = _check_sigma(sigma)
+        if not isinstance(two_sides, bool):
+            raise ValueError(f"two_sides must be True or False, got {two_sides!r}")
+        self.two_sides = two_sides
+
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        sign, sigma = self.sign, self.sigma
+        pred, true = sign * c_pred.to(torch.float64), sign * _as_float64(c_true).to(c_pred.device)
+        high = pred + sigma * true if self.two_sides else pred
+        low = pred - sigma * true
+        both = torch.cat([high.detach(), low.detach()])
+        y = self.solve(sign * both, A, b, A_eq, b_eq, copies=2)
+        y_high, y_low = y[:len(pred)], y[len(pred):]
+        width = 2 * sigma if self.two_sides else sigma
+        loss = ((high * y_high).sum(-1) - (low * y_low).sum(-1)) / width
+        return loss.mean().to(c_pred.dtype)
+
+
+class _PoolLoss(_CostLoss):
+    """A loss over the whole pool of known decisions (``pool`` required: e.g. the training
+    set's optimal solutions); ``solve_ratio`` is the share of calls whose predicted costs are
+    solved and added to the pool (PyEPO's default 1)."""
+
+    def __init__(self, layer: ILPLayer, solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+        if pool is None:
+            raise ValueError(f"pool: {type(self).__name__} compares against a pool of known decisions; give "
+                             "pool= (e.g. the training set's optimal solutions, (k, n))")
+        super().__init__(layer, 1.0, pool if isinstance(pool, PoolRule) else PoolRule(solve_ratio, pool, seed))
+
+    def decisions(self, c_pred: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any) -> torch.Tensor:
+        """The pool (k, n) after this call's draw, float64 on ``c_pred``'s device."""
+        assert self.pool_rule is not None
+        return self.layer.refresh_pool(self.pool_rule, c_pred, A, b, A_eq, b_eq).to(c_pred.device)
+
+
+class NCE(_PoolLoss):
+    """Noise-contrastive estimation over the pool (Mulamba et al., IJCAI 2021; PyEPO's NCE): the
+    mean over pooled decisions ``w`` of ``c_pred·y_true - c_pred·w`` (minimisation form: the
+    observed decision should cost less than every pooled one). Returns the batch mean."""
+
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        pool = self.decisions(c_pred, A, b, A_eq, b_eq)
+        pred = self.sign * c_pred.to(torch.float64)
+        margin = (pred * _as_float64(y_true).to(c_pred.device)).sum(-1, keepdim=True) - pred @ pool.T
+        return margin.mean(-1).mean().to(c_pred.dtype)
+
+
+class ContrastiveMAP(_PoolLoss):
+    """Contrastive MAP (Mulamba et al., IJCAI 2021; PyEPO's CMAP): ``c_pred·y_true - min_w
+    c_pred·w`` over the pool (minimisation form), NCE's hardest negative alone. Returns the
+    batch mean."""
+
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        pool = self.decisions(c_pred, A, b, A_eq, b_eq)
+        pred = self.sign * c_pred.to(torch.float64)
+        margin = (pred * _as_float64(y_true).to(c_pred.device)).sum(-1, keepdim=True) - pred @ pool.T
+        return margin.amax(-1).mean().to(c_pred.dtype)
+
+
+class _RankLoss(_PoolLoss):
+    def scores(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any, A_eq: Any,
+               b_eq: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """The pooled decisions' objectives (B, k) under the predicted and the true costs,
+        minimisation form."""
+        pool = self.decisions(c_pred, A, b, A_eq, b_eq)
+        pred = self.sign * c_pred.to(torch.float64)
+        true = self.sign * _as_float64(c_true).to(c_pred.device)
+        return pred @ pool.T, true @ pool.T
+
+
+class PointwiseLTR(_RankLoss):
+    """Pointwise learning to rank (Mandi et al., ICML 2022; PyEPO's ptLTR): the squared error
+    between every pooled decision's predicted and true objective, mean over the pool. Returns
+    the batch mean."""
+
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
+        return (pred - true).square().mean(-1).mean().to(c_pred.dtype)
+
+
+class PairwiseLTR(_RankLoss):
+    """Pairwise learning to rank (Mandi et al., ICML 2022; PyEPO's prLTR): a hinge between the
+    pooled decision that is best under the true costs and each other one, ``relu(pred_best -
+    pred_w)`` summed over the pool and divided by ``k - 1`` (minimisation form). Returns the
+    batch mean."""
+
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
+        best = pred.gather(1, true.argmin(1, keepdim=True))
+        loss = torch.relu(best - pred).sum(-1) / max(pred.shape[1] - 1, 1)
+        return loss.mean().to(c_pred.dtype)
+
+
+class ListwiseLTR(_RankLoss):
+    """Listwise learning to rank (Mandi et al., ICML 2022; PyEPO's lsLTR): the cross-entropy
+    between the softmax of the pooled decisions' negated true objectives (clamped at 1e-8, as
+    PyEPO) and the log-softmax of the negated predicted ones. Returns the batch mean."""
+
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
+        target = torch.softmax(-true, dim=1).clamp(min=1e-8)
+        return -(torch.log_softmax(-pred, dim=1) * target).sum(-1).mean().to(c_pred.dtype)

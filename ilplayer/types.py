@@ -47,11 +47,14 @@ class Status(enum.IntEnum):
     UNBOUNDED = 5
     """Feasible, with points of arbitrarily low cost (possible only with an infinite bound);
     ``y`` is a placeholder."""
+    POOLED = 6
+    """Answered from a pool of known decisions (``solve_ratio`` < 1): the pooled point of least
+    cost, feasible but not proven optimal; no solver was called."""
 
     @property
     def has_solution(self) -> bool:
         """True when ``y`` is a feasible point of the instance."""
-        return self in (Status.OPTIMAL, Status.TIME_LIMIT)
+        return self in (Status.OPTIMAL, Status.TIME_LIMIT, Status.POOLED)
 
     @classmethod
     def names(cls, codes: Any) -> list[str]:

@@ -23,7 +23,7 @@ LAYERS = [
     ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
     ("plugins", "plugin_api"),                              # the registry, the plugin authors' face
     ("executors", "workers", "ray_executor"),               # pools of workers, their processes, Ray
-    ("dispatch",),                                          # a batch -> groups -> tasks -> answers
+    ("dispatch", "decision_pool"),                          # a batch -> groups -> tasks -> answers; pooled answers
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
      "gradients.perturbed", "metrics", "losses", "instances", "backend_cache",
      "separation", "polish", "observations"),

@@ -63,8 +63,9 @@ class GradientMethod(ABC):
 
 
 def has_solution(status: torch.Tensor) -> torch.Tensor:
-    """Rows whose ``y`` is a feasible point (optimal, or the incumbent at a time limit)."""
-    return (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
+    """Rows whose ``y`` is a feasible point (optimal, the incumbent at a time limit, or a
+    pooled decision)."""
+    return (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT)) | (status == int(Status.POOLED))
 
 
 @contextlib.contextmanager

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from ilplayer.gradients.base import GradientMethod, LayerSolves, is_number, torch_threads
+from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, is_number, torch_threads
 from ilplayer.problem import dense_tensor, exact_dtype, rows_with_equalities, validate_problem
 from ilplayer.types import Status
 
@@ -130,8 +130,8 @@ def combopt_backward(
         the violated constraints move to admit it.
     """
     dtype = dy.dtype
-    has_solution = (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
-    usable = has_solution | (status == int(Status.INFEASIBLE))
+    solved = has_solution(status)
+    usable = solved | (status == int(Status.INFEASIBLE))
     if project_to_box:
         dy = project_onto_box(y, dy, lb, ub)
     delta, lam = decompose(dy, basis)                               # (B, K, n), (B, K)
@@ -140,7 +140,7 @@ def combopt_backward(
     lam = lam * (in_box & usable[:, None]).to(dtype)                # P_k = 0 outside the box
     A_t = A.transpose(-1, -2)
     excess_prime = y_prime @ A_t - b[..., None, :]                  # a_j·y'_k - b_j   (B, K, m)
-    feasible_prime = (excess_prime <= feasibility_tol).all(dim=-1) & has_solution[:, None]
+    feasible_prime = (excess_prime <= feasibility_tol).all(dim=-1) & solved[:, None]
     lam_feasible = lam * feasible_prime.to(dtype)
 
     # Cost: P_k(c) = c·(y'_k - y) = -c·Delta_k for feasible targets.

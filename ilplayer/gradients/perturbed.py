@@ -17,7 +17,7 @@ from ilplayer.problem import validate_problem
 if TYPE_CHECKING:
     from ilplayer.problem import Bounds
 
-__all__ = ["Perturbed", "perturbed_gradient", "perturbed_mean"]
+__all__ = ["NOISES", "Perturbed", "away_from_zero", "perturb", "perturbed_gradient", "perturbed_mean"]
 
 
 def perturbed_mean(y_samples: torch.Tensor, has_solution: torch.Tensor) -> torch.Tensor:
@@ -36,6 +36,24 @@ def perturbed_gradient(dy: torch.Tensor, y_samples: torch.Tensor, noise: torch.T
     return (inner[..., None] * noise).sum(0) / (count[:, None] * sigma)
 
 
+NOISES = ("additive", "multiplicative")
+TINY = 1e-7  # |c| below this divides as +-TINY in the multiplicative gradient (PyEPO's _EPS)
+
+
+def perturb(c: torch.Tensor, noise: torch.Tensor, sigma: float, kind: str) -> torch.Tensor:
+    """The perturbed costs (S, B, n) from ``c`` (B, n) and standard normal ``noise``:
+    ``c + sigma Z`` (additive) or ``c * exp(sigma Z - sigma^2 / 2)`` (multiplicative: signs
+    kept, mean ``c``)."""
+    if kind == "multiplicative":
+        return c[None] * torch.exp(sigma * noise - 0.5 * sigma ** 2)
+    return c[None] + sigma * noise
+
+
+def away_from_zero(c: torch.Tensor) -> torch.Tensor:
+    """``c`` with entries smaller than TINY in size set to +-TINY (sign kept, 0 -> +TINY)."""
+    return torch.where(c.abs() < TINY, torch.where(c >= 0, TINY, -TINY).to(c.dtype), c)
+
+
 class _PerturbedFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
@@ -46,13 +64,15 @@ class _PerturbedFunction(torch.autograd.Function):
         samples, sigma = method.samples, method.sigma
         noise = torch.randn((samples, *c.shape), generator=method.noise_generator(c.device),
                             dtype=torch.float64, device=c.device)
-        many = problem.repeat(samples, (c.detach().double()[None] + sigma * noise).reshape(-1, c.shape[-1]))
+        costs = perturb(c.detach().double(), noise, sigma, method.noise)
+        many = problem.repeat(samples, costs.reshape(-1, c.shape[-1]))
         y64, status64, _ = run.solve(many)
         y_samples = y64.reshape(samples, *c.shape)
         solved = has_solution(status64).reshape(samples, c.shape[0])
         status = status64.reshape(samples, c.shape[0]).amax(0)  # the most severe outcome
         y = perturbed_mean(y_samples, solved).to(c.dtype)
-        ctx.save_for_backward(y_samples, noise, solved)
+        ctx.save_for_backward(y_samples, noise, solved, c.detach().double())
+        ctx.multiplicative = method.noise == "multiplicative"
         ctx.mark_non_differentiable(status)
         return y, status
 
@@ -60,9 +80,11 @@ class _PerturbedFunction(torch.autograd.Function):
     def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
         if not ctx.needs_input_grad[0]:
             return (None,) * 10
-        y_samples, noise, solved = ctx.saved_tensors
+        y_samples, noise, solved, c = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):
             dc = perturbed_gradient(dy.double(), y_samples, noise, ctx.sigma, solved)
+            if ctx.multiplicative:  # the noise is additive in log c: the chain rule's 1 / c
+                dc = dc / away_from_zero(c)
         ctx.run.check_signal(dc, dy)
         return dc.to(dy.dtype), None, None, None, None, None, None, None, None, None
 
@@ -70,12 +92,14 @@ class _PerturbedFunction(torch.autograd.Function):
 @dataclass(frozen=True)
 class Perturbed(GradientMethod):
     """``gradient="perturbed"``: the forward returns the mean of ``samples`` solutions under
-    Gaussian noise of scale ``sigma``, solved as one batch; ``seed`` fixes the noise stream
-    (one per device, copied with the layer)."""
+    Gaussian noise of scale ``sigma`` (``noise="additive"``, or ``"multiplicative"``: the costs
+    times ``exp(sigma Z - sigma^2 / 2)``, signs kept, PyEPO's DPOMul), solved as one batch;
+    ``seed`` fixes the noise stream (one per device, copied with the layer)."""
 
     sigma: float = 1.0
     samples: int = 8
     seed: int | None = None
+    noise: str = "additive"
     _generators: dict[str, torch.Generator] = field(default_factory=dict, repr=False, compare=False)
     name: ClassVar[str] = "perturbed"
     no_signal_hint: ClassVar[str] = "The perturbed solutions did not move; raise sigma"
@@ -87,6 +111,8 @@ class Perturbed(GradientMethod):
             raise ValueError(f"samples must be a positive integer, got {self.samples!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)):
             raise ValueError(f"seed must be an integer or None, got {self.seed!r}")
+        if self.noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}")
         object.__setattr__(self, "sigma", float(self.sigma))
         object.__setattr__(self, "seed", None if self.seed is None else int(self.seed))
 
@@ -105,4 +131,4 @@ class Perturbed(GradientMethod):
         return _PerturbedFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
 
     def options(self) -> dict[str, Any]:
-        return {"sigma": self.sigma, "samples": self.samples}
+        return {"sigma": self.sigma, "samples": self.samples, "noise": self.noise}

@@ -253,7 +253,8 @@ class PyomoSolver(PersistentModelSolver):
         relaxation is unbounded itself (rational data, Meyer 1974)."""
         from pyomo.opt import TerminationCondition as TC
 
-        condition = self._run(*relaxation, c).solver.termination_condition
+        relaxed, solver, persistent = relaxation
+        condition = self._run(relaxed, solver, persistent, c).solver.termination_condition
         return condition in (TC.infeasibleOrUnbounded, TC.unbounded)
 
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:

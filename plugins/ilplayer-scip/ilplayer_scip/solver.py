@@ -145,10 +145,11 @@ class ScipSolver(PersistentModelSolver):
         return state["lp"]
 
     def _relaxation_unbounded(self, model: Any, c: np.ndarray) -> bool:
-        """Whether the LP relaxation under the costs ``c`` is unbounded. Asked before the MIP of a model with an infinite bound: SCIP searched without
-        end for a point of an unbounded MILP (fuzz seed 200115) whose relaxation SoPlex settles
-        at once. A feasible MILP with an unbounded relaxation is unbounded itself (rational
-        data, Meyer 1974); the zero-cost check decides feasibility."""
+        """Whether the LP relaxation under the costs ``c`` is unbounded. Asked before the MIP
+        of a model with an infinite bound: SCIP searched without end for a point of an
+        unbounded MILP (fuzz seed 200115) whose relaxation SoPlex settles at once. A feasible
+        MILP with an unbounded relaxation is unbounded itself (rational data, Meyer 1974); the
+        zero-cost check decides feasibility."""
         lp = self._relaxation(model)
         for j, value in enumerate(c.tolist()):
             lp.chgObj(j, value)
