@@ -114,12 +114,13 @@ def _layer_inputs(c: Any, A: Any, b: Any, A_eq: Any, b_eq: Any) -> tuple[Any, ..
     return c, A, b, A_eq, b_eq
 
 
-# The layer's keywords of one gradient method each (shortcuts for the method object's fields).
-_METHOD_KEYWORDS = {"tau": ("combopt", "tau"), "basis": ("combopt", "basis"),
-                    "project_to_box": ("combopt", "project_to_box"),
-                    "feasibility_tol": ("combopt", "feasibility_tol"), "blackbox_lambda": ("blackbox", "lam"),
-                    "sigma": ("perturbed", "sigma"), "samples": ("perturbed", "samples"),
-                    "seed": ("perturbed", "seed"), "noise": ("perturbed", "noise")}
+# The layer's keywords, as shortcuts for fields of the methods that have them: {method: field}.
+_SAMPLED = ("perturbed", "imle", "aimle")
+_METHOD_KEYWORDS: dict[str, dict[str, str]] = {
+    "tau": {"combopt": "tau"}, "basis": {"combopt": "basis"}, "project_to_box": {"combopt": "project_to_box"},
+    "feasibility_tol": {"combopt": "feasibility_tol"}, "blackbox_lambda": {"blackbox": "lam"},
+    "sigma": dict.fromkeys(_SAMPLED, "sigma"), "samples": dict.fromkeys(_SAMPLED, "samples"),
+    "seed": dict.fromkeys(_SAMPLED, "seed"), "noise": {"perturbed": "noise"}}
 
 
 def _gradient_method(gradient: str | GradientMethod, given: dict[str, Any]) -> GradientMethod:
@@ -134,11 +135,12 @@ def _gradient_method(gradient: str | GradientMethod, given: dict[str, Any]) -> G
     if gradient not in METHODS:
         raise ValueError(f"gradient must be one of {GRADIENTS} or a GradientMethod, got {gradient!r}")
     for name in given:
-        owner = _METHOD_KEYWORDS[name][0]
-        if owner != gradient:
-            raise ValueError(f"{name} applies to gradient={owner!r} only; this layer has "
+        owners = _METHOD_KEYWORDS[name]
+        if gradient not in owners:
+            which = " or ".join(repr(owner) for owner in owners)
+            raise ValueError(f"{name} applies to gradient={which} only; this layer has "
                              f"gradient={gradient!r}: leave {name} out")
-    return METHODS[gradient](**{_METHOD_KEYWORDS[name][1]: value for name, value in given.items()})
+    return METHODS[gradient](**{_METHOD_KEYWORDS[name][gradient]: value for name, value in given.items()})
 
 
 class _Unbuilt:

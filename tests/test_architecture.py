@@ -25,7 +25,7 @@ LAYERS = [
     ("executors", "workers", "ray_executor"),               # pools of workers, their processes, Ray
     ("dispatch", "decision_pool"),                          # a batch -> groups -> tasks -> answers; pooled answers
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
-     "gradients.perturbed", "metrics", "losses", "instances", "backend_cache",
+     "gradients.perturbed", "gradients.imle", "metrics", "losses", "instances", "backend_cache",
      "separation", "polish", "observations"),
     ("layer",),                                             # ILPLayer and solve()
     ("constraints",),                                       # learnable constraint sets

@@ -166,7 +166,8 @@ def test_layer_reports_objectives_in_its_sense_and_refuses_bad_settings():
                             ({"blackbox_lambda": -1, "gradient": "blackbox"},
                              "blackbox_lambda must be a positive number"),
                             ({"blackbox_lambda": 5}, "blackbox_lambda applies to gradient='blackbox' only"),
-                            ({"seed": 0, "gradient": "blackbox"}, "seed applies to gradient='perturbed' only"),
+                            ({"seed": 0, "gradient": "blackbox"},
+                             "seed applies to gradient='perturbed' or 'imle' or 'aimle' only"),
                             ({"samples": 4, "gradient": "identity"}, "samples applies to gradient='perturbed'"),
                             ({"tau": 1.0, "gradient": "perturbed"}, "tau applies to gradient='combopt' only"),
                             ({"basis": "canonical", "gradient": "blackbox"}, "basis applies to gradient='combopt'")):

@@ -1,0 +1,179 @@
+"""Implicit maximum-likelihood estimation (Niepert, Minervini & Franceschi, NeurIPS 2021) and
+its adaptive form (Minervini, Franceschi & Niepert, AAAI 2023), as PyEPO 2.2.7 has them.
+
+Forward: the mean of ``samples`` solutions under Sum-of-Gamma noise of scale ``sigma``, solved
+as one batch. Backward: the upstream gradient ``dy`` moves the perturbed costs to ``c + sigma Z
++ lam dy`` (the same noise), those are solved as one batch, and ``dc = E[y(c + sigma Z + lam dy)
+- y(c + sigma Z)] / lam`` (``two_sides``: ``E[y(+lam dy) - y(-lam dy)] / 2 lam``). The adaptive
+form sets ``lam = alpha |c| / |dy|`` and moves ``alpha`` by 1e-3 per backward towards a
+gradient with a non-zero entry on average. A gradient for ``c`` only; the solves go through the
+layer's backend and executor, the maths is torch on the inputs' device.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import torch
+
+from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, is_number, torch_threads
+from ilplayer.gradients.perturbed import perturbed_mean
+from ilplayer.problem import validate_problem
+
+if TYPE_CHECKING:
+    from ilplayer.problem import Bounds
+
+__all__ = ["IMLE", "AdaptiveIMLE", "sum_of_gamma"]
+
+TINY = 1e-7  # PyEPO's _EPS: added to the finite difference's step
+
+
+def sum_of_gamma(shape: tuple[int, ...], kappa: float, iterations: int, generator: torch.Generator | None,
+                 device: torch.device) -> torch.Tensor:
+    """Sum-of-Gamma noise (I-MLE's, PyEPO's ``sumGammaDistribution``): ``(sum_{i<=s}
+    Gamma(1/kappa, kappa/i) - log s) / kappa``, float64 on ``device``."""
+    alpha = torch.full((iterations, *shape), 1.0 / kappa, dtype=torch.float64, device=device)
+    gammas = torch._standard_gamma(alpha, generator=generator)
+    weights = kappa / torch.arange(1, iterations + 1, dtype=torch.float64, device=device)
+    samples = (gammas * weights.view(iterations, *([1] * len(shape)))).sum(0)
+    return (samples - math.log(iterations)) / kappa
+
+
+class _IMLEFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
+                run: LayerSolves, method: IMLE, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+        samples = method.samples
+        noise = sum_of_gamma((samples, *c.shape), method.kappa, method.iterations,
+                             method.noise_generator(c.device), c.device)
+        perturbed = c.detach().double()[None] + method.sigma * noise
+        y64, status64, _ = run.solve(problem.repeat(samples, perturbed.reshape(-1, c.shape[-1])))
+        y_samples = y64.reshape(samples, *c.shape)
+        solved = has_solution(status64).reshape(samples, c.shape[0])
+        status = status64.reshape(samples, c.shape[0]).amax(0)
+        ctx.run, ctx.method, ctx.problem = run, method, problem
+        ctx.save_for_backward(y_samples, perturbed, solved, c.detach().double())
+        ctx.mark_non_differentiable(status)
+        return perturbed_mean(y_samples, solved).to(c.dtype), status
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
+        if not ctx.needs_input_grad[0]:
+            return (None,) * 10
+        y_samples, perturbed, solved, c = ctx.saved_tensors
+        method, samples = ctx.method, y_samples.shape[0]
+        dy64 = dy.detach().double()
+        lam = method.step(c, dy64)
+        if lam == 0.0:
+            return (torch.zeros_like(dy),) + (None,) * 9
+        shift = lam * dy64[None]
+        moved = torch.cat([perturbed + shift, perturbed - shift]) if method.two_sides else perturbed + shift
+        copies = moved.shape[0]
+        y64, status64, _ = ctx.run.solve(ctx.problem.repeat(copies, moved.reshape(-1, dy.shape[-1])))
+        y_moved = y64.reshape(copies, *dy.shape)
+        ok = has_solution(status64).reshape(copies, dy.shape[0])
+        with torch_threads(ctx.run.threads, dy.device):
+            if method.two_sides:
+                high, low = y_moved[:samples], y_moved[samples:]
+                usable = (ok[:samples] & ok[samples:]).to(torch.float64)[..., None]
+                difference, width = (high - low) * usable, 2 * lam + TINY
+            else:
+                usable = (ok & solved).to(torch.float64)[..., None]
+                difference, width = (y_moved - y_samples) * usable, lam + TINY
+            dc = difference.sum(0) / (usable.sum(0).clamp(min=1) * width)
+        method.after_backward(dc)
+        ctx.run.check_signal(dc, dy)
+        return (dc.to(dy.dtype),) + (None,) * 9
+
+
+@dataclass(frozen=True)
+class IMLE(GradientMethod):
+    """``gradient="imle"``: I-MLE with ``samples`` draws of Sum-of-Gamma noise (``kappa``,
+    ``iterations`` terms) of scale ``sigma`` and the finite-difference step ``lam``
+    (PyEPO's defaults: 10 samples, sigma 1, lambda 10, kappa 5)."""
+
+    sigma: float = 1.0
+    samples: int = 10
+    lam: float = 10.0
+    two_sides: bool = False
+    kappa: float = 5.0
+    iterations: int = 10
+    seed: int | None = None
+    _generators: dict[str, torch.Generator] = field(default_factory=dict, repr=False, compare=False)
+    name: ClassVar[str] = "imle"
+    no_signal_hint: ClassVar[str] = "The moved solutions equal the perturbed ones; raise lam (or sigma)"
+
+    def __post_init__(self) -> None:
+        for label in ("sigma", "lam", "kappa"):
+            value = getattr(self, label)
+            if not (is_number(value) and value > 0):
+                raise ValueError(f"{label} must be a positive number, got {value!r}")
+            object.__setattr__(self, label, float(value))
+        for label in ("samples", "iterations"):
+            value = getattr(self, label)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{label} must be a positive integer, got {value!r}")
+        if not isinstance(self.two_sides, bool):
+            raise ValueError(f"two_sides must be True or False, got {self.two_sides!r}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)):
+            raise ValueError(f"seed must be an integer or None, got {self.seed!r}")
+
+    def noise_generator(self, device: torch.device) -> torch.Generator | None:
+        """The noise stream: seeded once per device when ``seed`` is given."""
+        if self.seed is None or device.type == "meta":
+            return None
+        key = str(device)
+        if key not in self._generators:
+            self._generators[key] = torch.Generator(device=device).manual_seed(self.seed)
+        return self._generators[key]
+
+    def step(self, c: torch.Tensor, dy: torch.Tensor) -> float:
+        """The finite difference's step for this backward."""
+        return self.lam
+
+    def after_backward(self, dc: torch.Tensor) -> None:
+        """What a backward teaches the method (the adaptive form's alpha)."""
+
+    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        return _IMLEFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
+
+    def options(self) -> dict[str, Any]:
+        return {"sigma": self.sigma, "samples": self.samples, "lam": self.lam, "two_sides": self.two_sides}
+
+
+@dataclass(frozen=True)
+class AdaptiveIMLE(IMLE):
+    """``gradient="aimle"``: I-MLE whose step is ``alpha |c| / |dy|`` (norms over the batch),
+    ``alpha`` (from 1) raised by ``alpha_step`` after a backward whose gradient, averaged over
+    recent ones, has zero entries, lowered otherwise (PyEPO's AIMLE). ``lam`` is unused."""
+
+    alpha_step: float = 1e-3
+    _state: dict[str, float] = field(default_factory=lambda: {"alpha": 1.0, "nonzero": 1.0}, repr=False,
+                                     compare=False)
+    name: ClassVar[str] = "aimle"
+
+    @property
+    def alpha(self) -> float:
+        return self._state["alpha"]
+
+    def step(self, c: torch.Tensor, dy: torch.Tensor) -> float:
+        size = float(torch.linalg.vector_norm(dy))
+        return self.alpha * float(torch.linalg.vector_norm(c)) / size if size > 0 else 0.0
+
+    def after_backward(self, dc: torch.Tensor) -> None:
+        nonzero = float((dc.abs() > TINY).double().mean())
+        self._state["nonzero"] = 0.9 * self._state["nonzero"] + 0.1 * nonzero
+        if self._state["nonzero"] < 1:
+            self._state["alpha"] += self.alpha_step
+        else:
+            self._state["alpha"] = max(0.0, self._state["alpha"] - self.alpha_step)
+
+    def options(self) -> dict[str, Any]:
+        return {"sigma": self.sigma, "samples": self.samples, "two_sides": self.two_sides}
