@@ -14,9 +14,14 @@ PyEPO when it is installed):
 Methods, every one on any backend: ``2s`` (two-stage: MSE on the costs), ``spo+``
 (:class:`~ilplayer.losses.SPOPlus`), ``pfyl`` (:class:`~ilplayer.losses.FenchelYoung`),
 ``dbb`` (blackbox gradient on the decision's true objective), ``nid`` (negative identity,
-same loss), ``dpo`` (perturbed optimiser, MSE to the true decision) and ``combopt``
-(CombOptNet's gradient, MSE to the true decision). When PyEPO is installed, its own SPO+,
-PFYL and DBB run on the same data and splits, with its Gurobi models, for comparison.
+same loss), ``dpo`` (perturbed optimiser, MSE to the true decision), ``combopt``
+(CombOptNet's gradient, MSE to the true decision), and PyEPO's other methods: ``pg``
+(:class:`~ilplayer.losses.PerturbationGradient`), ``nce``, ``cmap``, ``ptltr``, ``prltr``,
+``lsltr`` (over a pool seeded with the training decisions, ``solve_ratio`` 0.05 as PyEPO's
+examples), ``pfymul`` (Fenchel-Young, multiplicative noise), ``dpomul``, ``imle`` and
+``aimle`` (layer gradients, L1 to the true decision). When PyEPO is installed, its own method
+of the same name runs on the same data and splits (:data:`PYEPO_METHODS`), with its Gurobi
+model or its Pyomo model on HiGHS, for comparison.
 """
 
 from __future__ import annotations
@@ -28,17 +33,30 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.gradients import IMLE, AdaptiveIMLE, Perturbed
 from ilplayer.layer import ILPLayer
-from ilplayer.losses import FenchelYoung, SPOPlus
+from ilplayer.losses import (
+    NCE,
+    ContrastiveMAP,
+    FenchelYoung,
+    ListwiseLTR,
+    PairwiseLTR,
+    PerturbationGradient,
+    PointwiseLTR,
+    SPOPlus,
+)
 from ilplayer.metrics import regret
 from ilplayer.seeding import derive_seed
 
 __all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "run_method", "run_pyepo",
            "shortest_path_data", "task_label", "task_title"]
 
-METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt")
+POOL_METHODS = ("nce", "cmap", "ptltr", "prltr", "lsltr")
+DECISION_METHODS = ("dpomul", "imle", "aimle")  # layer gradients, L1 to the true decision
+METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS)
 TASKS = ("shortest-path", "knapsack-regret", "tsp")
-PYEPO_METHODS = ("spo+", "pfyl", "dbb")
+PYEPO_METHODS = ("spo+", "pfyl", "dbb", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS)
+POOL_SOLVE_RATIO = 0.05  # the pool losses' share of solved batches (PyEPO's examples)
 
 
 def grid_arcs(grid: tuple[int, int]) -> list[tuple[int, int]]:
@@ -184,6 +202,21 @@ def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
     return y
 
 
+def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int) -> Any:
+    """The loss module of a cost-loss ``method`` (None for the others); the pool losses start
+    from the training decisions."""
+    pooled = {"solve_ratio": POOL_SOLVE_RATIO, "pool": y_train, "seed": derive_seed(seed, 7)}
+    noise_seed = derive_seed(seed, 6)
+    builders = {"spo+": lambda: SPOPlus(layer),
+                "pfyl": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed),
+                "pfymul": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative"),
+                "pg": lambda: PerturbationGradient(layer, sigma=0.1),
+                "nce": lambda: NCE(layer, **pooled), "cmap": lambda: ContrastiveMAP(layer, **pooled),
+                "ptltr": lambda: PointwiseLTR(layer, **pooled), "prltr": lambda: PairwiseLTR(layer, **pooled),
+                "lsltr": lambda: ListwiseLTR(layer, **pooled)}
+    return builders[method]() if method in builders else None
+
+
 def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: float = 1e-2,
                batch_size: int = 32, seed: int = 0, executor: str | None = None,
                workers: int | None = None) -> dict[str, Any]:
@@ -195,16 +228,20 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     torch.manual_seed(derive_seed(seed, 1))
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    gradient = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt"}.get(method, "combopt")
+    noise_seed = derive_seed(seed, 5)
+    gradient: Any = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt",
+                     "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative"),
+                     "imle": IMLE(sigma=1.0, samples=10, lam=10.0, seed=noise_seed),
+                     "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed)}.get(method, "combopt")
     method_options: dict[str, Any] = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
-                      {"sigma": 1.0, "samples": 10, "seed": derive_seed(seed, 5)} if gradient == "perturbed" else {})
+                      {"sigma": 1.0, "samples": 10, "seed": noise_seed} if gradient == "perturbed" else {})
     layer = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
                      workers=workers, integrality=task.integrality, **method_options)
     sign = 1.0 if task.sense == "min" else -1.0
     constraints = task.constraints()
     y_train = _optimal(layer, task, task.c_train)
     y_test = _optimal(layer, task, task.c_test)
-    spo, fy = SPOPlus(layer), FenchelYoung(layer, sigma=1.0, samples=10, seed=derive_seed(seed, 6))
+    losses = _cost_losses(method, layer, y_train, seed)
 
     def test_regret() -> float:
         with torch.no_grad():
@@ -224,11 +261,15 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
             if method == "2s":
                 loss = torch.nn.functional.mse_loss(c_pred, c_true)
             elif method == "spo+":
-                loss = spo(c_pred, c_true, y_true=y_true, **constraints)
-            elif method == "pfyl":
-                loss = fy(c_pred, y_true, **constraints)
+                loss = losses(c_pred, c_true, y_true=y_true, **constraints)
+            elif method in ("pfyl", "pfymul", "nce", "cmap"):  # against the true decisions
+                loss = losses(c_pred, y_true, **constraints)
+            elif method in ("pg", "ptltr", "prltr", "lsltr"):  # against the true costs
+                loss = losses(c_pred, c_true, **constraints)
             elif method in ("dbb", "nid"):  # the decision's true objective, to be minimised
                 loss = sign * (c_true * layer(c_pred, **constraints)).sum(-1).mean()
+            elif method in DECISION_METHODS:  # L1 to the true decision (PyEPO's examples)
+                loss = (layer(c_pred, **constraints) - y_true).abs().sum(-1).mean()
             else:  # dpo, combopt: distance to the true decision
                 loss = ((layer(c_pred, **constraints) - y_true) ** 2).sum(-1).mean()
             optimizer.zero_grad()
@@ -271,14 +312,24 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     function: Any
-    if method == "spo+":
-        function = pyepo.func.SPOPlus(optmodel, processes=processes)
-    elif method == "pfyl":
-        function = pyepo.func.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, processes=processes)
-    elif method == "dbb":
-        function = pyepo.func.blackboxOpt(optmodel, lambd=10, processes=processes)
-    else:
+    func = pyepo.func
+    pooled = {"processes": processes, "solve_ratio": POOL_SOLVE_RATIO, "dataset": train}
+    builders = {"spo+": lambda: func.SPOPlus(optmodel, processes=processes),
+                "pfyl": lambda: func.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, processes=processes),
+                "pfymul": lambda: func.perturbedFenchelYoungMul(optmodel, n_samples=10, sigma=1.0,
+                                                                 processes=processes),
+                "dbb": lambda: func.blackboxOpt(optmodel, lambd=10, processes=processes),
+                "pg": lambda: func.perturbationGradient(optmodel, sigma=0.1, processes=processes),
+                "nce": lambda: func.NCE(optmodel, **pooled), "cmap": lambda: func.contrastiveMAP(optmodel, **pooled),
+                "ptltr": lambda: func.pointwiseLearningToRank(optmodel, **pooled),
+                "prltr": lambda: func.pairwiseLearningToRank(optmodel, **pooled),
+                "lsltr": lambda: func.listwiseLearningToRank(optmodel, **pooled),
+                "dpomul": lambda: func.perturbedOptMul(optmodel, n_samples=10, sigma=1.0, processes=processes),
+                "imle": lambda: func.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10, processes=processes),
+                "aimle": lambda: func.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0, processes=processes)}
+    if method not in builders:
         raise ValueError(f"PyEPO baselines: {PYEPO_METHODS}, got {method!r}")
+    function = builders[method]()
     loader = torch.utils.data.DataLoader(train, batch_size=batch_size, shuffle=True,
                                          generator=torch.Generator().manual_seed(derive_seed(seed, 2)))
     test_loader = torch.utils.data.DataLoader(test, batch_size=256)
@@ -290,8 +341,12 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
             c_pred = model(x.double())
             if method == "spo+":
                 loss = function(c_pred, c.double(), w.double(), z.double())
-            elif method == "pfyl":
+            elif method in ("pfyl", "pfymul", "nce", "cmap"):
                 loss = function(c_pred, w.double())
+            elif method in ("pg", "ptltr", "prltr", "lsltr"):
+                loss = function(c_pred, c.double())
+            elif method in DECISION_METHODS:
+                loss = (function(c_pred) - w.double()).abs().sum(-1).mean()
             else:
                 w_pred = function(c_pred)
                 loss = (w_pred * c.double()).sum(-1).mean() * (1 if task.sense == "min" else -1)
