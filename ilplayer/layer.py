@@ -357,27 +357,32 @@ class ILPLayer(torch.nn.Module):
         batch of B instances' constraints (perturbed samples): all are solved at once. With a
         ``pool`` rule (a loss's own, or the layer's :attr:`pool_rule`), its drawn share of
         calls is answered from the pool instead."""
-        c, A, b, A_eq, b_eq = _layer_inputs(c, A, b, A_eq, b_eq)
-        c = (-c if self.sense == "max" else c).detach()
+        c = _layer_inputs(c, A, b, A_eq, b_eq)[0]
         B = c.shape[0] // copies
-        problem = validate_problem(c[:B], A.detach(), b.detach(), self.lb, self.ub,
-                                   None if A_eq is None else A_eq.detach(), None if b_eq is None else b_eq.detach(),
-                                   self.integrality)
+        problem = self.min_problem(c[:B], A, b, A_eq, b_eq)
         if copies > 1:
-            problem = problem.repeat(copies, c)
+            problem = problem.repeat(copies, (-c if self.sense == "max" else c).detach())
         y, status, _ = self._solve(problem) if pool is None else pool.solve(problem, self._solve)
         return y, status
+
+    def min_problem(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any = None, b_eq: Any = None) -> ProblemTensors:
+        """The validated batch of costs ``c`` (in the layer's sense) under the layer's box and
+        integrality, in minimisation form, detached (for losses that solve their own)."""
+        c, A, b, A_eq, b_eq = _layer_inputs(c, A, b, A_eq, b_eq)
+        c = (-c if self.sense == "max" else c).detach()
+        return validate_problem(c, A.detach(), b.detach(), self.lb, self.ub,
+                                None if A_eq is None else A_eq.detach(), None if b_eq is None else b_eq.detach(),
+                                self.integrality)
+
+    def solve_problem(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Solve a batch of :meth:`min_problem` exactly: ``(y float64, status, objective)``."""
+        return self._solve(problem)
 
     def refresh_pool(self, pool: PoolRule, c: torch.Tensor, A: Any, b: Any, A_eq: Any = None,
                      b_eq: Any = None) -> torch.Tensor:
         """For the losses that read a whole pool: solve ``c`` (in the layer's sense) in the
         rule's drawn share of calls, adding the answers; the pool's decisions (k, n), float64."""
-        c, A, b, A_eq, b_eq = _layer_inputs(c, A, b, A_eq, b_eq)
-        c = (-c if self.sense == "max" else c).detach()
-        problem = validate_problem(c, A.detach(), b.detach(), self.lb, self.ub,
-                                   None if A_eq is None else A_eq.detach(), None if b_eq is None else b_eq.detach(),
-                                   self.integrality)
-        return pool.refresh(problem, self._solve)
+        return pool.refresh(self.min_problem(c, A, b, A_eq, b_eq), self._solve)
 
     def _solve(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``problem`` with this layer's backend and pool: ``(y float64, status, objective)``."""

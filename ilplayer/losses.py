@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ilplayer.decision_pool import PoolRule, pool_rule
+from ilplayer.gradients.base import has_solution
+from ilplayer.gradients.frank_wolfe import frank_wolfe_projection, rows_of
 from ilplayer.gradients.perturbed import NOISES, perturb
 
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
 
 __all__ = ["LOSSES", "NCE", "ContrastiveMAP", "FenchelYoung", "ListwiseLTR", "PairwiseLTR", "PerturbationGradient",
-           "PointwiseLTR", "SPOPlus", "normalize_solution"]
+           "PointwiseLTR", "RegularizedFenchelYoung", "SPOPlus", "normalize_solution"]
 
 
 def normalize_solution(y: torch.Tensor, lb: float | torch.Tensor, ub: float | torch.Tensor) -> torch.Tensor:
@@ -282,3 +284,43 @@ class ListwiseLTR(_RankLoss):
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         target = torch.softmax(-true, dim=1).clamp(min=1e-8)
         return -(torch.log_softmax(-pred, dim=1) * target).sum(-1).mean().to(c_pred.dtype)
+
+
+class RegularizedFenchelYoung(_CostLoss):
+    """The Fenchel-Young loss of the L2 regulariser ``lambd/2 |y|^2`` (Dalle et al. 2022;
+    PyEPO's RFY): ``Omega(y) - Omega(mu) + c_pred·(y - mu)`` (minimisation form), ``mu`` the
+    regularised optimum ``argmin_{mu in conv(Y)} c_pred·mu + Omega(mu)`` found by away-step
+    Frank-Wolfe with the layer's solver as its oracle (:mod:`ilplayer.gradients.frank_wolfe`,
+    to a gap of ``tol`` or ``max_iter`` steps). Its gradient is ``y - mu``. Returns the batch
+    mean. With ``solve_ratio`` < 1 the oracle's drawn share of steps answer from the pool."""
+
+    def __init__(self, layer: ILPLayer, lambd: float = 1.0, max_iter: int = 10_000, tol: float = 1e-6,
+                 solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+        super().__init__(layer, solve_ratio, pool, seed)
+        if isinstance(lambd, bool) or not (isinstance(lambd, (int, float)) and lambd > 0):
+            raise ValueError(f"lambd must be a positive number, got {lambd!r}")
+        self.lambd = float(lambd)
+        if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
+            raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+        self.max_iter, self.tol = max_iter, float(tol)
+
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        problem = self.layer.min_problem(c_pred, A, b, A_eq, b_eq)
+        rule = self.rule()
+
+        def oracle(rows: torch.Tensor, costs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            part = rows_of(problem, rows, costs)
+            y, status, _ = (self.layer.solve_problem(part) if rule is None
+                            else rule.solve(part, self.layer.solve_problem))
+            return y.to(costs.dtype), has_solution(status)
+
+        pred = self.sign * c_pred.to(torch.float64)
+        mu, _, _, ok = frank_wolfe_projection(-pred.detach() / self.lambd, oracle, self.max_iter, self.tol)
+        if not bool(ok.all()):
+            raise ValueError(f"RegularizedFenchelYoung: the solver found no solution for instances "
+                             f"{torch.nonzero(~ok).flatten().tolist()}")
+        y = _as_float64(y_true).to(c_pred.device)
+        omega = lambda v: 0.5 * self.lambd * (v * v).sum(-1)
+        loss = omega(y) - omega(mu) + (pred * (y - mu)).sum(-1)
+        return loss.mean().to(c_pred.dtype)

@@ -194,6 +194,22 @@ class ILPBatch:
         a variable takes when any value of its box will do (a zero cost, no row)."""
         return np.where(np.isfinite(self.lb), self.lb, np.clip(0.0, self.lb, self.ub))
 
+    def row_band(self, tol: float, equalities: bool = False) -> np.ndarray:
+        """Per row of ``A`` (of ``A_eq`` with ``equalities``): the backends' tolerance on its
+        right-hand side (``b + band``; equalities ``b_eq -/+ band``).
+
+        ``tol`` on rows of integer variables only (float32 data whose points meet a row within
+        ~1e-7 must stay feasible), 0 on rows with a continuous variable: a continuous variable
+        meets an exact row anyway, and the band let it take slivers (a TSP flow ``y <= 19 x``
+        of 1e-6 on an unused arc) that made Gurobi's 20-node TSP 2.7x slower (161 against 60
+        ms per instance, both bands)."""
+        matrix = self.A_eq if equalities else self.A
+        continuous = ~self.integrality
+        if not continuous.any() or not matrix.shape[0]:
+            return np.full(matrix.shape[0], tol)
+        touched = np.asarray(abs(matrix[:, continuous]).sum(axis=1)).ravel() > 0  # dense or sparse
+        return np.where(touched, 0.0, tol)
+
     def round_integers(self, y: np.ndarray) -> np.ndarray:
         """``y`` with its integer variables rounded to the nearest integer (the rest kept)."""
         return np.where(self.integrality, np.rint(y), y) + 0.0  # + 0.0: no -0.0

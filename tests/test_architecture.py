@@ -25,8 +25,8 @@ LAYERS = [
     ("executors", "workers", "ray_executor"),               # pools of workers, their processes, Ray
     ("dispatch", "decision_pool"),                          # a batch -> groups -> tasks -> answers; pooled answers
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
-     "gradients.perturbed", "gradients.imle", "metrics", "losses", "instances", "backend_cache",
-     "separation", "polish", "observations"),
+     "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics", "losses", "instances",
+     "backend_cache", "separation", "polish", "observations"),
     ("layer",),                                             # ILPLayer and solve()
     ("constraints",),                                       # learnable constraint sets
     ("training",),                                          # the learning loop

@@ -19,7 +19,8 @@ same loss), ``dpo`` (perturbed optimiser, MSE to the true decision), ``combopt``
 (:class:`~ilplayer.losses.PerturbationGradient`), ``nce``, ``cmap``, ``ptltr``, ``prltr``,
 ``lsltr`` (over a pool seeded with the training decisions, ``solve_ratio`` 0.05 as PyEPO's
 examples), ``pfymul`` (Fenchel-Young, multiplicative noise), ``dpomul``, ``imle`` and
-``aimle`` (layer gradients, L1 to the true decision). When PyEPO is installed, its own method
+``aimle`` (layer gradients, L1 to the true decision), ``rfwo`` (the L2-regularised optimiser by
+Frank-Wolfe, MSE to the true decision) and ``rfy`` (its Fenchel-Young loss). When PyEPO is installed, its own method
 of the same name runs on the same data and splits (:data:`PYEPO_METHODS`), with its Gurobi
 model or its Pyomo model on HiGHS, for comparison.
 """
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.gradients import IMLE, AdaptiveIMLE, Perturbed
+from ilplayer.gradients import IMLE, AdaptiveIMLE, FrankWolfe, Perturbed
 from ilplayer.layer import ILPLayer
 from ilplayer.losses import (
     NCE,
@@ -43,6 +44,7 @@ from ilplayer.losses import (
     PairwiseLTR,
     PerturbationGradient,
     PointwiseLTR,
+    RegularizedFenchelYoung,
     SPOPlus,
 )
 from ilplayer.metrics import regret
@@ -53,9 +55,10 @@ __all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "run_method
 
 POOL_METHODS = ("nce", "cmap", "ptltr", "prltr", "lsltr")
 DECISION_METHODS = ("dpomul", "imle", "aimle")  # layer gradients, L1 to the true decision
-METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS)
+METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS,
+           "rfwo", "rfy")
 TASKS = ("shortest-path", "knapsack-regret", "tsp")
-PYEPO_METHODS = ("spo+", "pfyl", "dbb", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS)
+PYEPO_METHODS = ("spo+", "pfyl", "dbb", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS, "rfwo", "rfy")
 POOL_SOLVE_RATIO = 0.05  # the pool losses' share of solved batches (PyEPO's examples)
 
 
@@ -205,7 +208,7 @@ def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
 def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int) -> Any:
     """The loss module of a cost-loss ``method`` (None for the others); the pool losses start
     from the training decisions."""
-    pooled = {"solve_ratio": POOL_SOLVE_RATIO, "pool": y_train, "seed": derive_seed(seed, 7)}
+    pooled: dict[str, Any] = {"solve_ratio": POOL_SOLVE_RATIO, "pool": y_train, "seed": derive_seed(seed, 7)}
     noise_seed = derive_seed(seed, 6)
     builders = {"spo+": lambda: SPOPlus(layer),
                 "pfyl": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed),
@@ -213,7 +216,8 @@ def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int)
                 "pg": lambda: PerturbationGradient(layer, sigma=0.1),
                 "nce": lambda: NCE(layer, **pooled), "cmap": lambda: ContrastiveMAP(layer, **pooled),
                 "ptltr": lambda: PointwiseLTR(layer, **pooled), "prltr": lambda: PairwiseLTR(layer, **pooled),
-                "lsltr": lambda: ListwiseLTR(layer, **pooled)}
+                "lsltr": lambda: ListwiseLTR(layer, **pooled),
+                "rfy": lambda: RegularizedFenchelYoung(layer, lambd=1.0)}
     return builders[method]() if method in builders else None
 
 
@@ -232,7 +236,8 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     gradient: Any = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt",
                      "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative"),
                      "imle": IMLE(sigma=1.0, samples=10, lam=10.0, seed=noise_seed),
-                     "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed)}.get(method, "combopt")
+                     "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed),
+                     "rfwo": FrankWolfe(lam=1.0)}.get(method, "combopt")
     method_options: dict[str, Any] = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
                       {"sigma": 1.0, "samples": 10, "seed": noise_seed} if gradient == "perturbed" else {})
     layer = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
@@ -262,7 +267,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
                 loss = torch.nn.functional.mse_loss(c_pred, c_true)
             elif method == "spo+":
                 loss = losses(c_pred, c_true, y_true=y_true, **constraints)
-            elif method in ("pfyl", "pfymul", "nce", "cmap"):  # against the true decisions
+            elif method in ("pfyl", "pfymul", "nce", "cmap", "rfy"):  # against the true decisions
                 loss = losses(c_pred, y_true, **constraints)
             elif method in ("pg", "ptltr", "prltr", "lsltr"):  # against the true costs
                 loss = losses(c_pred, c_true, **constraints)
@@ -326,7 +331,9 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
                 "lsltr": lambda: func.listwiseLearningToRank(optmodel, **pooled),
                 "dpomul": lambda: func.perturbedOptMul(optmodel, n_samples=10, sigma=1.0, processes=processes),
                 "imle": lambda: func.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10, processes=processes),
-                "aimle": lambda: func.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0, processes=processes)}
+                "aimle": lambda: func.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0, processes=processes),
+                "rfwo": lambda: func.regularizedFrankWolfeOpt(optmodel, lambd=1.0, processes=processes),
+                "rfy": lambda: func.regularizedFrankWolfeFenchelYoung(optmodel, lambd=1.0, processes=processes)}
     if method not in builders:
         raise ValueError(f"PyEPO baselines: {PYEPO_METHODS}, got {method!r}")
     function = builders[method]()
@@ -341,12 +348,14 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
             c_pred = model(x.double())
             if method == "spo+":
                 loss = function(c_pred, c.double(), w.double(), z.double())
-            elif method in ("pfyl", "pfymul", "nce", "cmap"):
+            elif method in ("pfyl", "pfymul", "nce", "cmap", "rfy"):
                 loss = function(c_pred, w.double())
             elif method in ("pg", "ptltr", "prltr", "lsltr"):
                 loss = function(c_pred, c.double())
             elif method in DECISION_METHODS:
                 loss = (function(c_pred) - w.double()).abs().sum(-1).mean()
+            elif method == "rfwo":  # MSE to the true decision, as ilplayer's
+                loss = ((function(c_pred) - w.double()) ** 2).sum(-1).mean()
             else:
                 w_pred = function(c_pred)
                 loss = (w_pred * c.double()).sum(-1).mean() * (1 if task.sense == "min" else -1)

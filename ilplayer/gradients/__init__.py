@@ -3,8 +3,8 @@ as well as its maths (pure torch on the tensors' own device).
 
 ``combopt`` (:class:`CombOptNet`, Paulus et al., 2021) gives gradients for the cost ``c`` and
 the constraints ``A, b``; ``blackbox`` (:class:`Blackbox`), ``identity`` (:class:`Identity`) and
-``perturbed`` (:class:`Perturbed`), ``imle`` (:class:`IMLE`) and ``aimle``
-(:class:`AdaptiveIMLE`) for ``c`` only. A method is an object holding its options;
+``perturbed`` (:class:`Perturbed`), ``imle`` (:class:`IMLE`), ``aimle`` (:class:`AdaptiveIMLE`)
+and ``frank-wolfe`` (:class:`FrankWolfe`) for ``c`` only. A method is an object holding its options;
 the layer's ``gradient=`` takes one, or its name as a shortcut (:data:`METHODS`). A new method
 is a :class:`GradientMethod` subclass in a module here, added to :data:`METHODS`.
 """
@@ -22,17 +22,38 @@ from ilplayer.gradients.combopt import (
     softmin,
     softmin_weights,
 )
+from ilplayer.gradients.frank_wolfe import FrankWolfe
 from ilplayer.gradients.identity import Identity, identity_gradient
 from ilplayer.gradients.imle import IMLE, AdaptiveIMLE
 from ilplayer.gradients.perturbed import Perturbed, perturbed_gradient, perturbed_mean
 
 METHODS: dict[str, type[GradientMethod]] = {m.name: m for m in (CombOptNet, Blackbox, Identity, Perturbed, IMLE,
-                                                                   AdaptiveIMLE)}
+                                                                   AdaptiveIMLE, FrankWolfe)}
 """Every gradient method by the name the layer's ``gradient=`` takes."""
 GRADIENTS = tuple(METHODS)
 COST_METHODS = tuple(name for name, method in METHODS.items() if not method.constraint_gradients)
 
-__all__ = ["BASES", "COST_METHODS", "GRADIENTS", "IMLE", "METHODS", "AdaptiveIMLE", "Blackbox", "CombOptNet",
-           "GradientMethod", "Identity", "LayerSolves", "Perturbed", "blackbox_gradient", "combopt_backward",
-           "decompose", "identity_gradient", "perturbed_gradient", "perturbed_mean", "project_onto_box",
-           "softmin", "softmin_weights"]
+__all__ = [
+    "BASES",
+    "COST_METHODS",
+    "GRADIENTS",
+    "IMLE",
+    "METHODS",
+    "AdaptiveIMLE",
+    "Blackbox",
+    "CombOptNet",
+    "FrankWolfe",
+    "GradientMethod",
+    "Identity",
+    "LayerSolves",
+    "Perturbed",
+    "blackbox_gradient",
+    "combopt_backward",
+    "decompose",
+    "identity_gradient",
+    "perturbed_gradient",
+    "perturbed_mean",
+    "project_onto_box",
+    "softmin",
+    "softmin_weights",
+]

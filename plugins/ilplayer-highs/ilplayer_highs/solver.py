@@ -188,9 +188,9 @@ class HighsSolver(PersistentModelSolver):
         lp.col_cost_ = np.zeros(n)
         lp.col_lower_ = np.where(np.isfinite(batch.lb), batch.lb, -hs.kHighsInf)
         lp.col_upper_ = np.where(np.isfinite(batch.ub), batch.ub, hs.kHighsInf)
-        lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf),
-                                        batch.b_eq - FEASIBILITY_TOL])
-        lp.row_upper_ = np.concatenate([batch.b, batch.b_eq]) + FEASIBILITY_TOL
+        band_eq = batch.row_band(FEASIBILITY_TOL, equalities=True)
+        lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq - band_eq])
+        lp.row_upper_ = np.concatenate([batch.b + batch.row_band(FEASIBILITY_TOL), batch.b_eq + band_eq])
         lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
         lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
         lp.a_matrix_.index_ = matrix.indices.astype(np.int32)

@@ -203,13 +203,13 @@ class PyomoSolver(PersistentModelSolver):
         model.y = pyo.Var(model.I, domain=lambda _, i: pyo.Integers if integer[i] else pyo.Reals,
                           bounds=lambda _, i: bounds[i])
         model.c = pyo.Param(model.I, mutable=True, initialize=0.0)
-        rows, b = list(row_entries(batch.A)), batch.b + ROW_TOL  # the non-zeros, dense or sparse
+        rows, b = list(row_entries(batch.A)), batch.b + batch.row_band(ROW_TOL)  # non-zeros, dense or sparse
         terms = lambda mdl, columns, values: sum(float(a) * mdl.y[int(i)] for i, a in zip(columns, values))
         model.rows = pyo.Constraint(model.J, rule=lambda mdl, j: terms(mdl, *rows[j]) <= float(b[j]))
-        rows_eq, b_eq, tol = list(row_entries(batch.A_eq)), batch.b_eq, EQUALITY_TOL
+        rows_eq, b_eq, tol = list(row_entries(batch.A_eq)), batch.b_eq, batch.row_band(EQUALITY_TOL, equalities=True)
         model.K = pyo.RangeSet(0, len(b_eq) - 1)
         model.equalities = pyo.Constraint(model.K, rule=lambda mdl, k: pyo.inequality(
-            float(b_eq[k]) - tol, terms(mdl, *rows_eq[k]), float(b_eq[k]) + tol))
+            float(b_eq[k] - tol[k]), terms(mdl, *rows_eq[k]), float(b_eq[k] + tol[k])))
         model.objective = pyo.Objective(expr=sum(model.c[i] * model.y[i] for i in model.I))
         solver, persistent = self._attach(model)
         relaxation = None

@@ -115,12 +115,13 @@ class ScipSolver(PersistentModelSolver):
         y = [model.addVar(vtype="I" if integer else "C", lb=bound(l), ub=bound(u))
              for l, u, integer in zip(batch.lb, batch.ub, batch.integrality)]
         linear = lambda columns, values: scip.quicksum(float(a) * y[j] for j, a in zip(columns, values))
-        for (columns, values), bound in zip(row_entries(batch.A), batch.b + FEASIBILITY_TOL):
+        for (columns, values), bound in zip(row_entries(batch.A), batch.b + batch.row_band(FEASIBILITY_TOL)):
             model.addCons(linear(columns, values) <= float(bound))
-        for (columns, values), bound in zip(row_entries(batch.A_eq), batch.b_eq):  # a band b_eq -/+ tol
+        band_eq = batch.row_band(FEASIBILITY_TOL, equalities=True)  # a band b_eq -/+ tol
+        for (columns, values), bound, band in zip(row_entries(batch.A_eq), batch.b_eq, band_eq):
             expression = linear(columns, values)
-            model.addCons(expression >= float(bound) - FEASIBILITY_TOL)
-            model.addCons(expression <= float(bound) + FEASIBILITY_TOL)
+            model.addCons(expression >= float(bound - band))
+            model.addCons(expression <= float(bound + band))
         terms = [scip.scip.Term(v) for v in y]
         return model, y, terms, {"batch": batch, "lp": None}
 
