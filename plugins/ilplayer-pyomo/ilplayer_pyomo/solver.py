@@ -265,6 +265,12 @@ class PyomoSolver(PersistentModelSolver):
             return infeasible_or_unbounded(self, model, len(c)), None
         results = self._run(pyomo_model, solver, persistent, c)
         condition = results.solver.termination_condition
+        if condition == TC.unknown and persistent:
+            # Measured with appsi_highs (HiGHS 1.16): an LP re-solved from the basis of an
+            # unbounded one may end "unknown"; a fresh solver decides it (fuzz seed 300188).
+            solver, persistent = self._attach(pyomo_model)
+            results = self._run(pyomo_model, solver, persistent, c)
+            condition = results.solver.termination_condition
         if condition == TC.infeasible:
             return Status.INFEASIBLE, None
         if condition in (TC.infeasibleOrUnbounded, TC.unbounded):
