@@ -20,9 +20,10 @@ same loss), ``dpo`` (perturbed optimiser, MSE to the true decision), ``combopt``
 ``lsltr`` (over a pool seeded with the training decisions, ``solve_ratio`` 0.05 as PyEPO's
 examples), ``pfymul`` (Fenchel-Young, multiplicative noise), ``dpomul``, ``imle`` and
 ``aimle`` (layer gradients, L1 to the true decision), ``rfwo`` (the L2-regularised optimiser by
-Frank-Wolfe, MSE to the true decision) and ``rfy`` (its Fenchel-Young loss). When PyEPO is installed, its own method
-of the same name runs on the same data and splits (:data:`PYEPO_METHODS`), with its Gurobi
-model or its Pyomo model on HiGHS, for comparison.
+Frank-Wolfe, MSE to the true decision), ``rfy`` (its Fenchel-Young loss) and ``cave`` (CaVE+,
+:class:`~ilplayer.losses.CaVE` with 3 Clarabel steps; PyEPO's needs its Gurobi model). When
+PyEPO is installed, its own method of the same name runs on the same data and splits
+(:data:`PYEPO_METHODS`), with its Gurobi model or its Pyomo model on HiGHS, for comparison.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ilplayer.gradients import IMLE, AdaptiveIMLE, FrankWolfe, Perturbed
 from ilplayer.layer import ILPLayer
 from ilplayer.losses import (
     NCE,
+    CaVE,
     ContrastiveMAP,
     FenchelYoung,
     ListwiseLTR,
@@ -56,9 +58,9 @@ __all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "run_method
 POOL_METHODS = ("nce", "cmap", "ptltr", "prltr", "lsltr")
 DECISION_METHODS = ("dpomul", "imle", "aimle")  # layer gradients, L1 to the true decision
 METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS,
-           "rfwo", "rfy")
+           "rfwo", "rfy", "cave")
 TASKS = ("shortest-path", "knapsack-regret", "tsp")
-PYEPO_METHODS = ("spo+", "pfyl", "dbb", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS, "rfwo", "rfy")
+PYEPO_METHODS = ("spo+", "pfyl", "dbb", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS, "rfwo", "rfy", "cave")
 POOL_SOLVE_RATIO = 0.05  # the pool losses' share of solved batches (PyEPO's examples)
 
 
@@ -217,7 +219,8 @@ def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int)
                 "nce": lambda: NCE(layer, **pooled), "cmap": lambda: ContrastiveMAP(layer, **pooled),
                 "ptltr": lambda: PointwiseLTR(layer, **pooled), "prltr": lambda: PairwiseLTR(layer, **pooled),
                 "lsltr": lambda: ListwiseLTR(layer, **pooled),
-                "rfy": lambda: RegularizedFenchelYoung(layer, lambd=1.0)}
+                "rfy": lambda: RegularizedFenchelYoung(layer, lambd=1.0),
+                "cave": lambda: CaVE(layer, max_iter=3)}
     return builders[method]() if method in builders else None
 
 
@@ -267,7 +270,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
                 loss = torch.nn.functional.mse_loss(c_pred, c_true)
             elif method == "spo+":
                 loss = losses(c_pred, c_true, y_true=y_true, **constraints)
-            elif method in ("pfyl", "pfymul", "nce", "cmap", "rfy"):  # against the true decisions
+            elif method in ("pfyl", "pfymul", "nce", "cmap", "rfy", "cave"):  # against the true decisions
                 loss = losses(c_pred, y_true, **constraints)
             elif method in ("pg", "ptltr", "prltr", "lsltr"):  # against the true costs
                 loss = losses(c_pred, c_true, **constraints)
@@ -311,7 +314,10 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
     else:
         optmodel = family.knapsackModel(weights=task.pyepo_args["weights"], capacity=task.pyepo_args["capacity"],
                                         **on_highs)
-    train = pyepo.data.dataset.optDataset(optmodel, task.x_train.numpy(), task.c_train.numpy())
+    if method == "cave" and solver != "gurobi":
+        raise ValueError("PyEPO's CaVE reads the binding constraints off its Gurobi model: solver='gurobi'")
+    dataset = pyepo.data.dataset.optDatasetConstrs if method == "cave" else pyepo.data.dataset.optDataset
+    train = dataset(optmodel, task.x_train.numpy(), task.c_train.numpy())
     test = pyepo.data.dataset.optDataset(optmodel, task.x_test.numpy(), task.c_test.numpy())
     torch.manual_seed(derive_seed(seed, 1))
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
@@ -333,20 +339,23 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
                 "imle": lambda: func.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10, processes=processes),
                 "aimle": lambda: func.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0, processes=processes),
                 "rfwo": lambda: func.regularizedFrankWolfeOpt(optmodel, lambd=1.0, processes=processes),
-                "rfy": lambda: func.regularizedFrankWolfeFenchelYoung(optmodel, lambd=1.0, processes=processes)}
+                "rfy": lambda: func.regularizedFrankWolfeFenchelYoung(optmodel, lambd=1.0, processes=processes),
+                "cave": lambda: func.coneAlignedCosine(optmodel, max_iter=3, processes=processes)}
     if method not in builders:
         raise ValueError(f"PyEPO baselines: {PYEPO_METHODS}, got {method!r}")
     function = builders[method]()
-    loader = torch.utils.data.DataLoader(train, batch_size=batch_size, shuffle=True,
-                                         generator=torch.Generator().manual_seed(derive_seed(seed, 2)))
+    loader = pyepo.data.dataset.optDataLoader(train, batch_size=batch_size, shuffle=True,
+                                              generator=torch.Generator().manual_seed(derive_seed(seed, 2)))
     test_loader = torch.utils.data.DataLoader(test, batch_size=256)
     history = [{"epoch": 0, "regret": pyepo.metric.regret(model.float(), optmodel, test_loader), "seconds": 0.0}]
     model.double()
     for epoch in range(epochs):
         start = time.perf_counter()
-        for x, c, w, z in loader:
+        for x, c, w, z, *tight in loader:
             c_pred = model(x.double())
-            if method == "spo+":
+            if method == "cave":
+                loss = function(c_pred, tight[0].double())
+            elif method == "spo+":
                 loss = function(c_pred, c.double(), w.double(), z.double())
             elif method in ("pfyl", "pfymul", "nce", "cmap", "rfy"):
                 loss = function(c_pred, w.double())

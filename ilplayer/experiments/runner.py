@@ -336,7 +336,8 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
     runs: list[tuple[str, str, str]] = [("ilplayer", m, s) for s in solvers for m in methods]
     if pyepo and importlib.util.find_spec("pyepo") is not None:
         pyepo_solvers = [{"gurobi": "gurobi", "highs": "pyomo:highs"}[s] for s in solvers if s in ("gurobi", "highs")]
-        runs += [("pyepo", m, s) for s in pyepo_solvers for m in (pyepo_methods or dfl.PYEPO_METHODS)]
+        runs += [("pyepo", m, s) for s in pyepo_solvers for m in (pyepo_methods or dfl.PYEPO_METHODS)
+                 if m != "cave" or s == "gurobi"]  # PyEPO's CaVE reads its Gurobi model
     label = dfl.task_label(task, options)
     records = []
     for seed in seeds:
