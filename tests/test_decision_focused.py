@@ -41,7 +41,19 @@ def test_shortest_paths_are_paths_from_corner_to_corner():
     assert (status == 0).all() and (y.sum(-1) == 8).all()  # 4 right + 4 down on a 5 x 5 grid
 
 
-@pytest.mark.parametrize("method", dfl.METHODS)
+FRANK_WOLFE = ("rfwo", "rfy")  # many solves per call (PyEPO's tolerance 1e-6): on a smaller task
+
+
+@pytest.mark.parametrize("method", FRANK_WOLFE)
+def test_frank_wolfe_methods_train_on_a_small_shortest_path(method):
+    if "highs" not in ilplayer.available_solvers():
+        pytest.skip("needs a MIP backend (ilplayer-highs)")
+    task = dfl.make_task("shortest-path", train_size=16, test_size=8)
+    record = dfl.run_method(task, method, "highs", epochs=1, batch_size=8)
+    assert len(record["history"]) == 2 and 0 <= record["regret"] < 2
+
+
+@pytest.mark.parametrize("method", [m for m in dfl.METHODS if m not in FRANK_WOLFE])
 def test_every_method_trains_on_a_small_knapsack(method):
     task = dfl.make_task("knapsack-regret", train_size=64, test_size=32)
     solver = "highs" if "highs" in ilplayer.available_solvers() else "bruteforce"
