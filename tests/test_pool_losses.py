@@ -279,3 +279,23 @@ def test_new_losses_agree_with_bruteforce_on_every_backend(backend, executor):
     if executor == "workers":  # threads where the backend releases the GIL, else processes
         executor = "threads" if Capability.RELEASES_GIL in solver.capabilities else "processes"
     assert _loss_values(backend, executor) == pytest.approx(_loss_values("bruteforce", "serial"), abs=1e-9)
+
+
+def test_perturbed_variance_reduction_is_pyepos_leave_one_out_baseline():
+    """PyEPO's perturbedOpt backward: (reward - mean reward) * S / (S - 1) before the noise."""
+    require("highs")
+    from ilplayer.gradients import Perturbed
+
+    sigma, samples = 0.5, 4
+    layer = ILPLayer(0, 1, solver="highs", executor="serial",
+                     gradient=Perturbed(sigma=sigma, samples=samples, seed=2, variance_reduction=True))
+    c, _ = data(3, seed=4)
+    pred = c.clone().requires_grad_(True)
+    y = layer(pred, A, B)
+    noise = torch.randn((samples, 3, N), generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    y_s = argbest((c[None] + sigma * noise).reshape(-1, N)).reshape(samples, 3, N)
+    dy = torch.randn(3, N, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    got, = torch.autograd.grad(y, pred, dy)
+    reward = (y_s * dy).sum(-1)
+    reward = (reward - reward.mean(0)) * samples / (samples - 1)
+    torch.testing.assert_close(got, (reward[..., None] * noise).sum(0) / (samples * sigma))

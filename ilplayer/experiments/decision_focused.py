@@ -207,29 +207,34 @@ def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
     return y
 
 
-def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int) -> Any:
+def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int, solve_ratio: float | None) -> Any:
     """The loss module of a cost-loss ``method`` (None for the others); the pool losses start
-    from the training decisions."""
-    pooled: dict[str, Any] = {"solve_ratio": POOL_SOLVE_RATIO, "pool": y_train, "seed": derive_seed(seed, 7)}
+    from the training decisions, with ``solve_ratio`` (default 0.05), as do the others when a
+    ``solve_ratio`` is given."""
+    pooled: dict[str, Any] = {"solve_ratio": POOL_SOLVE_RATIO if solve_ratio is None else solve_ratio,
+                              "pool": y_train, "seed": derive_seed(seed, 7)}
+    some = {} if solve_ratio is None else pooled  # the solving losses: pooled only when asked
     noise_seed = derive_seed(seed, 6)
-    builders = {"spo+": lambda: SPOPlus(layer),
-                "pfyl": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed),
-                "pfymul": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative"),
-                "pg": lambda: PerturbationGradient(layer, sigma=0.1),
+    builders = {"spo+": lambda: SPOPlus(layer, **some),
+                "pfyl": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed, **some),
+                "pfymul": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
+                                               **some),
+                "pg": lambda: PerturbationGradient(layer, sigma=0.1, **some),
                 "nce": lambda: NCE(layer, **pooled), "cmap": lambda: ContrastiveMAP(layer, **pooled),
                 "ptltr": lambda: PointwiseLTR(layer, **pooled), "prltr": lambda: PairwiseLTR(layer, **pooled),
                 "lsltr": lambda: ListwiseLTR(layer, **pooled),
-                "rfy": lambda: RegularizedFenchelYoung(layer, lambd=1.0),
+                "rfy": lambda: RegularizedFenchelYoung(layer, lambd=1.0, **some),
                 "cave": lambda: CaVE(layer, max_iter=3)}
     return builders[method]() if method in builders else None
 
 
 def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: float = 1e-2,
                batch_size: int = 32, seed: int = 0, executor: str | None = None,
-               workers: int | None = None) -> dict[str, Any]:
+               workers: int | None = None, solve_ratio: float | None = None) -> dict[str, Any]:
     """Train PyEPO's linear model with ``method`` on ``solver`` (its batches solved on
     ``executor``, the layer's default when None); normalised test regret and seconds per epoch
-    (the regret of the untrained model too)."""
+    (the regret of the untrained model too). ``solve_ratio``: the cost losses answer the other
+    batches from a pool seeded with the training decisions (the pool losses: 0.05 unless given)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     torch.manual_seed(derive_seed(seed, 1))
@@ -237,7 +242,8 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     noise_seed = derive_seed(seed, 5)
     gradient: Any = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt",
-                     "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative"),
+                     "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
+                                         variance_reduction=True),  # PyEPO's default
                      "imle": IMLE(sigma=1.0, samples=10, lam=10.0, seed=noise_seed),
                      "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed),
                      "rfwo": FrankWolfe(lam=1.0)}.get(method, "combopt")
@@ -249,7 +255,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     constraints = task.constraints()
     y_train = _optimal(layer, task, task.c_train)
     y_test = _optimal(layer, task, task.c_test)
-    losses = _cost_losses(method, layer, y_train, seed)
+    losses = _cost_losses(method, layer, y_train, seed, solve_ratio)
 
     def test_regret() -> float:
         with torch.no_grad():
@@ -287,7 +293,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
         history.append({"epoch": epoch + 1, "regret": test_regret(), "seconds": seconds})
     layer.close()
     return {"task": task.name, "method": method, "solver": solver, "library": "ilplayer", "seed": seed,
-            "executor": executor or "auto", "workers": workers, "epochs": epochs, "lr": lr,
+            "executor": executor or "auto", "workers": workers, "epochs": epochs, "lr": lr, "solve_ratio": solve_ratio,
             "batch_size": batch_size, "train_size": len(task.x_train),
             "test_size": len(task.x_test), "regret": history[-1]["regret"],
             "seconds_per_epoch": float(np.mean([h["seconds"] for h in history[1:]])) if epochs else 0.0,

@@ -28,11 +28,16 @@ def perturbed_mean(y_samples: torch.Tensor, has_solution: torch.Tensor) -> torch
 
 
 def perturbed_gradient(dy: torch.Tensor, y_samples: torch.Tensor, noise: torch.Tensor,
-                       sigma: float, has_solution: torch.Tensor) -> torch.Tensor:
-    """``E[(y_s·dy) Z_s] / sigma`` over the samples (S, B, n) that have a solution."""
+                       sigma: float, has_solution: torch.Tensor, baseline: bool = False) -> torch.Tensor:
+    """``E[(y_s·dy) Z_s] / sigma`` over the samples (S, B, n) that have a solution; with
+    ``baseline``, ``y_s·dy`` minus its mean over the samples, times ``S / (S - 1)`` (PyEPO's
+    leave-one-out variance reduction: the same expectation, as ``E[Z] = 0``)."""
     weight = has_solution.to(dy.dtype)
     inner = (y_samples * dy[None]).sum(-1) * weight  # (S, B)
     count = weight.sum(0).clamp(min=1)  # (B,)
+    if baseline:
+        centred = (inner - inner.sum(0) / count) * weight
+        inner = torch.where(count > 1, centred * count / (count - 1).clamp(min=1), inner)
     return (inner[..., None] * noise).sum(0) / (count[:, None] * sigma)
 
 
@@ -72,7 +77,7 @@ class _PerturbedFunction(torch.autograd.Function):
         status = status64.reshape(samples, c.shape[0]).amax(0)  # the most severe outcome
         y = perturbed_mean(y_samples, solved).to(c.dtype)
         ctx.save_for_backward(y_samples, noise, solved, c.detach().double())
-        ctx.multiplicative = method.noise == "multiplicative"
+        ctx.multiplicative, ctx.baseline = method.noise == "multiplicative", method.variance_reduction
         ctx.mark_non_differentiable(status)
         return y, status
 
@@ -82,7 +87,7 @@ class _PerturbedFunction(torch.autograd.Function):
             return (None,) * 10
         y_samples, noise, solved, c = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):
-            dc = perturbed_gradient(dy.double(), y_samples, noise, ctx.sigma, solved)
+            dc = perturbed_gradient(dy.double(), y_samples, noise, ctx.sigma, solved, ctx.baseline)
             if ctx.multiplicative:  # the noise is additive in log c: the chain rule's 1 / c
                 dc = dc / away_from_zero(c)
         ctx.run.check_signal(dc, dy)
@@ -94,12 +99,14 @@ class Perturbed(GradientMethod):
     """``gradient="perturbed"``: the forward returns the mean of ``samples`` solutions under
     Gaussian noise of scale ``sigma`` (``noise="additive"``, or ``"multiplicative"``: the costs
     times ``exp(sigma Z - sigma^2 / 2)``, signs kept, PyEPO's DPOMul), solved as one batch;
-    ``seed`` fixes the noise stream (one per device, copied with the layer)."""
+    ``seed`` fixes the noise stream (one per device, copied with the layer);
+    ``variance_reduction``: PyEPO's leave-one-out baseline in the backward (its default)."""
 
     sigma: float = 1.0
     samples: int = 8
     seed: int | None = None
     noise: str = "additive"
+    variance_reduction: bool = False
     _generators: dict[str, torch.Generator] = field(default_factory=dict, repr=False, compare=False)
     name: ClassVar[str] = "perturbed"
     no_signal_hint: ClassVar[str] = "The perturbed solutions did not move; raise sigma"
@@ -111,6 +118,8 @@ class Perturbed(GradientMethod):
             raise ValueError(f"samples must be a positive integer, got {self.samples!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)):
             raise ValueError(f"seed must be an integer or None, got {self.seed!r}")
+        if not isinstance(self.variance_reduction, bool):
+            raise ValueError(f"variance_reduction must be True or False, got {self.variance_reduction!r}")
         if self.noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}")
         object.__setattr__(self, "sigma", float(self.sigma))
