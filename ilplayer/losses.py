@@ -214,30 +214,33 @@ class _PoolLoss(_CostLoss):
         return self.layer.refresh_pool(self.pool_rule, c_pred, A, b, A_eq, b_eq).to(c_pred.device)
 
 
-class NCE(_PoolLoss):
+class _ContrastiveLoss(_PoolLoss):
+    def margins(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any, A_eq: Any,
+                b_eq: Any) -> torch.Tensor:
+        """``c_pred·y_true - c_pred·w`` (B, k) for every pooled ``w``, minimisation form."""
+        pool = self.decisions(c_pred, A, b, A_eq, b_eq)
+        pred = self.sign * c_pred.to(torch.float64)
+        return (pred * _as_float64(y_true).to(c_pred.device)).sum(-1, keepdim=True) - pred @ pool.T
+
+
+class NCE(_ContrastiveLoss):
     """Noise-contrastive estimation over the pool (Mulamba et al., IJCAI 2021; PyEPO's NCE): the
     mean over pooled decisions ``w`` of ``c_pred·y_true - c_pred·w`` (minimisation form: the
     observed decision should cost less than every pooled one). Returns the batch mean."""
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        pool = self.decisions(c_pred, A, b, A_eq, b_eq)
-        pred = self.sign * c_pred.to(torch.float64)
-        margin = (pred * _as_float64(y_true).to(c_pred.device)).sum(-1, keepdim=True) - pred @ pool.T
-        return margin.mean(-1).mean().to(c_pred.dtype)
+        return self.margins(c_pred, y_true, A, b, A_eq, b_eq).mean(-1).mean().to(c_pred.dtype)
 
 
-class ContrastiveMAP(_PoolLoss):
+class ContrastiveMAP(_ContrastiveLoss):
     """Contrastive MAP (Mulamba et al., IJCAI 2021; PyEPO's CMAP): ``c_pred·y_true - min_w
     c_pred·w`` over the pool (minimisation form), NCE's hardest negative alone. Returns the
     batch mean."""
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        pool = self.decisions(c_pred, A, b, A_eq, b_eq)
-        pred = self.sign * c_pred.to(torch.float64)
-        margin = (pred * _as_float64(y_true).to(c_pred.device)).sum(-1, keepdim=True) - pred @ pool.T
-        return margin.amax(-1).mean().to(c_pred.dtype)
+        return self.margins(c_pred, y_true, A, b, A_eq, b_eq).amax(-1).mean().to(c_pred.dtype)
 
 
 class _RankLoss(_PoolLoss):

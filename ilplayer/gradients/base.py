@@ -24,7 +24,8 @@ from ilplayer.types import Status
 if TYPE_CHECKING:
     from ilplayer.problem import Bounds, ProblemTensors
 
-__all__ = ["GradientMethod", "LayerSolves", "has_solution", "is_number", "solve_exactly", "torch_threads"]
+__all__ = ["GradientMethod", "LayerSolves", "has_solution", "is_number", "seeded_generator", "solve_exactly",
+           "torch_threads"]
 
 
 @dataclass(frozen=True)
@@ -105,3 +106,15 @@ def solve_exactly(ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, 
     ctx.save_for_backward(c.detach(), y64, status)
     ctx.mark_non_differentiable(status)
     return y, status
+
+
+def seeded_generator(generators: dict[str, torch.Generator], seed: int | None,
+                     device: torch.device) -> torch.Generator | None:
+    """A sampling method's noise stream on ``device``: seeded once per device (kept in
+    ``generators``) when ``seed`` is given; None (torch's global stream) otherwise or on meta."""
+    if seed is None or device.type == "meta":
+        return None
+    key = str(device)
+    if key not in generators:
+        generators[key] = torch.Generator(device=device).manual_seed(seed)
+    return generators[key]

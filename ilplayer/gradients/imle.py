@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, is_number, torch_threads
+from ilplayer.gradients.base import (
+    GradientMethod,
+    LayerSolves,
+    has_solution,
+    is_number,
+    seeded_generator,
+    torch_threads,
+)
 from ilplayer.gradients.perturbed import perturbed_mean
 from ilplayer.problem import validate_problem
 
@@ -125,12 +132,7 @@ class IMLE(GradientMethod):
 
     def noise_generator(self, device: torch.device) -> torch.Generator | None:
         """The noise stream: seeded once per device when ``seed`` is given."""
-        if self.seed is None or device.type == "meta":
-            return None
-        key = str(device)
-        if key not in self._generators:
-            self._generators[key] = torch.Generator(device=device).manual_seed(self.seed)
-        return self._generators[key]
+        return seeded_generator(self._generators, self.seed, device)
 
     def step(self, c: torch.Tensor, dy: torch.Tensor) -> float:
         """The finite difference's step for this backward."""

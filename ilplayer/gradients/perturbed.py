@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, is_number, torch_threads
+from ilplayer.gradients.base import (
+    GradientMethod,
+    LayerSolves,
+    has_solution,
+    is_number,
+    seeded_generator,
+    torch_threads,
+)
 from ilplayer.problem import validate_problem
 
 if TYPE_CHECKING:
@@ -126,13 +133,8 @@ class Perturbed(GradientMethod):
         object.__setattr__(self, "seed", None if self.seed is None else int(self.seed))
 
     def noise_generator(self, device: torch.device) -> torch.Generator | None:
-        """The perturbations' stream: seeded once per device when ``seed`` is given."""
-        if self.seed is None or device.type == "meta":
-            return None
-        key = str(device)
-        if key not in self._generators:
-            self._generators[key] = torch.Generator(device=device).manual_seed(self.seed)
-        return self._generators[key]
+        """The noise stream: seeded once per device when ``seed`` is given."""
+        return seeded_generator(self._generators, self.seed, device)
 
     def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
               ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
