@@ -19,7 +19,7 @@ import torch
 
 from ilplayer.decision_pool import PoolRule, pool_rule
 from ilplayer.gradients.base import has_solution
-from ilplayer.gradients.frank_wolfe import frank_wolfe_projection, rows_of
+from ilplayer.gradients.frank_wolfe import frank_wolfe_projection
 from ilplayer.gradients.perturbed import NOISES, perturb
 
 if TYPE_CHECKING:
@@ -315,7 +315,7 @@ class RegularizedFenchelYoung(_CostLoss):
         rule = self.rule()
 
         def oracle(rows: torch.Tensor, costs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            part = rows_of(problem, rows, costs)
+            part = problem.take(rows, costs)
             y, status, _ = (self.layer.solve_problem(part) if rule is None
                             else rule.solve(part, self.layer.solve_problem))
             return y.to(costs.dtype), has_solution(status)

@@ -264,6 +264,15 @@ class ProblemTensors:
         return dataclasses.replace(self, c=c, A=tile(self.A, 2), b=tile(self.b, 1),
                                    A_eq=tile(self.A_eq, 2), b_eq=tile(self.b_eq, 1), integrality=integer)
 
+    def take(self, index: torch.Tensor, c: torch.Tensor) -> ProblemTensors:
+        """The instances ``index`` of this batch with the costs ``c`` (len(index), n):
+        per-instance constraints and integrality indexed, shared ones kept."""
+        pick = lambda t, shared_dims: t if t is None or not isinstance(t, torch.Tensor) or t.dim() == shared_dims \
+            else t[index.to(t.device)]
+        integer = self.integrality if self.integrality.ndim == 1 else self.integrality[index.cpu().numpy()]
+        return dataclasses.replace(self, c=c, A=pick(self.A, 2), b=pick(self.b, 1), A_eq=pick(self.A_eq, 2),
+                                   b_eq=pick(self.b_eq, 1), integrality=integer)
+
     @property
     def batch_size(self) -> int:
         return int(self.c.shape[0])

@@ -9,7 +9,6 @@ of the active vertices, ``-P / lam``, ``P`` the orthogonal projector onto their 
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,20 +23,10 @@ from ilplayer.types import Status
 if TYPE_CHECKING:
     from ilplayer.problem import Bounds
 
-__all__ = ["FrankWolfe", "face_projection", "frank_wolfe_projection", "rows_of"]
+__all__ = ["FrankWolfe", "face_projection", "frank_wolfe_projection"]
 
 GONE = 1e-12  # a vertex weight at or below this has left the active set (PyEPO's)
 SAME = 1e-6  # squared distance under which two vertices are one
-
-
-def rows_of(problem: ProblemTensors, index: torch.Tensor, c: torch.Tensor) -> ProblemTensors:
-    """The instances ``index`` of ``problem`` with the costs ``c`` (len(index), n)."""
-    host = index.cpu().numpy()
-    pick = lambda t, shared_dims: t if t is None or not isinstance(t, torch.Tensor) or t.dim() == shared_dims \
-        else t[index.to(t.device)]
-    integer = problem.integrality if problem.integrality.ndim == 1 else problem.integrality[host]
-    return dataclasses.replace(problem, c=c, A=pick(problem.A, 2), b=pick(problem.b, 1), A_eq=pick(problem.A_eq, 2),
-                               b_eq=pick(problem.b_eq, 1), integrality=integer)
 
 
 Oracle = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -174,7 +163,7 @@ class FrankWolfe(GradientMethod):
         """Frank-Wolfe from the costs ``c`` (minimisation form) with the layer's solves."""
 
         def oracle(rows: torch.Tensor, costs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            y, status, _ = run.solve(rows_of(problem, rows, costs))
+            y, status, _ = run.solve(problem.take(rows, costs))
             return y.to(costs.dtype), has_solution(status)
 
         return frank_wolfe_projection(-c / self.lam, oracle, self.max_iter, self.tol)
