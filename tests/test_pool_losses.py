@@ -3,6 +3,7 @@ loss and multiplicative noise: each against its definition, written out independ
 
 from __future__ import annotations
 
+import importlib.util
 import random
 
 import numpy as np
@@ -299,3 +300,35 @@ def test_perturbed_variance_reduction_is_pyepos_leave_one_out_baseline():
     reward = (y_s * dy).sum(-1)
     reward = (reward - reward.mean(0)) * samples / (samples - 1)
     torch.testing.assert_close(got, (reward[..., None] * noise).sum(0) / (samples * sigma))
+
+
+@pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("pyepo", "gurobipy")),
+                    reason="needs PyEPO with its Gurobi model ([pyepo] extra, gurobipy)")
+def test_perturbation_gradient_trains_as_pyepos_on_the_same_batches():
+    """Two copies of one model, one trained with ilplayer's PG and one with PyEPO's on the same
+    float64 batches of PyEPO's shortest path, stay equal step after step."""
+    import copy
+
+    import pyepo
+
+    from ilplayer.experiments import decision_focused as dfl
+
+    require("gurobi")
+    task = dfl.make_task("shortest-path", 160, 4)
+    torch.manual_seed(3)
+    ours_model = torch.nn.Linear(5, 40).double()
+    theirs_model = copy.deepcopy(ours_model)
+    ours_step = torch.optim.Adam(ours_model.parameters(), lr=1e-2)
+    theirs_step = torch.optim.Adam(theirs_model.parameters(), lr=1e-2)
+    ours = PerturbationGradient(ILPLayer(0, 1, solver="gurobi", executor="serial"), sigma=0.1)
+    theirs = pyepo.func.perturbationGradient(pyepo.model.grb.shortestPathModel(grid=(5, 5)), sigma=0.1)
+    for first in range(0, 160, 32):
+        x, c = task.x_train[first:first + 32], task.c_train[first:first + 32]
+        ours_step.zero_grad()
+        ours(ours_model(x), c, **task.constraints()).backward()
+        ours_step.step()
+        theirs_step.zero_grad()
+        theirs(theirs_model(x), c).backward()
+        theirs_step.step()
+        for mine, other in zip(ours_model.parameters(), theirs_model.parameters()):
+            torch.testing.assert_close(mine, other, atol=1e-10, rtol=0)
