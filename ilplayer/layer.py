@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -339,9 +340,8 @@ class ILPLayer(torch.nn.Module):
         if torch.is_grad_enabled():
             self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
-        rule = self.pool_rule if self.training else None
-        solve = self._solve if rule is None else functools.partial(rule.solve, exact=self._solve)
-        run = LayerSolves(solve=solve, check_signal=self._check_signal, threads=self.backward_threads)
+        run = LayerSolves(solve=self.solves(self.pool_rule if self.training else None),
+                          check_signal=self._check_signal, threads=self.backward_threads)
         y, status = self.method.apply(run, cost, A, b, self.lb, self.ub, A_eq, b_eq, self.integrality)
         self.last_status = status
         self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
@@ -362,7 +362,7 @@ class ILPLayer(torch.nn.Module):
         problem = self.min_problem(c[:B], A, b, A_eq, b_eq)
         if copies > 1:
             problem = problem.repeat(copies, (-c if self.sense == "max" else c).detach())
-        y, status, _ = self._solve(problem) if pool is None else pool.solve(problem, self._solve)
+        y, status, _ = self.solves(pool)(problem)
         return y, status
 
     def min_problem(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any = None, b_eq: Any = None) -> ProblemTensors:
@@ -374,9 +374,12 @@ class ILPLayer(torch.nn.Module):
                                 None if A_eq is None else A_eq.detach(), None if b_eq is None else b_eq.detach(),
                                 self.integrality)
 
-    def solve_problem(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Solve a batch of :meth:`min_problem` exactly: ``(y float64, status, objective)``."""
-        return self._solve(problem)
+    def solves(self, pool: PoolRule | None = None
+               ) -> Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """How a batch of :meth:`min_problem` is solved: exactly with the layer's backend, or,
+        with a ``pool`` rule, its drawn share from the pool. Returns ``(y float64, status,
+        objective)``."""
+        return self._solve if pool is None else functools.partial(pool.solve, exact=self._solve)
 
     def refresh_pool(self, pool: PoolRule, c: torch.Tensor, A: Any, b: Any, A_eq: Any = None,
                      b_eq: Any = None) -> torch.Tensor:

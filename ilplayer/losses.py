@@ -18,8 +18,7 @@ import numpy as np
 import torch
 
 from ilplayer.decision_pool import PoolRule, pool_rule
-from ilplayer.gradients.base import has_solution
-from ilplayer.gradients.frank_wolfe import frank_wolfe_projection
+from ilplayer.gradients.frank_wolfe import FrankWolfe
 from ilplayer.gradients.perturbed import NOISES, perturb
 
 if TYPE_CHECKING:
@@ -100,12 +99,9 @@ class SPOPlus(_CostLoss):
         >>> loss = SPOPlus(layer)(c_pred, c_true, A, b)                   # doctest: +SKIP
     """
 
-    def __init__(self, layer: ILPLayer, solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
-        super().__init__(layer, solve_ratio, pool, seed)
-
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
                 y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        sign = -1.0 if self.layer.sense == "max" else 1.0
+        sign = self.sign
         c_true = _as_float64(c_true).to(c_pred.device)
         if y_true is None:
             y_true, status = self.layer.solve_batch(c_true, A, b, A_eq, b_eq)
@@ -119,10 +115,16 @@ class SPOPlus(_CostLoss):
         return loss.mean().to(c_pred.dtype)
 
 
-def _check_sigma(sigma: Any) -> float:
-    if isinstance(sigma, bool) or not (isinstance(sigma, (int, float)) and sigma > 0):
-        raise ValueError(f"sigma must be a positive number, got {sigma!r}")
-    return float(sigma)
+def _positive(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
 
 
 class FenchelYoung(_CostLoss):
@@ -142,17 +144,15 @@ class FenchelYoung(_CostLoss):
                  seed: int | None = None, noise: str = "additive", solve_ratio: float = 1.0,
                  pool: Any = None) -> None:
         super().__init__(layer, solve_ratio, pool, seed)
-        self.sigma = _check_sigma(sigma)
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-            raise ValueError(f"samples must be a positive integer, got {samples!r}")
+        self.sigma, self.samples = _positive("sigma", sigma), _positive_int("samples", samples)
         if noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-        self.samples, self.noise = samples, noise
+        self.noise = noise
         self.generator = None if seed is None else torch.Generator().manual_seed(seed)
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        sign = -1.0 if self.layer.sense == "max" else 1.0
+        sign = self.sign
         pred = sign * c_pred.to(torch.float64)  # minimisation form
         y_true = _as_float64(y_true).to(c_pred.device)
         noise = torch.randn((self.samples, *pred.shape), generator=self.generator,
@@ -178,7 +178,7 @@ class PerturbationGradient(_CostLoss):
     def __init__(self, layer: ILPLayer, sigma: float = 0.1, two_sides: bool = False,
                  solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
         super().__init__(layer, solve_ratio, pool, seed)
-        self.sigma = _check_sigma(sigma)
+        self.sigma = _positive("sigma", sigma)
         if not isinstance(two_sides, bool):
             raise ValueError(f"two_sides must be True or False, got {two_sides!r}")
         self.two_sides = two_sides
@@ -302,26 +302,14 @@ class RegularizedFenchelYoung(_CostLoss):
     def __init__(self, layer: ILPLayer, lambd: float = 1.0, max_iter: int = 10_000, tol: float = 1e-6,
                  solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
         super().__init__(layer, solve_ratio, pool, seed)
-        if isinstance(lambd, bool) or not (isinstance(lambd, (int, float)) and lambd > 0):
-            raise ValueError(f"lambd must be a positive number, got {lambd!r}")
-        self.lambd = float(lambd)
-        if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
-        self.max_iter, self.tol = max_iter, float(tol)
+        self.lambd = _positive("lambd", lambd)
+        self.projection = FrankWolfe(lam=self.lambd, max_iter=max_iter, tol=tol)  # checks both
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         problem = self.layer.min_problem(c_pred, A, b, A_eq, b_eq)
-        rule = self.rule()
-
-        def oracle(rows: torch.Tensor, costs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            part = problem.take(rows, costs)
-            y, status, _ = (self.layer.solve_problem(part) if rule is None
-                            else rule.solve(part, self.layer.solve_problem))
-            return y.to(costs.dtype), has_solution(status)
-
         pred = self.sign * c_pred.to(torch.float64)
-        mu, _, _, ok = frank_wolfe_projection(-pred.detach() / self.lambd, oracle, self.max_iter, self.tol)
+        mu, _, _, ok = self.projection.project(self.layer.solves(self.rule()), problem, pred.detach())
         if not bool(ok.all()):
             raise ValueError(f"RegularizedFenchelYoung: the solver found no solution for instances "
                              f"{torch.nonzero(~ok).flatten().tolist()}")
@@ -402,9 +390,8 @@ class CaVE(_CostLoss):
 
     def __init__(self, layer: ILPLayer, max_iter: int | None = None, tol: float = 1e-6) -> None:
         super().__init__(layer)
-        if max_iter is not None and (isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1):
-            raise ValueError(f"max_iter must be a positive integer or None, got {max_iter!r}")
-        self.max_iter, self.tol = max_iter, float(tol)
+        self.max_iter = None if max_iter is None else _positive_int("max_iter", max_iter)
+        self.tol = float(tol)
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:

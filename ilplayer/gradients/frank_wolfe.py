@@ -117,7 +117,7 @@ class _FrankWolfeFunction(torch.autograd.Function):
                 run: LayerSolves, method: FrankWolfe, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
-        mu, vertices, weights, ok = method.project(run, problem, c.detach().double())
+        mu, vertices, weights, ok = method.project(run.solve, problem, c.detach().double())
         # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
         status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)
         ctx.run, ctx.lam = run, method.lam
@@ -158,12 +158,13 @@ class FrankWolfe(GradientMethod):
             raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
         object.__setattr__(self, "lam", float(self.lam))
 
-    def project(self, run: LayerSolves, problem: ProblemTensors, c: torch.Tensor
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Frank-Wolfe from the costs ``c`` (minimisation form) with the layer's solves."""
+    def project(self, solve: Callable[[ProblemTensors], tuple[torch.Tensor, ...]], problem: ProblemTensors,
+                c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Frank-Wolfe from the costs ``c`` (minimisation form), ``solve`` (a batch of
+        ``problem``'s instances -> ``(y, status, objective)``) its oracle."""
 
         def oracle(rows: torch.Tensor, costs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            y, status, _ = run.solve(problem.take(rows, costs))
+            y, status, _ = solve(problem.take(rows, costs))
             return y.to(costs.dtype), has_solution(status)
 
         return frank_wolfe_projection(-c / self.lam, oracle, self.max_iter, self.tol)
