@@ -17,7 +17,7 @@ from ilplayer.commands import (
     solvers_table,
 )
 from ilplayer.executors import EXECUTORS
-from ilplayer.learn import LEARN_DEFAULTS, LearnConfig
+from ilplayer.learn import LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
 
 
 def _positive_int(text: str) -> int:
@@ -108,10 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
         sub.add_argument("--workers", type=_positive_int, default=None)
         sub.add_argument("--out", default="results", help="folder for the JSON records and PNGs")
-        sub.add_argument("--epochs", type=int, default=100)
-        sub.add_argument("--method", choices=["combopt", "mlp", "lp"], default="combopt",
-                         help="CombOptNet, the MLP baseline (no solver) or the LP relaxation "
-                              "through cvxpylayers ([baselines] extra)")
+        sub.add_argument("--epochs", type=_positive_int, default=None,
+                         help="(default: 100, the paper's; ilploss: at most 200)")
+        sub.add_argument("--method", choices=["combopt", "mlp", "lp", "ilploss"], default="combopt",
+                         help="CombOptNet, the MLP baseline (no solver), the LP relaxation "
+                              "through cvxpylayers ([baselines] extra) or ILP-Loss (no solver while training)")
         sub.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
                          help="override a hyper-parameter: basis=canonical, tau=hard, tau=1, "
                               "origin=corner|center, loss=l1|huber|l0, k=2, lr=1e-3 (repeatable)")
@@ -177,8 +178,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--ub", type=_bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
     learn.add_argument("--num-constraints", type=_positive_int, required=True,
                        help="constraints to learn (times --k)")
-    learn.add_argument("--k", type=_positive_int, default=LearnConfig.k,
-                       help="learn k x num-constraints (default 2: steadier, see docs/learn.md; the paper: 1)")
+    learn.add_argument("--method", choices=list(LEARN_METHODS), default=LEARN_DEFAULTS["method"],
+                       help="combopt (default): CombOptNet's gradients through the solver; ilploss: "
+                            "ILP-Loss, no solver while training (docs/learn.md)")
+    learn.add_argument("--k", type=_positive_int, default=None,
+                       help=f"learn k x num-constraints (default {LearnConfig.k}, both methods: steadier, see "
+                            "docs/learn.md; the CombOptNet paper: 1)")
     learn.add_argument("--validation-fraction", type=float, default=LEARN_DEFAULTS["validation_fraction"],
                        help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
     learn.add_argument("--restarts", type=_positive_int, default=LEARN_DEFAULTS["restarts"],
@@ -190,15 +195,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--test-every", type=_positive_int, default=LEARN_DEFAULTS["test_every"],
                        help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
                             "the model is the same, only the curve is sparser)")
-    learn.add_argument("--epochs", type=_positive_int, default=LearnConfig.epochs, help="(paper: 100)")
-    learn.add_argument("--lr", type=float, default=LearnConfig.lr, help="Adam learning rate (paper: 5e-4)")
-    learn.add_argument("--batch-size", type=_positive_int, default=LearnConfig.batch_size, help="(paper: 8)")
-    learn.add_argument("--tau", type=float, default=LearnConfig.tau, help="soft-min temperature (paper: 0.5)")
-    learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction,
-                       default=LearnConfig.box_relative_steps,
+    learn.add_argument("--epochs", type=_positive_int, default=None,
+                       help=f"at most this many (default: combopt {LearnConfig.epochs}, the paper's; "
+                            f"ilploss {ILPLossConfig.epochs})")
+    learn.add_argument("--lr", type=float, default=None,
+                       help=f"learning rate (default: combopt Adam {LearnConfig.lr}, the paper's; ilploss "
+                            f"the peak of AdamW's cyclic rate, {ILPLossConfig.lr})")
+    learn.add_argument("--batch-size", type=_positive_int, default=None,
+                       help=f"(default: combopt {LearnConfig.batch_size}; ilploss {ILPLossConfig.batch_size})")
+    learn.add_argument("--tau", type=float, default=None,
+                       help="combopt: the gradient's soft-min temperature (paper: 0.5)")
+    learn.add_argument("--temperature", type=float, default=None,
+                       help="ilploss: the negatives' starting soft-min temperature, in box widths (default "
+                            f"{ILPLossConfig.temperature}); cut tenfold when the validation accuracy stalls")
+    learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction, default=None,
                        help="step the offsets and origins by lr x the box's width, as on [0, 1] "
                             "(the paper: off; no change on a binary box)")
-    learn.add_argument("--init", choices=list(LearnConfig.init_choices), default=LearnConfig.init,
+    learn.add_argument("--init", choices=list(LearnConfig.init_choices), default=None,
                        help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
                             "the box optima and keep every observed solution; auto (default): separating "
                             "where a variable takes more than two values, else random (docs/learn.md)")

@@ -115,9 +115,11 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
             raise SystemExit(f"--ablation takes KEY=VALUE, got {item!r}")
         if key == "tau":
             overrides[key] = None if value in ("hard", "none") else float(value)
-        elif key in ("lr", "backbone_lr", "blackbox_lambda"):
+        elif key in ("lr", "backbone_lr", "blackbox_lambda", "temperature", "temperature_factor", "margin_pos",
+                     "margin_neg"):
             overrides[key] = float(value)
-        elif key in ("epochs", "batch_size", "k", "iterations"):
+        elif key in ("epochs", "batch_size", "k", "iterations", "validate_every", "cycle_steps", "stop_patience",
+                     "samples_per_hop", "temperature_patience"):
             overrides[key] = int(value)
         else:
             overrides[key] = value
@@ -170,7 +172,7 @@ def run_experiments(args: argparse.Namespace) -> int:
 
     box = getattr(args, "box", "binary")
     backend = BackendConfig(solver=args.solver, executor=args.executor, workers=args.workers)
-    overrides = {"epochs": args.epochs, **parse_ablation(args.ablation)}
+    overrides = {**({} if args.epochs is None else {"epochs": args.epochs}), **parse_ablation(args.ablation)}
     for m in parse_int_list(args.m):
         for seed in parse_int_list(args.seeds):
             for restart in parse_int_list(args.restarts):
@@ -314,7 +316,14 @@ def run_learn(args: argparse.Namespace) -> int:
     import torch
 
     from ilplayer.executors import default_workers
-    from ilplayer.learn import LearnConfig, check_solutions, holdout_size, learn_constraints, load_solutions
+    from ilplayer.learn import (
+        ILPLossConfig,
+        LearnConfig,
+        check_solutions,
+        holdout_size,
+        learn_constraints,
+        load_solutions,
+    )
     from ilplayer.training import BackendConfig
 
     try:
@@ -333,8 +342,17 @@ def run_learn(args: argparse.Namespace) -> int:
                 raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
             print(f"no --test file: holding out {holdout_size(len(c), args.test_fraction)} of {len(c)} "
                   f"observations (--test-fraction {args.test_fraction})")
-        config = LearnConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size, tau=args.tau,
-                             k=args.k, box_relative_steps=args.box_relative_steps, init=args.init)
+        given = {key: value for key, value in (("epochs", args.epochs), ("lr", args.lr),
+                                                ("batch_size", args.batch_size), ("k", args.k))
+                 if value is not None}
+        own = {"combopt": {"tau": args.tau, "box_relative_steps": args.box_relative_steps, "init": args.init},
+               "ilploss": {"temperature": args.temperature}}
+        for method, options in own.items():
+            foreign = [f"--{name.replace('_', '-')}" for name, value in options.items() if value is not None]
+            if method != args.method and foreign:
+                raise ValueError(f"{', '.join(foreign)} belong(s) to --method {method}, not {args.method}")
+        given.update({name: value for name, value in own[args.method].items() if value is not None})
+        config: LearnConfig | ILPLossConfig = (ILPLossConfig if args.method == "ilploss" else LearnConfig)(**given)
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
@@ -345,10 +363,10 @@ def run_learn(args: argparse.Namespace) -> int:
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     held_out = len(c_test) if c_test is not None else holdout_size(len(c), args.test_fraction)
-    print(f"learning {args.num_constraints * args.k} constraints on {c.shape[1]} variables from "
+    print(f"learning {args.num_constraints * config.k} constraints with {args.method} on {c.shape[1]} variables from "
           f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)")
     result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
-                               test_fraction=args.test_fraction, config=config, seed=args.seed,
+                               test_fraction=args.test_fraction, config=config, seed=args.seed, method=args.method,
                                validation_fraction=args.validation_fraction,
                                restarts=args.restarts, test_every=args.test_every, polish=args.polish,
                                restart_workers=args.restart_workers or min(args.restarts, default_workers()),

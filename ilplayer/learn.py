@@ -22,6 +22,7 @@ import torch
 
 from ilplayer.constraints import StaticConstraints
 from ilplayer.errors import DataWarning
+from ilplayer.ilploss import ILPLossConfig, initial_ilploss_constraints, train_ilploss
 from ilplayer.layer import ILPLayer
 from ilplayer.metrics import exact_match
 from ilplayer.observations import check_solutions, holdout_size, load_solutions, split_holdout
@@ -30,7 +31,8 @@ from ilplayer.seeding import derive_seed
 from ilplayer.separation import INITS
 from ilplayer.training import BackendConfig, TrainingConfig, box_points, initial_constraints, train_static_constraints
 
-__all__ = ["DataWarning", "LearnConfig", "LearnResult", "SolutionData", "check_solutions", "default_init",
+__all__ = ["LEARN_METHODS", "DataWarning", "ILPLossConfig", "LearnConfig", "LearnResult", "SolutionData",
+           "check_solutions", "default_init",
            "holdout_size", "learn_constraints", "load_solutions", "polish_model", "polish_with_start",
            "restart_seed", "split_holdout"]
 
@@ -38,6 +40,11 @@ LEARN_K = 2
 """``learn_constraints`` learns 2 x num_constraints constraints by default: on Random Constraints
 (binary, m = 4, one dataset, 10 training seeds) 2 x m gave 87.3 ± 4.8 % held out against
 65.7 ± 18.8 % with m (docs/records/experiments.md, "Stable training")."""
+
+
+LEARN_METHODS = ("combopt", "ilploss")
+"""How :func:`learn_constraints` trains: CombOptNet's gradients through the solver, or ILP-Loss
+(:mod:`ilplayer.ilploss`: no solver while training, one only to measure accuracy)."""
 
 
 @dataclass(frozen=True)
@@ -115,9 +122,10 @@ def _selected(history: list[dict[str, float]]) -> dict[str, float]:
     """The record of the trained epoch whose model training returned: best validation accuracy
     (the earliest), else the last."""
     trained = [r for r in history if r["epoch"] > 0]
-    if not trained or "validation_accuracy" not in trained[0]:
+    scored = [r for r in trained if "validation_accuracy" in r]  # ILP-Loss validates every few epochs
+    if not scored:
         return trained[-1] if trained else {"epoch": 0}
-    return max(trained, key=lambda r: (r["validation_accuracy"], -r["epoch"]))
+    return max(scored, key=lambda r: (r["validation_accuracy"], -r["epoch"]))
 
 
 def restart_seed(seed: int, restart: int) -> int:
@@ -127,11 +135,11 @@ def restart_seed(seed: int, restart: int) -> int:
 
 def learn_constraints(
     c_train: Any, y_train: Any, lb: Any, ub: Any, num_constraints: int, *,
-    c_test: Any = None, y_test: Any = None, config: TrainingConfig | None = None,
+    c_test: Any = None, y_test: Any = None, config: TrainingConfig | ILPLossConfig | None = None,
     backend: BackendConfig | None = None, seed: int = 0, progress: bool = True, test_fraction: float = 0.2,
     validation_fraction: float = 0.1, restarts: int = 1, test_every: int = 1,
     restart_workers: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
-    polish: bool = True,
+    polish: bool = True, method: str = "combopt",
 ) -> LearnResult:
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
     ``argmin c·y`` over them and the box reproduces the observed ``y`` for each ``c``.
@@ -162,7 +170,17 @@ def learn_constraints(
     prove and spare rows dropped (:mod:`ilplayer.polish`); the polished set replaces the trained
     one only if it scores at least as well on the validation pairs (on the training pairs
     without a validation split). ``settings["polish"]`` says what happened.
+
+    ``method="ilploss"`` trains with ILP-Loss instead (:func:`~ilplayer.ilploss.train_ilploss`,
+    ``config`` an :class:`~ilplayer.ilploss.ILPLossConfig`, default its own): no solver while
+    training, the validation pairs pick the temperature, the stop and the epoch; everything
+    after training (restarts, polish, the accuracies) is the same.
     """
+    if method not in LEARN_METHODS:
+        raise ValueError(f"method must be one of {list(LEARN_METHODS)}, got {method!r}")
+    expected = ILPLossConfig if method == "ilploss" else TrainingConfig
+    if config is not None and not isinstance(config, expected):
+        raise TypeError(f"config must be a {expected.__name__} for method={method!r}, got {type(config).__name__}")
     if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 1:
         raise ValueError(f"num_constraints must be a positive integer, got {num_constraints!r}")
     if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 1:
@@ -172,8 +190,8 @@ def learn_constraints(
     if restarts > 1 and not validation_fraction:
         raise ValueError("restarts > 1 needs a validation split to choose between the runs: "
                          "set validation_fraction above 0")
-    config = config or LearnConfig()
-    if config.init == "auto":
+    config = config or (ILPLossConfig() if method == "ilploss" else LearnConfig())
+    if isinstance(config, TrainingConfig) and config.init == "auto":
         config = config.replace(init=default_init(lb, ub, np.shape(c_train)[1]))
     tensor = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
     c_train, y_train = np.asarray(c_train, dtype=np.float64), np.asarray(y_train, dtype=np.float64)
@@ -217,7 +235,7 @@ def learn_constraints(
 
     seeds = [restart_seed(seed, restart) for restart in range(restarts)]
     train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
-                 validation=validation, test_every=test_every)
+                 validation=validation, test_every=test_every, method=method)
     runs = []  # (validation accuracy of the selected epoch, model, history) per restart
     try:
         if restart_workers > 1 and restarts > 1:
@@ -258,7 +276,8 @@ def learn_constraints(
                 "validation_size": 0 if validation is None else len(validation[0]),
                 "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
                 "selected_restart": kept, "restart_workers": restart_workers,
-                "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished}
+                "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished,
+                "method": method}
     return LearnResult(model, history, train_accuracy, test_accuracy, settings,
                        time.perf_counter() - start)
 
@@ -346,11 +365,16 @@ def _train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[
                       ) -> tuple[StaticConstraints, History, StaticConstraints]:
     """:func:`train_static_constraints` from its usual start, returned too: the start competes
     with the trained epochs, and building a separating start again took ~5 s on dense m = 4."""
-    data, config = train["data"], train["config"]
-    start = initial_constraints(config, config.k * train["num_constraints"], data.c_train, data.y_train,
-                                data.lb, data.ub, run_seed)
+    train = dict(train)
+    data, config, method = train["data"], train["config"], train.pop("method")
+    count = config.k * train["num_constraints"]
+    if method == "ilploss":
+        start = initial_ilploss_constraints(count, data.num_variables, data.lb, data.ub, config.origin, run_seed)
+    else:
+        start = initial_constraints(config, count, data.c_train, data.y_train, data.lb, data.ub, run_seed)
     untouched = copy.deepcopy(start)  # training moves the model it is given
-    model, history = train_static_constraints(seed=run_seed, on_epoch=on_epoch, model=start, **train)
+    trainer = train_ilploss if method == "ilploss" else train_static_constraints
+    model, history = trainer(seed=run_seed, on_epoch=on_epoch, model=start, **train)
     return model, history, untouched
 
 

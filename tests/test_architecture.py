@@ -29,7 +29,7 @@ LAYERS = [
      "backend_cache", "separation", "polish", "observations"),
     ("layer",),                                             # ILPLayer and solve()
     ("constraints",),                                       # learnable constraint sets
-    ("training",),                                          # the learning loop
+    ("training", "ilploss"),                                # the learning loops: CombOptNet's, ILP-Loss'
     ("learn",),                                             # learning from the user's data
     ("testing", "fuzz", "milp_fuzz",                        # tools built on the core
      "bench", "bench.solvers", "bench.parallel", "bench.targets", "bench.scale"),

@@ -27,15 +27,16 @@ def plot_training(history: Sequence[dict[str, float]], path: str | Path, title: 
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
 
-    epochs = [int(r["epoch"]) for r in history]
+    tested = [r for r in history if "accuracy" in r]  # ILP-Loss measures it every few epochs
+    trained = [r for r in history if "loss" in r]
     figure, (accuracy_axis, loss_axis) = plt.subplots(1, 2, figsize=(10, 4))
-    accuracy_axis.plot(epochs, [100 * r["accuracy"] for r in history], label="CombOptNet (held out)")
+    accuracy_axis.plot([int(r["epoch"]) for r in tested], [100 * r["accuracy"] for r in tested], label="held out")
     for (label, value), style in zip((references or {}).items(), ("--", ":", "-.")):
         accuracy_axis.axhline(value, linestyle=style, color="grey", label=label)
     accuracy_axis.set(xlabel="epoch", ylabel="exact-match accuracy (%)", ylim=(0, 100))
     accuracy_axis.legend(loc="lower right")
-    loss_axis.plot(epochs, [r["loss"] for r in history], color="tab:red")
-    loss_axis.set(xlabel="epoch", ylabel="training loss (MSE)", yscale="log")
+    loss_axis.plot([int(r["epoch"]) for r in trained], [r["loss"] for r in trained], color="tab:red")
+    loss_axis.set(xlabel="epoch", ylabel="training loss", yscale="log")
     figure.suptitle(title)
     return _save(figure, path)
 

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from ilplayer.experiments import random_constraints, set_cover
+from ilplayer.ilploss import ILPLossConfig, train_ilploss
 from ilplayer.plugins import preferred_backend
 from ilplayer.seeding import derive_seed
 from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
@@ -40,7 +41,8 @@ PAPER_STD = {
 # the offline stand-in; shown for orientation only.
 PAPER_MATCHING = {"combopt": {4: 83.1, 5: 80.7, 6: 78.6, 7: 76.1},
                   "bbgm": {4: 84.3, 5: 81.6, 6: 79.0, 7: 76.5}}
-METHODS = ("combopt", "mlp", "lp")
+METHODS = ("combopt", "mlp", "lp", "ilploss")
+ILPLOSS_VALIDATION = 100  # ILP-Loss' protocol: 1 500 training pairs and 100 validation pairs of the 1 600
 # Supplementary ablation tables (2 restarts x 10 datasets): {(task, box, variant): {m: accuracy}}.
 PAPER_ABLATIONS = {
     ("rc", "binary", "basis=canonical"): {1: 96.3, 2: 70.8, 4: 14.4, 8: 2.7},
@@ -145,8 +147,9 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
                            method: str = "combopt", resume: bool = False, restart: int = 0,
                            **overrides: Any) -> dict[str, Any]:
     """Train on one dataset of ``task`` ("rc": Random Constraints with ``m`` constraints on
-    ``box``; "wsc": set cover of ``m`` elements) with ``method`` ("combopt" or the "mlp"
-    baseline) and write ``<name>.json`` (and ``.png``). ``overrides`` change
+    ``box``; "wsc": set cover of ``m`` elements) with ``method`` ("combopt", the "mlp" or "lp"
+    baseline, or "ilploss": its accuracy is the one of its best validation epoch) and write
+    ``<name>.json`` (and ``.png``). ``overrides`` change
     :class:`~ilplayer.training.TrainingConfig`; ``backend.solver`` None picks
     :func:`~ilplayer.plugins.preferred_backend` for the box. With ``resume``, a run whose
     record already exists in ``out_dir`` is not repeated: its record is returned.
@@ -156,7 +159,12 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     itself, as every earlier record did."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    config = TrainingConfig().replace(**overrides)
+    config: TrainingConfig | ILPLossConfig
+    if method == "ilploss":
+        defaults = ILPLossConfig().as_dict()
+        config = ILPLossConfig().replace(**overrides)
+    else:
+        defaults, config = DEFAULTS, TrainingConfig().replace(**overrides)
     hyper = config.as_dict()
     backend = backend or BackendConfig()
     solver, executor, workers = backend.solver, backend.executor, backend.workers
@@ -171,7 +179,7 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         build = lambda: set_cover.make_dataset(universe=m, seed=seed, solver=chosen, cache=True)
     else:
         raise ValueError(f"task must be 'rc' or 'wsc', got {task!r}")
-    variant = {k: overrides[k] for k in sorted(overrides) if overrides[k] != DEFAULTS[k]}
+    variant = {k: overrides[k] for k in sorted(overrides) if overrides[k] != defaults[k]}
     prefix = task if method == "combopt" else f"{task}-{method}"
     name = run_name(prefix, {"": box, "m": m, "seed": seed}, variant).replace(f"{prefix}--", f"{prefix}-")
     if restart:
@@ -194,14 +202,20 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
                                      batch_size=hyper["batch_size"], origin=hyper["origin"],
                                      seed=training_seed)
         solver = "cvxpylayers"
+    elif isinstance(config, ILPLossConfig):
+        history = _train_ilploss(data, config, dataclasses.replace(backend, solver=solver), training_seed, m)
     else:
         _, history = train_static_constraints(
             data, config, dataclasses.replace(backend, solver=solver), seed=training_seed)
+    accuracy = history[-1]["accuracy"]
+    if method == "ilploss":  # the model of the best validation epoch is the one trained
+        accuracy = max((r for r in history if "validation_accuracy" in r),
+                       key=lambda r: (r["validation_accuracy"], -r["epoch"]))["accuracy"]
     record = {
         "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed, "restart": restart,
         "variant": variant,
         "hyperparameters": hyper, "solver": solver, "executor": executor, "workers": workers,
-        "accuracy": history[-1]["accuracy"], "box_baseline_accuracy": data.box_baseline_accuracy,
+        "accuracy": accuracy, "box_baseline_accuracy": data.box_baseline_accuracy,
         "paper_accuracy": paper_accuracy(task, box, method, variant, m) if task == "wsc" or n == 16 else None,
         "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver or "none"),
     }
@@ -212,6 +226,21 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         references["paper (mean of 10 seeds)"] = record["paper_accuracy"]
     save_record(record, out_dir, name, references if plot else None)
     return record
+
+
+def _train_ilploss(data: Any, config: ILPLossConfig, backend: BackendConfig, seed: int,
+                   m: int) -> list[dict[str, float]]:
+    """ILP-Loss on ``data`` with ILP-Loss' split: 100 of the training pairs validate (the
+    temperature, the stop, the epoch); every validation also measures the held-out accuracy."""
+    from ilplayer.learn import SolutionData
+    from ilplayer.observations import split_holdout
+
+    c, y, c_val, y_val = split_holdout(data.c_train.numpy(), data.y_train.numpy(),
+                                       ILPLOSS_VALIDATION / len(data.c_train), seed)
+    train = SolutionData(torch.as_tensor(c), torch.as_tensor(y), data.c_test, data.y_test, data.lb, data.ub)
+    _, history = train_ilploss(train, config, backend, seed=seed, num_constraints=m,
+                               validation=(torch.as_tensor(c_val), torch.as_tensor(y_val)))
+    return history
 
 
 def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", plot: bool = True,
