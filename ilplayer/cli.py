@@ -123,8 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     knap.add_argument("--out", default="results")
     knap.add_argument("--epochs", type=int, default=100)
     knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out")
-    knap.add_argument("--method", choices=["combopt", "mlp", "lp"], default="combopt",
-                      help="CombOptNet, the MLP baseline or the LP relaxation with greedy rounding")
+    knap.add_argument("--method", choices=["combopt", "mlp", "lp", "ilploss"], default="combopt",
+                      help="CombOptNet, the MLP baseline, the LP relaxation with greedy rounding or ILP-Loss "
+                           "(the same network, no solver while training)")
     for task, help_text in (("shortest-path", "learn edge costs, 5x5 grid (PyEPO data): regret"),
                             ("knapsack-regret", "learn item values, 32 items (PyEPO data): regret"),
                             ("tsp", "learn edge costs of PyEPO's TSP, a mixed-integer program (GG or MTZ)")):

@@ -116,9 +116,9 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
         if key == "tau":
             overrides[key] = None if value in ("hard", "none") else float(value)
         elif key in ("lr", "backbone_lr", "blackbox_lambda", "temperature", "temperature_factor", "margin_pos",
-                     "margin_neg"):
+                     "margin_neg", "cycle_epochs"):
             overrides[key] = float(value)
-        elif key in ("epochs", "batch_size", "k", "iterations", "validate_every", "cycle_steps", "stop_patience",
+        elif key in ("epochs", "batch_size", "k", "iterations", "validate_every", "stop_patience",
                      "samples_per_hop", "temperature_patience"):
             overrides[key] = int(value)
         else:

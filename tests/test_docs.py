@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PUBLIC_MODULES = ("ilplayer", "ilplayer.losses", "ilplayer.metrics", "ilplayer.testing")
+PUBLIC_MODULES = ("ilplayer", "ilplayer.losses", "ilplayer.metrics", "ilplayer.testing", "ilplayer.learn",
+                  "ilplayer.ilploss")
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,

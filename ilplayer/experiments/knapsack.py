@@ -21,7 +21,8 @@ from ilplayer.layer import solve
 from ilplayer.seeding import derive_seed
 from ilplayer.types import Status
 
-__all__ = ["CAPACITY", "KnapsackData", "embed_sentences", "make_dataset", "make_instances"]
+__all__ = ["CAPACITY", "KnapsackData", "embed_sentences", "knapsack_ilploss_config", "make_dataset", "make_instances",
+           "train_knapsack_ilploss"]
 
 ITEMS_PER_INSTANCE = 10
 CAPACITY = 100
@@ -201,3 +202,66 @@ def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
     y, _ = solve(-predicted["prices"], predicted["weights"][:, None, :], capacity, 0, 1)
     result["exact_match_with_probe_numbers"] = float((y == test.y).all(dim=-1).double().mean())
     return result
+
+
+KNAPSACK_VALIDATION = 100  # ILP-Loss' split: 4 400 training and 100 validation instances of the 4 500
+
+
+def knapsack_ilploss_config(**overrides: Any) -> Any:
+    """ILP-Loss' knapsack settings: as the authors' ``conf/knapsack/ilploss`` (10 random
+    neighbours per size, the batch's other selections as negatives, validation every 8 epochs,
+    a rate rising for 4 epochs and falling for 4, patience 4 and 20), but with batches of 10 and
+    a peak rate of 1e-3 (theirs: 40 and 5e-4, which after 48 epochs here scored 12.6 % held out
+    against 23.4 %, docs/records/ilploss.md); ``overrides`` change any of them."""
+    from ilplayer.ilploss import ILPLossConfig
+
+    return ILPLossConfig(epochs=100, lr=1e-3, batch_size=10, cycle_epochs=4, validate_every=8,
+                         temperature_patience=4, stop_patience=20, samples_per_hop=10, k=1).replace(**overrides)
+
+
+def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
+                           embed_test: torch.Tensor, *, seed: int = 0, solver: str = "bruteforce",
+                           config: Any = None, clip_norm: float | None = None,
+                           on_epoch: Any = None) -> tuple[KnapsackNet, list[dict[str, float]]]:
+    """The same network as :func:`train_knapsack` (prices and weights from the sentences) trained
+    with ILP-Loss: each observed selection must satisfy its predicted weight row, and each nearby
+    selection that is better under the predicted prices must break that row or become worse (the
+    cost is learned, so it is one of the rows a negative can be cut by). Nothing is solved while
+    training; 100 training instances validate (temperature, stop, the model kept), and the
+    layer solves them and the test instances at each validation. ``clip_norm`` clips the gradients'
+    norm (the authors clip to 0.01; at their settings it changed nothing measurable here)."""
+    from ilplayer.ilploss import fit_ilploss, ilp_loss_terms, sample_negatives
+    from ilplayer.layer import ILPLayer
+    from ilplayer.metrics import exact_match
+
+    config = config or knapsack_ilploss_config()
+    torch.manual_seed(derive_seed(seed, 1))
+    model = KnapsackNet(embed_train.shape[-1])
+    order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
+    held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
+    y_train = train.y.to(embed_train.dtype)
+    n = train.y.shape[1]
+    lo, hi = torch.zeros(n, dtype=embed_train.dtype), torch.ones(n, dtype=embed_train.dtype)
+    layer = ILPLayer(0, 1, solver=solver)
+    splits = {"validation": (embed_train[held], train.y[held]), "test": (embed_test, test.y)}
+
+    def batch_terms(rows: torch.Tensor, temperature: float, g: torch.Generator) -> dict[str, torch.Tensor]:
+        rows = kept[rows]
+        c, A, b = model(embed_train[rows])
+        y = y_train[rows]
+        with torch.no_grad():
+            candidates = sample_negatives(y, A.detach(), b.detach(), lo, hi, config.hops, config.samples_per_hop,
+                                          g, batch=True)
+        return ilp_loss_terms(A, b, c, y, candidates, lo, hi, temperature, config.margin_pos, config.margin_neg,
+                              learned_cost=True)
+
+    def accuracy(which: str) -> float:
+        embeddings, y = splits[which]
+        return exact_match(layer(*model(embeddings)).double(), y)
+
+    try:
+        history = fit_ilploss(model, len(kept), config, batch_terms, accuracy, seed=seed, box_width=1.0,
+                              on_epoch=on_epoch, clip_norm=clip_norm)
+    finally:
+        layer.close()
+    return model, history

@@ -207,10 +207,7 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     else:
         _, history = train_static_constraints(
             data, config, dataclasses.replace(backend, solver=solver), seed=training_seed)
-    accuracy = history[-1]["accuracy"]
-    if method == "ilploss":  # the model of the best validation epoch is the one trained
-        accuracy = max((r for r in history if "validation_accuracy" in r),
-                       key=lambda r: (r["validation_accuracy"], -r["epoch"]))["accuracy"]
+    accuracy = _best_validated_accuracy(history) if method == "ilploss" else history[-1]["accuracy"]
     record = {
         "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed, "restart": restart,
         "variant": variant,
@@ -226,6 +223,12 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         references["paper (mean of 10 seeds)"] = record["paper_accuracy"]
     save_record(record, out_dir, name, references if plot else None)
     return record
+
+
+def _best_validated_accuracy(history: list[dict[str, float]]) -> float:
+    """ILP-Loss keeps the model of its best validation epoch (the earliest among ties): its accuracy."""
+    return max((r for r in history if "validation_accuracy" in r),
+               key=lambda r: (r["validation_accuracy"], -r["epoch"]))["accuracy"]
 
 
 def _train_ilploss(data: Any, config: ILPLossConfig, backend: BackendConfig, seed: int,
@@ -252,11 +255,14 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
 
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    unknown = set(overrides) - set(KNAPSACK_DEFAULTS)
+    defaults: dict[str, Any] = KNAPSACK_DEFAULTS
+    if method == "ilploss":
+        defaults = knapsack.knapsack_ilploss_config().as_dict()
+    unknown = set(overrides) - set(defaults)
     if unknown:
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)} for knapsack")
-    hyper = {**KNAPSACK_DEFAULTS, **overrides}
-    record_variant = {k: v for k, v in sorted(overrides.items()) if v != KNAPSACK_DEFAULTS[k]}
+    hyper = {**defaults, **overrides}
+    record_variant = {k: v for k, v in sorted(overrides.items()) if v != defaults[k]}
     prefix = "knapsack" if method == "combopt" else f"knapsack-{method}"
     name = run_name(prefix, {"seed": seed}, record_variant)
     if resume and (finished := load_record(out_dir, name)) is not None:
@@ -270,9 +276,15 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
         vectors = knapsack.embed_sentences(flat)
         return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
 
+    accuracy_of = lambda history: history[-1]["accuracy"]
     if method == "combopt":
         _, history = knapsack.train_knapsack(train, test, embed(train), embed(test), seed=seed,
                                              solver=solver, **hyper)
+    elif method == "ilploss":
+        config = knapsack.knapsack_ilploss_config(**overrides)
+        _, history = knapsack.train_knapsack_ilploss(train, test, embed(train), embed(test), seed=seed,
+                                                     solver=solver, config=config)
+        accuracy_of = _best_validated_accuracy
     elif method == "lp":
         from ilplayer.experiments.lp_baseline import train_lp_knapsack
 
@@ -289,7 +301,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
         "task": "knapsack", "method": method, "box": "binary", "m": 1, "n": 10, "seed": seed,
         "variant": record_variant,
         "hyperparameters": hyper, "solver": solver, "executor": None, "workers": None,
-        "accuracy": history[-1]["accuracy"], "box_baseline_accuracy": 0.0,
+        "accuracy": accuracy_of(history), "box_baseline_accuracy": 0.0,
         "paper_accuracy": paper_accuracy("knapsack", "binary", method, record_variant, 1), "history": history,
         "wall_time_s": time.perf_counter() - start, "versions": versions(solver),
         "deviations_from_paper": DEVIATIONS["knapsack"],
