@@ -307,3 +307,22 @@ def test_knapsack_demo_with_ilploss(tmp_path, monkeypatch):
     assert record["method"] == "ilploss" and record["hyperparameters"]["batch_size"] == 10
     assert [r["epoch"] for r in record["history"]] == [0, 1, 2]  # the start, then each validated epoch
     assert 0.0 <= record["accuracy"] <= 1.0 and record["history"][1]["in_play"] > 0
+
+
+@pytest.mark.parametrize("solver, executor", [("highs", "serial"), ("highs", "threads"), ("cpsat", "serial"),
+                                              ("scip", "serial"), ("gurobi", "serial"), ("highs", "processes")])
+def test_the_backend_only_scores_every_backend_learns_the_same_model(solver, executor):
+    if solver not in ilplayer.available_solvers():
+        pytest.skip(f"{solver} is not installed (its plugin: pip install 'ilplayer[{solver}]')")
+    from ilplayer.training import BackendConfig
+
+    c, y = observations(200, n=6, seed=5)
+    data = data_of(c[:160], y[:160], 120)
+    validation = tuple(torch.as_tensor(a) for a in (c[160:], y[160:]))
+    config = ILPLossConfig(epochs=4, validate_every=2)
+    reference, expected = train_ilploss(data, config, seed=1, num_constraints=1, validation=validation)
+    model, history = train_ilploss(data, config, BackendConfig(solver, executor=executor, workers=2), seed=1,
+                                   num_constraints=1, validation=validation)
+    assert history == expected  # same steps, same validation and held-out accuracies as bruteforce
+    for a, b in zip(model(), reference()):
+        assert torch.equal(a, b)

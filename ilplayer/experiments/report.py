@@ -116,12 +116,13 @@ def _mean_std(values: list[float]) -> str:
     return f"{mean:.1f} ± {std:.1f}"
 
 
-def _variant_label(variant: dict[str, Any], task: str = "") -> str:
-    """The table's settings: the overrides, or the paper's settings and where the task cannot
-    follow the paper (``runner.DEVIATIONS``: the knapsack's sentence model, matching's data
-    and backbone)."""
+def _variant_label(variant: dict[str, Any], task: str = "", method: str = "combopt") -> str:
+    """The table's settings: the overrides, or the paper's settings (ILP-Loss: ilplayer's, see
+    docs/records/ilploss.md) and where the task cannot follow the paper (``runner.DEVIATIONS``:
+    the knapsack's sentence model, matching's data and backbone)."""
     shown = {k: ("hard" if k == "tau" and v is None else v) for k, v in variant.items() if k != "epochs"}
-    label = ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) or "paper's settings"
+    default = "ilplayer's ILP-Loss settings" if method == "ilploss" else "paper's settings"
+    label = ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) or default
     if task in DEVIATIONS:
         label += " except: " + "; ".join(DEVIATIONS[task])
     return label
@@ -241,7 +242,7 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
         epochs = sorted({r["hyperparameters"]["epochs"] for r in runs})
         solvers = sorted({r["solver"] for r in runs if r["solver"]}) or ["none"]
         lines += [f"## {TASK_TITLES.get(task, task)}, {box} box — {METHOD_TITLES.get(method, method)}, "
-                  f"{_variant_label(variant, task)}", "",
+                  f"{_variant_label(variant, task, method)}", "",
                   f"Epochs: {', '.join(map(str, epochs))}; solver: {', '.join(solvers)}.", "",
                   "| m | ilplayer | seeds | box-constrained | paper | ilplayer − paper | wall time per run |",
                   "|---|---|---|---|---|---|---|"]
