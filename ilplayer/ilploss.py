@@ -220,7 +220,7 @@ def ilp_loss_terms(A: torch.Tensor, b: torch.Tensor, c: torch.Tensor, y: torch.T
     d_pos = b - (y @ A.T if A.dim() == 2 else (A @ y[..., None]).squeeze(-1))  # (B, K)
     d_neg = tops[..., None, :] - negatives @ rows.transpose(-1, -2)  # (B, S, K or K + 1)
     positive = F.relu(margin_pos - d_pos).mean(-1)
-    with torch.no_grad():  # softmin written out: torch's softmax is slow on rows of a few rows' distances
+    with torch.no_grad():  # softmin written out: torch's softmax is slow on rows this short
         weights = torch.exp((d_neg.amin(-1, keepdim=True) - d_neg) / temperature)
         weights = weights / weights.sum(-1, keepdim=True)
     per_negative = (weights * F.relu(margin_neg + d_neg)).sum(-1)
