@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -44,7 +44,7 @@ from ilplayer.metrics import exact_match
 from ilplayer.plugins import preferred_backend
 from ilplayer.problem import as_bounds
 from ilplayer.seeding import derive_seed, torch_generator
-from ilplayer.training import BackendConfig, box_points
+from ilplayer.training import BackendConfig, box_points, replace_checked
 
 __all__ = ["CoVBalancer", "ILPLossConfig", "fit_ilploss", "ilp_loss_terms", "initial_ilploss_constraints",
            "sample_negatives", "train_ilploss"]
@@ -126,11 +126,7 @@ class ILPLossConfig:
 
     def replace(self, **overrides: Any) -> ILPLossConfig:
         """A copy with ``overrides``; an unknown name is refused with the known ones."""
-        known = {field.name for field in fields(self)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValueError(f"unknown ILP-Loss setting(s) {unknown}; known: {sorted(known)}")
-        return dataclasses.replace(self, **overrides)
+        return replace_checked(self, overrides, "ILP-Loss setting(s)")
 
     def as_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "hops": list(self.hops)}

@@ -11,7 +11,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 import torch
@@ -26,8 +26,24 @@ from ilplayer.seeding import derive_seed, torch_generator
 from ilplayer.separation import INITS, separating_hyperplanes
 from ilplayer.types import Status
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 __all__ = ["BackendConfig", "HiddenConstraintsData", "TrainingConfig", "box_points", "fit_epochs",
-           "initial_constraints", "train_static_constraints"]
+           "initial_constraints", "replace_checked", "train_static_constraints"]
+
+
+ConfigT = TypeVar("ConfigT", bound="DataclassInstance")
+
+
+def replace_checked(config: ConfigT, overrides: dict[str, Any], what: str) -> ConfigT:
+    """A copy of the dataclass ``config`` with ``overrides``; names it lacks are refused, with
+    the ones it has (``what`` names them in the message)."""
+    known = {field.name for field in fields(config)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ValueError(f"unknown {what} {unknown}; known: {sorted(known)}")
+    return dataclasses.replace(config, **overrides)
 
 
 @dataclass(frozen=True)
@@ -82,11 +98,7 @@ class TrainingConfig:
 
     def replace(self, **overrides: Any) -> TrainingConfig:
         """A copy with ``overrides``; an unknown name is refused with the known ones."""
-        known = {field.name for field in fields(self)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValueError(f"unknown hyper-parameter(s) {unknown}; known: {sorted(known)}")
-        return dataclasses.replace(self, **overrides)
+        return replace_checked(self, overrides, "hyper-parameter(s)")
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
