@@ -327,8 +327,9 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     Every ``config.validate_every`` epochs (and after the last) ``accuracy("validation")``
     lowers the soft-min temperature (``config.temperature`` box widths at first) when it
     stalls, stops training after ``config.stop_patience`` validations without a gain or at
-    100 %, and picks the state ``model`` ends in (the best, earliest among ties; with
-    ``score_start`` the untrained start competes as epoch 0). ``accuracy("test")`` is
+    100 %, and picks the state ``model`` ends in (the best trained epoch, earliest among ties,
+    as :func:`~ilplayer.learn.selected_record` reads it; with ``score_start`` the untrained
+    start is scored too, as epoch 0, but does not compete). ``accuracy("test")`` is
     measured at every ``test_every``-th validation and at the end. Returns one record per epoch."""
     if isinstance(test_every, bool) or not isinstance(test_every, int) or test_every < 1:
         raise ValueError(f"test_every must be a positive integer, got {test_every!r}")
@@ -358,9 +359,7 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
         return record
 
     if score_start:
-        start = scores(final=False)
-        history.append({"epoch": 0, **start})
-        best_accuracy, best_state = start["validation_accuracy"], _copy_state(model)
+        history.append({"epoch": 0, **scores(final=False)})
     for epoch in range(1, config.epochs + 1):
         order = torch.randperm(num_examples, generator=shuffle)
         totals = {"loss": 0.0, "pos": 0.0, "neg": 0.0, "var": 0.0, "in_play": 0.0}

@@ -34,7 +34,7 @@ from ilplayer.training import BackendConfig, TrainingConfig, box_points, initial
 __all__ = ["LEARN_METHODS", "DataWarning", "ILPLossConfig", "LearnConfig", "LearnResult", "SolutionData",
            "check_solutions", "default_init",
            "holdout_size", "learn_constraints", "load_solutions", "polish_model", "polish_with_start",
-           "restart_seed", "split_holdout"]
+           "restart_seed", "selected_record", "split_holdout"]
 
 LEARN_K = 2
 """``learn_constraints`` learns 2 x num_constraints constraints by default: on Random Constraints
@@ -118,7 +118,7 @@ class LearnResult:
                 "A": A.tolist(), "b": b.tolist(), "history": self.history}
 
 
-def _selected(history: list[dict[str, float]]) -> dict[str, float]:
+def selected_record(history: list[dict[str, float]]) -> dict[str, float]:
     """The record of the trained epoch whose model training returned: best validation accuracy
     (the earliest), else the last."""
     trained = [r for r in history if r["epoch"] > 0]
@@ -243,7 +243,7 @@ def learn_constraints(
         else:
             trained = [_train_from_start(run_seed, train, report) for run_seed in seeds]
         for model, history, _ in trained:
-            runs.append((_selected(history).get("validation_accuracy", 0.0), model, history))
+            runs.append((selected_record(history).get("validation_accuracy", 0.0), model, history))
     finally:
         if bar is not None:
             bar.close()
@@ -251,7 +251,7 @@ def learn_constraints(
     _, model, history = runs[kept]
     layer = ILPLayer(lb, ub, solver=solver, solver_options=backend.solver_options,
                      executor=backend.executor, workers=backend.workers)
-    selected_epoch = int(_selected(history)["epoch"])
+    selected_epoch = int(selected_record(history)["epoch"])
     try:
         with torch.no_grad():
             polished = None

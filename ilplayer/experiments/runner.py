@@ -20,6 +20,7 @@ import torch
 
 from ilplayer.experiments import random_constraints, set_cover
 from ilplayer.ilploss import ILPLossConfig, train_ilploss
+from ilplayer.learn import SolutionData, selected_record, split_holdout
 from ilplayer.plugins import preferred_backend
 from ilplayer.seeding import derive_seed
 from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
@@ -207,7 +208,8 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     else:
         _, history = train_static_constraints(
             data, config, dataclasses.replace(backend, solver=solver), seed=training_seed)
-    accuracy = _best_validated_accuracy(history) if method == "ilploss" else history[-1]["accuracy"]
+    # ILP-Loss keeps the model of its best validation epoch
+    accuracy = selected_record(history)["accuracy"] if method == "ilploss" else history[-1]["accuracy"]
     record = {
         "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed, "restart": restart,
         "variant": variant,
@@ -225,19 +227,10 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     return record
 
 
-def _best_validated_accuracy(history: list[dict[str, float]]) -> float:
-    """ILP-Loss keeps the model of its best validation epoch (the earliest among ties): its accuracy."""
-    return max((r for r in history if "validation_accuracy" in r),
-               key=lambda r: (r["validation_accuracy"], -r["epoch"]))["accuracy"]
-
-
 def _train_ilploss(data: Any, config: ILPLossConfig, backend: BackendConfig, seed: int,
                    m: int) -> list[dict[str, float]]:
     """ILP-Loss on ``data`` with ILP-Loss' split: 100 of the training pairs validate (the
     temperature, the stop, the epoch); every validation also measures the held-out accuracy."""
-    from ilplayer.learn import SolutionData
-    from ilplayer.observations import split_holdout
-
     c, y, c_val, y_val = split_holdout(data.c_train.numpy(), data.y_train.numpy(),
                                        ILPLOSS_VALIDATION / len(data.c_train), seed)
     train = SolutionData(torch.as_tensor(c), torch.as_tensor(y), data.c_test, data.y_test, data.lb, data.ub)
@@ -284,7 +277,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
         config = knapsack.knapsack_ilploss_config(**overrides)
         _, history = knapsack.train_knapsack_ilploss(train, test, embed(train), embed(test), seed=seed,
                                                      solver=solver, config=config)
-        accuracy_of = _best_validated_accuracy
+        accuracy_of = lambda history: selected_record(history)["accuracy"]
     elif method == "lp":
         from ilplayer.experiments.lp_baseline import train_lp_knapsack
 
