@@ -317,11 +317,10 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
                 batch_terms: Callable[[torch.Tensor, float, torch.Generator], dict[str, torch.Tensor]],
                 accuracy: Callable[[str], float], *, seed: int, box_width: float, score_start: bool = True,
                 test_every: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
-                clip_norm: float | None = None, optimizer: torch.optim.Optimizer | None = None
-                ) -> list[dict[str, float]]:
+                clip_norm: float | None = None) -> list[dict[str, float]]:
     """ILP-Loss' loop over ``model``'s parameters: per step, ``batch_terms(rows, temperature,
     generator)`` gives the three terms of a batch of rows, weighted by :class:`CoVBalancer`;
-    AdamW (or ``optimizer``) with the triangular cyclic rate; gradients clipped to
+    AdamW with the triangular cyclic rate; gradients clipped to
     ``clip_norm`` when given.
 
     Every ``config.validate_every`` epochs (and after the last) ``accuracy("validation")``
@@ -333,7 +332,7 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     measured at every ``test_every``-th validation and at the end. Returns one record per epoch."""
     if isinstance(test_every, bool) or not isinstance(test_every, int) or test_every < 1:
         raise ValueError(f"test_every must be a positive integer, got {test_every!r}")
-    optimizer = optimizer or torch.optim.AdamW(model.parameters(), lr=config.lr)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
     steps = -(-num_examples // config.batch_size)  # per epoch
     scheduler = torch.optim.lr_scheduler.CyclicLR(optimizer, base_lr=0.0, max_lr=config.lr,
                                                   step_size_up=max(1, round(config.cycle_epochs * steps)),
