@@ -1,7 +1,9 @@
 """Learn TSP edge costs with SPO+ through a mixed-integer program (PyEPO's GG formulation).
 
 Binary arcs x_ij (both directions of every edge) and continuous flows y_ij make the program;
-the model predicts one cost per undirected edge, and `embed` maps them onto the arcs.
+the model predicts one cost per undirected edge, and the layer's `cost_map` (`embed`) puts
+each on the edge's two arcs and reads a solution back per edge, so the loss (and any noise a
+method adds) lives on the edges, as in PyEPO.
 Run: python examples/tsp_spo.py  (HiGHS; add --solver gurobi for Gurobi's pip licence)
 """
 
@@ -69,24 +71,26 @@ def main() -> None:
     split = args.samples * 5 // 6
     x_train, c_train, x_test, c_test = x[:split], c[:split], x[split:], c[split:]
 
-    layer = ilplayer.ILPLayer(lb=0, ub=ub, integrality=integrality, solver=args.solver)
+    # Costs and decisions per edge: the program's costs are c @ embed.T, its answers y @ embed.
+    layer = ilplayer.ILPLayer(lb=0, ub=ub, integrality=integrality, solver=args.solver,
+                              gradient="identity", cost_map=embed)
     constraints = {"A": A, "b": b, "A_eq": A_eq, "b_eq": b_eq}
-    solve = lambda costs: layer.solve_batch(costs @ embed.T, **constraints)[0]
+    solve = lambda costs: layer.solve_batch(costs, **constraints)[0]
     y_train, y_test = solve(c_train), solve(c_test)
+    torch.manual_seed(0)
     model = torch.nn.Linear(5, c.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     spo = SPOPlus(layer)
     for epoch in range(args.epochs):
         for first in range(0, len(x_train), 32):
             rows = slice(first, first + 32)
-            loss = spo(model(x_train[rows]) @ embed.T, c_train[rows] @ embed.T, A, b,
-                       y_true=y_train[rows], A_eq=A_eq, b_eq=b_eq)
+            loss = spo(model(x_train[rows]), c_train[rows], A, b, y_true=y_train[rows], A_eq=A_eq, b_eq=b_eq)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         with torch.no_grad():
-            tours = solve(model(x_test)) @ embed  # the edges each predicted tour uses
-        print(f"epoch {epoch + 1}: test regret {100 * regret(c_test, tours, y_test @ embed):.1f} %")
+            tours = solve(model(x_test))  # the edges each predicted tour uses
+        print(f"epoch {epoch + 1}: test regret {100 * regret(c_test, tours, y_test):.1f} %")
     layer.close()
 
 

@@ -17,6 +17,11 @@ from ilplayer.commands import (
     solvers_table,
 )
 from ilplayer.executors import EXECUTORS
+
+# decision_focused's METHODS, kept here so that the CLI's help does not import the experiments
+# (tests/test_cli.py checks the two agree).
+DFL_METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt", "pg", "nce", "cmap", "ptltr", "prltr", "lsltr",
+               "pfymul", "dpomul", "imle", "aimle", "rfwo", "rfy", "cave")
 from ilplayer.learn import LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
 
 
@@ -131,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             ("tsp", "learn edge costs of PyEPO's TSP, a mixed-integer program (GG or MTZ)")):
         sub = experiment.add_parser(task, help=help_text)
         sub.add_argument("--methods", nargs="*", default=None,
-                         help="2s spo+ pfyl dbb nid dpo combopt (default: all)")
+                         help=f"{' '.join(DFL_METHODS)} (default: all)")
         sub.add_argument("--solvers", nargs="*", type=_solver_name, default=None,
                          help="backends (default: every installed MIP backend)")
         sub.add_argument("--seeds", default="0", help="training seeds: 3, 0-2 or 0,2,5")

@@ -84,7 +84,7 @@ def check_solve_ratio(solve_ratio: Any) -> float:
 
 def _fingerprint(problem: ProblemTensors) -> bytes:
     digest = hashlib.blake2b(digest_size=16)
-    for part in (problem.A, problem.b, problem.A_eq, problem.b_eq):
+    for part in (problem.A, problem.b, problem.A_eq, problem.b_eq, problem.cost_map):
         if part is None:
             digest.update(b"-")
         elif is_sparse(part):
@@ -126,8 +126,8 @@ class PoolRule:
         if self._program is None:
             self._program = key
         elif key != self._program:
-            raise ValueError("solve_ratio / pool: the batch's constraints (A, b, A_eq, b_eq, bounds or "
-                             "integrality) differ from those of the pool's decisions; use one pool per program")
+            raise ValueError("solve_ratio / pool: the batch's constraints (A, b, A_eq, b_eq, bounds, "
+                             "integrality or cost map) differ from those of the pool's decisions; use one pool per program")
 
     def draw_solve(self) -> bool:
         """Whether this batch calls the solver (always while the pool is empty)."""

@@ -211,7 +211,12 @@ def solve_problem(problem: ProblemTensors, backend: Backend | Solver
 
     Returns ``(y, status, objective)`` on ``problem.device``: ``y`` float64 (B, n) with the
     placeholder where there is no solution, ``status`` int8 (B,), ``objective`` float64 (B,).
+    With a cost map, the program is solved in its own variables and ``y`` is read through the
+    map: (B, d), ``y @ cost_map``.
     """
+    if problem.cost_map is not None:
+        y, status, objective = solve_problem(problem.unmapped(), backend)
+        return y @ problem.cost_map, status, objective
     if isinstance(backend, Solver):
         backend = Backend(recipe=None, solver=backend)
     solver, executor, recipe = backend.solver, backend.executor, backend.recipe

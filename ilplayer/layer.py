@@ -17,7 +17,7 @@ from ilplayer.dispatch import solve_problem
 from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
 from ilplayer.executors import Backend, BatchExecutor, ExecutorLike, make_executor
 from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, LayerSolves
-from ilplayer.problem import Bounds, ProblemTensors, check_box, exact_dtype, validate_problem
+from ilplayer.problem import Bounds, ProblemTensors, check_box, check_cost_map, exact_dtype, validate_problem
 from ilplayer.solver import Solver
 
 __all__ = ["ILPLayer", "NoGradientWarning", "NoSignalWarning", "solve"]
@@ -33,7 +33,7 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
           solver: str | Solver = "bruteforce", solver_options: dict[str, Any] | None = None,
           executor: ExecutorLike = None, workers: int | None = None,
           mp_context: str | None = None, sense: str = "min", A_eq: Any = None,
-          b_eq: Any = None, integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+          b_eq: Any = None, integrality: Any = None, cost_map: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve ``min c_i·y s.t. A y <= b, lb <= y <= ub, y_j integer where integrality_j`` for
     every row of ``c``.
 
@@ -61,6 +61,9 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
             ``scipy.optimize.milp``; None (default) is all integer, all zeros the LP relaxation.
             Continuous variables and infinite bounds need a mixed-integer backend (highs,
             gurobi, scip, pyomo); the others refuse them.
+        cost_map: (n, d), when the costs are not per variable (PyEPO's TSP: one cost per edge,
+            two arc variables and a flow per edge): ``c`` is then (B, d), the program's costs
+            are ``c @ cost_map.T`` and ``y`` is returned as ``y @ cost_map`` (B, d).
 
     Returns:
         ``(y, status)``: ``y`` (B, n) on ``c``'s device, detached, in ``c``'s dtype when that
@@ -76,7 +79,7 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         ([[0.0, 1.0]], ['optimal'])
     """
     sense = _check_sense(sense)
-    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=cost_map)
     if sense == "max":
         problem = dataclasses.replace(problem, c=-problem.c)
     if isinstance(solver, str) and (executor is None or isinstance(executor, str)):
@@ -210,6 +213,12 @@ class ILPLayer(torch.nn.Module):
             solutions, or a :class:`~ilplayer.decision_pool.DecisionPool` shared with others,
             or a :class:`~ilplayer.decision_pool.PoolRule` (then leave ``solve_ratio`` out).
             With the default ``solve_ratio=1`` and no pool, nothing is pooled.
+        cost_map: (n, d), for costs that are not per variable (PyEPO's TSP: a cost per edge,
+            the program's variables two arcs and a flow per edge): the layer takes ``c`` (B, d),
+            solves the program with costs ``c @ cost_map.T`` and returns ``y @ cost_map``
+            (B, d). Every cost method then works in that space, as PyEPO's do on its models:
+            the perturbed methods' noise lands on the d costs, not on the program's variables.
+            Not with ``gradient="combopt"`` (its gradients live in the program's variables).
 
     Attributes:
         method: the gradient method object (``gradient`` is its name).
@@ -225,6 +234,7 @@ class ILPLayer(torch.nn.Module):
     """
 
     integrality: Any = None  # the default of a layer saved before mixed-integer programs
+    cost_map: torch.Tensor | None = None  # the default of a layer saved before cost maps
     pool_rule: PoolRule | None = None  # the default of a layer saved before solve_ratio
 
     def __init__(self, lb: Bounds = 0, ub: Bounds = 1, solver: str | Solver = "bruteforce",
@@ -237,7 +247,7 @@ class ILPLayer(torch.nn.Module):
                  blackbox_lambda: float | None = None, sigma: float | None = None,
                  samples: int | None = None, seed: int | None = None, noise: str | None = None,
                  integrality: Any = None,
-                 solve_ratio: float = 1.0, pool: Any = None) -> None:
+                 solve_ratio: float = 1.0, pool: Any = None, cost_map: Any = None) -> None:
         super().__init__()
         self.pool_rule = pool_rule(solve_ratio, pool)
         sense = _check_sense(sense)
@@ -256,6 +266,12 @@ class ILPLayer(torch.nn.Module):
                                              not isinstance(backward_threads, int) or backward_threads < 1):
             raise ValueError(f"backward_threads must be a positive integer or None, got {backward_threads!r}")
         self.method = _gradient_method(gradient, given)
+        self.cost_map = check_cost_map(cost_map)
+        if self.cost_map is not None and isinstance(self.method, CombOptNet):
+            raise ValueError("cost_map: gradient='combopt' works in the program's own variables (its targets and "
+                             "constraint gradients live there); give it the costs c @ cost_map.T and read "
+                             "y @ cost_map yourself, or use a cost method (gradient='blackbox', 'identity', "
+                             "'perturbed', ... or the losses)")
         self.sense, self.gradient = sense, self.method.name
         self.backward_threads = backward_threads
         self._warned_no_signal = False
@@ -341,7 +357,7 @@ class ILPLayer(torch.nn.Module):
             self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
         run = LayerSolves(solve=self.solves(self.pool_rule if self.training else None),
-                          check_signal=self._check_signal, threads=self.backward_threads)
+                          check_signal=self._check_signal, threads=self.backward_threads, cost_map=self.cost_map)
         y, status = self.method.apply(run, cost, A, b, self.lb, self.ub, A_eq, b_eq, self.integrality)
         self.last_status = status
         self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
@@ -372,7 +388,7 @@ class ILPLayer(torch.nn.Module):
         c = (-c if self.sense == "max" else c).detach()
         return validate_problem(c, A.detach(), b.detach(), self.lb, self.ub,
                                 None if A_eq is None else A_eq.detach(), None if b_eq is None else b_eq.detach(),
-                                self.integrality)
+                                self.integrality, cost_map=self.cost_map)
 
     def solves(self, pool: PoolRule | None = None
                ) -> Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
@@ -441,5 +457,7 @@ class ILPLayer(torch.nn.Module):
         solver = self._solver.name if self._solver is not None else self.recipe.spec.name if self.recipe else None
         method = ", ".join(f"{name}={value!r}" for name, value in self.method.options().items())
         mixed = "" if self.integrality is None else f"integrality={self.integrality!r}, "
+        if self.cost_map is not None:
+            mixed += f"cost_map={tuple(self.cost_map.shape)}, "
         return (f"lb={self.lb}, ub={self.ub}, {mixed}sense={self.sense!r}, solver={solver!r}, "
                 f"executor={executor!r}, gradient={self.gradient!r}" + (f", {method}" if method else ""))

@@ -18,7 +18,7 @@ from ilplayer.matrices import as_csr, dense, is_sparse
 from ilplayer.types import ILPBatch
 
 __all__ = ["MAX_ABS_BOUND", "Bounds", "ProblemTensors", "as_bounds", "as_integrality", "check_box",
-           "dense_tensor", "exact_dtype", "rows_with_equalities", "validate_problem"]
+           "check_cost_map", "dense_tensor", "exact_dtype", "rows_with_equalities", "validate_problem"]
 
 Bounds = Union[int, float, Sequence[Union[int, float]], np.ndarray, torch.Tensor]
 
@@ -220,6 +220,11 @@ class ProblemTensors:
     (B, m). Tensors are detached and live on one device; ``lb`` and ``ub`` are float64 NumPy
     vectors (±inf allowed) and ``integrality`` a bool (n,) or (B, n) array (host metadata,
     never part of autograd; None: all integer).
+
+    With a ``cost_map`` (n, d), float64 on ``c``'s device, ``c`` is (B, d): costs per entry of
+    the decision the caller reads (a TSP's edges), the program's costs are ``c @ cost_map.T``
+    and its answers are read as ``y @ cost_map``. :meth:`unmapped` is the program itself;
+    the dispatcher solves that, so everything past it sees no map.
     """
 
     c: torch.Tensor
@@ -230,10 +235,19 @@ class ProblemTensors:
     A_eq: torch.Tensor | None = None
     b_eq: torch.Tensor | None = None
     integrality: np.ndarray = None  # type: ignore[assignment]
+    cost_map: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
         if self.integrality is None:
-            object.__setattr__(self, "integrality", np.ones(self.c.shape[-1], dtype=bool))
+            n = self.c.shape[-1] if self.cost_map is None else self.cost_map.shape[0]
+            object.__setattr__(self, "integrality", np.ones(n, dtype=bool))
+
+    def unmapped(self) -> ProblemTensors:
+        """The program in its own variables: costs ``c @ cost_map.T``, no map (itself when
+        it has none)."""
+        if self.cost_map is None:
+            return self
+        return dataclasses.replace(self, c=self.c.to(torch.float64) @ self.cost_map.T, cost_map=None)
 
     @property
     def pure_integer(self) -> bool:
@@ -379,8 +393,21 @@ def rows_with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor | 
     return torch.cat(parts_A, dim=-2), torch.cat(parts_b, dim=-1)
 
 
+def check_cost_map(cost_map: Any) -> torch.Tensor | None:
+    """``cost_map`` as a float64 (n, d) tensor (None stays None), or a clear error."""
+    if cost_map is None:
+        return None
+    tensor = _as_tensor(cost_map, "cost_map").detach().to(torch.float64)
+    if tensor.dim() != 2 or 0 in tensor.shape:
+        raise ValueError("cost_map must have shape (num_variables, num_costs): one row per variable of the "
+                         f"program, one column per cost entry, got {tuple(tensor.shape)}")
+    _check_finite(tensor, "cost_map")
+    return tensor
+
+
 def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
-                     A_eq: Any = None, b_eq: Any = None, integrality: Any = None) -> ProblemTensors:
+                     A_eq: Any = None, b_eq: Any = None, integrality: Any = None,
+                     cost_map: Any = None) -> ProblemTensors:
     """Check shapes, dtypes, devices, finiteness and bounds; raise a clear error otherwise.
 
     ``c``, ``A`` and ``b`` may be torch tensors or numpy arrays; ``A`` and ``A_eq`` may also be
@@ -389,13 +416,28 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
     None, for a box-only problem. ``A_eq`` (m_eq, n) or (batch, m_eq, n) and ``b_eq`` (m_eq,)
     or (batch, m_eq) add equality constraints ``A_eq y = b_eq``. ``integrality`` (n,) or
     (batch, n): 1 for an integer variable, 0 for a continuous one (None: all integer); ``lb``
-    and ``ub`` may be ``-inf``/``inf``.
+    and ``ub`` may be ``-inf``/``inf``. ``cost_map`` (n, d): ``c`` is (B, d), costs per entry
+    of the decision ``y @ cost_map``; the program's costs are ``c @ cost_map.T``.
 
     Raises:
         TypeError: an argument is not a floating-point tensor, or a bound is not numeric.
         ValueError: a shape, device or value is wrong; the message names the argument.
     """
     c = _as_tensor(c, "c")
+    mapping = check_cost_map(cost_map)
+    if mapping is not None:
+        if c.dim() != 2 or c.shape[-1] != mapping.shape[1]:
+            raise ValueError(f"c must have shape (batch, {mapping.shape[1]}) (one cost per column of cost_map "
+                             f"{tuple(mapping.shape)}), got {tuple(c.shape)}")
+        _check_finite(c, "c")
+        columns = None if A is None else A.shape[-1]
+        if columns is not None and columns != mapping.shape[0]:
+            raise ValueError(f"cost_map has {mapping.shape[0]} rows but A has {columns} columns: cost_map needs "
+                             "one row per variable of the program")
+        mapping = mapping.to(c.device)
+        problem = validate_problem(c.detach().to(torch.float64) @ mapping.T, A, b, lb, ub, A_eq, b_eq,
+                                   integrality)
+        return dataclasses.replace(problem, c=c.detach(), cost_map=mapping)
     if (A is None) != (b is None):
         raise ValueError("A and b must both be given, or both be None (no constraints)")
     if A is None:  # a box-only problem

@@ -122,3 +122,10 @@ def test_restarts_train_one_dataset_again_from_another_initialisation(tmp_path):
     assert (first["restart"], again["restart"]) == (0, 1) and first["seed"] == again["seed"] == 0
     assert first["box_baseline_accuracy"] == again["box_baseline_accuracy"]   # one dataset
     assert first["history"][0]["loss"] != again["history"][0]["loss"]          # another start
+
+
+def test_the_experiment_help_lists_every_decision_focused_method():
+    from ilplayer.cli import DFL_METHODS
+    from ilplayer.experiments.decision_focused import METHODS
+
+    assert DFL_METHODS == METHODS

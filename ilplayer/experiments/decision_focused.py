@@ -9,7 +9,10 @@ PyEPO when it is installed):
 * ``knapsack-regret``: 32 items, 2 weight rows of capacity 20 each; maximise the value.
 * ``tsp``: PyEPO's travelling salesperson (8 nodes by default), a mixed-integer program in
   its GG or MTZ formulation (:mod:`ilplayer.experiments.tsp`): binary arcs, continuous flows
-  or orders; the costs per edge reach the program through ``Task.embed``.
+  or orders; the costs per edge reach the program through the layer's ``cost_map``
+  (``Task.embed``), so every method works on the edges, as PyEPO's do: losses, noise and
+  decisions per edge (CombOptNet's gradient, which lives in the program's variables, gets the
+  arcs' and flows' costs ``c @ embed.T`` and its decisions are read back as ``y @ embed``).
 
 Methods, every one on any backend: ``2s`` (two-stage: MSE on the costs), ``spo+``
 (:class:`~ilplayer.losses.SPOPlus`), ``pfyl`` (:class:`~ilplayer.losses.FenchelYoung`),
@@ -126,16 +129,10 @@ class Task:
     integrality: Any = None
     embed: torch.Tensor | None = None
     """(variables, cost entries) when the program's variables are not the costs' (the TSP's
-    arcs and flows for its edge costs): costs ``c @ embed.T``, decisions ``y @ embed``."""
+    arcs and flows for its edge costs): the layers' ``cost_map``."""
 
     def constraints(self) -> dict[str, Any]:
         return {"A": self.A, "b": self.b, "A_eq": self.A_eq, "b_eq": self.b_eq}
-
-    def costs(self, c: torch.Tensor) -> torch.Tensor:
-        return c if self.embed is None else c @ self.embed.T
-
-    def decisions(self, y: torch.Tensor) -> torch.Tensor:
-        return y if self.embed is None else y @ self.embed
 
 
 def make_task(name: str, train_size: int = 1000, test_size: int = 1000, num_features: int = 5,
@@ -200,8 +197,8 @@ def task_title(name: str, options: dict[str, Any]) -> str:
 
 
 def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
-    """The optimal solutions (the program's variables) for the costs ``c`` (the task's)."""
-    y, status = layer.solve_batch(task.costs(c), **task.constraints())
+    """The optimal decisions (per cost entry) for the costs ``c``."""
+    y, status = layer.solve_batch(c, **task.constraints())
     if not bool((status == 0).all()):
         raise RuntimeError(f"{task.name}: {int((status != 0).sum())} instances not solved to optimality")
     return y
@@ -246,21 +243,27 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
                                          variance_reduction=True),  # PyEPO's default
                      "imle": IMLE(sigma=1.0, samples=10, lam=10.0, seed=noise_seed),
                      "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed),
-                     "rfwo": FrankWolfe(lam=1.0)}.get(method, "combopt")
+                     "rfwo": FrankWolfe(lam=1.0)}.get(method, "identity")  # the losses solve through it
     method_options: dict[str, Any] = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
                       {"sigma": 1.0, "samples": 10, "seed": noise_seed} if gradient == "perturbed" else {})
+    # CombOptNet's gradient lives in the program's variables: it gets their costs (below).
+    in_program = method == "combopt" and task.embed is not None
     layer = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
-                     workers=workers, integrality=task.integrality, **method_options)
+                     workers=workers, integrality=task.integrality, **method_options,
+                     cost_map=None if in_program else task.embed)
+    # Its exact solves (the true decisions, the test) go through the same map as the others'.
+    reference = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient="identity", executor=executor,
+                         workers=workers, integrality=task.integrality, cost_map=task.embed) if in_program else layer
     sign = 1.0 if task.sense == "min" else -1.0
     constraints = task.constraints()
-    y_train = _optimal(layer, task, task.c_train)
-    y_test = _optimal(layer, task, task.c_test)
+    y_train = _optimal(reference, task, task.c_train)
+    y_test = _optimal(reference, task, task.c_test)
     losses = _cost_losses(method, layer, y_train, seed, solve_ratio)
 
     def test_regret() -> float:
         with torch.no_grad():
-            decisions = task.decisions(_optimal(layer, task, model(task.x_test)))
-        return regret(task.c_test, decisions, task.decisions(y_test), sense=task.sense)
+            decisions = _optimal(reference, task, model(task.x_test))
+        return regret(task.c_test, decisions, y_test, sense=task.sense)
 
     history = [{"epoch": 0, "regret": test_regret(), "seconds": 0.0}]
     g = torch.Generator().manual_seed(derive_seed(seed, 2))
@@ -269,8 +272,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
         order = torch.randperm(len(task.x_train), generator=g)
         for first in range(0, len(order), batch_size):
             rows = order[first:first + batch_size]
-            # The program's costs (the TSP's arcs and flows from its edge costs; else the costs)
-            c_pred, c_true = task.costs(model(task.x_train[rows])), task.costs(task.c_train[rows])
+            c_pred, c_true = model(task.x_train[rows]), task.c_train[rows]
             y_true = y_train[rows]
             if method == "2s":
                 loss = torch.nn.functional.mse_loss(c_pred, c_true)
@@ -284,6 +286,8 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
                 loss = sign * (c_true * layer(c_pred, **constraints)).sum(-1).mean()
             elif method in DECISION_METHODS:  # L1 to the true decision (PyEPO's examples)
                 loss = (layer(c_pred, **constraints) - y_true).abs().sum(-1).mean()
+            elif in_program:  # combopt on the program's variables, its decisions read per edge
+                loss = ((layer(c_pred @ task.embed.T, **constraints) @ task.embed - y_true) ** 2).sum(-1).mean()
             else:  # dpo, combopt: distance to the true decision
                 loss = ((layer(c_pred, **constraints) - y_true) ** 2).sum(-1).mean()
             optimizer.zero_grad()
@@ -292,6 +296,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
         seconds = time.perf_counter() - start
         history.append({"epoch": epoch + 1, "regret": test_regret(), "seconds": seconds})
     layer.close()
+    reference.close()
     return {"task": task.name, "method": method, "solver": solver, "library": "ilplayer", "seed": seed,
             "executor": executor or "auto", "workers": workers, "epochs": epochs, "lr": lr, "solve_ratio": solve_ratio,
             "batch_size": batch_size, "train_size": len(task.x_train),

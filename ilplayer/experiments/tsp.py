@@ -33,8 +33,7 @@ def solve_tours(program: TspProgram, c: torch.Tensor, solver: str = "highs") -> 
     """The optimal tours' edges (B, edges) for edge costs ``c`` (B, edges), and the statuses."""
     from ilplayer.layer import solve
 
-    embed = torch.as_tensor(program.embed, dtype=torch.float64)
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)
-    y, status = solve(c.double() @ embed.T, t(program.A), t(program.b), program.lb, program.ub, solver=solver,
-                      A_eq=t(program.A_eq), b_eq=t(program.b_eq), integrality=program.integrality)
-    return y @ embed, status
+    return solve(c.double(), t(program.A), t(program.b), program.lb, program.ub, solver=solver,
+                 A_eq=t(program.A_eq), b_eq=t(program.b_eq), integrality=program.integrality,
+                 cost_map=t(program.embed))

@@ -36,11 +36,15 @@ class LayerSolves:
         solve: ``problem -> (y float64, status, objective)`` with the layer's backend and pool.
         check_signal: ``(dc, dy, *others)``: warns once when a whole batch got a zero gradient.
         threads: torch intra-op threads for a CPU backward (None: torch's setting).
+        cost_map: the layer's map (n, d) from cost entries to the program's variables, or None;
+            a method builds its problems with it (``validate_problem(..., cost_map=...)``) and
+            then works in the cost entries' space: its ``c``, noise and decisions are (B, d).
     """
 
     solve: Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
     check_signal: Callable[..., None]
     threads: int | None
+    cost_map: torch.Tensor | None = None
 
 
 class GradientMethod(ABC):
@@ -99,7 +103,7 @@ def solve_exactly(ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, 
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """The forward of a cost-only method: the exact solve, with ``c``, ``y`` (float64) and the
     statuses saved on ``ctx`` (and the problem and ``run`` kept) for its backward."""
-    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
     ctx.run, ctx.problem = run, problem
     y64, status, _ = run.solve(problem)
     y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))

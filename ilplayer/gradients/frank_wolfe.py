@@ -116,7 +116,7 @@ class _FrankWolfeFunction(torch.autograd.Function):
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
                 run: LayerSolves, method: FrankWolfe, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
         mu, vertices, weights, ok = method.project(run.solve, problem, c.detach().double())
         # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
         status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)

@@ -54,7 +54,7 @@ class _IMLEFunction(torch.autograd.Function):
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
                 run: LayerSolves, method: IMLE, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
         samples = method.samples
         noise = sum_of_gamma((samples, *c.shape), method.kappa, method.iterations,
                              method.noise_generator(c.device), c.device)

@@ -71,7 +71,7 @@ class _PerturbedFunction(torch.autograd.Function):
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
                 run: LayerSolves, method: Perturbed, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
         ctx.run, ctx.sigma = run, method.sigma
         samples, sigma = method.samples, method.sigma
         noise = torch.randn((samples, *c.shape), generator=method.noise_generator(c.device),
