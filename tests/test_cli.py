@@ -93,6 +93,7 @@ def test_python_dash_m_ilplayer_can_start_a_process_pool(tmp_path):
     assert [row["target"] for row in written if row["benchmark"] == "targets"] == [
         "set cover highs processes / serial"]
     assert written[0]["ratio"] == 1.0 and written[1]["cores"] > 0 and written[2]["split"] is None
+    assert "% of ideal" in rows[2] and written[2]["of_ideal"] > 0 and written[0]["of_ideal"] is None
 
 
 def test_bench_refuses_an_unknown_family_by_name():

@@ -196,3 +196,10 @@ def test_the_tsp_experiment_trains_per_edge(method):
     task = dfl.make_task("tsp", 48, 24, nodes=NODES, formulation="gg")
     record = dfl.run_method(task, method, "highs", epochs=2, seed=0, executor="serial")
     assert np.isfinite(record["regret"]) and len(record["history"]) == 3
+
+
+def test_cave_is_left_out_of_the_tsp_experiment_and_refused_by_name():
+    task = dfl.make_task("tsp", 8, 8, nodes=NODES)
+    assert not dfl.method_fits("cave", task) and dfl.method_fits("pfyl", task)
+    with pytest.raises(ValueError, match="method 'cave' does not run on tsp"):
+        dfl.run_method(task, "cave", "highs", epochs=1)

@@ -189,7 +189,9 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
     shared machine falls on every row alike. The ``ideal`` row (:class:`IdealSplit`) is the
     ceiling; its speed-up is against its own serial reference, timed in its bare processes in
     the same repeat, and its last column splits it into what cutting the batch costs and what
-    the cores give."""
+    the cores give. Each pool's last column also gives its share of the ideal's throughput
+    (``of_ideal``: the ideal's seconds over the pool's, medians of the same run), which is its
+    speed-up over ilplayer's serial as a share of the ideal's over the same serial."""
     name = solver_name or preferred_backend()
     recipe = SolverRecipe.from_name(name)
     solver = get_solver(name)
@@ -255,14 +257,17 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
                 continue
             seconds, ratio = statistics.median(times[kind]), float(np.median(serial / np.array(times[kind])))
             extra = f"{startup[kind]:.2f}"
-            split = cores = None
+            split = cores = of_ideal = None
+            if ideal is not None and kind not in ("ideal", "serial"):
+                of_ideal = ideal["seconds"] / seconds
+                extra += f" ({100 * of_ideal:.0f} % of ideal)"
             if kind == "ideal" and ideal is not None:
                 seconds, ratio, split, cores = ideal["seconds"], ideal["speedup"], ideal["split"], ideal["cores"]
                 extra = f"split {split:.2f}x, cores {cores:.2f}x"
             rows.append({"benchmark": "parallel", "family": family, "backend": name, "executor": kind,
                          "workers": 1 if kind == "serial" else workers, "ms_per_instance": 1e3 * seconds / batch,
                          "ratio": None if np.isnan(ratio) else ratio, "split": split, "cores": cores,
-                         "startup_s": startup[kind]})
+                         "of_ideal": of_ideal, "startup_s": startup[kind]})
             shown = "       -" if np.isnan(ratio) else f"{ratio:>7.2f}x"
             print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {batch / seconds:>11.0f} | "
                   f"{shown} | {extra}", flush=True)

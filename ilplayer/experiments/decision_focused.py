@@ -55,7 +55,7 @@ from ilplayer.losses import (
 from ilplayer.metrics import regret
 from ilplayer.seeding import derive_seed
 
-__all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "run_method", "run_pyepo",
+__all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "method_fits", "run_method", "run_pyepo",
            "shortest_path_data", "task_label", "task_title"]
 
 POOL_METHODS = ("nce", "cmap", "ptltr", "prltr", "lsltr")
@@ -196,6 +196,19 @@ def task_title(name: str, options: dict[str, Any]) -> str:
     return f"Knapsack, {options.get('items', 32)} items, {options.get('dim', 2)} rows"
 
 
+def method_fits(method: str, task: Task, refuse: bool = False) -> bool:
+    """Whether ``method`` runs on ``task``: CaVE reads the binding rows in the program's own
+    variables, so not on a task whose costs reach the program through a map (the TSP's
+    edges); with ``refuse``, a clear error instead of False."""
+    if method == "cave" and task.embed is not None:
+        if refuse:
+            raise ValueError(f"method 'cave' does not run on {task.name}: its costs are per edge and reach the "
+                             "program's arcs through a cost map, while CaVE's cone is spanned by the rows binding "
+                             "in the program's own variables")
+        return False
+    return True
+
+
 def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
     """The optimal decisions (per cost entry) for the costs ``c``."""
     y, status = layer.solve_batch(c, **task.constraints())
@@ -234,6 +247,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     batches from a pool seeded with the training decisions (the pool losses: 0.05 unless given)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    method_fits(method, task, refuse=True)
     torch.manual_seed(derive_seed(seed, 1))
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
@@ -306,10 +320,13 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
 
 
 def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, batch_size: int = 32,
-              seed: int = 0, processes: int = 1, solver: str = "gurobi") -> dict[str, Any]:
-    """PyEPO's own SPO+, PFYL or DBB, with its Gurobi model (``solver="gurobi"``) or its Pyomo
+              seed: int = 0, processes: int = 1, solver: str = "gurobi",
+              noise_seed: int | None = None) -> dict[str, Any]:
+    """PyEPO's own method of the name, with its Gurobi model (``solver="gurobi"``) or its Pyomo
     model on HiGHS (``"pyomo:highs"``), on the same data and model (``processes``:
-    PyEPO's own pool for the solves, 1 = in this process)."""
+    PyEPO's own pool for the solves, 1 = in this process). ``noise_seed``: the noise stream of
+    PFYL, PFYMul and DPOMul (None: PyEPO's default, 135 whatever the training seed; I-MLE's
+    sum-of-Gamma noise keeps PyEPO's own)."""
     import pyepo
 
     if solver not in ("gurobi", "pyomo:highs"):
@@ -336,17 +353,17 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
     function: Any
     func = pyepo.func
     pooled = {"processes": processes, "solve_ratio": POOL_SOLVE_RATIO, "dataset": train}
+    sampled = {"processes": processes, **({} if noise_seed is None else {"seed": noise_seed})}
     builders = {"spo+": lambda: func.SPOPlus(optmodel, processes=processes),
-                "pfyl": lambda: func.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, processes=processes),
-                "pfymul": lambda: func.perturbedFenchelYoungMul(optmodel, n_samples=10, sigma=1.0,
-                                                                 processes=processes),
+                "pfyl": lambda: func.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, **sampled),
+                "pfymul": lambda: func.perturbedFenchelYoungMul(optmodel, n_samples=10, sigma=1.0, **sampled),
                 "dbb": lambda: func.blackboxOpt(optmodel, lambd=10, processes=processes),
                 "pg": lambda: func.perturbationGradient(optmodel, sigma=0.1, processes=processes),
                 "nce": lambda: func.NCE(optmodel, **pooled), "cmap": lambda: func.contrastiveMAP(optmodel, **pooled),
                 "ptltr": lambda: func.pointwiseLearningToRank(optmodel, **pooled),
                 "prltr": lambda: func.pairwiseLearningToRank(optmodel, **pooled),
                 "lsltr": lambda: func.listwiseLearningToRank(optmodel, **pooled),
-                "dpomul": lambda: func.perturbedOptMul(optmodel, n_samples=10, sigma=1.0, processes=processes),
+                "dpomul": lambda: func.perturbedOptMul(optmodel, n_samples=10, sigma=1.0, **sampled),
                 "imle": lambda: func.implicitMLE(optmodel, n_samples=10, sigma=1.0, lambd=10, processes=processes),
                 "aimle": lambda: func.adaptiveImplicitMLE(optmodel, n_samples=10, sigma=1.0, processes=processes),
                 "rfwo": lambda: func.regularizedFrankWolfeOpt(optmodel, lambd=1.0, processes=processes),
@@ -387,6 +404,7 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
                         "seconds": seconds})
         model.double()
     return {"task": task.name, "method": method, "solver": solver, "library": "pyepo", "seed": seed,
+            "noise_seed": noise_seed,
             "processes": processes, "epochs": epochs, "lr": lr, "batch_size": batch_size,
             "train_size": len(task.x_train),
             "test_size": len(task.x_test), "regret": history[-1]["regret"],

@@ -363,10 +363,14 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
     from ilplayer.experiments import decision_focused as dfl
     from ilplayer.plugins import MIP_BACKEND_RANKING, available_solvers
 
-    methods = methods or dfl.METHODS
-    solvers = solvers or tuple(s for s in MIP_BACKEND_RANKING if s in available_solvers())
     options = dict(task_options or {})
     data = dfl.make_task(task, train_size, test_size, **options)
+    methods = methods or tuple(m for m in dfl.METHODS if dfl.method_fits(m, data))
+    for method in methods:
+        dfl.method_fits(method, data, refuse=True)
+    if pyepo_methods is None and methods != dfl.METHODS:
+        pyepo_methods = tuple(m for m in methods if m in dfl.PYEPO_METHODS)
+    solvers = solvers or tuple(s for s in MIP_BACKEND_RANKING if s in available_solvers())
     runs: list[tuple[str, str, str]] = [("ilplayer", m, s) for s in solvers for m in methods]
     if pyepo and importlib.util.find_spec("pyepo") is not None:
         pyepo_solvers = [{"gurobi": "gurobi", "highs": "pyomo:highs"}[s] for s in solvers if s in ("gurobi", "highs")]
