@@ -127,7 +127,8 @@ class PoolRule:
             self._program = key
         elif key != self._program:
             raise ValueError("solve_ratio / pool: the batch's constraints (A, b, A_eq, b_eq, bounds, "
-                             "integrality or cost map) differ from those of the pool's decisions; use one pool per program")
+                             "integrality or cost map) differ from those of the pool's decisions; use one pool per "
+                             "program")
 
     def draw_solve(self) -> bool:
         """Whether this batch calls the solver (always while the pool is empty)."""

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.experiments import decision_focused as dfl
 from ilplayer.commands import parse_int_list
+from ilplayer.experiments import decision_focused as dfl
 from ilplayer.seeding import derive_seed
 
 
@@ -34,11 +34,11 @@ def main() -> None:
     task = dfl.make_task("shortest-path")
     rows: dict[str, list[float]] = {"ilplayer": [], "pyepo-135": [], "pyepo-per-seed": []}
     for seed in parse_int_list(args.seeds):
-        runs = {"ilplayer": lambda: dfl.run_method(task, args.method, args.solver, epochs=args.epochs, seed=seed),
-                "pyepo-135": lambda: dfl.run_pyepo(task, args.method, epochs=args.epochs, seed=seed,
-                                                   solver=args.solver),
-                "pyepo-per-seed": lambda: dfl.run_pyepo(task, args.method, epochs=args.epochs, seed=seed,
-                                                        solver=args.solver, noise_seed=derive_seed(seed, 5))}
+        runs = {"ilplayer": lambda s=seed: dfl.run_method(task, args.method, args.solver, epochs=args.epochs, seed=s),
+                "pyepo-135": lambda s=seed: dfl.run_pyepo(task, args.method, epochs=args.epochs, seed=s,
+                                                          solver=args.solver),
+                "pyepo-per-seed": lambda s=seed: dfl.run_pyepo(task, args.method, epochs=args.epochs, seed=s,
+                                                               solver=args.solver, noise_seed=derive_seed(s, 5))}
         for name, run in runs.items():
             record = run()
             rows[name].append(100 * record["regret"])

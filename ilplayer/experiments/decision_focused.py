@@ -262,6 +262,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
                       {"sigma": 1.0, "samples": 10, "seed": noise_seed} if gradient == "perturbed" else {})
     # CombOptNet's gradient lives in the program's variables: it gets their costs (below).
     in_program = method == "combopt" and task.embed is not None
+    embed = task.embed if in_program else None
     layer = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
                      workers=workers, integrality=task.integrality, **method_options,
                      cost_map=None if in_program else task.embed)
@@ -300,8 +301,8 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
                 loss = sign * (c_true * layer(c_pred, **constraints)).sum(-1).mean()
             elif method in DECISION_METHODS:  # L1 to the true decision (PyEPO's examples)
                 loss = (layer(c_pred, **constraints) - y_true).abs().sum(-1).mean()
-            elif in_program:  # combopt on the program's variables, its decisions read per edge
-                loss = ((layer(c_pred @ task.embed.T, **constraints) @ task.embed - y_true) ** 2).sum(-1).mean()
+            elif embed is not None:  # combopt on the program's variables, its decisions read per edge
+                loss = ((layer(c_pred @ embed.T, **constraints) @ embed - y_true) ** 2).sum(-1).mean()
             else:  # dpo, combopt: distance to the true decision
                 loss = ((layer(c_pred, **constraints) - y_true) ** 2).sum(-1).mean()
             optimizer.zero_grad()
