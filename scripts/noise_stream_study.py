@@ -27,6 +27,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--solver", default="gurobi")
     parser.add_argument("--out", type=Path, default=Path("results/noise-stream"))
+    parser.add_argument("--runs", nargs="*", default=["ilplayer", "pyepo-135", "pyepo-per-seed"],
+                        choices=["ilplayer", "pyepo-135", "pyepo-per-seed"], help="which runs per seed")
     args = parser.parse_args()
     torch.set_num_threads(1)  # small tensors; the solver takes the cores
     args.out.mkdir(parents=True, exist_ok=True)
@@ -40,6 +42,8 @@ def main() -> None:
                 "pyepo-per-seed": lambda s=seed: dfl.run_pyepo(task, args.method, epochs=args.epochs, seed=s,
                                                                solver=args.solver, noise_seed=derive_seed(s, 5))}
         for name, run in runs.items():
+            if name not in args.runs:
+                continue
             record = run()
             rows[name].append(100 * record["regret"])
             with log.open("a") as handle:
@@ -48,8 +52,11 @@ def main() -> None:
             print(f"seed {seed} {name}: {100 * record['regret']:.2f} %", flush=True)
     for name, values in rows.items():
         spread = statistics.stdev(values) if len(values) > 1 else 0.0
-        print(f"{name}: mean {statistics.mean(values):.2f} % (sd {spread:.2f}, {len(values)} seeds)")
+        if values:
+            print(f"{name}: mean {statistics.mean(values):.2f} % (sd {spread:.2f}, {len(values)} seeds)")
     for other in ("pyepo-135", "pyepo-per-seed"):
+        if not rows[other] or not rows["ilplayer"]:
+            continue
         differences = [a - b for a, b in zip(rows["ilplayer"], rows[other])]
         if len(differences) > 1:
             se = statistics.stdev(differences) / len(differences) ** 0.5
