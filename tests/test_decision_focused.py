@@ -85,3 +85,14 @@ def test_experiment_command_records_runs_and_the_report_has_a_regret_table(tmp_p
 def test_records_of_other_kinds_in_a_results_folder_are_skipped(tmp_path):
     (tmp_path / "bench.json").write_text(json.dumps([{"benchmark": "solvers"}]))
     assert load_records(tmp_path) == []
+
+
+@pytest.mark.skipif(not PYEPO, reason="PyEPO is not installed (pip install 'ilplayer[pyepo]')")
+def test_pyepos_noise_stream_follows_noise_seed():
+    pytest.importorskip("gurobipy", reason="PyEPO's baselines here run on its Gurobi model (pip install gurobipy)")
+    task = dfl.make_task("shortest-path", train_size=64, test_size=32)
+    run = lambda **kw: dfl.run_pyepo(task, "dpomul", epochs=1, seed=0, **kw)
+    first, again, default = run(noise_seed=7), run(noise_seed=7), run()
+    assert first["noise_seed"] == 7 and default["noise_seed"] is None
+    regrets = lambda record: [h["regret"] for h in record["history"]]
+    assert regrets(first) == regrets(again) != regrets(default)
