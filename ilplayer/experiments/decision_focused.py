@@ -261,14 +261,14 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     method_options: dict[str, Any] = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
                       {"sigma": 1.0, "samples": 10, "seed": noise_seed} if gradient == "perturbed" else {})
     # CombOptNet's gradient lives in the program's variables: it gets their costs (below).
-    in_program = method == "combopt" and task.embed is not None
-    embed = task.embed if in_program else None
+    embed = task.embed if method == "combopt" else None
     layer = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
                      workers=workers, integrality=task.integrality, **method_options,
-                     cost_map=None if in_program else task.embed)
+                     cost_map=task.embed if embed is None else None)
     # Its exact solves (the true decisions, the test) go through the same map as the others'.
-    reference = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient="identity", executor=executor,
-                         workers=workers, integrality=task.integrality, cost_map=task.embed) if in_program else layer
+    reference = layer if embed is None else ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense,
+                                                     gradient="identity", executor=executor, workers=workers,
+                                                     integrality=task.integrality, cost_map=embed)
     sign = 1.0 if task.sense == "min" else -1.0
     constraints = task.constraints()
     y_train = _optimal(reference, task, task.c_train)
@@ -311,7 +311,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
         seconds = time.perf_counter() - start
         history.append({"epoch": epoch + 1, "regret": test_regret(), "seconds": seconds})
     layer.close()
-    reference.close()
+    reference.close()  # (the layer itself, closed twice, where there is no map)
     return {"task": task.name, "method": method, "solver": solver, "library": "ilplayer", "seed": seed,
             "executor": executor or "auto", "workers": workers, "epochs": epochs, "lr": lr, "solve_ratio": solve_ratio,
             "batch_size": batch_size, "train_size": len(task.x_train),
