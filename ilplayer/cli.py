@@ -17,12 +17,8 @@ from ilplayer.commands import (
     solvers_table,
 )
 from ilplayer.executors import EXECUTORS
+from ilplayer.experiments.decision_focused import METHODS as DFL_METHODS
 from ilplayer.learn import LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
-
-# decision_focused's METHODS, kept here so that the CLI's help does not import the experiments
-# (tests/test_cli.py checks the two agree).
-DFL_METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt", "pg", "nce", "cmap", "ptltr", "prltr", "lsltr",
-               "pfymul", "dpomul", "imle", "aimle", "rfwo", "rfy", "cave")
 
 
 def _positive_int(text: str) -> int:

@@ -311,7 +311,8 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
         seconds = time.perf_counter() - start
         history.append({"epoch": epoch + 1, "regret": test_regret(), "seconds": seconds})
     layer.close()
-    reference.close()  # (the layer itself, closed twice, where there is no map)
+    if reference is not layer:
+        reference.close()
     return {"task": task.name, "method": method, "solver": solver, "library": "ilplayer", "seed": seed,
             "executor": executor or "auto", "workers": workers, "epochs": epochs, "lr": lr, "solve_ratio": solve_ratio,
             "batch_size": batch_size, "train_size": len(task.x_train),

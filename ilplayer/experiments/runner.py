@@ -350,8 +350,9 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
                          pyepo_processes: int = 1, report: Any = print,
                          pyepo_methods: tuple[str, ...] | None = None,
                          task_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Every method on every backend (default: the installed MIP backends) and, when PyEPO is
-    installed, PyEPO's SPO+, PFYL and DBB: one JSON record per run, a PNG of the regrets.
+    """Every method on every backend (default: the installed MIP backends; the methods that fit
+    the task) and, when PyEPO is installed, PyEPO's method of each of those names
+    (``pyepo_methods`` to choose others): one JSON record per run, a PNG of the regrets.
     ``executor``/``workers`` run ilplayer's solves (the layer's default when None),
     ``pyepo_processes`` PyEPO's; a record of another setting than the default says so in its
     name. ``task_options`` go to :func:`~ilplayer.experiments.decision_focused.make_task`
