@@ -19,7 +19,7 @@ import torch
 
 from ilplayer.decision_pool import PoolRule, pool_rule
 from ilplayer.gradients.frank_wolfe import FrankWolfe
-from ilplayer.gradients.perturbed import NOISES, perturb
+from ilplayer.gradients.perturbed import NOISES, perturb, standard_noise
 
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
@@ -155,8 +155,7 @@ class FenchelYoung(_CostLoss):
         sign = self.sign
         pred = sign * c_pred.to(torch.float64)  # minimisation form
         y_true = _as_float64(y_true).to(c_pred.device)
-        noise = torch.randn((self.samples, *pred.shape), generator=self.generator,
-                            dtype=torch.float64).to(c_pred.device)
+        noise = standard_noise(self.samples, tuple(pred.shape), self.generator).to(c_pred.device)
         perturbed = perturb(pred.detach(), noise, self.sigma, self.noise).reshape(-1, pred.shape[-1])
         y_samples = self.solve(sign * perturbed, A, b, A_eq, b_eq, copies=self.samples)
         y_samples = y_samples.reshape(self.samples, *pred.shape)

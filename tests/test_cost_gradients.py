@@ -57,8 +57,8 @@ def test_perturbed_forward_is_a_mean_of_solutions_and_its_gradient_the_score_est
     layer = ilplayer.ILPLayer(0, 1, gradient="perturbed", sigma=0.5, samples=16, seed=7)
     y = layer(c, A, B)
     assert ((y >= 0) & (y <= 1)).all() and (y.sum(-1) <= 2 + 1e-9).all()
-    # the same noise again: draw it from a fresh generator with the same seed
-    noise = torch.randn((16, 5, 4), generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    # the same noise again: a fresh generator with the same seed, each row's samples together
+    noise = torch.randn((5, 16, 4), generator=torch.Generator().manual_seed(7), dtype=torch.float64).transpose(0, 1)
     samples = torch.stack([argmin(c.detach() + 0.5 * z) for z in noise])
     torch.testing.assert_close(y, samples.mean(0))
     dy = torch.randn(5, 4, dtype=torch.float64)
@@ -102,7 +102,7 @@ def test_fenchel_young_gradient_is_the_target_minus_the_perturbed_mean():
     c_pred = costs(8).requires_grad_()
     y_true = argmin(costs(9))
     loss = FenchelYoung(ilplayer.ILPLayer(0, 1), sigma=0.5, samples=32, seed=3)(c_pred, y_true, A, B)
-    noise = torch.randn((32, 5, 4), generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    noise = torch.randn((5, 32, 4), generator=torch.Generator().manual_seed(3), dtype=torch.float64).transpose(0, 1)
     samples = torch.stack([argmin(c_pred.detach() + 0.5 * z) for z in noise])
     (grad,) = torch.autograd.grad(loss, c_pred)
     torch.testing.assert_close(grad, (y_true - samples.mean(0)) / 5)

@@ -32,6 +32,12 @@ POINTS = torch.tensor([[(k >> j) & 1 for j in range(N)] for k in range(2 ** N)],
 FEASIBLE = POINTS[(POINTS @ A.T <= B).all(1)]
 
 
+
+def row_noise(samples: int, rows: int, seed: int) -> torch.Tensor:
+    """The layer's and the losses' draws (samples, rows, N): each row's samples drawn together."""
+    return torch.randn((rows, samples, N), generator=torch.Generator().manual_seed(seed),
+                       dtype=torch.float64).transpose(0, 1)
+
 def argbest(c: torch.Tensor, sense: str = "min") -> torch.Tensor:
     """The exhaustive optimum over the feasible binary points (the test's oracle)."""
     values = c.double() @ FEASIBLE.T
@@ -217,7 +223,7 @@ def test_multiplicative_fenchel_young_matches_its_definition():
     y_true = argbest(c_true)
     pred = c_pred.clone().requires_grad_(True)
     value = loss(pred, y_true, A, B)
-    noise = torch.randn((samples, 4, N), generator=torch.Generator().manual_seed(11), dtype=torch.float64)
+    noise = row_noise(samples, 4, seed=11)
     factor = torch.exp(sigma * noise - 0.5 * sigma ** 2)
     perturbed = c_pred[None] * factor
     y_s = argbest(perturbed.reshape(-1, N)).reshape(samples, 4, N)
@@ -238,7 +244,7 @@ def test_multiplicative_perturbed_layer_gradient():
     c, _ = data(3, seed=8)
     pred = c.clone().requires_grad_(True)
     y = layer(pred, A, B)
-    noise = torch.randn((samples, 3, N), generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    noise = row_noise(samples, 3, seed=5)
     y_s = argbest((c[None] * torch.exp(sigma * noise - 0.5 * sigma ** 2)).reshape(-1, N)).reshape(samples, 3, N)
     torch.testing.assert_close(y, y_s.mean(0))
     dy = torch.randn(3, N, dtype=torch.float64)
@@ -293,7 +299,7 @@ def test_perturbed_variance_reduction_is_pyepos_leave_one_out_baseline():
     c, _ = data(3, seed=4)
     pred = c.clone().requires_grad_(True)
     y = layer(pred, A, B)
-    noise = torch.randn((samples, 3, N), generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    noise = row_noise(samples, 3, seed=2)
     y_s = argbest((c[None] + sigma * noise).reshape(-1, N)).reshape(samples, 3, N)
     dy = torch.randn(3, N, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
     got, = torch.autograd.grad(y, pred, dy)

@@ -63,6 +63,7 @@ DECISION_METHODS = ("dpomul", "imle", "aimle")  # layer gradients, L1 to the tru
 METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS,
            "rfwo", "rfy", "cave")
 TASKS = ("shortest-path", "knapsack-regret", "tsp")
+PYEPO_NOISE = 135  # PyEPO's default noise seed, whatever the training seed
 PYEPO_METHODS = ("spo+", "pfyl", "dbb", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS, "rfwo", "rfy", "cave")
 POOL_SOLVE_RATIO = 0.05  # the pool losses' share of solved batches (PyEPO's examples)
 
@@ -209,12 +210,35 @@ def method_fits(method: str, task: Task, refuse: bool = False) -> bool:
     return True
 
 
+class EpochBatches:
+    """The training batches of each epoch, a fresh shuffle per pass, from the seed's own stream:
+    ilplayer's loop and PyEPO's DataLoader (as its ``batch_sampler``) see the same batches."""
+
+    def __init__(self, size: int, batch_size: int, seed: int) -> None:
+        self.size, self.batch_size = size, batch_size
+        self.generator = torch.Generator().manual_seed(derive_seed(seed, 2))
+
+    def __iter__(self) -> Any:
+        order = torch.randperm(self.size, generator=self.generator)
+        return iter([order[first:first + self.batch_size].tolist()
+                     for first in range(0, self.size, self.batch_size)])
+
+    def __len__(self) -> int:
+        return -(-self.size // self.batch_size)
+
+
 def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
     """The optimal decisions (per cost entry) for the costs ``c``."""
     y, status = layer.solve_batch(c, **task.constraints())
     if not bool((status == 0).all()):
         raise RuntimeError(f"{task.name}: {int((status != 0).sum())} instances not solved to optimality")
     return y
+
+
+def noise_seed_of(method: str, seed: int) -> int:
+    """The noise stream of ``method``'s run with training ``seed``: ilplayer's, and PyEPO's run
+    of the same method unless told otherwise (both draw each row's samples together)."""
+    return derive_seed(seed, 5 if method in DECISION_METHODS else 6)
 
 
 def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int, solve_ratio: float | None) -> Any:
@@ -224,7 +248,7 @@ def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int,
     pooled: dict[str, Any] = {"solve_ratio": POOL_SOLVE_RATIO if solve_ratio is None else solve_ratio,
                               "pool": y_train, "seed": derive_seed(seed, 7)}
     some = {} if solve_ratio is None else pooled  # the solving losses: pooled only when asked
-    noise_seed = derive_seed(seed, 6)
+    noise_seed = noise_seed_of(method, seed)
     builders = {"spo+": lambda: SPOPlus(layer, **some),
                 "pfyl": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed, **some),
                 "pfymul": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
@@ -251,7 +275,7 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     torch.manual_seed(derive_seed(seed, 1))
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    noise_seed = derive_seed(seed, 5)
+    noise_seed = noise_seed_of(method, seed)
     gradient: Any = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt",
                      "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
                                          variance_reduction=True),  # PyEPO's default
@@ -281,12 +305,10 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
         return regret(task.c_test, decisions, y_test, sense=task.sense)
 
     history = [{"epoch": 0, "regret": test_regret(), "seconds": 0.0}]
-    g = torch.Generator().manual_seed(derive_seed(seed, 2))
+    batches = EpochBatches(len(task.x_train), batch_size, seed)
     for epoch in range(epochs):
         start = time.perf_counter()
-        order = torch.randperm(len(task.x_train), generator=g)
-        for first in range(0, len(order), batch_size):
-            rows = order[first:first + batch_size]
+        for rows in batches:
             c_pred, c_true = model(task.x_train[rows]), task.c_train[rows]
             y_true = y_train[rows]
             if method == "2s":
@@ -321,14 +343,26 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
             "history": history}
 
 
+def _in_double(dataset: Any, x: torch.Tensor, c: torch.Tensor) -> Any:
+    """PyEPO's dataset with the task's float64 features and costs (and its decisions and
+    objectives in float64): its float32 copies fed PyEPO's run other inputs than ilplayer's, and
+    rounding the model to float32 for its metric forked the two runs, so that the same method
+    with the same weights and batches drifted apart by chance alone."""
+    dataset.feats, dataset.costs = x, c
+    dataset.sols = dataset.sols.double()
+    dataset.objs = (c * dataset.sols).sum(-1, keepdim=True)
+    return dataset
+
+
 def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, batch_size: int = 32,
               seed: int = 0, processes: int = 1, solver: str = "gurobi",
               noise_seed: int | None = None) -> dict[str, Any]:
     """PyEPO's own method of the name, with its Gurobi model (``solver="gurobi"``) or its Pyomo
     model on HiGHS (``"pyomo:highs"``), on the same data and model (``processes``:
-    PyEPO's own pool for the solves, 1 = in this process). ``noise_seed``: the noise stream of
-    PFYL, PFYMul and DPOMul (None: PyEPO's default, 135 whatever the training seed; I-MLE's
-    sum-of-Gamma noise keeps PyEPO's own)."""
+    PyEPO's own pool for the solves, 1 = in this process), with ilplayer's initial weights and
+    batches. ``noise_seed``: the noise stream of PFYL, PFYMul and DPOMul (None: ilplayer's run's
+    own, ``noise_seed_of``, so that the two runs draw the same noise; ``PYEPO_NOISE``: PyEPO's
+    default, 135 whatever the training seed; I-MLE's sum-of-Gamma noise keeps PyEPO's own)."""
     import pyepo
 
     if solver not in ("gurobi", "pyomo:highs"):
@@ -347,15 +381,17 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
     if method == "cave" and solver != "gurobi":
         raise ValueError("PyEPO's CaVE reads the binding constraints off its Gurobi model: solver='gurobi'")
     dataset = pyepo.data.dataset.optDatasetConstrs if method == "cave" else pyepo.data.dataset.optDataset
-    train = dataset(optmodel, task.x_train.numpy(), task.c_train.numpy())
-    test = pyepo.data.dataset.optDataset(optmodel, task.x_test.numpy(), task.c_test.numpy())
+    train = _in_double(dataset(optmodel, task.x_train.numpy(), task.c_train.numpy()), task.x_train, task.c_train)
+    test = _in_double(pyepo.data.dataset.optDataset(optmodel, task.x_test.numpy(), task.c_test.numpy()),
+                      task.x_test, task.c_test)
     torch.manual_seed(derive_seed(seed, 1))
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     function: Any
     func = pyepo.func
     pooled = {"processes": processes, "solve_ratio": POOL_SOLVE_RATIO, "dataset": train}
-    sampled = {"processes": processes, **({} if noise_seed is None else {"seed": noise_seed})}
+    noise_seed = noise_seed_of(method, seed) if noise_seed is None else noise_seed
+    sampled = {"processes": processes, "seed": noise_seed}
     builders = {"spo+": lambda: func.SPOPlus(optmodel, processes=processes),
                 "pfyl": lambda: func.perturbedFenchelYoung(optmodel, n_samples=10, sigma=1.0, **sampled),
                 "pfymul": lambda: func.perturbedFenchelYoungMul(optmodel, n_samples=10, sigma=1.0, **sampled),
@@ -374,37 +410,39 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
     if method not in builders:
         raise ValueError(f"PyEPO baselines: {PYEPO_METHODS}, got {method!r}")
     function = builders[method]()
-    loader = pyepo.data.dataset.optDataLoader(train, batch_size=batch_size, shuffle=True,
-                                              generator=torch.Generator().manual_seed(derive_seed(seed, 2)))
+    # ilplayer's batches, in its order (a shuffling DataLoader draws a seed first, so its order
+    # differed from the same generator's randperm).
+    loader = pyepo.data.dataset.optDataLoader(train, batch_sampler=EpochBatches(len(train), batch_size, seed))
     test_loader = torch.utils.data.DataLoader(test, batch_size=256)
-    history = [{"epoch": 0, "regret": pyepo.metric.regret(model.float(), optmodel, test_loader), "seconds": 0.0}]
-    model.double()
+
+    def test_regret() -> float:
+        return pyepo.metric.regret(model, optmodel, test_loader)
+
+    history = [{"epoch": 0, "regret": test_regret(), "seconds": 0.0}]
     for epoch in range(epochs):
         start = time.perf_counter()
         for x, c, w, z, *tight in loader:
-            c_pred = model(x.double())
+            c_pred = model(x)
             if method == "cave":
                 loss = function(c_pred, tight[0].double())
             elif method == "spo+":
-                loss = function(c_pred, c.double(), w.double(), z.double())
+                loss = function(c_pred, c, w, z)
             elif method in ("pfyl", "pfymul", "nce", "cmap", "rfy"):
-                loss = function(c_pred, w.double())
+                loss = function(c_pred, w)
             elif method in ("pg", "ptltr", "prltr", "lsltr"):
-                loss = function(c_pred, c.double())
+                loss = function(c_pred, c)
             elif method in DECISION_METHODS:
-                loss = (function(c_pred) - w.double()).abs().sum(-1).mean()
+                loss = (function(c_pred) - w).abs().sum(-1).mean()
             elif method == "rfwo":  # MSE to the true decision, as ilplayer's
-                loss = ((function(c_pred) - w.double()) ** 2).sum(-1).mean()
+                loss = ((function(c_pred) - w) ** 2).sum(-1).mean()
             else:
                 w_pred = function(c_pred)
-                loss = (w_pred * c.double()).sum(-1).mean() * (1 if task.sense == "min" else -1)
+                loss = (w_pred * c).sum(-1).mean() * (1 if task.sense == "min" else -1)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         seconds = time.perf_counter() - start
-        history.append({"epoch": epoch + 1, "regret": pyepo.metric.regret(model.float(), optmodel, test_loader),
-                        "seconds": seconds})
-        model.double()
+        history.append({"epoch": epoch + 1, "regret": test_regret(), "seconds": seconds})
     return {"task": task.name, "method": method, "solver": solver, "library": "pyepo", "seed": seed,
             "noise_seed": noise_seed,
             "processes": processes, "epochs": epochs, "lr": lr, "batch_size": batch_size,

@@ -24,7 +24,8 @@ from ilplayer.problem import validate_problem
 if TYPE_CHECKING:
     from ilplayer.problem import Bounds
 
-__all__ = ["NOISES", "Perturbed", "away_from_zero", "perturb", "perturbed_gradient", "perturbed_mean"]
+__all__ = ["NOISES", "Perturbed", "away_from_zero", "perturb", "perturbed_gradient", "perturbed_mean",
+           "standard_noise"]
 
 
 def perturbed_mean(y_samples: torch.Tensor, has_solution: torch.Tensor) -> torch.Tensor:
@@ -46,6 +47,14 @@ def perturbed_gradient(dy: torch.Tensor, y_samples: torch.Tensor, noise: torch.T
         centred = (inner - inner.sum(0) / count) * weight
         inner = torch.where(count > 1, centred * count / (count - 1).clamp(min=1), inner)
     return (inner[..., None] * noise).sum(0) / (count[:, None] * sigma)
+
+
+def standard_noise(samples: int, shape: tuple[int, ...], generator: torch.Generator | None,
+                   device: torch.device | str = "cpu") -> torch.Tensor:
+    """Standard normal noise (samples, *shape) for costs of ``shape`` (B, n), drawn with each
+    row's samples together (PyEPO's order), so that PyEPO's seed gives PyEPO's draws."""
+    noise = torch.randn((*shape[:-1], samples, shape[-1]), generator=generator, dtype=torch.float64, device=device)
+    return noise.movedim(-2, 0)
 
 
 NOISES = ("additive", "multiplicative")
@@ -74,8 +83,7 @@ class _PerturbedFunction(torch.autograd.Function):
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
         ctx.run, ctx.sigma = run, method.sigma
         samples, sigma = method.samples, method.sigma
-        noise = torch.randn((samples, *c.shape), generator=method.noise_generator(c.device),
-                            dtype=torch.float64, device=c.device)
+        noise = standard_noise(samples, tuple(c.shape), method.noise_generator(c.device), c.device)
         costs = perturb(c.detach().double(), noise, sigma, method.noise)
         many = problem.repeat(samples, costs.reshape(-1, c.shape[-1]))
         y64, status64, _ = run.solve(many)
