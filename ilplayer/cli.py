@@ -146,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_argument("--workers", type=_positive_int, default=None)
         sub.add_argument("--pyepo-processes", type=_positive_int, default=1,
                          help="PyEPO's own solver processes (its default: 1)")
+        sub.add_argument("--pyepo-solvers", nargs="*", choices=["gurobi", "pyomo:highs"], default=None,
+                         help="PyEPO's models to run (default: its Gurobi model beside gurobi, its Pyomo "
+                              "model with HiGHS beside highs)")
         sub.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
         sub.add_argument("--out", default="results/dfl")
         if task == "shortest-path":

@@ -143,6 +143,7 @@ def run_experiments(args: argparse.Namespace) -> int:
                              train_size=args.train_size, test_size=args.test_size,
                              pyepo=not args.no_pyepo, resume=args.resume, executor=args.executor,
                              workers=args.workers, pyepo_processes=args.pyepo_processes,
+                             pyepo_solvers=tuple(args.pyepo_solvers) if args.pyepo_solvers else None,
                              report=lambda line: print(line, flush=True),
                              pyepo_methods=tuple(m for m in methods if m in PYEPO_METHODS) if methods else None,
                              task_options={key: getattr(args, key) for key in ("grid", "items", "dim", "nodes",

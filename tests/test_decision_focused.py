@@ -82,6 +82,19 @@ def test_experiment_command_records_runs_and_the_report_has_a_regret_table(tmp_p
         main(["experiment", "shortest-path", "--methods", "spo", "--out", str(tmp_path)])
 
 
+@pytest.mark.skipif(not PYEPO, reason="PyEPO is not installed (pip install 'ilplayer[pyepo]')")
+def test_pyepo_solvers_choose_pyepos_models(tmp_path):
+    pytest.importorskip("gurobipy", reason="PyEPO's Gurobi model needs gurobipy")
+    if "highs" not in ilplayer.available_solvers():
+        pytest.skip("needs a MIP backend (ilplayer-highs)")
+    assert main(["experiment", "shortest-path", "--methods", "dbb", "--solvers", "highs", "--pyepo-solvers", "gurobi",
+                 "--epochs", "1", "--train-size", "32", "--test-size", "16", "--out", str(tmp_path)]) == 0
+    names = sorted(path.name for path in tmp_path.glob("*.json"))
+    assert names == ["shortest-path-ilplayer-dbb-highs-seed0.json", "shortest-path-pyepo-dbb-gurobi-seed0.json"]
+    ours, theirs = (json.loads((tmp_path / name).read_text()) for name in names)
+    assert ours["regret"] == pytest.approx(theirs["regret"], abs=1e-9)  # the same run, in two libraries
+
+
 def test_records_of_other_kinds_in_a_results_folder_are_skipped(tmp_path):
     (tmp_path / "bench.json").write_text(json.dumps([{"benchmark": "solvers"}]))
     assert load_records(tmp_path) == []

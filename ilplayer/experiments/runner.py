@@ -349,6 +349,7 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
                          executor: str | None = None, workers: int | None = None,
                          pyepo_processes: int = 1, report: Any = print,
                          pyepo_methods: tuple[str, ...] | None = None,
+                         pyepo_solvers: tuple[str, ...] | None = None,
                          task_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every method on every backend (default: the installed MIP backends; the methods that fit
     the task) and, when PyEPO is installed, PyEPO's method of each of those names
@@ -358,7 +359,8 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
     name. ``task_options`` go to :func:`~ilplayer.experiments.decision_focused.make_task`
     (``grid``, ``items``, ``dim``, ``nodes``, ``formulation``); a size other than the default
     says so in the names. PyEPO runs beside each solver: its Gurobi model beside ``gurobi``,
-    its Pyomo model with HiGHS beside ``highs``."""
+    its Pyomo model with HiGHS beside ``highs`` (``pyepo_solvers``: ``"gurobi"`` and/or
+    ``"pyomo:highs"`` instead, e.g. PyEPO's Frank-Wolfe on Gurobi beside ilplayer's on HiGHS)."""
     import importlib.util
 
     from ilplayer.experiments import decision_focused as dfl
@@ -374,7 +376,9 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
     solvers = solvers or tuple(s for s in MIP_BACKEND_RANKING if s in available_solvers())
     runs: list[tuple[str, str, str]] = [("ilplayer", m, s) for s in solvers for m in methods]
     if pyepo and importlib.util.find_spec("pyepo") is not None:
-        pyepo_solvers = [{"gurobi": "gurobi", "highs": "pyomo:highs"}[s] for s in solvers if s in ("gurobi", "highs")]
+        if pyepo_solvers is None:
+            pyepo_solvers = tuple({"gurobi": "gurobi", "highs": "pyomo:highs"}[s] for s in solvers
+                                  if s in ("gurobi", "highs"))
         runs += [("pyepo", m, s) for s in pyepo_solvers for m in (pyepo_methods or dfl.PYEPO_METHODS)
                  if m != "cave" or s == "gurobi"]  # PyEPO's CaVE reads its Gurobi model
     label = dfl.task_label(task, options)
