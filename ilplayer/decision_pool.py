@@ -13,7 +13,6 @@ feasible only there, so the rule refuses a batch whose constraints differ from t
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import Callable
 from typing import Any
 
@@ -113,7 +112,9 @@ class PoolRule:
     def __init__(self, solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
         self.solve_ratio = check_solve_ratio(solve_ratio)
         self.pool = pool if isinstance(pool, DecisionPool) else DecisionPool(pool)
-        self._random = random.Random(seed)
+        # NumPy's Mersenne Twister, one uniform draw per batch: PyEPO's own rule, so that the
+        # same seed answers the same batches from the pool in both libraries.
+        self._random = np.random.RandomState(seed)
         self._program: bytes | None = None
         self.solved_batches = 0
         self.pooled_batches = 0
@@ -132,7 +133,7 @@ class PoolRule:
 
     def draw_solve(self) -> bool:
         """Whether this batch calls the solver (always while the pool is empty)."""
-        return len(self.pool) == 0 or self._random.random() < self.solve_ratio
+        return len(self.pool) == 0 or self._random.uniform() < self.solve_ratio
 
     def solve(self, problem: ProblemTensors, exact: Solve) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``exact(problem)`` for a drawn share of batches (its answers join the pool), else

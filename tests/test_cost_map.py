@@ -81,7 +81,8 @@ def test_perturbed_layer_draws_its_noise_per_edge():
     dy = torch.randn(y.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
     (y * dy).sum().backward()
     # Reference: the layer's noise stream, drawn in the edges' shape, solved by enumeration.
-    noise = torch.randn((samples, *c.shape), generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    noise = torch.randn((len(c), samples, c.shape[-1]), generator=torch.Generator().manual_seed(3),
+                        dtype=torch.float64).transpose(0, 1)  # each row's samples drawn together
     w = best_tours(c.detach()[None] + sigma * noise)
     assert torch.allclose(y, w.mean(0))
     expected = ((w * dy[None]).sum(-1)[..., None] * noise).mean(0) / sigma
@@ -97,7 +98,8 @@ def test_fenchel_young_loss_and_gradient_per_edge():
                               gradient="identity")
     loss = FenchelYoung(layer, sigma=1.0, samples=7, seed=11)(c_pred, y_true, **constraints)
     loss.backward()
-    noise = torch.randn((7, *c_pred.shape), generator=torch.Generator().manual_seed(11), dtype=torch.float64)
+    noise = torch.randn((len(c_pred), 7, c_pred.shape[-1]), generator=torch.Generator().manual_seed(11),
+                        dtype=torch.float64).transpose(0, 1)
     perturbed = c_pred.detach()[None] + noise
     w = best_tours(perturbed)
     expected = ((c_pred.detach() * y_true).sum(-1) - (perturbed * w).sum(-1).mean(0)).mean()

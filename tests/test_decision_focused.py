@@ -112,7 +112,7 @@ def test_pyepos_noise_stream_follows_noise_seed():
 
 
 @pytest.mark.skipif(not PYEPO, reason="PyEPO is not installed (pip install 'ilplayer[pyepo]')")
-@pytest.mark.parametrize("method", ["spo+", "dbb", "pg", "pfyl", "pfymul", "dpomul"])
+@pytest.mark.parametrize("method", ["spo+", "dbb", "pg", "pfyl", "pfymul", "dpomul", "nce", "cmap", "lsltr"])
 def test_ilplayers_run_and_pyepos_are_the_same_run(method):
     """Same data (float64 on both sides), initial weights, batches and noise: the two libraries'
     runs of a method agree epoch by epoch, so a gap between them is the code's, not chance's.

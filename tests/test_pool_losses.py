@@ -4,7 +4,6 @@ loss and multiplicative noise: each against its definition, written out independ
 from __future__ import annotations
 
 import importlib.util
-import random
 
 import numpy as np
 import pytest
@@ -71,17 +70,18 @@ def test_bad_solve_ratio_is_named(ratio):
 
 
 def test_layer_pool_follows_the_reference_rule_in_training_only():
-    """Each forward in training mode draws once (random.Random(seed)): below solve_ratio it
-    solves and pools the answers, else it answers every instance from the pool."""
+    """Each forward in training mode draws once (np.random.RandomState(seed).uniform(), PyEPO's
+    rule): below solve_ratio it solves and pools the answers, else it answers every instance
+    from the pool."""
     require("highs")
     ratio, seed = 0.4, 3
     layer = ILPLayer(0, 1, solver="highs", executor="serial", gradient="identity",
                      pool=PoolRule(ratio, FEASIBLE[:3], seed=seed))
-    reference_pool, draws = {tuple(p) for p in FEASIBLE[:3].tolist()}, random.Random(seed)
+    reference_pool, draws = {tuple(p) for p in FEASIBLE[:3].tolist()}, np.random.RandomState(seed)
     for step in range(12):
         c, _ = data(4, seed=step)
         y = layer(c, A, B)
-        if draws.random() < ratio:
+        if draws.uniform() < ratio:
             expected, status = argbest(c), Status.OPTIMAL
             reference_pool |= {tuple(p) for p in expected.tolist()}
         else:
@@ -116,13 +116,13 @@ def test_spo_plus_with_a_pool_matches_the_reference_loop():
     require("highs")
     layer = ILPLayer(0, 1, solver="highs", executor="serial")
     loss = SPOPlus(layer, solve_ratio=0.5, pool=FEASIBLE[:4], seed=1)
-    draws, pooled = random.Random(1), {tuple(p) for p in FEASIBLE[:4].tolist()}
+    draws, pooled = np.random.RandomState(1), {tuple(p) for p in FEASIBLE[:4].tolist()}
     for step in range(8):
         c_pred, c_true = data(5, seed=step)
         y_true = argbest(c_true)
         value = loss(c_pred, c_true, A, B, y_true=y_true)
         costs = 2 * c_pred - c_true
-        if draws.random() < 0.5:
+        if draws.uniform() < 0.5:
             y_hat = argbest(costs)
             pooled |= {tuple(p) for p in y_hat.tolist()}
         else:

@@ -263,11 +263,14 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
                 extra += f" ({100 * of_ideal:.0f} % of ideal)"
             if kind == "ideal" and ideal is not None:
                 seconds, ratio, split, cores = ideal["seconds"], ideal["speedup"], ideal["split"], ideal["cores"]
-                extra = f"split {split:.2f}x, cores {cores:.2f}x"
+                extra = (f"split {split:.2f}x, cores {cores:.2f}x; its serial "
+                         f"{1e3 * ideal['serial_s'] / batch:.3f} ms/instance")
             rows.append({"benchmark": "parallel", "family": family, "backend": name, "executor": kind,
                          "workers": 1 if kind == "serial" else workers, "ms_per_instance": 1e3 * seconds / batch,
                          "ratio": None if np.isnan(ratio) else ratio, "split": split, "cores": cores,
-                         "of_ideal": of_ideal, "startup_s": startup[kind]})
+                         "of_ideal": of_ideal, "startup_s": startup[kind],
+                         "bare_serial_ms_per_instance": (1e3 * ideal["serial_s"] / batch
+                                                         if kind == "ideal" and ideal is not None else None)})
             shown = "       -" if np.isnan(ratio) else f"{ratio:>7.2f}x"
             print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {batch / seconds:>11.0f} | "
                   f"{shown} | {extra}", flush=True)

@@ -410,6 +410,8 @@ def run_pyepo(task: Task, method: str, *, epochs: int = 10, lr: float = 1e-2, ba
     if method not in builders:
         raise ValueError(f"PyEPO baselines: {PYEPO_METHODS}, got {method!r}")
     function = builders[method]()
+    if method in POOL_METHODS:  # ilplayer's pool draws (PyEPO's rule), so the same batches answer from the pool
+        function._branch_rng = np.random.RandomState(derive_seed(seed, 7))
     # ilplayer's batches, in its order (a shuffling DataLoader draws a seed first, so its order
     # differed from the same generator's randperm).
     loader = pyepo.data.dataset.optDataLoader(train, batch_sampler=EpochBatches(len(train), batch_size, seed))
