@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 from ilplayer import losses, metrics
+from ilplayer.allocator import keep_freed_memory
 from ilplayer.backend_cache import release_solvers
 from ilplayer.constraints import StaticConstraints
 from ilplayer.errors import (
@@ -71,6 +72,7 @@ __all__ = [
     "available_solvers",
     "get_solver",
     "hookimpl",
+    "keep_freed_memory",
     "list_solvers",
     "losses",
     "metrics",

@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ilplayer.allocator import keep_freed_memory
 from ilplayer.commands import (
     print_table,
     run_bench,
@@ -301,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="mixed-integer programs (continuous variables, infinite bounds) checked "
                            "against scipy.optimize.milp, on the backends that solve them")
     args = parser.parse_args(argv)
+    keep_freed_memory()  # this process solves too: set up as its workers are
     if args.command == "fuzz":
         return run_fuzz(args)
     if args.command == "learn":

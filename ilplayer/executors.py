@@ -24,6 +24,8 @@ from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult
 from ilplayer.workers import (
     BatchExecutor,
+    LaneFuture,
+    ProcessLane,
     SolverRecipe,
     Task,
     TaskFailure,
@@ -33,8 +35,6 @@ from ilplayer.workers import (
     ping,
     run_task,
     solve_task,
-    start_process_pool,
-    terminate_process_pool,
 )
 
 __all__ = [  # the worker side (ilplayer.workers) and Ray (ilplayer.ray_executor) are re-exported
@@ -129,12 +129,16 @@ class AutoDispatch:
             self.seconds_per_instance[parallel] = rate if last is None else last + self.weight * (rate - last)
 
 
+Lane = Union[concurrent.futures.Executor, ProcessLane]  # runs task j of each batch
+
+
 class FuturesExecutor(BatchExecutor):
     """Any ``concurrent.futures.Executor``: ilplayer's own thread and process pools, or yours
     (a Dask client's executor, ...). Pools that ilplayer created are rebuilt when broken and
     shut down by :meth:`close`; yours are left to you.
 
-    ilplayer's own pools are one single-worker pool per worker ("lanes"), and task ``j`` of
+    ilplayer's own pools are one worker per "lane" (a single-worker thread pool, or a process
+    fed through its own pipe: :class:`~ilplayer.workers.ProcessLane`), and task ``j`` of
     every batch goes to lane ``j``: the same slice of a batch meets the same worker, whose
     solver holds the previous answers of those instances as warm starts. With one shared pool
     a task went to whichever worker was free, and a worker that met the other half of the batch
@@ -151,16 +155,16 @@ class FuturesExecutor(BatchExecutor):
         self.mp_context = mp_context
         self._owned = pool is None
         self._pool = pool
-        self._lanes: list[concurrent.futures.Executor | None] = [None] * self.workers
+        self._lanes: list[Lane | None] = [None] * self.workers
         if self._owned:  # workers stop with the executor, closed or not
             weakref.finalize(self, _shutdown_lanes, self._lanes, kind)
 
-    def _make_lane(self, index: int) -> concurrent.futures.Executor:
+    def _make_lane(self, index: int) -> Lane:
         if self.kind == "threads":
             return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"ilplayer-lane{index}")
-        return start_process_pool(1, self.mp_context)
+        return ProcessLane(self.mp_context)
 
-    def lane(self, index: int) -> concurrent.futures.Executor:
+    def lane(self, index: int) -> Lane:
         """The pool that runs task ``index`` of each batch (yours, for every task)."""
         if not self._owned:
             assert self._pool is not None
@@ -173,8 +177,7 @@ class FuturesExecutor(BatchExecutor):
 
     def worker_pids(self) -> list[int]:
         """The process ids of an ilplayer process pool's running workers (started ones only)."""
-        return [pid for lane in self._lanes if lane is not None
-                for pid in (getattr(lane, "_processes", None) or {})]
+        return [lane.pid for lane in self._lanes if isinstance(lane, ProcessLane) and lane.pid is not None]
 
     def start(self) -> None:
         """Start every worker now (otherwise they start with the first batch)."""
@@ -188,7 +191,7 @@ class FuturesExecutor(BatchExecutor):
         return self._run(recipe, tasks)
 
     def _run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
-        futures: list[tuple[int, concurrent.futures.Future | TaskFailure]] = []
+        futures: list[tuple[int, concurrent.futures.Future | LaneFuture | TaskFailure]] = []
         broken: set[int] = set()  # lanes to replace before the next batch
         for index, task in enumerate(tasks):
             try:
@@ -225,7 +228,7 @@ class FuturesExecutor(BatchExecutor):
             _shutdown_lanes(self._lanes, self.kind)
 
 
-def _shutdown_lanes(lanes: list[concurrent.futures.Executor | None], kind: str) -> None:
+def _shutdown_lanes(lanes: list[Lane | None], kind: str) -> None:
     """Stop every lane's worker (a process is terminated, not waited for) and empty the lanes."""
     pools = [lane for lane in lanes if lane is not None]
     lanes[:] = [None] * len(lanes)
@@ -233,9 +236,9 @@ def _shutdown_lanes(lanes: list[concurrent.futures.Executor | None], kind: str) 
         _shutdown_pool(pool, kind)
 
 
-def _shutdown_pool(pool: concurrent.futures.Executor, kind: str) -> None:
-    if kind == "processes":
-        terminate_process_pool(pool)
+def _shutdown_pool(pool: Lane, kind: str) -> None:
+    if isinstance(pool, ProcessLane):
+        pool.terminate()
     else:
         pool.shutdown(wait=True, cancel_futures=True)
 

@@ -10,6 +10,7 @@ import threading
 import time
 from typing import Any
 
+from ilplayer.allocator import keep_freed_memory
 from ilplayer.types import SolveResult
 from ilplayer.workers import BatchExecutor, SolverRecipe, Task, TaskFailure, default_workers, one_blas_thread, run_task
 
@@ -213,10 +214,12 @@ class RayExecutor(BatchExecutor):
 
 
 class _RayWorker:
-    """A Ray actor body: a worker with persistent solvers, BLAS on one thread."""
+    """A Ray actor body: a worker with persistent solvers, BLAS on one thread, the memory its
+    solves free kept (as a process pool's workers)."""
 
     def __init__(self) -> None:
         one_blas_thread()
+        keep_freed_memory()
 
     def ping(self) -> int:
         return os.getpid()

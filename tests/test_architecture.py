@@ -22,7 +22,7 @@ LAYERS = [
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
     ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
     ("plugins", "plugin_api"),                              # the registry, the plugin authors' face
-    ("executors", "workers", "ray_executor"),               # pools of workers, their processes, Ray
+    ("executors", "workers", "ray_executor", "allocator"),  # pools of workers, their processes (malloc), Ray
     ("dispatch", "decision_pool"),                          # a batch -> groups -> tasks -> answers; pooled answers
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
      "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics", "losses", "instances",

@@ -4,6 +4,7 @@ and killed workers give clear errors and the pool recovers; no orphan processes.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import os
 import signal
 import subprocess
@@ -166,6 +167,83 @@ def test_a_worker_killed_mid_batch_gives_a_clear_error_and_the_next_batch_succee
         assert_same_as_bruteforce(instances, y, layer.last_status)
     finally:
         layer.close()
+
+
+class _Unpicklable:
+    def __reduce__(self):
+        raise TypeError("this object stays in its process")
+
+
+def _unpicklable_answer() -> _Unpicklable:
+    return _Unpicklable()
+
+
+def _raise_value_error(message: str) -> None:
+    raise ValueError(message)
+
+
+def _sleep_then_pid(seconds: float) -> int:
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_a_process_lane_answers_in_order_and_a_failed_call_fails_only_itself():
+    """A lane is one worker behind a pipe: answers come back in the order of the calls, whichever
+    is asked for first; a call or answer that cannot cross, or raises, fails that call alone."""
+    from ilplayer.workers import ProcessLane
+
+    lane = ProcessLane("forkserver")
+    try:
+        futures = [lane.submit(pow, 2, i) for i in range(6)]
+        assert [futures[i].result() for i in (5, 0, 3, 1, 4, 2)] == [32, 1, 8, 2, 16, 4]
+        with pytest.raises(TypeError, match="stays in its process"):  # refused before it is sent
+            lane.submit(pow, _Unpicklable(), 2).result()
+        with pytest.raises(RuntimeError, match="answer could not be sent back: TypeError: this object stays"):
+            lane.submit(_unpicklable_answer).result()
+        with pytest.raises(ValueError, match="raised in the worker"):
+            lane.submit(_raise_value_error, "raised in the worker").result()
+        assert lane.submit(_sleep_then_pid, 0).result() == lane.pid  # the same worker, still serving
+    finally:
+        lane.terminate()
+    assert wait_dead([lane.pid]) == []
+
+
+def test_a_process_lane_is_safe_to_share_between_threads():
+    from ilplayer.workers import ProcessLane
+
+    lane = ProcessLane("forkserver")
+    answers: dict[int, list[int]] = {}
+
+    def ask(thread: int) -> None:
+        answers[thread] = [lane.submit(pow, thread, k).result() for k in range(20)]
+
+    try:
+        threads = [threading.Thread(target=ask, args=(t,)) for t in range(2, 6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert answers == {t: [t ** k for k in range(20)] for t in range(2, 6)}
+    finally:
+        lane.terminate()
+
+
+def test_a_lost_lane_fails_every_pending_call_and_refuses_new_ones():
+    from ilplayer.workers import ProcessLane
+
+    lane = ProcessLane("forkserver")
+    try:
+        pending = [lane.submit(_sleep_then_pid, 5.0), lane.submit(pow, 2, 3)]
+        time.sleep(0.5)
+        os.kill(lane.pid, signal.SIGKILL)
+        for future in pending:
+            with pytest.raises(concurrent.futures.process.BrokenProcessPool,
+                               match=rf"worker process {lane.pid} died \(killed by SIGKILL\)"):
+                future.result()
+        with pytest.raises(concurrent.futures.process.BrokenProcessPool):
+            lane.submit(pow, 2, 3)
+    finally:
+        lane.terminate()
 
 
 def test_close_leaves_no_worker_processes():
