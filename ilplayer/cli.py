@@ -252,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parallel.add_argument("--batch", type=_positive_int, default=256)
     parallel.add_argument("--workers", type=_positive_int, default=2)
     parallel.add_argument("--repeats", type=_positive_int, default=5)
+    parallel.add_argument("--runs", type=_positive_int, default=1,
+                          help="measure everything this many times with fresh pools, then print the medians "
+                               "(a run draws one set of worker processes, whose speeds differ)")
     parallel.add_argument("--executors", nargs="*", default=["serial", "ideal", "threads", "processes", "ray"],
                           help="what to time, interleaved (default: all); ideal = the same tasks in bare "
                                "processes without a pool, the machine's ceiling")

@@ -420,7 +420,7 @@ def run_bench(args: argparse.Namespace) -> int:
         return 0
     if args.bench == "parallel":
         rows = bench.parallel_benchmark(args.solver, args.batch, args.workers, args.repeats, args.executors,
-                                        tuple(args.families or bench.PARALLEL_FAMILIES))
+                                        tuple(args.families or bench.PARALLEL_FAMILIES), runs=args.runs)
         _write_bench_rows(rows, args.json, args.plot)
         return 0
     torch_threads_note = "torch intra-op threads: 1 in the layer's backward (backward_threads)"

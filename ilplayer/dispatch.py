@@ -31,7 +31,7 @@ from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult, SolverFailureWarning, Status
 
-__all__ = ["box_optima", "check_capabilities", "placeholder_solution", "solve_problem"]
+__all__ = ["backend_groups", "box_optima", "check_capabilities", "placeholder_solution", "solve_problem"]
 
 VERIFY_TOL = 1e-6  # integrality and constraint tolerance when checking a backend's answer
 # With continuous variables a row is met within the solvers' own feasibility tolerance of
@@ -133,14 +133,18 @@ def box_optima(batch: ILPBatch) -> tuple[np.ndarray, np.ndarray]:
     return y, np.asarray(decided)
 
 
-def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None,
-                recipe: SolverRecipe | None) -> tuple[np.ndarray, ...]:
+def backend_groups(problem: ProblemTensors, capabilities: frozenset[Capability] | set[Capability]
+                   ) -> tuple[list[tuple[np.ndarray, ILPBatch]], np.ndarray, np.ndarray, np.ndarray]:
+    """What of ``problem`` a backend with ``capabilities`` is asked: its groups sharing
+    ``(A, b)`` (each ``(rows, batch)``), without the instances decided here (all-zero rows that
+    make one infeasible, a box optimum that meets the rows); and ``(y, status, objective)`` for
+    the whole batch, filled in for those decided instances (``Status.ERROR`` elsewhere)."""
     B, n = problem.batch_size, problem.num_variables
     y = np.zeros((B, n))
     status = np.full(B, int(Status.ERROR), dtype=np.int8)
     objective = np.full(B, np.nan)
     groups = []
-    native_equalities = Capability.EQUALITY_CONSTRAINTS in solver.capabilities
+    native_equalities = Capability.EQUALITY_CONSTRAINTS in capabilities
     for rows, batch in problem.host_groups():
         reduced = without_zero_rows(batch)
         if reduced is None:
@@ -155,6 +159,13 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
                 continue
             rows, reduced = rows[~decided], reduced.with_rows(c=reduced.c[~decided])
         groups.append((rows, reduced if native_equalities else reduced.equalities_as_rows()))
+    return groups, y, status, objective
+
+
+def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None,
+                recipe: SolverRecipe | None) -> tuple[np.ndarray, ...]:
+    n = problem.num_variables
+    groups, y, status, objective = backend_groups(problem, solver.capabilities)
     auto = executor.auto if executor is not None else None
     parallel = executor is not None and bool(groups) and (auto is None or auto.parallel())
     start = time.perf_counter()

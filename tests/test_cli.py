@@ -80,20 +80,29 @@ def test_python_dash_m_ilplayer_can_start_a_process_pool(tmp_path):
         pytest.skip("needs a backend that runs in worker processes (ilplayer-highs)")
     record = tmp_path / "parallel.json"
     out = subprocess.run([sys.executable, "-m", "ilplayer", "bench", "parallel", "--solver", "highs",
-                          "--batch", "8", "--repeats", "1", "--executors", "serial", "ideal", "processes",
-                          "--families", "set cover", "--json", str(record)],
+                          "--batch", "8", "--repeats", "1", "--runs", "2", "--executors", "serial", "ideal",
+                          "processes", "--families", "set cover", "--json", str(record)],
                          capture_output=True, text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "processes" in out.stdout and "skipped" not in out.stdout
     rows = [line for line in out.stdout.splitlines() if "|" in line and not line.startswith("family")]
-    assert len(rows) == 3 and all(line.startswith("set cover") for line in rows)
+    assert len(rows) == 9 and all(line.startswith("set cover") for line in rows)  # two runs, then the medians
     assert "cores" in rows[1] and "split" in rows[1]  # the ideal row and its two factors
+    assert "median of 2 runs" in out.stdout and "% of ideal (" in rows[8]  # the lowest and highest run's share
     written = json.loads(record.read_text())
-    assert [row["executor"] for row in written if row["benchmark"] == "parallel"] == ["serial", "ideal", "processes"]
-    assert [row["target"] for row in written if row["benchmark"] == "targets"] == [
-        "set cover highs processes / serial"]
-    assert written[0]["ratio"] == 1.0 and written[1]["cores"] > 0 and written[2]["split"] is None
-    assert "% of ideal" in rows[2] and written[2]["of_ideal"] > 0 and written[0]["of_ideal"] is None
+    parallel = [row for row in written if row["benchmark"] == "parallel"]
+    assert [(row["run"], row["executor"]) for row in parallel] == [
+        (run, kind) for run in (0, 1, "median") for kind in ("serial", "ideal", "processes")]
+    runs = [row for row in parallel if row["run"] != "median"]
+    assert runs[0]["ratio"] == 1.0 and runs[1]["cores"] > 0 and runs[2]["split"] is None
+    assert "% of ideal" in rows[2] and runs[2]["of_ideal"] > 0 and runs[0]["of_ideal"] is None
+    median = parallel[-1]
+    shares = sorted(row["of_ideal"] for row in runs if row["executor"] == "processes")
+    assert median["of_ideal"] == pytest.approx(sum(shares) / 2) and median["of_ideal_range"] == shares
+    # the targets are checked against the medians of the runs
+    targets = {row["target"]: row["measured"] for row in written if row["benchmark"] == "targets"}
+    assert targets == {"set cover highs processes / serial": median["ratio"],
+                       "set cover highs processes / ideal split": median["of_ideal"]}
 
 
 def test_bench_refuses_an_unknown_family_by_name():

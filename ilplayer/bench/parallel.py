@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.allocator import keep_freed_memory
 from ilplayer.bench.solvers import rotated
-from ilplayer.dispatch import solve_problem
+from ilplayer.dispatch import backend_groups, solve_problem
 from ilplayer.executors import (
     Backend,
     SolverRecipe,
@@ -28,11 +29,18 @@ from ilplayer.executors import (
 )
 from ilplayer.instances import family_batch
 from ilplayer.plugins import get_solver, preferred_backend
-from ilplayer.problem import validate_problem
-from ilplayer.types import ILPBatch
+from ilplayer.problem import ProblemTensors, validate_problem
+from ilplayer.types import Capability, ILPBatch
 
 PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
 EXECUTORS = ("serial", "ideal", "threads", "processes", "ray")
+
+
+def problem_of(data: ILPBatch) -> ProblemTensors:
+    """``data`` as the layer would receive it (its arrays as tensors)."""
+    tensor = lambda array: torch.from_numpy(np.array(array))  # a writable copy each
+    return validate_problem(tensor(data.c), tensor(data.A), tensor(data.b), data.lb, data.ub,
+                            tensor(data.A_eq), tensor(data.b_eq), data.integrality)
 
 
 def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, workers: int, repeats: int,
@@ -40,10 +48,13 @@ def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, worker
     """One worker of the ideal split: its own solver, its task in a loop, no pool around it.
 
     Each repeat has phases, each started and ended by a barrier that the parent also waits on
-    (so it can time other things between repeats while the workers sleep): worker 0 solves the
-    whole batch with a second solver (``whole``, the serial reference), then each worker solves
-    its task while the others wait, then all solve theirs at once. A failure is reported, and
-    breaks the barrier so that the other workers and the parent stop too."""
+    (so it can time other things between repeats while the workers sleep): first all workers
+    solve their tasks at once (the timed side by side, which thus follows the other executors'
+    batches as a pool's does; timed after each worker's own solve of the same task, with its
+    caches warm, it was ~5 % faster), then worker 0 solves the whole batch with a second solver
+    (``whole``, the serial reference), then each worker solves its task while the others wait.
+    A failure is reported, and breaks the barrier so that the other workers and the parent
+    stop too."""
     times: dict[str, list[float]] = {"whole": [], "alone": [], "together": []}
     try:
         solvers = [recipe.create()]
@@ -51,6 +62,7 @@ def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, worker
         if whole is not None:  # worker 0 also times the whole batch, on a solver of its own
             solvers.append(recipe.create())
             jobs["whole"] = (solvers[1], whole)
+        keep_freed_memory()  # set up as a pool's worker is: the ideal differs by the pool only
         with one_blas_thread():
             for label in ("alone", "whole"):  # warm-up: the native models and the pools of starts
                 if label in jobs:
@@ -78,7 +90,7 @@ def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, worker
 
 
 def _phases(workers: int) -> list[Any]:
-    return ["whole", *range(workers), "together"]
+    return ["together", "whole", *range(workers)]
 
 
 class _WorkerFailed(Exception):
@@ -89,6 +101,13 @@ class IdealSplit:
     """The ceiling of a parallel solve on this machine: the batch cut into the tasks a pool gets,
     each solved by its own bare process in a loop (no pool, no transfers, no layer around it).
 
+    The tasks are the pool's own: the groups the dispatcher sends a backend with these
+    ``capabilities`` (default: those of a solver built from ``recipe``), without the
+    instances it answers itself (a box optimum that meets the rows), cut by the same plan.
+    Until 2026-11-27 the ideal solved every instance of the batch, the pool only those the
+    dispatcher sends: dense m=4 (B=256) 256 against 222, two different splits of the work.
+    Its workers are set up as a pool's are (one BLAS thread, :func:`keep_freed_memory`).
+
     ``start()`` launches the workers (they warm up), each ``repeat()`` runs one round of
     phases while the caller waits, and ``finish()`` returns, as medians over the repeats: the
     slowest task's seconds side by side (``seconds``), the whole batch in one process
@@ -98,8 +117,16 @@ class IdealSplit:
     other / side by side (what the cores give identical work; shared cores or tasks of uneven
     difficulty bring it below ``workers``)."""
 
-    def __init__(self, recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int) -> None:
-        whole = [(np.arange(data.num_instances), data)]
+    def __init__(self, recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int,
+                 capabilities: frozenset[Capability] | None = None) -> None:
+        if capabilities is None:
+            solver = recipe.create()
+            capabilities = solver.capabilities
+            solver.close()
+        whole, *_ = backend_groups(problem_of(data), capabilities)
+        if not whole:
+            raise ValueError("ideal split: the dispatcher answers every instance of this batch itself "
+                             "(box optima that meet the rows); there is nothing to split")
         tasks = plan_tasks(whole, workers)
         context: Any = multiprocessing.get_context(default_start_method())
         # A worker that dies without a word breaks the barrier after its timeout.
@@ -179,7 +206,7 @@ def ideal_split(recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int
 
 def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers: int = 2,
                        repeats: int = 5, executors: Sequence[str] = EXECUTORS,
-                       families: Sequence[str] = PARALLEL_FAMILIES) -> list[dict[str, Any]]:
+                       families: Sequence[str] = PARALLEL_FAMILIES, runs: int = 1) -> list[dict[str, Any]]:
     """Print throughput (instances/s) per executor and family, with the speed-up over serial,
     and each pool's start-up cost; return the rows (``ratio``: the speed-up).
 
@@ -191,88 +218,147 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
     the same repeat, and its last column splits it into what cutting the batch costs and what
     the cores give. Each pool's last column also gives its share of the ideal's throughput
     (``of_ideal``: the ideal's seconds over the pool's, medians of the same run), which is its
-    speed-up over ilplayer's serial as a share of the ideal's over the same serial."""
+    speed-up over ilplayer's serial as a share of the ideal's over the same serial.
+
+    ``runs`` > 1 measures it all again with fresh pools and fresh ideal processes each time
+    (rows tagged ``run``), then prints and adds each executor's medians over the runs (``run``
+    = ``"median"``, ``of_ideal_range`` the lowest and highest share). One run draws one set of
+    worker processes, and the same task took 46-61 ms from one process to the next in the same
+    minutes (CP-SAT, dense m=4: the machine's two cores, and timing-driven choices such as
+    whether the search around a start pays, diverge per process): a single run's share of the
+    ideal is one draw (75-98 % in ten runs, docs/records/parallel.md)."""
+    if not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs must be a positive integer, got {runs!r}")
     name = solver_name or preferred_backend()
     recipe = SolverRecipe.from_name(name)
     solver = get_solver(name)
-    print(f"backend {name!r}, batch {batch}, {workers} workers, {repeats} repeats, executors interleaved "
-          "after a warm-up batch each (pool start, worker solvers, native models)")
-    print(f"{'family':<11} {'executor':<10} | {'ms/instance':>11} | {'instances/s':>11} | "
-          f"{'speed-up':>8} | start-up s (ideal: split, cores)")
+    print(f"backend {name!r}, batch {batch}, {workers} workers, {repeats} repeats"
+          f"{f', {runs} runs' if runs > 1 else ''}, executors interleaved after a warm-up batch each "
+          "(pool start, worker solvers, native models)")
     rows: list[dict[str, Any]] = []
-    for family in families:
-        data = family_batch(family, batch)
-        problem = validate_problem(torch.from_numpy(data.c.copy()), torch.from_numpy(data.A.copy()),
-                                   torch.from_numpy(data.b.copy()), data.lb, data.ub)
-        started: dict[str, Any] = {}
-        startup: dict[str, float] = {}
-        try:
-            for kind in executors:
+    try:
+        for family in families:
+            data = family_batch(family, batch)
+            problem = problem_of(data)
+            family_rows = []
+            for run in range(runs):
+                if runs > 1:
+                    print(f"run {run + 1} of {runs}")
+                _header()
+                measured = _one_run(name, recipe, solver, family, data, problem, workers, repeats, executors)
+                family_rows += [{**row, "run": run} for row in measured] if runs > 1 else measured
+            rows += family_rows
+            if runs > 1:
+                rows += _medians(family_rows, runs)
+    finally:
+        solver.close()
+    return rows
+
+
+def _header(last: str = "start-up s (ideal: split, cores)") -> None:
+    print(f"{'family':<11} {'executor':<10} | {'ms/instance':>11} | {'instances/s':>11} | {'speed-up':>8} | {last}")
+
+
+def _medians(rows: list[dict[str, Any]], runs: int) -> list[dict[str, Any]]:
+    """Each executor's medians over the runs."""
+    print(f"median of {runs} runs")
+    _header("share of the ideal's throughput (lowest-highest run); ideal: split, cores")
+    summary = []
+    for kind in dict.fromkeys(row["executor"] for row in rows):
+        mine = [row for row in rows if row["executor"] == kind]
+        median = {key: _median_of(mine, key) for key in ("ms_per_instance", "ratio", "split", "cores", "of_ideal",
+                                                          "startup_s", "bare_serial_ms_per_instance")}
+        shares = [row["of_ideal"] for row in mine if row["of_ideal"] is not None]
+        summary.append({**mine[0], **median, "run": "median", "runs": len(mine),
+                        "of_ideal_range": [min(shares), max(shares)] if shares else None})
+        row = summary[-1]
+        ratio = "       -" if row["ratio"] is None else f"{row['ratio']:>7.2f}x"
+        extra = (f"{100 * row['of_ideal']:.0f} % of ideal ({100 * min(shares):.0f}-{100 * max(shares):.0f} %)"
+                 if shares else "" if kind != "ideal" or row["cores"] is None
+                 else f"split {row['split']:.2f}x, cores {row['cores']:.2f}x")
+        print(f"{row['family']:<11} {kind:<10} | {row['ms_per_instance']:>11.3f} | "
+              f"{1e3 / row['ms_per_instance']:>11.0f} | {ratio} | {extra}", flush=True)
+    return summary
+
+
+def _median_of(rows: list[dict[str, Any]], key: str) -> float | None:
+    values = [row[key] for row in rows if row.get(key) is not None]
+    return float(np.median(values)) if values else None
+
+
+def _one_run(name: str, recipe: SolverRecipe, solver: Any, family: str, data: ILPBatch, problem: ProblemTensors,
+             workers: int, repeats: int, executors: Sequence[str]) -> list[dict[str, Any]]:
+    """One measurement of every executor on one family (what ``parallel_benchmark`` prints per run)."""
+    batch = data.num_instances
+    rows: list[dict[str, Any]] = []
+    started: dict[str, Any] = {}
+    startup: dict[str, float] = {}
+    try:
+        for kind in executors:
+            start = time.perf_counter()
+            try:
+                if kind == "ideal":
+                    started[kind] = IdealSplit(recipe, data, workers, repeats, solver.capabilities)
+                    started[kind].start()
+                else:
+                    executor = started[kind] = make_executor(kind, workers, solver, recipe)
+                    if executor is not None and hasattr(executor, "start"):
+                        executor.start()
+                    solve_problem(problem, Backend(recipe, solver, executor))  # warm-up: solvers and models
+            except (ValueError, ImportError, RuntimeError) as exc:
+                print(f"{family:<11} {kind:<10} | skipped: {exc}")
+                broken = started.pop(kind, None)
+                if broken is not None:  # started, then failed its warm-up: no pool left behind
+                    broken.close()
+                continue
+            startup[kind] = time.perf_counter() - start
+        times: dict[str, list[float]] = {kind: [] for kind in started}
+        failed: dict[str, str] = {}
+        for repeat in range(repeats):
+            for kind in rotated(list(times), repeat):
+                if kind in failed:
+                    continue
                 start = time.perf_counter()
                 try:
                     if kind == "ideal":
-                        started[kind] = IdealSplit(recipe, data, workers, repeats)
-                        started[kind].start()
+                        started[kind].repeat()
                     else:
-                        executor = started[kind] = make_executor(kind, workers, solver, recipe)
-                        if executor is not None and hasattr(executor, "start"):
-                            executor.start()
-                        solve_problem(problem, Backend(recipe, solver, executor))  # warm-up: solvers and models
-                except (ValueError, ImportError, RuntimeError) as exc:
-                    print(f"{family:<11} {kind:<10} | skipped: {exc}")
-                    broken = started.pop(kind, None)
-                    if broken is not None:  # started, then failed its warm-up: no pool left behind
-                        broken.close()
-                    continue
-                startup[kind] = time.perf_counter() - start
-            times: dict[str, list[float]] = {kind: [] for kind in started}
-            failed: dict[str, str] = {}
-            for repeat in range(repeats):
-                for kind in rotated(list(times), repeat):
-                    if kind in failed:
-                        continue
-                    start = time.perf_counter()
-                    try:
-                        if kind == "ideal":
-                            started[kind].repeat()
-                        else:
-                            solve_problem(problem, Backend(recipe, solver, started[kind]))
-                    except RuntimeError as exc:
-                        failed[kind] = str(exc)
-                    times[kind].append(time.perf_counter() - start)
-            ideal = None
-            if "ideal" in started and "ideal" not in failed:
-                try:
-                    ideal = started["ideal"].finish()
+                        solve_problem(problem, Backend(recipe, solver, started[kind]))
                 except RuntimeError as exc:
-                    failed["ideal"] = str(exc)
-        finally:
-            for executor in started.values():
-                if executor is not None:
-                    executor.close()
-        serial = np.array(times["serial"] if "serial" in times and "serial" not in failed else [np.nan] * repeats)
-        for kind in times:
-            if kind in failed:
-                print(f"{family:<11} {kind:<10} | skipped: {failed[kind]}")
-                continue
-            seconds, ratio = statistics.median(times[kind]), float(np.median(serial / np.array(times[kind])))
-            extra = f"{startup[kind]:.2f}"
-            split = cores = of_ideal = None
-            if ideal is not None and kind not in ("ideal", "serial"):
-                of_ideal = ideal["seconds"] / seconds
-                extra += f" ({100 * of_ideal:.0f} % of ideal)"
-            if kind == "ideal" and ideal is not None:
-                seconds, ratio, split, cores = ideal["seconds"], ideal["speedup"], ideal["split"], ideal["cores"]
-                extra = (f"split {split:.2f}x, cores {cores:.2f}x; its serial "
-                         f"{1e3 * ideal['serial_s'] / batch:.3f} ms/instance")
-            rows.append({"benchmark": "parallel", "family": family, "backend": name, "executor": kind,
-                         "workers": 1 if kind == "serial" else workers, "ms_per_instance": 1e3 * seconds / batch,
-                         "ratio": None if np.isnan(ratio) else ratio, "split": split, "cores": cores,
-                         "of_ideal": of_ideal, "startup_s": startup[kind],
-                         "bare_serial_ms_per_instance": (1e3 * ideal["serial_s"] / batch
-                                                         if kind == "ideal" and ideal is not None else None)})
-            shown = "       -" if np.isnan(ratio) else f"{ratio:>7.2f}x"
-            print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {batch / seconds:>11.0f} | "
-                  f"{shown} | {extra}", flush=True)
-    solver.close()
+                    failed[kind] = str(exc)
+                times[kind].append(time.perf_counter() - start)
+        ideal = None
+        if "ideal" in started and "ideal" not in failed:
+            try:
+                ideal = started["ideal"].finish()
+            except RuntimeError as exc:
+                failed["ideal"] = str(exc)
+    finally:
+        for executor in started.values():
+            if executor is not None:
+                executor.close()
+    serial = np.array(times["serial"] if "serial" in times and "serial" not in failed else [np.nan] * repeats)
+    for kind in times:
+        if kind in failed:
+            print(f"{family:<11} {kind:<10} | skipped: {failed[kind]}")
+            continue
+        seconds, ratio = statistics.median(times[kind]), float(np.median(serial / np.array(times[kind])))
+        extra = f"{startup[kind]:.2f}"
+        split = cores = of_ideal = None
+        if ideal is not None and kind not in ("ideal", "serial"):
+            of_ideal = ideal["seconds"] / seconds
+            extra += f" ({100 * of_ideal:.0f} % of ideal)"
+        if kind == "ideal" and ideal is not None:
+            seconds, ratio, split, cores = ideal["seconds"], ideal["speedup"], ideal["split"], ideal["cores"]
+            extra = (f"split {split:.2f}x, cores {cores:.2f}x; its serial "
+                     f"{1e3 * ideal['serial_s'] / batch:.3f} ms/instance")
+        rows.append({"benchmark": "parallel", "family": family, "backend": name, "executor": kind,
+                     "workers": 1 if kind == "serial" else workers, "ms_per_instance": 1e3 * seconds / batch,
+                     "ratio": None if np.isnan(ratio) else ratio, "split": split, "cores": cores,
+                     "of_ideal": of_ideal, "startup_s": startup[kind],
+                     "bare_serial_ms_per_instance": (1e3 * ideal["serial_s"] / batch
+                                                     if kind == "ideal" and ideal is not None else None)})
+        shown = "       -" if np.isnan(ratio) else f"{ratio:>7.2f}x"
+        print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {batch / seconds:>11.0f} | "
+              f"{shown} | {extra}", flush=True)
     return rows
