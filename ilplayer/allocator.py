@@ -5,9 +5,9 @@ A backend allocates and frees megabytes per batch (CP-SAT's model protos, HiGHS'
 work arrays). glibc's default returns the free top of the heap to the kernel once it passes a
 threshold that moves with the process's history, so a process that happened to free a large block
 early kept its pages while another gave them back after every batch and faulted them in again
-on the next: CP-SAT, dense m=4, 128 instances per task, ~2,000-2,800 page faults and 5-10 %
-more time per task, and the same task took 52-67 ms from one fresh process to the next
-(docs/records/parallel.md). Fixed thresholds end both: no faults, the same time in every process.
+on the next: CP-SAT, dense m=4, half of a B=256 batch per task, ~1,800 page faults per task and
+53.7 against 49.5 ms with fixed thresholds, which fault nothing (benchmarks/worker_memory.py,
+docs/records/parallel.md).
 """
 
 from __future__ import annotations

@@ -193,10 +193,9 @@ class ProcessLane:
     The calling thread pickles a call straight into the pipe and reads the answer straight back;
     no threads stand between them. A ``ProcessPoolExecutor`` of one worker (the lanes before)
     passes each call through its management thread and its queue's feeder thread, and each
-    answer back through the management thread: with the workers holding both cores, those hops
-    cost 2-4 ms of a 55-65 ms batch (CP-SAT, dense m=4, B=256: a task reached its worker 1.4-3 ms
-    after submit, its answer was read 1.7 ms after it was sent; 0.8 and 0.3-0.5 ms through the
-    pipe, docs/records/parallel.md).
+    answer back through the management thread, each a wake-up while the workers hold the cores:
+    CP-SAT, dense m=4, B=256, the lanes' share of a batch (until the last task starts, and the
+    last answer back) 1.84 ms against 1.07 ms through the pipes (benchmarks/lane_transport.py).
 
     ``submit(fn, *args)`` returns a future whose ``result()`` reads the answers in order; a lost
     worker makes every pending and later call raise ``BrokenProcessPool``, as a pool's would.

@@ -51,25 +51,24 @@ def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, worker
     (so it can time other things between repeats while the workers sleep): first all workers
     solve their tasks at once (the timed side by side, which thus follows the other executors'
     batches as a pool's does; timed after each worker's own solve of the same task, with its
-    caches warm, it was ~5 % faster), then worker 0 solves the whole batch with a second solver
-    (``whole``, the serial reference), then each worker solves its task while the others wait.
-    A failure is reported, and breaks the barrier so that the other workers and the parent
-    stop too."""
+    caches warm, it was ~5 % faster), then worker 0 solves the whole batch (``whole``, the
+    serial reference), then each worker solves its task while the others wait. Each phase has a
+    solver of its own, so the side-by-side solver meets its task as a pool's worker does: once
+    per batch, beside the other worker (its warm starts and its timing-driven choices, such as
+    whether the search around a start pays, see the same history). A failure is reported, and
+    breaks the barrier so that the other workers and the parent stop too."""
     times: dict[str, list[float]] = {"whole": [], "alone": [], "together": []}
     try:
-        solvers = [recipe.create()]
-        jobs = {"alone": (solvers[0], task), "together": (solvers[0], task)}
-        if whole is not None:  # worker 0 also times the whole batch, on a solver of its own
-            solvers.append(recipe.create())
-            jobs["whole"] = (solvers[1], whole)
+        jobs = {"together": (recipe.create(), task), "alone": (recipe.create(), task)}
+        if whole is not None:  # worker 0 also times the whole batch
+            jobs["whole"] = (recipe.create(), whole)
+        solvers = [solver for solver, _ in jobs.values()]
         keep_freed_memory()  # set up as a pool's worker is: the ideal differs by the pool only
         with one_blas_thread():
-            for label in ("alone", "whole"):  # warm-up: the native models and the pools of starts
-                if label in jobs:
-                    solver, work = jobs[label]
-                    failure = next((r for r in solve_task(solver, work) if isinstance(r, TaskFailure)), None)
-                    if failure is not None:
-                        raise _WorkerFailed(failure.message)
+            for solver, work in jobs.values():  # warm-up, as a pool's: native models, pools of starts
+                failure = next((r for r in solve_task(solver, work) if isinstance(r, TaskFailure)), None)
+                if failure is not None:
+                    raise _WorkerFailed(failure.message)
             for _ in range(repeats):
                 for phase in _phases(workers):
                     barrier.wait()
@@ -223,10 +222,9 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
     ``runs`` > 1 measures it all again with fresh pools and fresh ideal processes each time
     (rows tagged ``run``), then prints and adds each executor's medians over the runs (``run``
     = ``"median"``, ``of_ideal_range`` the lowest and highest share). One run draws one set of
-    worker processes, and the same task took 46-61 ms from one process to the next in the same
-    minutes (CP-SAT, dense m=4: the machine's two cores, and timing-driven choices such as
-    whether the search around a start pays, diverge per process): a single run's share of the
-    ideal is one draw (75-98 % in ten runs, docs/records/parallel.md)."""
+    worker processes, and two processes solving the same task differ by up to ~20 % on the
+    2-core machine: a single run's share of the ideal is one draw (CP-SAT, dense m=4: 77-114 %
+    over 16 runs whose medians were 97 and 99 %, docs/records/parallel.md)."""
     if not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be a positive integer, got {runs!r}")
     name = solver_name or preferred_backend()
