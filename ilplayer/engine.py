@@ -24,10 +24,10 @@ import numpy as np
 from ilplayer.reduced_costs import rounded_points, search_many
 from ilplayer.types import ILPBatch, SolveResult, SolverFailureWarning, Status
 
-__all__ = ["MIN_CONTROLS", "SEARCH_CHUNK", "SEARCH_POINTS", "SEARCH_TOL", "ModelHooks", "Multipliers",
-           "RelaxationGate", "SearchGate", "SolutionPool", "infeasible_or_unbounded", "integral_answer",
-           "multipliers_in_blocks", "search_chunk",
-           "search_rows", "solve_batch", "solve_in_blocks"]
+__all__ = ["MIN_CONTROLS", "PROBE_FIRST", "PROBE_MAX", "SEARCH_CHUNK", "SEARCH_POINTS", "SEARCH_TOL",
+           "ModelHooks", "Multipliers", "RelaxationGate", "SearchGate", "SolutionPool", "infeasible_or_unbounded",
+           "integral_answer", "multipliers_in_blocks", "search_chunk", "search_rows", "solve_batch",
+           "solve_in_blocks"]
 
 
 # The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check
@@ -42,6 +42,9 @@ SEARCH_POINTS = 8192
 # and 0.128 -> 0.088 on set cover from 16 to 64; dense boxes the same within noise.
 SEARCH_CHUNK = 64
 MIN_CONTROLS = 4  # MIPs without a try timed before the search gate judges by time
+# A closed search gate searches one whole chunk again, timed, after PROBE_FIRST closed chunks,
+# then after twice as many each time it stays closed, up to PROBE_MAX (1/64 of the chunks).
+PROBE_FIRST, PROBE_MAX = 8, 64
 
 # What relaxation_multipliers offers per instance: (lam, mu), or (lam, mu, x) with the LP
 # optimum x, whose roundings can start the search when no pooled point is close.
@@ -191,13 +194,19 @@ class SearchGate(RelaxationGate):
     every instance while it is closed: the MIPs after failed tries are the hard instances, and
     timing only those would flatter the search. Until ``MIN_CONTROLS`` MIPs and a try are
     timed, the rate alone decides. Tries are timed only while the gate is open (see
-    :func:`search_rows`). On dense boxes Gurobi's and CP-SAT's warm
+    :func:`search_rows`), so a closed gate re-measures them with a probe: after ``PROBE_FIRST``
+    closed chunks one whole chunk is searched and timed (:meth:`begin_chunk`), after twice as
+    many the next time it stays closed, up to ``PROBE_MAX``. Without the probe one slow moment
+    closed a gate for good: the try's cost stayed what that moment measured (Gurobi, dense m=4,
+    worker processes whose gates had closed that way solved their task in 55-57 ms, those whose
+    gates were open in 44-50 ms). On dense boxes Gurobi's and CP-SAT's warm
     MIPs take ~0.6-0.8 ms, and a search answering most revisits still cost more than it saved
     (0.59 -> 1.00 ms per instance); HiGHS' MIP there takes ~3 ms and the same search pays.
     """
 
     def __init__(self, min_rate: float = 0.1) -> None:
         super().__init__(min_rate)
+        self.closed_chunks, self.probe_after, self.probing = 0, PROBE_FIRST, False
         self.try_seconds: float | None = None
         self.mip_seconds: dict[bool, float] = {}  # after a failed try? -> moving average
         self.timings = {"try": 0, True: 0, False: 0}  # samples behind each average
@@ -223,8 +232,22 @@ class SearchGate(RelaxationGate):
     def is_open(self) -> bool:
         return self.tries < 32 or self.pays()
 
+    def begin_chunk(self) -> bool:
+        """Whether the next chunk is searched as an open gate's is (every row that is no control
+        MIP tried, the tries timed): the gate is open, or it probes."""
+        if self.is_open():
+            self.closed_chunks, self.probe_after, self.probing = 0, PROBE_FIRST, False
+            return True
+        self.closed_chunks += 1
+        self.probing = self.closed_chunks >= self.probe_after
+        if self.probing:  # the next probe waits twice as long, unless this one opens the gate
+            self.closed_chunks, self.probe_after = 0, min(2 * self.probe_after, PROBE_MAX)
+        return self.probing
+
     def should_try(self) -> bool:
         self.seen += 1
+        if self.probing:
+            return True
         if self.is_open():
             # open: a control MIP on every 64th instance, every 16th until MIN_CONTROLS are
             # timed and while the saving is under half the MIP's time (a close call)
@@ -347,9 +370,12 @@ def search_chunk(hooks: ModelHooks, model: Any, batch: ILPBatch, rows: list[int]
 
     A closed gate samples a few rows; when their answers open it again (the first revisits
     after an epoch of fresh costs), the rest of the chunk is searched too, instead of
-    waiting for the next chunk (with one chunk per batch, the next epoch)."""
-    was_open = gate.is_open()
+    waiting for the next chunk (with one chunk per batch, the next epoch). Now and then a
+    closed gate's chunk is a probe, searched and timed as an open gate's
+    (:meth:`SearchGate.begin_chunk`)."""
+    was_open = gate.begin_chunk()  # open, or a closed gate's probe
     wanted = [i for i in rows if gate.should_try()]
+    gate.probing = False
     found = search_rows(hooks, model, batch, wanted, pool, gate, timed=was_open)
     if not was_open and gate.is_open():
         sampled = set(wanted)

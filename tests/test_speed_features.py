@@ -391,3 +391,47 @@ def test_a_closed_search_gate_does_not_time_its_samples():
     gate.min_rate = 0.0  # open: the chunk's tries are timed
     search_chunk(solver, model, batch, list(range(64)), pool, gate)
     assert gate.tries > 36 + 32 and gate.try_seconds < 1.0
+
+
+def test_a_closed_search_gate_probes_a_whole_chunk_now_and_then_and_reopens_when_the_search_pays_again():
+    """Tries are timed only while the gate is open, so a try's cost measured in one slow moment
+    kept a gate closed for good; a closed gate now searches and times a whole chunk after
+    PROBE_FIRST closed chunks, then twice as long apart while it stays closed."""
+    from ilplayer.engine import MIN_CONTROLS, PROBE_FIRST, PROBE_MAX, SEARCH_CHUNK, SearchGate, search_chunk
+
+    batch = family_batch("binary m=4", SEARCH_CHUNK, seed=1)
+    batch = batch.with_rows(c=np.abs(batch.c))  # the pooled 0 is every instance's optimum: tries answer
+
+    class Searching(StartRecordingSolver):
+        def relaxation_multipliers(self, model, c):
+            return [(np.zeros(batch.num_constraints), np.zeros(0)) for _ in c]
+
+    solver, pool = Searching(), SolutionPool(batch.num_variables, 8)
+    pool.add(np.zeros(batch.num_variables))
+    model = solver.model_for(batch)
+    rows = list(range(SEARCH_CHUNK))
+    gate = SearchGate()
+    gate.tries, gate.rate, gate.try_seconds = 1000, 1.0, 1.0  # one slow moment: tries took 1 s
+    for _ in range(MIN_CONTROLS):
+        gate.record_mip(0.001, after_try=False)
+    assert not gate.is_open()
+    tried = []
+    for _ in range(PROBE_FIRST + 1):
+        before = gate.tries
+        search_chunk(solver, model, batch, rows, pool, gate)
+        tried.append(gate.tries - before)
+    assert tried[:PROBE_FIRST - 1] == [SEARCH_CHUNK // 16] * (PROBE_FIRST - 1)  # closed: every 16th sampled
+    assert tried[PROBE_FIRST - 1] == SEARCH_CHUNK  # the probe: the whole chunk, timed
+    assert tried[PROBE_FIRST] >= SEARCH_CHUNK - SEARCH_CHUNK // 16  # open again (control MIPs aside)
+    assert gate.try_seconds < 1e-3 and gate.is_open() and gate.probe_after == PROBE_FIRST
+
+    never = SearchGate(min_rate=2.0)  # never pays: closed, its probes come ever further apart
+    never.tries = 1000
+    probed = []
+    for chunk in range(15 * PROBE_FIRST):
+        before = never.tries
+        search_chunk(solver, model, batch, rows, pool, never)
+        if never.tries - before == SEARCH_CHUNK:
+            probed.append(chunk + 1)
+    assert probed == [PROBE_FIRST, 3 * PROBE_FIRST, 7 * PROBE_FIRST, 15 * PROBE_FIRST]
+    assert never.probe_after == min(16 * PROBE_FIRST, PROBE_MAX)
