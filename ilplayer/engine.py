@@ -206,7 +206,7 @@ class SearchGate(RelaxationGate):
 
     def __init__(self, min_rate: float = 0.1) -> None:
         super().__init__(min_rate)
-        self.closed_chunks, self.probe_after, self.probing = 0, PROBE_FIRST, False
+        self.closed_chunks, self.probe_after = 0, PROBE_FIRST
         self.try_seconds: float | None = None
         self.mip_seconds: dict[bool, float] = {}  # after a failed try? -> moving average
         self.timings = {"try": 0, True: 0, False: 0}  # samples behind each average
@@ -232,22 +232,21 @@ class SearchGate(RelaxationGate):
     def is_open(self) -> bool:
         return self.tries < 32 or self.pays()
 
-    def begin_chunk(self) -> bool:
-        """Whether the next chunk is searched as an open gate's is (every row that is no control
-        MIP tried, the tries timed): the gate is open, or it probes."""
+    def begin_chunk(self) -> str:
+        """How the next chunk is searched: ``"open"``; ``"probe"``, a closed gate's turn to search
+        and time every row of it; or ``"closed"``, every 16th row sampled, untimed."""
         if self.is_open():
-            self.closed_chunks, self.probe_after, self.probing = 0, PROBE_FIRST, False
-            return True
+            self.closed_chunks, self.probe_after = 0, PROBE_FIRST
+            return "open"
         self.closed_chunks += 1
-        self.probing = self.closed_chunks >= self.probe_after
-        if self.probing:  # the next probe waits twice as long, unless this one opens the gate
-            self.closed_chunks, self.probe_after = 0, min(2 * self.probe_after, PROBE_MAX)
-        return self.probing
+        if self.closed_chunks < self.probe_after:
+            return "closed"
+        # the next probe waits twice as long, unless this one opens the gate
+        self.closed_chunks, self.probe_after = 0, min(2 * self.probe_after, PROBE_MAX)
+        return "probe"
 
     def should_try(self) -> bool:
         self.seen += 1
-        if self.probing:
-            return True
         if self.is_open():
             # open: a control MIP on every 64th instance, every 16th until MIN_CONTROLS are
             # timed and while the saving is under half the MIP's time (a close call)
@@ -373,11 +372,10 @@ def search_chunk(hooks: ModelHooks, model: Any, batch: ILPBatch, rows: list[int]
     waiting for the next chunk (with one chunk per batch, the next epoch). Now and then a
     closed gate's chunk is a probe, searched and timed as an open gate's
     (:meth:`SearchGate.begin_chunk`)."""
-    was_open = gate.begin_chunk()  # open, or a closed gate's probe
-    wanted = [i for i in rows if gate.should_try()]
-    gate.probing = False
-    found = search_rows(hooks, model, batch, wanted, pool, gate, timed=was_open)
-    if not was_open and gate.is_open():
+    mode = gate.begin_chunk()
+    wanted = list(rows) if mode == "probe" else [i for i in rows if gate.should_try()]
+    found = search_rows(hooks, model, batch, wanted, pool, gate, timed=mode != "closed")
+    if mode == "closed" and gate.is_open():
         sampled = set(wanted)
         rest = [i for i in rows if i not in sampled and gate.should_try()]
         found.update(search_rows(hooks, model, batch, rest, pool, gate))

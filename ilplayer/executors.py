@@ -157,7 +157,7 @@ class FuturesExecutor(BatchExecutor):
         self._pool = pool
         self._lanes: list[Lane | None] = [None] * self.workers
         if self._owned:  # workers stop with the executor, closed or not
-            weakref.finalize(self, _shutdown_lanes, self._lanes, kind)
+            weakref.finalize(self, _shutdown_lanes, self._lanes)
 
     def _make_lane(self, index: int) -> Lane:
         if self.kind == "threads":
@@ -220,27 +220,27 @@ class FuturesExecutor(BatchExecutor):
             for index in broken:  # the next batch gets a fresh worker there
                 lane, self._lanes[index] = self._lanes[index], None
                 if lane is not None:
-                    _shutdown_pool(lane, self.kind)
+                    _shutdown_lane(lane)
         return results
 
     def close(self) -> None:
         if self._owned:
-            _shutdown_lanes(self._lanes, self.kind)
+            _shutdown_lanes(self._lanes)
 
 
-def _shutdown_lanes(lanes: list[Lane | None], kind: str) -> None:
+def _shutdown_lanes(lanes: list[Lane | None]) -> None:
     """Stop every lane's worker (a process is terminated, not waited for) and empty the lanes."""
-    pools = [lane for lane in lanes if lane is not None]
+    started = [lane for lane in lanes if lane is not None]
     lanes[:] = [None] * len(lanes)
-    for pool in pools:
-        _shutdown_pool(pool, kind)
+    for lane in started:
+        _shutdown_lane(lane)
 
 
-def _shutdown_pool(pool: Lane, kind: str) -> None:
-    if isinstance(pool, ProcessLane):
-        pool.terminate()
+def _shutdown_lane(lane: Lane) -> None:
+    if isinstance(lane, ProcessLane):
+        lane.terminate()
     else:
-        pool.shutdown(wait=True, cancel_futures=True)
+        lane.shutdown(wait=True, cancel_futures=True)
 
 
 ExecutorLike = Union[str, BatchExecutor, concurrent.futures.Executor, None]

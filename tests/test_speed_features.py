@@ -370,12 +370,9 @@ def test_one_easy_control_mip_does_not_close_the_search_gate():
     assert early.saving() == math.inf and early.is_open()
 
 
-def test_a_closed_search_gate_does_not_time_its_samples():
-    # A closed gate searches every 16th row; those few rows carry the LP call's fixed cost
-    # alone, and their cost per try (4x a full chunk's) kept the gate closed.
-    from ilplayer.engine import SearchGate, search_chunk
-
-    batch = family_batch("binary m=4", 64, seed=1)
+def searching_from_zero(batch):
+    """What search_chunk takes for ``batch``: a solver whose LP multipliers are all zero, its
+    model, and a pool holding the point 0 (every try starts there)."""
 
     class Searching(StartRecordingSolver):
         def relaxation_multipliers(self, model, c):
@@ -383,7 +380,16 @@ def test_a_closed_search_gate_does_not_time_its_samples():
 
     solver, pool = Searching(), SolutionPool(batch.num_variables, 8)
     pool.add(np.zeros(batch.num_variables))
-    model = solver.model_for(batch)
+    return solver, solver.model_for(batch), pool
+
+
+def test_a_closed_search_gate_does_not_time_its_samples():
+    # A closed gate searches every 16th row; those few rows carry the LP call's fixed cost
+    # alone, and their cost per try (4x a full chunk's) kept the gate closed.
+    from ilplayer.engine import SearchGate, search_chunk
+
+    batch = family_batch("binary m=4", 64, seed=1)
+    solver, model, pool = searching_from_zero(batch)
     gate = SearchGate(min_rate=2.0)  # never pays: closed once its first 32 tries are done
     gate.tries, gate.try_seconds = 32, 1.0
     search_chunk(solver, model, batch, list(range(64)), pool, gate)
@@ -401,14 +407,7 @@ def test_a_closed_search_gate_probes_a_whole_chunk_now_and_then_and_reopens_when
 
     batch = family_batch("binary m=4", SEARCH_CHUNK, seed=1)
     batch = batch.with_rows(c=np.abs(batch.c))  # the pooled 0 is every instance's optimum: tries answer
-
-    class Searching(StartRecordingSolver):
-        def relaxation_multipliers(self, model, c):
-            return [(np.zeros(batch.num_constraints), np.zeros(0)) for _ in c]
-
-    solver, pool = Searching(), SolutionPool(batch.num_variables, 8)
-    pool.add(np.zeros(batch.num_variables))
-    model = solver.model_for(batch)
+    solver, model, pool = searching_from_zero(batch)
     rows = list(range(SEARCH_CHUNK))
     gate = SearchGate()
     gate.tries, gate.rate, gate.try_seconds = 1000, 1.0, 1.0  # one slow moment: tries took 1 s
