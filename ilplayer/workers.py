@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import concurrent.futures.process
+import contextlib
 import multiprocessing
 import os
 import select
@@ -21,6 +22,7 @@ import threading
 import time
 import types
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -208,15 +210,8 @@ class ProcessLane:
         self._connection, child = context.Pipe()
         self.process = context.Process(target=_lane_main, args=(child, os.getpid()), daemon=True,
                                        name="ilplayer-worker")
-        main = _main_without_a_file() if context.get_start_method() != "fork" else None
-        path = main.__file__ if main is not None else None
-        if main is not None:  # see _start_now_without_main
-            del main.__file__
-        try:
+        with _main_file_hidden(_main_without_a_file() if context.get_start_method() != "fork" else None):
             self.process.start()
-        finally:
-            if main is not None:
-                main.__file__ = path
         child.close()
         self._lock = threading.RLock()
         self._pending: collections.deque[LaneFuture] = collections.deque()
@@ -327,21 +322,32 @@ def _main_without_a_file() -> Any:
 
 
 def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int, main: Any) -> None:
-    """Start every worker now, with the main module's ``__file__`` hidden.
+    """Start every worker now, with the main module's ``__file__`` hidden (:func:`_main_file_hidden`)."""
+    with _main_file_hidden(main):
+        futures: list[concurrent.futures.Future[int]] = []
+        while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
+            futures.append(pool.submit(ping, 0))
+        for future in futures:
+            future.result()
+
+
+@contextlib.contextmanager
+def _main_file_hidden(main: Any) -> Iterator[None]:
+    """Workers started inside start with the main module naming no file (``main``: None, nothing
+    to hide).
 
     A ``spawn`` or ``forkserver`` worker runs the main script's file again before it takes
     tasks; for ``'<stdin>'`` it died on FileNotFoundError and every row came back ERROR. The
     workers need nothing from the main module (their tasks are ilplayer's functions), so they
     are started while it names no file, as for ``python -c``.
     """
+    if main is None:
+        yield
+        return
     path = main.__file__
     del main.__file__
     try:
-        futures: list[concurrent.futures.Future[int]] = []
-        while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
-            futures.append(pool.submit(ping, 0))
-        for future in futures:
-            future.result()
+        yield
     finally:
         main.__file__ = path
 
