@@ -28,9 +28,8 @@ def timed(recipe: Any, task: Any) -> tuple[float, float, Any]:
 
 
 def main() -> None:
-    from ilplayer.bench.parallel import problem_of
+    from ilplayer.bench.parallel import dispatched_groups
     from ilplayer.bench.solvers import rotated
-    from ilplayer.dispatch import backend_groups
     from ilplayer.executors import SolverRecipe, plan_tasks
     from ilplayer.instances import family_batch
     from ilplayer.workers import ProcessLane, ping, start_process_pool, terminate_process_pool
@@ -41,10 +40,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     args = parser.parse_args()
     recipe = SolverRecipe.from_name(args.solver)
-    solver = recipe.create()
-    groups, *_ = backend_groups(problem_of(family_batch(args.family, 256)), solver.capabilities)
-    solver.close()
-    tasks = plan_tasks(groups, 2)
+    tasks = plan_tasks(dispatched_groups(family_batch(args.family, 256), recipe), 2)
     lanes: dict[str, list[Any]] = {"ProcessPoolExecutor lanes": [start_process_pool(1) for _ in tasks],
                                    "pipe lanes (ProcessLane)": [ProcessLane() for _ in tasks]}
     for pools in lanes.values():  # start every worker before timing

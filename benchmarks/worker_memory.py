@@ -20,16 +20,14 @@ from typing import Any
 
 def measure(solver_name: str, family: str, loops: int, keep: bool, results: Any) -> None:
     from ilplayer.allocator import keep_freed_memory
-    from ilplayer.bench.parallel import problem_of
-    from ilplayer.dispatch import backend_groups
+    from ilplayer.bench.parallel import dispatched_groups
     from ilplayer.executors import SolverRecipe, one_blas_thread, plan_tasks, solve_task
     from ilplayer.instances import family_batch
 
     if keep:
         keep_freed_memory()
     solver = SolverRecipe.from_name(solver_name).create()
-    groups, *_ = backend_groups(problem_of(family_batch(family, 256)), solver.capabilities)
-    task = plan_tasks(groups, 2)[0]
+    task = plan_tasks(dispatched_groups(family_batch(family, 256), solver.capabilities), 2)[0]
     seconds, faults = [], []
     with one_blas_thread():
         solve_task(solver, task)

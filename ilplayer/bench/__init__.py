@@ -4,7 +4,14 @@ ends with the speed targets its rows can check (:mod:`ilplayer.bench.targets`)."
 
 from __future__ import annotations
 
-from ilplayer.bench.parallel import EXECUTORS, PARALLEL_FAMILIES, IdealSplit, ideal_split, parallel_benchmark
+from ilplayer.bench.parallel import (
+    EXECUTORS,
+    PARALLEL_FAMILIES,
+    IdealSplit,
+    dispatched_groups,
+    ideal_split,
+    parallel_benchmark,
+)
 from ilplayer.bench.solvers import (
     MIP_BACKENDS,
     SOLVER_FAMILIES,
@@ -21,6 +28,7 @@ from ilplayer.instances import BENCH_FAMILIES as FAMILIES
 from ilplayer.instances import check_family, family_batch
 
 __all__ = ["EXECUTORS", "FAMILIES", "MIP_BACKENDS", "PARALLEL_FAMILIES", "SOLVER_FAMILIES", "IdealSplit",
-           "ReferenceLayerSolver", "backward_benchmark", "check_family", "family_batch", "ideal_split",
+           "ReferenceLayerSolver", "backward_benchmark", "check_family", "dispatched_groups", "family_batch",
+           "ideal_split",
            "installed_backends", "parallel_benchmark", "plot_rows", "print_rows", "reuse_benchmark", "rotated",
            "solvers_benchmark", "target_rows", "warm_benchmark"]

@@ -31,6 +31,7 @@ from ilplayer.instances import family_batch
 from ilplayer.plugins import get_solver, preferred_backend
 from ilplayer.problem import ProblemTensors, validate_problem
 from ilplayer.types import Capability, ILPBatch
+from ilplayer.workers import Task
 
 PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
 EXECUTORS = ("serial", "ideal", "threads", "processes", "ray")
@@ -41,6 +42,17 @@ def problem_of(data: ILPBatch) -> ProblemTensors:
     tensor = lambda array: torch.from_numpy(np.array(array))  # a writable copy each
     return validate_problem(tensor(data.c), tensor(data.A), tensor(data.b), data.lb, data.ub,
                             tensor(data.A_eq), tensor(data.b_eq), data.integrality)
+
+
+def dispatched_groups(data: ILPBatch, capabilities: frozenset[Capability] | SolverRecipe) -> Task:
+    """The ``(rows, batch)`` groups the dispatcher sends a backend for ``data``, without the
+    instances it answers itself: what a pool's tasks are planned from (``capabilities``: the
+    backend's, or a recipe whose solver tells them)."""
+    if isinstance(capabilities, SolverRecipe):
+        solver = capabilities.create()
+        capabilities = solver.capabilities
+        solver.close()
+    return backend_groups(problem_of(data), capabilities)[0]
 
 
 def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, workers: int, repeats: int,
@@ -118,11 +130,7 @@ class IdealSplit:
 
     def __init__(self, recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int,
                  capabilities: frozenset[Capability] | None = None) -> None:
-        if capabilities is None:
-            solver = recipe.create()
-            capabilities = solver.capabilities
-            solver.close()
-        whole, *_ = backend_groups(problem_of(data), capabilities)
+        whole = dispatched_groups(data, recipe if capabilities is None else capabilities)
         if not whole:
             raise ValueError("ideal split: the dispatcher answers every instance of this batch itself "
                              "(box optima that meet the rows); there is nothing to split")
