@@ -38,7 +38,7 @@ from ilplayer.solver import Solver
 from ilplayer.types import SolverFailureWarning, Status
 
 __all__ = ["MilpCase", "MilpOracle", "fuzz_milp_backend", "judge_milp", "milp_case", "milp_cases_for",
-           "milp_oracle", "save_milp_reproducer", "solve_milp_case"]
+           "milp_oracle", "save_milp_reproducer", "slab_case", "solve_milp_case"]
 
 BAND = 1e-6  # the backends' tolerance in the rows
 OBJECTIVE_TOL = 1e-6
@@ -124,6 +124,39 @@ def milp_case(seed: int, batch: int | None = None) -> MilpCase:
     c = np.round(rng.normal(size=(k, n)), 3)
     return MilpCase(seed=seed, c=c, A=A, b=b, A_eq=A_eq, b_eq=b_eq, lb=lb, ub=ub,
                     integrality=integer, kinds=tuple(kinds))
+
+
+def slab_case(seed: int, feasible: bool | None = None) -> MilpCase:
+    """A program of the family where branch and bound without presolve and cuts need not end:
+    9 variables, 8 integer, three of them with an infinite bound (one below, one above, one
+    both), and two rows of fractional data that hold a combination of those three in a slab
+    ``s g·y = s r`` (``g`` even integers, ``s`` a fraction). With ``r`` odd no lattice point
+    lies in it (infeasible, by parity); with ``r`` even it holds lattice points without end,
+    and the costs on the three are a multiple of the row's, so the optimum is finite. ``feasible``
+    picks the kind (None: drawn). Each backend's own defaults settle these in milliseconds."""
+    rng = np.random.default_rng([seed, 47])
+    n = 9
+    if feasible is None:
+        feasible = bool(rng.random() < 0.5)
+    lb = rng.integers(-4, 1, n).astype(float)
+    ub = lb + rng.integers(1, 6, n)
+    free = rng.choice(n, 3, replace=False)
+    lb[free[0]] = -np.inf
+    ub[free[1]] = np.inf
+    lb[free[2]], ub[free[2]] = -np.inf, np.inf
+    integer = np.ones(n, bool)
+    integer[rng.choice(np.setdiff1d(np.arange(n), free))] = False
+    g = 2 * rng.integers(-3, 4, 3)
+    g[g == 0] = 2
+    scale = round(float(rng.uniform(0.2, 1.5)), 3)
+    row = np.zeros(n)
+    row[free] = scale * g
+    rhs = scale * (2 * int(rng.integers(-3, 4)) + (0 if feasible else 1))
+    c = np.round(rng.normal(size=(1, n)), 3)
+    c[0, free] = row[free] * round(float(rng.uniform(0.5, 2.0)), 3)
+    return MilpCase(seed=seed, c=c, A=np.stack([row, -row]), b=np.array([rhs, -rhs]), A_eq=np.zeros((0, n)),
+                    b_eq=np.zeros(0), lb=lb, ub=ub, integrality=integer,
+                    kinds=("slab", "feasible" if feasible else "parity-infeasible"))
 
 
 def milp_cases_for(instances: int, start: int = 0) -> list[MilpCase]:

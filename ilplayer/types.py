@@ -189,6 +189,14 @@ class ILPBatch:
         around a start and the enumerating backends are exact for."""
         return bool(self.integrality.all() and np.isfinite(self.lb).all() and np.isfinite(self.ub).all())
 
+    @property
+    def unbounded_integers(self) -> bool:
+        """Whether an integer variable has an infinite bound. Branch and bound need not end on
+        such a program without the solver's presolve and cuts (rows whose lattice points lie
+        nowhere, or far out), so the backends give their speed settings, tuned on small boxes,
+        back to the solver's own defaults there (docs/records/solvers.md)."""
+        return bool((self.integrality & ~(np.isfinite(self.lb) & np.isfinite(self.ub))).any())
+
     def finite_lower(self) -> np.ndarray:
         """Per variable, ``lb`` where it is finite, else the box's point closest to 0: the value
         a variable takes when any value of its box will do (a zero cost, no row)."""

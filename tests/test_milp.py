@@ -14,7 +14,7 @@ import ilplayer
 from ilplayer import Status
 from ilplayer.engine import integral_answer
 from ilplayer.losses import FenchelYoung, SPOPlus
-from ilplayer.milp_fuzz import fuzz_milp_backend, judge_milp, milp_case, milp_cases_for, milp_oracle
+from ilplayer.milp_fuzz import fuzz_milp_backend, judge_milp, milp_case, milp_cases_for, milp_oracle, slab_case
 from ilplayer.types import ILPBatch
 from tests.host_solvers import MILP_BACKENDS, require
 
@@ -226,3 +226,41 @@ def test_judge_counts_a_false_unbounded_as_wrong():
         pytest.skip("the seed's instance is not feasible")
     verdicts = judge_milp(case, reference, np.zeros_like(case.c), np.array([Status.UNBOUNDED], np.int8))
     assert verdicts == ["false-unbounded"]
+
+
+def _scipy_defaults(case):
+    """scipy's MILP (HiGHS with its own defaults, presolve on): status name and optimum."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    result = milp(case.c[0], constraints=[LinearConstraint(case.A, -np.inf, case.b)],
+                  integrality=case.integrality.astype(int), bounds=Bounds(case.lb, case.ub))
+    return {0: "optimal", 2: "infeasible"}[result.status], result.fun
+
+
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_speed_settings_never_hang_where_the_solvers_defaults_answer(backend):
+    # Integer variables with infinite bounds in a slab of fractional rows: with the settings tuned
+    # for small boxes (no presolve, no cuts) HiGHS' and SCIP's branch and bound ran into every
+    # time limit and Gurobi took 4-40x its defaults' time; their own defaults settle each in
+    # milliseconds. Those models now get the solver's defaults (ILPBatch.unbounded_integers).
+    require(backend)
+    cases = [(seed, feasible) for seed in range(8) for feasible in (True, False)]
+    if backend == "scip":  # its own defaults run into time limits on most parity-infeasible slabs
+        cases = [(seed, feasible) for seed, feasible in cases if feasible or seed in (1, 2, 7)]
+    for seed, feasible in cases:
+        case = slab_case(seed, feasible)
+        expected, optimum = _scipy_defaults(case)
+        y, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver=backend,
+                                   solver_options={"time_limit": 10.0}, integrality=case.integrality)
+        assert Status.names(status) == [expected], (seed, feasible)
+        if expected == "optimal":
+            assert float(case.c[0] @ y[0]) == pytest.approx(optimum, abs=1e-6), (seed, feasible)
+
+
+def test_unbounded_integers_marks_the_models_that_keep_the_solvers_defaults():
+    batch = lambda lb, ub, integrality: ILPBatch(c=np.ones((1, 2)), A=np.ones((1, 2)), b=np.ones(1),
+                                                 lb=np.array(lb, float), ub=np.array(ub, float),
+                                                 integrality=np.array(integrality, bool))
+    assert batch([0, -np.inf], [1, 1], [True, True]).unbounded_integers
+    assert not batch([0, -np.inf], [1, 1], [True, False]).unbounded_integers  # a continuous one
+    assert not batch([0, 0], [1, 5], [True, True]).unbounded_integers

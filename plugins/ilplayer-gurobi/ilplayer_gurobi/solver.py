@@ -41,11 +41,13 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "Cuts": 0,
     "Heuristics": 0.0,
 }
-# From LARGE_FROM variables on, Gurobi's own presolve, cuts and heuristics (unless params set
-# them): there they pay. PyEPO's TSP, 20 nodes GG (760 variables), one thread, no starts:
-# 966 -> 165 ms per instance; 10 nodes unchanged (16 ms).
+# Gurobi's own presolve, cuts and heuristics (unless params set them) from LARGE_FROM variables
+# on, where they pay (PyEPO's TSP, 20 nodes GG, 760 variables: 966 -> 165 ms per instance), and
+# on any model with an integer variable of infinite bound, where branch and bound without them
+# need not end (ILPBatch.unbounded_integers; with Cuts=0 a 9-variable MILP that Gurobi's
+# defaults settle at the root ran into every time limit).
 LARGE_FROM = 100
-LARGE_MODEL_PARAMS: dict[str, Any] = {"Presolve": -1, "Cuts": -1, "Heuristics": 0.05}
+OWN_DEFAULTS: dict[str, Any] = {"Presolve": -1, "Cuts": -1, "Heuristics": 0.05}
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 # The core's tolerance in the data, as in the HiGHS and SCIP plugins: rows ``A y <= b +
 # FEASIBILITY_TOL``, equalities a band ``b_eq -/+ FEASIBILITY_TOL``. With rows at ``b`` and
@@ -135,8 +137,8 @@ class GurobiSolver(PersistentModelSolver):
             band = batch.row_band(FEASIBILITY_TOL, equalities=True)
             model.addConstr(batch.A_eq @ x <= batch.b_eq + band)
             model.addConstr(batch.A_eq @ x >= batch.b_eq - band)
-        if batch.num_variables >= LARGE_FROM:
-            for key, value in LARGE_MODEL_PARAMS.items():
+        if batch.num_variables >= LARGE_FROM or batch.unbounded_integers:
+            for key, value in OWN_DEFAULTS.items():
                 if key not in self.params:
                     model.setParam(key, value)
         model.update()

@@ -67,6 +67,13 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "mip_heuristic_run_root_reduced_cost": False,
     "mip_pool_soft_limit": 1,
 }
+# The speed settings above, left at HiGHS' own defaults (unless params set them) on a model with
+# an integer variable of infinite bound: without presolve, restarts and heuristics branch and
+# bound need not end there (ILPBatch.unbounded_integers: a 9-variable MILP HiGHS' defaults
+# settle in presolve ran into every time limit).
+SPEED_OPTIONS = ("mip_heuristic_run_feasibility_jump", "presolve", "mip_detect_symmetry", "mip_allow_restart",
+                 "mip_pscost_minreliable", "mip_heuristic_effort", "mip_heuristic_run_rens",
+                 "mip_heuristic_run_rins", "mip_heuristic_run_root_reduced_cost", "mip_pool_soft_limit")
 
 
 # The LP relaxation solved before each MIP only ever sees new costs, so its previous basis stays
@@ -175,6 +182,8 @@ class HighsSolver(PersistentModelSolver):
         options = dict(self.options)
         if batch.num_variables >= PRESOLVE_FROM and "presolve" not in self.params:
             options["presolve"] = "on"  # large models: it pays (PRESOLVE_FROM)
+        if batch.unbounded_integers:  # a fresh Highs holds HiGHS' defaults: leave them (SPEED_OPTIONS)
+            options = {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
         for key, value in options.items():
             highs.setOptionValue(key, value)
         # Inequalities, then equalities as rows with both sides: b_eq -/+ the tolerance.

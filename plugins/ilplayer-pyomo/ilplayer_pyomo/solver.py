@@ -49,6 +49,10 @@ from ilplayer.plugin_api import (
 # Gurobi called float32 data INFEASIBLE whose only point met an equality pair within 1.2e-7.
 _HIGHS = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1, "presolve": "off",
           "mip_feasibility_tolerance": 1e-8}
+# Left out (unless params set it) on a model with an integer variable of infinite bound, as the
+# native plugins leave their speed settings there: without presolve branch and bound need not
+# end (ILPBatch.unbounded_integers).
+SPEED_OPTIONS = ("presolve",)
 HIGHS_FAMILY = ("appsi_highs", "highs")
 ROW_TOL = 1e-6
 EQUALITY_TOL = 1e-6  # A_eq y = b_eq within the core's tolerance: float data are rarely exact
@@ -225,7 +229,10 @@ class PyomoSolver(PersistentModelSolver):
         free = np.ones(n, dtype=bool)  # in no row
         for columns, _ in rows + rows_eq:
             free[columns] = False
-        return model, solver, persistent, free, batch.finite_lower(), relaxation
+        options = self.options
+        if batch.unbounded_integers:
+            options = {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
+        return model, solver, persistent, free, batch.finite_lower(), relaxation, options
 
     def _attach(self, model: Any) -> tuple[Any, bool]:
         """A solver for ``model``, and whether it is persistent (holds the model, set once)."""
@@ -235,15 +242,17 @@ class PyomoSolver(PersistentModelSolver):
             solver.set_instance(model)
         return solver, persistent
 
-    def _run(self, pyomo_model: Any, solver: Any, persistent: bool, c: np.ndarray) -> Any:
-        """Solve ``pyomo_model`` under the costs ``c``, its solution not loaded."""
+    def _run(self, pyomo_model: Any, solver: Any, persistent: bool, c: np.ndarray,
+             options: dict[str, Any] | None = None) -> Any:
+        """Solve ``pyomo_model`` under the costs ``c`` (with ``options``, by default the
+        solver's), its solution not loaded."""
         for i, value in enumerate(c.tolist()):
             pyomo_model.c[i] = value
         for var in pyomo_model.y.values():  # no stale point can pass for this instance's
             var.set_value(None, skip_validation=True)
         if persistent:
             solver.set_objective(pyomo_model.objective)
-        return solver.solve(pyomo_model, load_solutions=False, options=self.options)
+        return solver.solve(pyomo_model, load_solutions=False, options=self.options if options is None else options)
 
     def _relaxation_unbounded(self, relaxation: Any, c: np.ndarray) -> bool:
         """Whether the LP relaxation under the costs ``c`` is unbounded (or unbounded or
@@ -260,16 +269,16 @@ class PyomoSolver(PersistentModelSolver):
     def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
         from pyomo.opt import TerminationCondition as TC
 
-        pyomo_model, solver, persistent, free, lb, relaxation = model
+        pyomo_model, solver, persistent, free, lb, relaxation, options = model
         if relaxation is not None and c.any() and self._relaxation_unbounded(relaxation, c):
             return infeasible_or_unbounded(self, model, len(c)), None
-        results = self._run(pyomo_model, solver, persistent, c)
+        results = self._run(pyomo_model, solver, persistent, c, options)
         condition = results.solver.termination_condition
         if condition == TC.unknown and persistent:
             # Measured with appsi_highs (HiGHS 1.16): an LP re-solved from the basis of an
             # unbounded one may end "unknown"; a fresh solver decides it (fuzz seed 300188).
             solver, persistent = self._attach(pyomo_model)
-            results = self._run(pyomo_model, solver, persistent, c)
+            results = self._run(pyomo_model, solver, persistent, c, options)
             condition = results.solver.termination_condition
         if condition == TC.infeasible:
             return Status.INFEASIBLE, None

@@ -45,6 +45,12 @@ DEFAULT_PARAMS: dict[str, Any] = {
     # 1e-6 off an integer inside an equality's band, which the core refuses (same speed).
     "numerics/feastol": 1e-9,
 }
+# The speed settings above, left at SCIP's own defaults (unless params set them) on a model with
+# an integer variable of infinite bound: without presolve and separation branch and bound need
+# not end there (ILPBatch.unbounded_integers: a 9-variable MILP SCIP's defaults settle at the
+# root ran into every time limit).
+SPEED_PARAMS = ("presolving/maxrounds", "heuristics/emphasis", "separating/emphasis", "branching/pscost/priority",
+                "misc/usesymmetry", "conflict/enable")
 
 
 def _free_model(model: Any) -> None:
@@ -88,12 +94,15 @@ class ScipSolver(PersistentModelSolver):
         self._configure(pyscipopt.Model())  # validate names and values up front
         weakref.finalize(self, _free_models, self._models)
 
-    def _configure(self, model: Any) -> None:
+    def _configure(self, model: Any, tuned: bool = True) -> None:
+        """Set ``model``'s parameters; ``tuned=False`` leaves SPEED_PARAMS at SCIP's defaults."""
         setting = self._scip.SCIP_PARAMSETTING
         emphasis = {"default": setting.DEFAULT, "aggressive": setting.AGGRESSIVE,
                     "fast": setting.FAST, "off": setting.OFF}
         model.hideOutput()
         for key, value in self.settings.items():
+            if not tuned and key in SPEED_PARAMS and key not in self.params:
+                continue
             try:
                 if key.endswith("/emphasis"):
                     group = key.split("/")[0]
@@ -109,7 +118,7 @@ class ScipSolver(PersistentModelSolver):
     def build_model(self, batch: ILPBatch) -> Any:
         scip = self._scip
         model = scip.Model()
-        self._configure(model)
+        self._configure(model, tuned=not batch.unbounded_integers)
         # PySCIPOpt takes None for an infinite bound.
         bound = lambda value: float(value) if np.isfinite(value) else None
         y = [model.addVar(vtype="I" if integer else "C", lb=bound(l), ub=bound(u))
