@@ -167,7 +167,8 @@ def main() -> None:
             if theirs != "no answer" and not _same(ours, theirs):
                 differ.append((case.seed, case.kinds[0], ours, theirs))
         ratio = np.array(ratios)
-        print(f"{name}{' (tuned)' if args.tuned else ''}: ilplayer {ours_total:.2f} s, defaults {theirs_total:.2f} s; per instance ratio median "
+        label = f"{name} (tuned)" if args.tuned else name
+        print(f"{label}: ilplayer {ours_total:.2f} s, defaults {theirs_total:.2f} s; per instance ratio median "
               f"{np.median(ratio):.2f}, max {ratio.max():.2f}; over {args.bound:g}x: {len(over)}; "
               f"statuses differ: {len(differ)}")
         for row in over[:10]:

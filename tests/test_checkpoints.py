@@ -127,3 +127,23 @@ def test_a_solver_object_copies_as_a_new_solver_with_the_same_options():
     layer = ilplayer.ILPLayer(0, 1, solver=solver)
     c, A, b = problem(4)
     assert torch.equal(pickle.loads(pickle.dumps(layer))(c, A, b), layer(c, A, b))
+
+
+def test_layers_saved_by_the_previous_release_load_and_answer_the_same():
+    # Written by `python scripts/save_checkpoints.py tests/data/layers-e7a7138.pt` at e7a7138
+    # (before the program, oracle and method were separate objects).
+    from pathlib import Path
+
+    for backend in ("highs", "bruteforce"):
+        need(backend)
+    saved = torch.load(Path(__file__).parent / "data" / "layers-e7a7138.pt", weights_only=False)
+    c, A, b = saved["inputs"]
+    for name, layer in saved["layers"].items():
+        y_saved, status_saved = saved["answers"][name]
+        with layer:
+            x = c.clone().requires_grad_()
+            y = layer(x, A, b)
+            y.sum().backward()
+        assert torch.equal(y.detach(), y_saved), name
+        assert torch.equal(layer.last_status, status_saved), name
+        assert x.grad is not None and torch.isfinite(x.grad).all(), name
