@@ -26,7 +26,8 @@ import torch
 
 import ilplayer
 from ilplayer.bench import family_batch, rotated
-from ilplayer.executors import FuturesExecutor, start_process_pool
+from ilplayer.executors import FuturesExecutor
+from ilplayer.workers import start_process_pool
 
 
 def layers_for(kind: str, solver: str, lb: torch.Tensor, ub: torch.Tensor,

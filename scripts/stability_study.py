@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.cli import parse_int_list
+from ilplayer.commands import parse_int_list
 from ilplayer.experiments import random_constraints, set_cover
 from ilplayer.learn import split_holdout
 from ilplayer.training import HiddenConstraintsData, TrainingConfig, train_static_constraints
