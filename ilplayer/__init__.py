@@ -2,7 +2,8 @@
 
 Example:
     >>> import torch, ilplayer
-    >>> layer = ilplayer.ILPLayer(lb=0, ub=1, solver="bruteforce", tau=0.5)
+    >>> oracle = ilplayer.Oracle(ilplayer.Program(lb=0, ub=1), solver="bruteforce")
+    >>> layer = ilplayer.ILPLayer(oracle, ilplayer.gradients.CombOptNet(tau=0.5))
     >>> A, b = ilplayer.StaticConstraints(num_constraints=2, num_variables=8, seed=0)()
     >>> y = layer(torch.randn(4, 8), A, b)
 """
@@ -28,6 +29,7 @@ from ilplayer.errors import (
 from ilplayer.hookspecs import hookimpl
 from ilplayer.instances import sample_random_constraints
 from ilplayer.layer import ILPLayer, solve
+from ilplayer.oracle import Oracle
 from ilplayer.plugins import (
     available_solvers,
     get_solver,
@@ -36,6 +38,7 @@ from ilplayer.plugins import (
     register_solver,
     unregister_solver,
 )
+from ilplayer.program import Program
 from ilplayer.solver import PersistentModelSolver, Solver
 from ilplayer.spec import SolverSpec
 from ilplayer.types import (
@@ -57,9 +60,11 @@ __all__ = [
     "LicenseStatus",
     "NoGradientWarning",
     "NoSignalWarning",
+    "Oracle",
     "ParameterError",
     "PersistentModelSolver",
     "PluginLoadWarning",
+    "Program",
     "SolveResult",
     "Solver",
     "SolverFailureWarning",

@@ -75,6 +75,7 @@ class DecisionPool:
 
 
 def check_solve_ratio(solve_ratio: Any) -> float:
+    """``solve_ratio`` as a float in [0, 1], or a ValueError that names it."""
     if isinstance(solve_ratio, bool) or not isinstance(solve_ratio, (int, float)) or not 0 <= solve_ratio <= 1:
         raise ValueError(f"solve_ratio must be a number in [0, 1] (the share of batches that call the "
                          f"solver), got {solve_ratio!r}")

@@ -4,10 +4,12 @@ which solve their own batches through a layer: :class:`SPOPlus`, :class:`Fenchel
 :class:`PerturbationGradient`, and over a pool of known decisions :class:`NCE`,
 :class:`ContrastiveMAP`, :class:`PointwiseLTR`, :class:`PairwiseLTR`, :class:`ListwiseLTR`.
 
-Every cost loss takes ``solve_ratio`` and ``pool`` (:mod:`ilplayer.decision_pool`): the share
-of its calls that solve, the rest answered from the pool (or, for the pool losses, the share
-that adds the predicted costs' solutions to the pool). Left out, the layer's own rule applies
-while the layer is in training mode."""
+Every cost loss solves through an [Oracle][ilplayer.Oracle] (or the oracle of a layer given
+instead), and takes ``solve_ratio`` and ``pool`` ([decision_pool][ilplayer.decision_pool]): the
+share of its calls that solve, the rest answered from the pool (or, for the pool losses, the
+share that adds the predicted costs' solutions to the pool). Left out, the oracle's own rule
+applies in training mode (the layer's mode when a layer was given, else the loss's own).
+Without ``A`` and ``b`` a loss solves under the program's rows."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from ilplayer.gradients.perturbed import NOISES, perturb, standard_noise
 
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
+    from ilplayer.oracle import Oracle
 
 __all__ = ["LOSSES", "NCE", "CaVE", "ContrastiveMAP", "FenchelYoung", "ListwiseLTR", "PairwiseLTR",
            "PerturbationGradient", "PointwiseLTR", "RegularizedFenchelYoung", "SPOPlus", "binding_normals",
@@ -60,28 +63,34 @@ def _as_float64(value: Any) -> torch.Tensor:
 
 
 class _CostLoss(torch.nn.Module):
-    """A loss on predicted costs that solves through ``layer`` (its backend, executor, sense),
-    with its own ``solve_ratio`` / ``pool`` rule or else the layer's (in training mode)."""
+    """A loss on predicted costs that solves through ``oracle`` (its backend, executor, sense),
+    with its own ``solve_ratio`` / ``pool`` rule or else the oracle's (in training mode)."""
 
-    def __init__(self, layer: ILPLayer, solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+    def __init__(self, oracle: Oracle | ILPLayer, solve_ratio: float = 1.0, pool: Any = None,
+                 seed: int | None = None) -> None:
         super().__init__()
-        self.layer = layer
+        if isinstance(oracle, torch.nn.Module):  # a layer: its oracle, and its mode decides the pool's use
+            self.layer: torch.nn.Module | None = oracle
+            self.oracle = oracle.oracle
+        else:
+            self.layer, self.oracle = None, oracle
         self.pool_rule = pool_rule(solve_ratio, pool, seed)
 
     @property
     def sign(self) -> float:
-        """-1 for a maximisation layer: every loss works on the minimisation form."""
-        return -1.0 if self.layer.sense == "max" else 1.0
+        """-1 for a maximisation program: every loss works on the minimisation form."""
+        return -1.0 if self.oracle.sense == "max" else 1.0
 
     def rule(self) -> PoolRule | None:
         if self.pool_rule is not None:
             return self.pool_rule
-        return self.layer.pool_rule if self.layer.training else None
+        training = self.layer.training if self.layer is not None else self.training
+        return self.oracle.pool_rule if training else None
 
     def solve(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1) -> torch.Tensor:
-        """Solutions (float64, on ``c``'s device) for costs ``c`` in the layer's sense, a drawn
-        share answered from the pool."""
-        y, _ = self.layer.solve_batch(c, A, b, A_eq, b_eq, copies=copies, pool=self.rule())
+        """Solutions (float64, on ``c``'s device) for costs ``c`` in the program's sense, a
+        drawn share answered from the pool."""
+        y, _ = self.oracle.solve_batch(c, A, b, A_eq, b_eq, copies=copies, pool=self.rule())
         return y.to(c.device)
 
 
@@ -99,12 +108,12 @@ class SPOPlus(_CostLoss):
         >>> loss = SPOPlus(layer)(c_pred, c_true, A, b)                   # doctest: +SKIP
     """
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         sign = self.sign
         c_true = _as_float64(c_true).to(c_pred.device)
         if y_true is None:
-            y_true, status = self.layer.solve_batch(c_true, A, b, A_eq, b_eq)
+            y_true, status = self.oracle.solve_batch(c_true, A, b, A_eq, b_eq)
             if not bool((status == 0).all()):
                 raise ValueError("SPOPlus: some true-cost instances have no optimal solution "
                                  f"(statuses {sorted(set(status.tolist()))}); pass y_true")
@@ -140,17 +149,17 @@ class FenchelYoung(_CostLoss):
     loss on the negated costs. Returns the batch mean.
     """
 
-    def __init__(self, layer: ILPLayer, sigma: float = 1.0, samples: int = 8,
+    def __init__(self, oracle: Oracle | ILPLayer, sigma: float = 1.0, samples: int = 8,
                  seed: int | None = None, noise: str = "additive", solve_ratio: float = 1.0,
                  pool: Any = None) -> None:
-        super().__init__(layer, solve_ratio, pool, seed)
+        super().__init__(oracle, solve_ratio, pool, seed)
         self.sigma, self.samples = _positive("sigma", sigma), _positive_int("samples", samples)
         if noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
         self.noise = noise
         self.generator = None if seed is None else torch.Generator().manual_seed(seed)
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         sign = self.sign
         pred = sign * c_pred.to(torch.float64)  # minimisation form
@@ -174,15 +183,15 @@ class PerturbationGradient(_CostLoss):
     the negated costs. Returns the batch mean.
     """
 
-    def __init__(self, layer: ILPLayer, sigma: float = 0.1, two_sides: bool = False,
+    def __init__(self, oracle: Oracle | ILPLayer, sigma: float = 0.1, two_sides: bool = False,
                  solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
-        super().__init__(layer, solve_ratio, pool, seed)
+        super().__init__(oracle, solve_ratio, pool, seed)
         self.sigma = _positive("sigma", sigma)
         if not isinstance(two_sides, bool):
             raise ValueError(f"two_sides must be True or False, got {two_sides!r}")
         self.two_sides = two_sides
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         sign, sigma = self.sign, self.sigma
         pred, true = sign * c_pred.to(torch.float64), sign * _as_float64(c_true).to(c_pred.device)
@@ -201,16 +210,17 @@ class _PoolLoss(_CostLoss):
     set's optimal solutions); ``solve_ratio`` is the share of calls whose predicted costs are
     solved and added to the pool (PyEPO's default 1)."""
 
-    def __init__(self, layer: ILPLayer, solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+    def __init__(self, oracle: Oracle | ILPLayer, solve_ratio: float = 1.0, pool: Any = None,
+                 seed: int | None = None) -> None:
         if pool is None:
             raise ValueError(f"pool: {type(self).__name__} compares against a pool of known decisions; give "
                              "pool= (e.g. the training set's optimal solutions, (k, n))")
-        super().__init__(layer, 1.0, pool if isinstance(pool, PoolRule) else PoolRule(solve_ratio, pool, seed))
+        super().__init__(oracle, 1.0, pool if isinstance(pool, PoolRule) else PoolRule(solve_ratio, pool, seed))
 
     def decisions(self, c_pred: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any) -> torch.Tensor:
         """The pool (k, n) after this call's draw, float64 on ``c_pred``'s device."""
         assert self.pool_rule is not None
-        return self.layer.refresh_pool(self.pool_rule, c_pred, A, b, A_eq, b_eq).to(c_pred.device)
+        return self.oracle.refresh_pool(self.pool_rule, c_pred, A, b, A_eq, b_eq).to(c_pred.device)
 
 
 class _ContrastiveLoss(_PoolLoss):
@@ -227,7 +237,7 @@ class NCE(_ContrastiveLoss):
     mean over pooled decisions ``w`` of ``c_pred·y_true - c_pred·w`` (minimisation form: the
     observed decision should cost less than every pooled one). Returns the batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         return self.margins(c_pred, y_true, A, b, A_eq, b_eq).mean(-1).mean().to(c_pred.dtype)
 
@@ -237,7 +247,7 @@ class ContrastiveMAP(_ContrastiveLoss):
     c_pred·w`` over the pool (minimisation form), NCE's hardest negative alone. Returns the
     batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         return self.margins(c_pred, y_true, A, b, A_eq, b_eq).amax(-1).mean().to(c_pred.dtype)
 
@@ -258,7 +268,7 @@ class PointwiseLTR(_RankLoss):
     between every pooled decision's predicted and true objective, mean over the pool. Returns
     the batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         return (pred - true).square().mean(-1).mean().to(c_pred.dtype)
@@ -270,7 +280,7 @@ class PairwiseLTR(_RankLoss):
     pred_w)`` summed over the pool and divided by ``k - 1`` (minimisation form). Returns the
     batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         best = pred.gather(1, true.argmin(1, keepdim=True))
@@ -283,7 +293,7 @@ class ListwiseLTR(_RankLoss):
     between the softmax of the pooled decisions' negated true objectives (clamped at 1e-8, as
     PyEPO) and the log-softmax of the negated predicted ones. Returns the batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         target = torch.softmax(-true, dim=1).clamp(min=1e-8)
@@ -298,17 +308,17 @@ class RegularizedFenchelYoung(_CostLoss):
     to a gap of ``tol`` or ``max_iter`` steps). Its gradient is ``y - mu``. Returns the batch
     mean. With ``solve_ratio`` < 1 the oracle's drawn share of steps answer from the pool."""
 
-    def __init__(self, layer: ILPLayer, lambd: float = 1.0, max_iter: int = 10_000, tol: float = 1e-6,
+    def __init__(self, oracle: Oracle | ILPLayer, lambd: float = 1.0, max_iter: int = 10_000, tol: float = 1e-6,
                  solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
-        super().__init__(layer, solve_ratio, pool, seed)
+        super().__init__(oracle, solve_ratio, pool, seed)
         self.lambd = _positive("lambd", lambd)
         self.projection = FrankWolfe(lam=self.lambd, max_iter=max_iter, tol=tol)  # checks both
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        problem = self.layer.min_problem(c_pred, A, b, A_eq, b_eq)
+        problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)
-        mu, _, _, ok = self.projection.project(self.layer.solves(self.rule()), problem, pred.detach())
+        mu, _, _, ok = self.projection.project(self.oracle.solves(self.rule()), problem, pred.detach())
         if not bool(ok.all()):
             raise ValueError(f"RegularizedFenchelYoung: the solver found no solution for instances "
                              f"{torch.nonzero(~ok).flatten().tolist()}")
@@ -387,18 +397,18 @@ class CaVE(_CostLoss):
     default, CaVE+ (Clarabel stopped after 3 interior-point steps; needs ``clarabel``). No
     solver runs. Returns the batch mean."""
 
-    def __init__(self, layer: ILPLayer, max_iter: int | None = None, tol: float = 1e-6) -> None:
-        if layer.cost_map is not None:
+    def __init__(self, oracle: Oracle | ILPLayer, max_iter: int | None = None, tol: float = 1e-6) -> None:
+        if (oracle.oracle if isinstance(oracle, torch.nn.Module) else oracle).cost_map is not None:
             raise ValueError("CaVE: the layer has a cost_map, and CaVE reads the constraints binding at y_true in "
                              "the program's own variables; use a layer without cost_map, with the costs "
                              "c @ cost_map.T and the decisions in the program's variables")
-        super().__init__(layer)
+        super().__init__(oracle)
         self.max_iter = None if max_iter is None else _positive_int("max_iter", max_iter)
         self.tol = float(tol)
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any,
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        problem = self.layer.min_problem(c_pred, A, b, A_eq, b_eq)
+        problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         signed = -self.sign * c_pred.to(torch.float64)
         targets = signed.detach().cpu().numpy()
         normals = binding_normals(_as_float64(y_true), problem, self.tol)

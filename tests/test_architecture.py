@@ -18,12 +18,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 LAYERS = [
     ("errors", "matrices"),                                 # every public exception and warning; dense or sparse rows
     ("types", "seeding"),                                   # shared records, random streams
-    ("problem", "solver", "engine", "reduced_costs", "params"),  # input validation, the contract, its engine
+    ("problem", "program", "solver", "engine", "reduced_costs", "params"),  # validation, program, contract, engine
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
     ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
     ("plugins", "plugin_api"),                              # the registry, the plugin authors' face
     ("executors", "workers", "ray_executor", "allocator"),  # pools of workers, their processes (malloc), Ray
-    ("dispatch", "decision_pool"),                          # a batch -> groups -> tasks -> answers; pooled answers
+    ("dispatch", "decision_pool", "oracle"),                # batch -> tasks -> answers; pooled answers; the oracle
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
      "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics", "losses", "instances",
      "backend_cache", "separation", "polish", "observations"),

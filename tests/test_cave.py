@@ -19,7 +19,7 @@ def test_binding_normals_are_the_tight_rows_equalities_and_bounds():
     layer = ILPLayer(0, 1, solver="bruteforce")
     A1 = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
     A_eq = torch.tensor([[1.0, 0.0, 1.0]])
-    problem = layer.min_problem(torch.zeros(1, 3), A1, torch.tensor([1.0, 2.0]), A_eq, torch.tensor([1.0]))
+    problem = layer.oracle.min_problem(torch.zeros(1, 3), A1, torch.tensor([1.0, 2.0]), A_eq, torch.tensor([1.0]))
     normals = binding_normals(torch.tensor([[1.0, 0.0, 0.0]]), problem)[0]
     expected = {(1.0, 1.0, 0.0), (1.0, 0.0, 1.0), (-1.0, -0.0, -1.0), (1.0, 0.0, 0.0), (-0.0, -1.0, -0.0),
                 (-0.0, -0.0, -1.0)}
@@ -46,7 +46,7 @@ def test_cave_loss_is_one_minus_the_cosine_to_the_projection(sense):
     pred = c_pred.clone().requires_grad_(True)
     value = CaVE(layer)(pred, y, A, B)
     sign = 1.0 if sense == "min" else -1.0
-    problem = layer.min_problem(c_pred, A, B)
+    problem = layer.oracle.min_problem(c_pred, A, B)
     normals = binding_normals(y, problem)
     signed = -sign * c_pred
     target = torch.from_numpy(np.stack([cone_projection(v, n) for v, n in zip(signed.numpy(), normals)]))

@@ -58,7 +58,7 @@ def test_copies_answer_as_the_original_on_every_backend_and_executor(backend, ex
         for name, other in copies.items():
             assert torch.equal(other(c, A, b), y), name
             assert torch.equal(other.last_status, layer.last_status), name
-            assert other.solver is not layer.solver, name
+            assert other.oracle.solver is not layer.oracle.solver, name
     finally:
         for other in (layer, *copies.values()):
             other.close()
@@ -111,7 +111,7 @@ def test_a_layer_with_your_own_pool_shares_it_on_deepcopy_and_refuses_pickle():
         layer = ilplayer.ILPLayer(0, 1, solver="highs", executor=pool)
         y = layer(c, A, b)
         twin = copy.deepcopy(layer)
-        assert twin.executor is layer.executor and twin.solver is not layer.solver
+        assert twin.oracle.executor is layer.oracle.executor and twin.oracle.solver is not layer.oracle.solver
         assert torch.equal(twin(c, A, b), y)
         with pytest.raises(TypeError, match="your own executor object cannot be pickled"):
             pickle.dumps(layer)

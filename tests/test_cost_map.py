@@ -135,7 +135,7 @@ def test_the_map_travels_with_copies_and_pickles():
                               gradient="blackbox")
     c = edge_costs(3)
     for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
-        assert torch.equal(other.cost_map, embed)
+        assert torch.equal(other.oracle.cost_map, embed)
         assert torch.equal(other(c, **constraints), best_tours(c))
         other.close()
     assert "cost_map=(40, 10)" in repr(layer)

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC_MODULES = ("ilplayer", "ilplayer.losses", "ilplayer.metrics", "ilplayer.testing", "ilplayer.learn",
-                  "ilplayer.ilploss")
+                  "ilplayer.ilploss", "ilplayer.decision_pool")
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,

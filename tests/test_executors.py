@@ -92,11 +92,11 @@ def test_a_layer_keeps_its_process_pool_and_worker_models_across_batches():
                               executor="processes", workers=2)
     try:
         layer(instances.c, instances.A, instances.b)
-        pids = set(layer.executor.worker_pids())
+        pids = set(layer.oracle.executor.worker_pids())
         for _ in range(3):
             y = layer(instances.c, instances.A, instances.b)
             assert_same_as_bruteforce(instances, y, layer.last_status)
-        assert set(layer.executor.worker_pids()) == pids  # the same workers served every batch
+        assert set(layer.oracle.executor.worker_pids()) == pids  # the same workers served every batch
     finally:
         layer.close()
     assert wait_dead(pids) == []
@@ -155,8 +155,8 @@ def test_a_worker_killed_mid_batch_gives_a_clear_error_and_the_next_batch_succee
     layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver="slow",
                               solver_options={"delay": 1.0}, executor="processes", workers=2)
     try:
-        layer.executor.start()
-        victim = layer.executor.worker_pids()[0]
+        layer.oracle.executor.start()
+        victim = layer.oracle.executor.worker_pids()[0]
         threading.Timer(0.5, os.kill, (victim, signal.SIGKILL)).start()
         with pytest.warns(ilplayer.SolverFailureWarning,
                           match=r"failed on instances \[.*\].*worker lost \(BrokenProcessPool"):
@@ -266,8 +266,8 @@ if __name__ == "__main__":
     ilplayer.register_solver("slow", SlowSolver)
     layer = ilplayer.ILPLayer(lb=0, ub=1, solver="slow", solver_options={{"delay": 60.0}},
                               executor="processes", workers=2)
-    layer.executor.start()
-    print(" ".join(str(p) for p in layer.executor.worker_pids()), flush=True)
+    layer.oracle.executor.start()
+    print(" ".join(str(p) for p in layer.oracle.executor.worker_pids()), flush=True)
     {ending}
 """
 ENDINGS = {
@@ -340,12 +340,12 @@ class PositionalSolver(GilEnumerationSolver):
 def test_parallel_executors_need_a_solver_their_workers_can_build():
     with pytest.raises(ValueError, match="needs a solver its workers can build again"):
         ilplayer.ILPLayer(solver=PositionalSolver(1e-6), executor="processes")
-    assert ilplayer.ILPLayer(solver=PositionalSolver(1e-6)).executor is None  # auto: serial
+    assert ilplayer.ILPLayer(solver=PositionalSolver(1e-6)).oracle.executor is None  # auto: serial
     # a Solver object built with keywords: each worker builds its own from its class and keywords
     c, A, b = torch.randn(6, 4, dtype=torch.float64), torch.ones(1, 4, dtype=torch.float64), torch.tensor([2.0])
     with ilplayer.ILPLayer(solver=GilEnumerationSolver(), executor="processes", workers=2) as layer:
         assert torch.equal(layer(c, A, b), ilplayer.solve(c, A, b)[0])
-        assert layer.recipe is not None and layer.recipe.spec.target is GilEnumerationSolver
+        assert layer.oracle.recipe is not None and layer.oracle.recipe.spec.target is GilEnumerationSolver
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -359,7 +359,7 @@ def test_bad_executor_arguments_are_refused(kwargs, message):
 
 
 def test_device_native_backends_use_no_executor():
-    assert ilplayer.ILPLayer(solver="bruteforce", executor="processes").executor is None
+    assert ilplayer.ILPLayer(solver="bruteforce", executor="processes").oracle.executor is None
 
 
 def test_auto_dispatch_measures_both_ways_then_takes_the_faster_and_probes_the_other():
@@ -384,12 +384,12 @@ def test_auto_executor_answers_every_batch_exactly_whichever_way_it_goes():
     layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver=mip_backend(),
                               executor="auto", workers=2)
     try:
-        assert layer.executor is not None and layer.executor.auto is not None
-        layer.executor.auto.probe_every = 2
+        assert layer.oracle.executor is not None and layer.oracle.executor.auto is not None
+        layer.oracle.executor.auto.probe_every = 2
         for _ in range(6):
             y = layer(instances.c, instances.A, instances.b)
             assert_same_as_bruteforce(instances, y, layer.last_status)
-        assert set(layer.executor.auto.seconds_per_instance) == {False, True}  # both were used
+        assert set(layer.oracle.executor.auto.seconds_per_instance) == {False, True}  # both were used
     finally:
         layer.close()
 

@@ -213,7 +213,7 @@ def test_losses_on_mixed_programs(loss):
     if loss == "spo+":
         value = SPOPlus(layer)(c_pred, c_true, weights, capacity)
     else:
-        y_true, _ = layer.solve_batch(c_true, weights, capacity)
+        y_true, _ = layer.oracle.solve_batch(c_true, weights, capacity)
         value = FenchelYoung(layer, samples=4)(c_pred, y_true, weights, capacity)
     value.backward()
     assert torch.isfinite(c_pred.grad).all() and c_pred.grad.abs().sum() > 0

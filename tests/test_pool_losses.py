@@ -89,15 +89,15 @@ def test_layer_pool_follows_the_reference_rule_in_training_only():
             expected, status = pooled[(c @ pooled.T).argmin(1)], Status.POOLED
         assert torch.equal(y, expected), step
         assert layer.last_status.tolist() == [int(status)] * 4
-    assert layer.pool_rule.pooled_batches > 0 and layer.pool_rule.solved_batches > 0
+    assert layer.oracle.pool_rule.pooled_batches > 0 and layer.oracle.pool_rule.solved_batches > 0
     layer.eval()  # evaluation solves exactly
     c, _ = data(4, seed=99)
     assert torch.equal(layer(c, A, B), argbest(c)) and (layer.last_status == 0).all()
     # solve_batch (the experiments' exact solves) is never pooled
-    rule = layer.pool_rule
+    rule = layer.oracle.pool_rule
     layer.train()
     before = rule.pooled_batches + rule.solved_batches
-    y, status = layer.solve_batch(c, A, B)
+    y, status = layer.oracle.solve_batch(c, A, B)
     assert torch.equal(y, argbest(c)) and rule.pooled_batches + rule.solved_batches == before
 
 

@@ -43,10 +43,10 @@ def test_ray_actors_solve_batches_in_order_and_persist_across_batches():
                                                instances.ub)
             assert torch.equal(layer.last_status, status_ref)
             torch.testing.assert_close((instances.c * y).sum(-1), (instances.c * y_ref).sum(-1))
-        assert layer.executor.workers == 2  # the running cluster's CPUs
-        actors = list(layer.executor._actors)
+        assert layer.oracle.executor.workers == 2  # the running cluster's CPUs
+        actors = list(layer.oracle.executor._actors)
         layer(instances.c, instances.A, instances.b)
-        assert layer.executor._actors == actors  # the same actors (and their models) again
+        assert layer.oracle.executor._actors == actors  # the same actors (and their models) again
     finally:
         layer.close()
 

@@ -54,8 +54,8 @@ def test_a_batch_after_a_node_is_lost_is_answered_in_full(cluster):
     y_ref, status_ref = reference(instances)
     with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
                            executor="ray") as layer:
-        layer.executor.start()  # waits for both actors: one on each node
-        pool = layer.executor._pool
+        layer.oracle.executor.start()  # waits for both actors: one on each node
+        pool = layer.oracle.executor._pool
         assert len(pool.ready(2, 0)) == 2
         layer(instances.c, instances.A, instances.b)
         cluster.remove_node(node)
@@ -72,8 +72,8 @@ def test_a_node_lost_during_a_batch_has_its_rows_run_again(cluster):
     y_ref, status_ref = reference(instances)
     with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.3},
                            executor="ray") as layer:
-        layer.executor.start()
-        assert len(layer.executor._pool.ready(2, 0)) == 2
+        layer.oracle.executor.start()
+        assert len(layer.oracle.executor._pool.ready(2, 0)) == 2
         remover = threading.Timer(0.5, cluster.remove_node, args=(node,))
         remover.start()
         began = time.monotonic()
@@ -96,7 +96,7 @@ def test_a_ray_solve_and_a_ray_layer_share_the_cluster(cluster):
                               executor="ray", workers=1) as second:
         for layer in (first, second):
             assert torch.equal(layer(instances.c, instances.A, instances.b), y_ref)
-        assert second.executor._actors[0] in first.executor._actors
+        assert second.oracle.executor._actors[0] in first.oracle.executor._actors
 
 
 def hold(seconds: float) -> None:
@@ -117,11 +117,11 @@ def test_without_a_free_cpu_the_rows_are_errors_with_a_clear_reason_not_a_hang(c
         assert Status.names(layer.last_status) == ["error"] * 4
         assert time.monotonic() - began < 30
         ray.cancel(blocker, force=True)  # the CPU is free again: the waiting actor starts
-        layer.executor.wait_s = 120.0  # (a busy machine takes seconds to free the CPU and start it)
+        layer.oracle.executor.wait_s = 120.0  # (a busy machine takes seconds to free the CPU and start it)
         assert torch.equal(layer(instances.c, instances.A, instances.b), y_ref)
         assert torch.equal(layer.last_status, status_ref)
     finally:
-        layer.executor.close()
+        layer.oracle.executor.close()
 
 
 def test_a_ray_layer_copies_and_pickles_and_its_copies_share_the_actors(cluster):
@@ -135,5 +135,5 @@ def test_a_ray_layer_copies_and_pickles_and_its_copies_share_the_actors(cluster)
         for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
             with other:
                 assert torch.equal(other(instances.c, instances.A, instances.b), y)
-                assert other.executor is not layer.executor
-                assert other.executor._pool is layer.executor._pool
+                assert other.oracle.executor is not layer.oracle.executor
+                assert other.oracle.executor._pool is layer.oracle.executor._pool

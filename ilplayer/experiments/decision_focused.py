@@ -229,7 +229,7 @@ class EpochBatches:
 
 def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
     """The optimal decisions (per cost entry) for the costs ``c``."""
-    y, status = layer.solve_batch(c, **task.constraints())
+    y, status = layer.oracle.solve_batch(c, **task.constraints())
     if not bool((status == 0).all()):
         raise RuntimeError(f"{task.name}: {int((status != 0).sum())} instances not solved to optimality")
     return y

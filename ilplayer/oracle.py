@@ -1,0 +1,261 @@
+"""The oracle: a :class:`~ilplayer.program.Program` with the backend, the worker pool and the
+decision pool that solve it — what every layer and loss solves through (PyEPO's ``optModel``,
+InferOpt's maximizer)."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.decision_pool import PoolRule, pool_rule
+from ilplayer.dispatch import solve_problem
+from ilplayer.executors import Backend, BatchExecutor, ExecutorLike, make_executor
+from ilplayer.problem import ProblemTensors, exact_dtype, validate_problem
+from ilplayer.program import Program
+from ilplayer.solver import Solver
+
+__all__ = ["Oracle", "as_input"]
+
+
+def as_input(value: Any) -> Any:
+    """An argument as the solves take it: a NumPy array becomes a tensor; a torch sparse tensor
+    that requires grad is densified with ``to_dense`` (differentiable). A scipy.sparse matrix,
+    or a torch sparse one without grad, stays sparse (:func:`validate_problem` keeps it as a
+    host CSR matrix). Anything else is left for :func:`validate_problem` to refuse by name."""
+    if isinstance(value, torch.Tensor) and value.layout != torch.strided and value.requires_grad:
+        return value.to_dense()
+    if isinstance(value, np.ndarray) and value.dtype != object:
+        return torch.from_numpy(value)
+    return value
+
+
+class _Unbuilt:
+    """The pool an oracle builds on its next solve; copies and pickles as itself."""
+
+    def __reduce__(self) -> str:
+        return "UNBUILT"
+
+
+UNBUILT: Any = _Unbuilt()
+
+
+class Oracle:
+    """Solves batches of a program with a backend: ``oracle(c) -> (y, status)``.
+
+    The backend's native models and the worker pool are not state: ``copy.deepcopy``,
+    ``pickle`` and ``torch.save`` copy the settings, and the copy builds its own backend and
+    pool on its first solve. An oracle is a context manager; [close][ilplayer.Oracle.close]
+    releases what it built (a later solve builds it again).
+
+    Args:
+        program: the [Program][ilplayer.Program] (its rows, box, integrality, sense, cost map);
+            None: a box ``[0, 1]`` whose rows each call brings.
+        solver: a backend name ([list_solvers][ilplayer.list_solvers]) or a
+            [Solver][ilplayer.Solver] object.
+        solver_options: keyword options for the backend (when given by name).
+        executor: how a batch is spread over workers: ``"auto"`` (default), ``"serial"``,
+            ``"threads"``, ``"processes"``, ``"ray"`` or a ``concurrent.futures.Executor``.
+            The pool is created on the first solve and lives until ``close``.
+        workers: parallel workers (default: the cores available).
+        mp_context: start method for ``executor="processes"``.
+        pool: known decisions of the program (k, n), a
+            [DecisionPool][ilplayer.decision_pool.DecisionPool] shared with others, or a
+            [PoolRule][ilplayer.decision_pool.PoolRule] (then leave ``solve_ratio`` out).
+        solve_ratio: the share of training solves that call the solver; the others take, per
+            instance, the pool's best decision (``Status.POOLED``). Applies where a layer or
+            loss solves in training mode; ``oracle(c)`` always solves exactly.
+
+    Attributes:
+        program: the program it solves.
+        pool_rule: the [PoolRule][ilplayer.decision_pool.PoolRule] of ``pool`` and
+            ``solve_ratio`` (None: nothing is pooled).
+
+    Example:
+        >>> program = ilplayer.Program(A=[[1.0, 1.0]], b=[1.0], lb=0, ub=1)
+        >>> with ilplayer.Oracle(program, solver="bruteforce") as oracle:
+        ...     y, status = oracle(torch.tensor([[-1.0, -2.0]]))
+        >>> y.tolist()
+        [[0.0, 1.0]]
+    """
+
+    def __init__(self, program: Program | None = None, solver: str | Solver = "highs",
+                 solver_options: dict[str, Any] | None = None, executor: ExecutorLike = None,
+                 workers: int | None = None, mp_context: str | None = None, pool: Any = None,
+                 solve_ratio: float = 1.0) -> None:
+        if program is None:
+            program = Program()
+        if not isinstance(program, Program):
+            raise TypeError(f"program must be an ilplayer.Program, got {type(program).__name__}")
+        self.program = program
+        self.pool_rule = pool_rule(solve_ratio, pool)
+        # What the oracle builds from (the recipe and the executor settings: kept by its copies)
+        # and what it built (the solver and pool it owns: not copied, built again on use).
+        self._executor_settings = (executor if isinstance(executor, str) or executor is None else None,
+                                   workers, mp_context)
+        backend = Backend.build(solver, solver_options, executor, workers, mp_context)
+        self.recipe = backend.recipe
+        self._solver: Solver | None = backend.solver
+        self._owns_solver = backend.owns_solver
+        self._executor: BatchExecutor | None = backend.executor
+        self._owns_executor = executor is None or isinstance(executor, str)
+
+    @classmethod
+    def restored(cls, program: Program, recipe: Any, executor_settings: tuple[Any, ...],
+                 rule: PoolRule | None) -> Oracle:
+        """An oracle from saved settings, built on its first solve (checkpoints)."""
+        oracle = cls.__new__(cls)
+        oracle.__dict__.update(program=program, pool_rule=rule, _executor_settings=executor_settings,
+                               recipe=recipe, _solver=None, _owns_solver=True, _executor=UNBUILT,
+                               _owns_executor=True)
+        return oracle
+
+    @property
+    def sense(self) -> str:
+        return self.program.sense
+
+    @property
+    def cost_map(self) -> torch.Tensor | None:
+        return self.program.cost_map
+
+    @property
+    def solver(self) -> Solver:
+        """The backend; built again after ``close`` or in a copy, on first use."""
+        if self._solver is None:
+            assert self.recipe is not None, "a solver the oracle built has its recipe"
+            self._solver = self.recipe.create()
+        return self._solver
+
+    @property
+    def executor(self) -> BatchExecutor | None:
+        """The worker pool (None: solved in the calling thread); built again after ``close``
+        or in a copy, on first use."""
+        if self._executor is UNBUILT:
+            executor, workers, mp_context = self._executor_settings
+            self._executor = make_executor(executor, workers, self.solver, self.recipe, mp_context)
+        return self._executor
+
+    def rows(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None) -> tuple[Any, ...]:
+        """``(c, A, b, A_eq, b_eq)`` as the solves take them: the program's rows where the call
+        brings none (``A = b = None``; ``A_eq = b_eq = None``), 0 rows where neither has any."""
+        c, A, b, A_eq, b_eq = (as_input(x) for x in (c, A, b, A_eq, b_eq))
+        program = self.program
+        if A is None and b is None:
+            A, b = program.A, program.b
+        if A_eq is None and b_eq is None:
+            A_eq, b_eq = program.A_eq, program.b_eq
+        if A is None and b is None and isinstance(c, torch.Tensor):
+            n = c.shape[-1] if program.cost_map is None else program.cost_map.shape[0]
+            A = torch.zeros((0, n), dtype=c.dtype, device=c.device)
+            b = torch.zeros((0,), dtype=c.dtype, device=c.device)
+        return c, A, b, A_eq, b_eq
+
+    def __call__(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None,
+                 b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The exact solutions for costs ``c`` (B, n) in the program's sense: ``(y, status)``,
+        ``y`` on ``c``'s device in a dtype exact for the box, detached. ``A``, ``b`` (and
+        ``A_eq``, ``b_eq``) replace the program's rows for this call."""
+        problem = self.min_problem(c, A, b, A_eq, b_eq)
+        y, status, _ = self._solve(problem)
+        return y.to(exact_dtype(problem.c.dtype, problem.lb, problem.ub)), status
+
+    def solve_batch(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None,
+                    copies: int = 1, pool: PoolRule | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The solutions in the program's ``sense``, without autograd (for losses that solve
+        their own batches): ``(y, status)``, ``y`` float64.
+
+        With ``copies`` > 1, ``c`` holds that many stacked cost batches (copies·B, n) for one
+        batch of B instances' constraints (perturbed samples): all are solved at once. With a
+        ``pool`` rule (a loss's own, or the oracle's ``pool_rule``), its drawn share of
+        calls is answered from the pool instead."""
+        c = self.rows(c, A, b, A_eq, b_eq)[0]
+        B = c.shape[0] // copies
+        problem = self.min_problem(c[:B], A, b, A_eq, b_eq)
+        if copies > 1:
+            problem = problem.repeat(copies, (-c if self.sense == "max" else c).detach())
+        y, status, _ = self.solves(pool)(problem)
+        return y, status
+
+    def min_problem(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None) -> ProblemTensors:
+        """The validated batch of costs ``c`` (in the program's sense) under its box and
+        integrality, in minimisation form, detached (for losses that solve their own)."""
+        c, A, b, A_eq, b_eq = self.rows(c, A, b, A_eq, b_eq)
+        c = (-c if self.sense == "max" else c).detach()
+        detach = lambda value: value.detach() if isinstance(value, torch.Tensor) else value
+        program = self.program
+        return validate_problem(c, detach(A), detach(b), program.lb, program.ub, detach(A_eq), detach(b_eq),
+                                program.integrality, cost_map=program.cost_map)
+
+    def solves(self, pool: PoolRule | None = None
+               ) -> Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """How a batch of ``min_problem`` is solved: exactly with the backend, or, with a
+        ``pool`` rule, its drawn share from the pool. Returns ``(y float64, status, objective)``."""
+        return self._solve if pool is None else functools.partial(pool.solve, exact=self._solve)
+
+    def refresh_pool(self, pool: PoolRule, c: Any, A: Any = None, b: Any = None, A_eq: Any = None,
+                     b_eq: Any = None) -> torch.Tensor:
+        """For the losses that read a whole pool: solve ``c`` (in the program's sense) in the
+        rule's drawn share of calls, adding the answers; the pool's decisions (k, n), float64."""
+        return pool.refresh(self.min_problem(c, A, b, A_eq, b_eq), self._solve)
+
+    def _solve(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``problem`` with this oracle's backend and pool: ``(y float64, status, objective)``."""
+        return solve_problem(problem, Backend(self.recipe, self.solver, self.executor))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The settings without what the oracle built: native models, pools and workers are
+        rebuilt by the copy (``pickle``, ``torch.save``)."""
+        if not self._owns_executor:
+            raise TypeError("a layer or oracle given your own executor object cannot be pickled (a pool is "
+                            "not data); build it with executor='threads', 'processes', 'ray' or 'serial' "
+                            "to save it, or copy it with copy.deepcopy, whose copy shares your pool")
+        return self._state(memo=None)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Oracle:
+        """A copy that builds its own backend and pool; your own executor object is shared."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        copied.__setstate__(copy.deepcopy(self._state(memo), memo))
+        return copied
+
+    def _state(self, memo: dict[int, Any] | None) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if self._owns_solver:
+            state["_solver"] = None
+        if self._owns_executor:
+            state["_executor"] = UNBUILT
+        elif memo is not None:
+            memo[id(self._executor)] = self._executor  # the user's pool: shared, not copied
+        return state
+
+    def __enter__(self) -> Oracle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the worker pool and release the backend's native models (for what the oracle
+        created itself). Safe to call twice; a later solve builds them again."""
+        if self._owns_executor:
+            executor, self._executor = self._executor, UNBUILT
+            if executor is not None and executor is not UNBUILT:
+                executor.close()
+        if self._owns_solver and self._solver is not None:
+            solver, self._solver = self._solver, None
+            solver.close()
+
+    def __repr__(self) -> str:
+        built = self._executor is not UNBUILT
+        executor = (self._executor.kind if self._executor is not None else "serial") if built else \
+            (self._executor_settings[0] or "auto")
+        solver = self._solver.name if self._solver is not None else self.recipe.spec.name if self.recipe else None
+        return f"Oracle({self.program!r}, solver={solver!r}, executor={executor!r})"
+
