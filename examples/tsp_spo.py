@@ -75,7 +75,7 @@ def main() -> None:
     layer = ilplayer.ILPLayer(lb=0, ub=ub, integrality=integrality, solver=args.solver,
                               gradient="identity", cost_map=embed)
     constraints = {"A": A, "b": b, "A_eq": A_eq, "b_eq": b_eq}
-    solve = lambda costs: layer.solve_batch(costs, **constraints)[0]
+    solve = lambda costs: layer.oracle.solve_batch(costs, **constraints)[0]
     y_train, y_test = solve(c_train), solve(c_test)
     torch.manual_seed(0)
     model = torch.nn.Linear(5, c.shape[1]).double()
