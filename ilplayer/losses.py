@@ -398,11 +398,11 @@ class CaVE(_CostLoss):
     solver runs. Returns the batch mean."""
 
     def __init__(self, oracle: Oracle | ILPLayer, max_iter: int | None = None, tol: float = 1e-6) -> None:
-        if (oracle.oracle if isinstance(oracle, torch.nn.Module) else oracle).cost_map is not None:
+        super().__init__(oracle)
+        if self.oracle.cost_map is not None:
             raise ValueError("CaVE: the layer has a cost_map, and CaVE reads the constraints binding at y_true in "
                              "the program's own variables; use a layer without cost_map, with the costs "
                              "c @ cost_map.T and the decisions in the program's variables")
-        super().__init__(oracle)
         self.max_iter = None if max_iter is None else _positive_int("max_iter", max_iter)
         self.tol = float(tol)
 

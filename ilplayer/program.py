@@ -101,13 +101,11 @@ class Program:
             set_("c", c)
         if self.variable_names is not None and n is not None and len(self.variable_names) != n:
             raise ValueError(f"variable_names has {len(self.variable_names)} names but the program has {n} variables")
-        if n is not None and self.cost_map is None:
+        if n is not None:
             # One zero cost vector through the batch checks: every shape, value and bound at once.
-            validate_problem(torch.zeros(1, n, dtype=torch.float64), self.A, self.b, self.lb, self.ub,
-                             self.A_eq, self.b_eq, self.integrality)
-        elif n is not None and self.cost_map is not None:
-            validate_problem(torch.zeros(1, self.cost_map.shape[1], dtype=torch.float64), self.A, self.b,
-                             self.lb, self.ub, self.A_eq, self.b_eq, self.integrality, cost_map=self.cost_map)
+            costs = n if self.cost_map is None else self.cost_map.shape[1]
+            validate_problem(torch.zeros(1, costs, dtype=torch.float64), self.A, self.b, self.lb, self.ub,
+                             self.A_eq, self.b_eq, self.integrality, cost_map=self.cost_map)
         elif (self.A is None) != (self.b is None):
             raise ValueError("A and b must both be given, or both be None (no constraints)")
 
@@ -153,11 +151,6 @@ class Program:
     def num_constraints(self) -> int:
         """m, the inequality rows (0 without ``A``)."""
         return 0 if self.A is None else int(self.A.shape[-2])
-
-    @property
-    def has_rows(self) -> bool:
-        """Whether the program holds rows of its own (else each call brings them, or none)."""
-        return self.A is not None or self.A_eq is not None
 
     def values(self, y: torch.Tensor) -> dict[str, torch.Tensor]:
         """A solution (n,) or a batch (B, n) by variable name: ``{name: y[..., j]}``."""
