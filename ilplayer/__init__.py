@@ -24,6 +24,7 @@ from ilplayer.errors import (
     SolverFailureWarning,
     SolverNotInstalledError,
     UnknownSolverError,
+    UnreadableModelError,
     Warning,
 )
 from ilplayer.hookspecs import hookimpl
@@ -73,6 +74,7 @@ __all__ = [
     "StaticConstraints",
     "Status",
     "UnknownSolverError",
+    "UnreadableModelError",
     "Warning",
     "available_solvers",
     "get_solver",

@@ -24,6 +24,7 @@ __all__ = [
     "SolverFailureWarning",
     "SolverNotInstalledError",
     "UnknownSolverError",
+    "UnreadableModelError",
     "Warning",
     "warn_at_user_line",
 ]
@@ -47,6 +48,12 @@ class UnknownSolverError(Error, ValueError, LookupError):
 
 class SolverNotInstalledError(Error, ImportError):
     """The backend is registered but the library it drives is not installed."""
+
+
+class UnreadableModelError(Error, ValueError):
+    """A model holds what a mixed-integer linear program cannot (a quadratic or nonlinear term,
+    an SOS constraint, a semi-continuous variable, a constraint added lazily), or its file cannot
+    be read; the message names the constraint, variable or file."""
 
 
 class PluginLoadWarning(Warning, UserWarning):

@@ -3,6 +3,7 @@ integrality, sense and cost map, checked once when it is made."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +109,58 @@ class Program:
                              self.A_eq, self.b_eq, self.integrality, cost_map=self.cost_map)
         elif (self.A is None) != (self.b is None):
             raise ValueError("A and b must both be given, or both be None (no constraints)")
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Program:
+        """The program of an MPS or LP file (also ``.gz``), read by HiGHS (``highspy``).
+
+        Its objective is ``program.c`` in ``program.sense``, its column names are
+        ``program.variable_names``; the rows stay sparse. Ranged rows become two rows.
+
+        Raises:
+            UnreadableModelError: an unknown format, a file HiGHS cannot read, a quadratic
+                objective or a semi-continuous variable (named).
+        """
+        from ilplayer.readers.files import read_file
+
+        return cls(**read_file(path))
+
+    @classmethod
+    def from_gurobipy(cls, model: Any) -> Program:
+        """The program of a ``gurobipy.Model`` (its rows, bounds, variable types, objective and
+        names); refuses quadratic, SOS, general and semi-continuous parts and lazy constraints."""
+        from ilplayer.readers.gurobi import read_gurobipy
+
+        return cls(**read_gurobipy(model))
+
+    @classmethod
+    def from_pyomo(cls, model: Any) -> Program:
+        """The program of a Pyomo model (one active objective, linear constraints; the domains
+        and bounds of its variables), through Pyomo's linear standard-form compiler; the columns
+        are the variables the model uses, named as Pyomo names them."""
+        from ilplayer.readers.pyomo_model import read_pyomo
+
+        return cls(**read_pyomo(model))
+
+    @classmethod
+    def from_cvxpy(cls, problem: Any) -> Program:
+        """The program of a ``cvxpy.Problem`` (integer and boolean variables, bounds, linear
+        and piecewise-linear terms) at its parameters' current values, through cvxpy's own
+        canonicalisation; columns cvxpy adds (for ``abs``, ``max``, ...) are named ``_aux{j}``.
+        For a layer whose inputs are the parameters, use [from_cvxpy][ilplayer.from_cvxpy]."""
+        from ilplayer.readers.cvxpy_problem import read_cvxpy
+
+        return cls(**read_cvxpy(problem))
+
+    @classmethod
+    def from_pyepo(cls, optmodel: Any) -> Program:
+        """The program of a PyEPO ``optModel`` (gurobipy or Pyomo inside), with the cost map
+        from PyEPO's cost vector to the model's columns read from the model's own ``setObj``:
+        costs are given as PyEPO gives them and solutions come back as PyEPO's. Models that add
+        rows lazily in a callback (the TSP's DFJ, the CVRP's rounded capacity cuts) are refused."""
+        from ilplayer.readers.pyepo_model import read_pyepo
+
+        return cls(**read_pyepo(optmodel))
 
     def __repr__(self) -> str:
         fields = []

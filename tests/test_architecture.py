@@ -18,6 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 LAYERS = [
     ("errors", "matrices"),                                 # every public exception and warning; dense or sparse rows
     ("types", "seeding"),                                   # shared records, random streams
+    ("readers", "readers.rows", "readers.files", "readers.gurobi", "readers.pyomo_model",  # models users have
+     "readers.cvxpy_problem", "readers.pyepo_model"),
     ("problem", "program", "solver", "engine", "reduced_costs", "params"),  # validation, program, contract, engine
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
     ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend

@@ -163,7 +163,11 @@ class ScipSolver(PersistentModelSolver):
         lp = self._relaxation(model)
         for j, value in enumerate(c.tolist()):
             lp.chgObj(j, value)
-        lp.solve()
+        try:
+            lp.solve()
+        except Exception:  # "error in LP solver" on some free-variable LPs: let SCIP's MIP decide
+            model[3]["lp"] = None  # built afresh on next use
+            return False
         # SoPlex reports an unbounded LP as neither primal nor dual feasible, with a primal ray
         return not lp.isOptimal() and lp.getPrimalRay() is not None
 
