@@ -14,6 +14,7 @@ from ilplayer import losses, metrics
 from ilplayer.allocator import keep_freed_memory
 from ilplayer.backend_cache import release_solvers
 from ilplayer.constraints import StaticConstraints
+from ilplayer.cvxpy_layer import CvxpyILPLayer, from_cvxpy
 from ilplayer.errors import (
     DataWarning,
     Error,
@@ -54,6 +55,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Capability",
+    "CvxpyILPLayer",
     "DataWarning",
     "Error",
     "ILPBatch",
@@ -77,6 +79,7 @@ __all__ = [
     "UnreadableModelError",
     "Warning",
     "available_solvers",
+    "from_cvxpy",
     "get_solver",
     "hookimpl",
     "keep_freed_memory",

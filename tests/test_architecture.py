@@ -29,7 +29,7 @@ LAYERS = [
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
      "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics", "losses", "instances",
      "backend_cache", "separation", "polish", "observations"),
-    ("layer",),                                             # ILPLayer and solve()
+    ("layer", "cvxpy_layer"),                               # ILPLayer and solve(); cvxpy problems as layers
     ("constraints",),                                       # learnable constraint sets
     ("training", "ilploss"),                                # the learning loops: CombOptNet's, ILP-Loss'
     ("learn",),                                             # learning from the user's data

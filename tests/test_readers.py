@@ -8,10 +8,9 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 import ilplayer
-from ilplayer import Program, Status, UnreadableModelError
+from ilplayer import Program, Status
 from tests.host_solvers import MILP_BACKENDS, require
 
 SEEDS = range(40)
