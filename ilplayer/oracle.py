@@ -105,6 +105,20 @@ class Oracle:
         self._owns_executor = executor is None or isinstance(executor, str)
 
     @classmethod
+    def from_pyepo(cls, optmodel: Any, solver: str | Solver = "highs", **options: Any) -> Oracle:
+        """An oracle for a PyEPO ``optModel`` on any backend and executor: its program read
+        with [Program.from_pyepo][ilplayer.Program.from_pyepo] (costs and solutions in PyEPO's
+        own vector), so every ilplayer loss trains on the user's PyEPO model unchanged.
+
+        Args:
+            optmodel: a PyEPO model built on gurobipy or Pyomo (shortest path, knapsack, TSP
+                GG or MTZ, CVRP MTZ, or the user's own subclass).
+            solver: the backend that solves it (not the model's own solver).
+            **options: the other [Oracle][ilplayer.Oracle] arguments (executor, workers, pool, ...).
+        """
+        return cls(Program.from_pyepo(optmodel), solver=solver, **options)
+
+    @classmethod
     def restored(cls, program: Program, recipe: Any, executor_settings: tuple[Any, ...],
                  rule: PoolRule | None) -> Oracle:
         """An oracle from saved settings, built on its first solve (checkpoints)."""
