@@ -100,9 +100,15 @@ def _names(variables: list[Any], columns: dict[int, tuple[int, tuple[int, ...]]]
     names = [f"_aux{j}" for j in range(n)]
     for variable in variables:
         start, shape = columns[variable.id]
-        for k in range(variable.size):
-            index = np.unravel_index(k, shape, order="F") if shape else ()
-            names[start + k] = variable.name() + (f"[{','.join(str(int(i)) for i in index)}]" if index else "")
+        base = variable.name()
+        if not shape:
+            labels = [base]
+        elif len(shape) == 1:
+            labels = [f"{base}[{k}]" for k in range(shape[0])]
+        else:
+            indices = np.unravel_index(np.arange(variable.size), shape, order="F")
+            labels = [f"{base}[{','.join(map(str, index))}]" for index in zip(*(i.tolist() for i in indices))]
+        names[start:start + len(labels)] = labels
     return names
 
 
