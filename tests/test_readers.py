@@ -8,9 +8,10 @@ import math
 
 import numpy as np
 import pytest
+import torch
 
 import ilplayer
-from ilplayer import Program, Status
+from ilplayer import Program, Status, UnreadableModelError
 from tests.host_solvers import MILP_BACKENDS, require
 
 SEEDS = range(40)
@@ -185,3 +186,85 @@ def test_cvxpy_problems_solve_as_cvxpy_solves_them(backend):
         status = {cp.OPTIMAL: "optimal", cp.INFEASIBLE: "infeasible", cp.UNBOUNDED: "unbounded",
                   "infeasible_or_unbounded": "infeasible_or_unbounded"}[problem.status]
         assert agree((status, problem.value), ilplayer_outcome(program, backend)), seed
+
+
+# What a MILP cannot hold is refused by name, before any solve.
+
+def test_gurobipy_refuses_what_is_not_linear_by_name():
+    gp = pytest.importorskip("gurobipy")
+
+    def model():
+        m = gp.Model(env=gp.Env(params={"OutputFlag": 0}))
+        x = m.addVars(3, vtype="I", ub=4, name="x")
+        m.addConstr(x[0] + x[1] <= 3, name="row")
+        return m, x
+
+    m, x = model()
+    m.addQConstr(x[0] * x[1] <= 2, name="product")
+    with pytest.raises(UnreadableModelError, match="quadratic constraint 'product'"):
+        Program.from_gurobipy(m)
+    m, x = model()
+    m.setObjective(x[0] * x[0])
+    with pytest.raises(UnreadableModelError, match="objective is quadratic"):
+        Program.from_gurobipy(m)
+    m, x = model()
+    m.addSOS(gp.GRB.SOS_TYPE1, [x[0], x[1]])
+    with pytest.raises(UnreadableModelError, match="SOS"):
+        Program.from_gurobipy(m)
+    m, x = model()
+    m.addGenConstrMax(x[2], [x[0], x[1]], name="largest")
+    with pytest.raises(UnreadableModelError, match="general constraint 'largest'"):
+        Program.from_gurobipy(m)
+    m, _ = model()
+    m.addVar(vtype="S", lb=1, ub=3, name="semi")
+    with pytest.raises(UnreadableModelError, match="'semi' is semi-continuous"):
+        Program.from_gurobipy(m)
+    with pytest.raises(TypeError, match=r"gurobipy.Model"):
+        Program.from_gurobipy("model.lp")
+
+
+def test_pyomo_refuses_what_is_not_linear_by_name():
+    pe = pytest.importorskip("pyomo.environ")
+    m = pe.ConcreteModel()
+    m.x = pe.Var([0, 1], domain=pe.Integers, bounds=(0, 3))
+    m.curve = pe.Constraint(expr=m.x[0] * m.x[1] <= 2)
+    m.obj = pe.Objective(expr=m.x[0])
+    with pytest.raises(UnreadableModelError, match="constraint 'curve' is not linear"):
+        Program.from_pyomo(m)
+    m.curve.deactivate()
+    m.obj.deactivate()
+    m.square = pe.Objective(expr=m.x[0] ** 2)
+    with pytest.raises(UnreadableModelError, match="objective 'square' is not linear"):
+        Program.from_pyomo(m)
+    m.square.deactivate()
+    with pytest.raises(UnreadableModelError, match="0 active objectives"):
+        Program.from_pyomo(m)
+    m.obj.activate()
+    m.pick = pe.SOSConstraint(var=m.x, sos=1)
+    with pytest.raises(UnreadableModelError, match="SOS constraint 'pick'"):
+        Program.from_pyomo(m)
+
+
+def test_files_that_cannot_be_read_are_refused_with_the_path(tmp_path):
+    pytest.importorskip("highspy")
+    with pytest.raises(UnreadableModelError, match=r"model.txt.*the formats are .mps, .lp"):
+        Program.from_file(tmp_path / "model.txt")
+    with pytest.raises(FileNotFoundError, match=r"missing.mps"):
+        Program.from_file(tmp_path / "missing.mps")
+    broken = tmp_path / "broken.lp"
+    broken.write_text("this is not an LP file\n")
+    with pytest.raises(UnreadableModelError, match=r"HiGHS could not read .*broken.lp"):
+        Program.from_file(broken)
+    quadratic = tmp_path / "quadratic.lp"
+    quadratic.write_text("Minimize\n obj: x + [ 2 x ^ 2 ] / 2\nSubject To\n c: x >= 1\nEnd\n")
+    with pytest.raises(UnreadableModelError, match="quadratic objective"):
+        Program.from_file(quadratic)
+
+
+def test_solutions_are_read_back_by_name():
+    gp = pytest.importorskip("gurobipy")
+    program = Program.from_gurobipy(gurobipy_model(random_model(0)))
+    y = torch.arange(program.num_variables, dtype=torch.float64)
+    assert program.values(y) == {f"x{j}": y[j] for j in range(program.num_variables)}
+    assert program.A is not None and hasattr(program.A, "nnz")  # kept sparse
+    del gp
