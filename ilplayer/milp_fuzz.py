@@ -17,15 +17,11 @@ exact rows and ``loose`` on rows relaxed by the backends' own 1e-6 (``b + 1e-6``
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import math
-import os
-import sys
 import time
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +31,7 @@ import torch
 
 from ilplayer.fuzz import FuzzReport
 from ilplayer.solver import Solver
+from ilplayer.stdio import quiet_stdout
 from ilplayer.types import SolverFailureWarning, Status
 
 __all__ = ["MilpCase", "MilpOracle", "fuzz_milp_backend", "judge_milp", "milp_case", "milp_cases_for",
@@ -228,23 +225,9 @@ def _relaxation(case: MilpCase, c: np.ndarray, band: float) -> Any:
                    options={"presolve": False})
 
 
-@contextlib.contextmanager
-def _quiet_stdout() -> Iterator[None]:
-    """The process's stdout pointed at /dev/null: scipy's HiGHS prints stray lines from C."""
-    sys.stdout.flush()
-    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
-
-
 def milp_oracle(case: MilpCase) -> MilpOracle:
     """scipy's answers for every cost vector of ``case``, on the exact rows and in the band."""
-    with _quiet_stdout():
+    with quiet_stdout():
         strict = [_scipy_solve(case, c, 0.0) for c in case.c]
         loose = [_scipy_solve(case, c, BAND) for c in case.c]
     return MilpOracle(status=[s for s, _ in strict], strict=np.array([v for _, v in strict]),

@@ -16,7 +16,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 
 LAYERS = [
-    ("errors", "matrices"),                                 # every public exception and warning; dense or sparse rows
+    ("errors", "matrices", "stdio"),                        # public exceptions and warnings; rows; a quiet stdout
     ("types", "seeding"),                                   # shared records, random streams
     ("readers", "readers.rows", "readers.files", "readers.gurobi", "readers.pyomo_model",  # models users have
      "readers.cvxpy_problem", "readers.pyepo_model"),

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,25 +10,11 @@ import numpy as np
 
 from ilplayer.errors import UnreadableModelError
 from ilplayer.readers.rows import program_fields
+from ilplayer.stdio import quiet_stdout
 
 __all__ = ["FORMATS", "read_file"]
 
 FORMATS = (".mps", ".lp", ".mps.gz", ".lp.gz")
-
-
-@contextlib.contextmanager
-def _quiet_stdout() -> Iterator[None]:
-    """HiGHS prints its banner from C when the first ``Highs`` is made, before any option can
-    silence it: point the process's stdout at /dev/null for that moment."""
-    sys.stdout.flush()
-    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
 
 
 def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -47,7 +30,7 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     except ImportError as error:
         raise ImportError("Program.from_file reads through HiGHS: pip install 'ilplayer[files]' "
                           "(highspy>=1.16)") from error
-    with _quiet_stdout():
+    with quiet_stdout():
         highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
     if highs.readModel(str(path)) != highspy.HighsStatus.kOk:
