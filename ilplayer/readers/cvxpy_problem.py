@@ -31,9 +31,11 @@ class AffineMap:
             ``num_equalities`` rows and non-negative on the others (cvxpy's cone form).
         row, column: the position of each non-zero in the (m, n+1) matrix ``[A_all | b_all]``.
         num_equalities: the leading rows that are equalities.
+        shape: (m, n+1), the shape of ``[A_all | b_all]``.
         offsets: for each parameter id, its first position in ``theta``.
         size: p, the length of ``theta`` without the trailing 1.
         variables: for each problem variable id, its first column and shape.
+        maximize: whether the problem maximises (``cost`` is then the negated objective).
         fields: the ``Program`` fields other than the rows and the objective (box,
             integrality, names).
     """
@@ -148,16 +150,13 @@ def affine_map(problem: Any) -> AffineMap:
     offsets = {p.id: int(param_prob.param_id_to_col[par_ids.get(p.id, p.id)]) for p in problem.parameters()}
     columns = {v.id: (int(param_prob.var_id_to_col[var_ids.get(v.id, v.id)]), tuple(v.shape))
                for v in problem.variables()}
-    integer = np.zeros(n, dtype=bool)
+    integer, binary = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     integer[list(data.get("int_vars_idx", []))] = True
-    boolean = list(data.get("bool_vars_idx", []))
-    integer[boolean] = True
-    lb = np.full(n, -np.inf) if data.get("lower_bounds") is None else np.array(data["lower_bounds"], dtype=float)
-    ub = np.full(n, np.inf) if data.get("upper_bounds") is None else np.array(data["upper_bounds"], dtype=float)
-    lb[boolean], ub[boolean] = np.maximum(lb[boolean], 0.0), np.minimum(ub[boolean], 1.0)
-    names = _names(problem.variables(), columns, n)
-    fields = program_fields(A=sparse.csr_array((0, n)), lower=np.zeros(0), upper=np.zeros(0), lb=lb, ub=ub,
-                            integer=integer, c=np.zeros(n), sense="min", names=names)
+    binary[list(data.get("bool_vars_idx", []))] = True
+    lb = np.full(n, -np.inf) if data.get("lower_bounds") is None else data["lower_bounds"]
+    ub = np.full(n, np.inf) if data.get("upper_bounds") is None else data["upper_bounds"]
+    fields = program_fields(A=None, lower=None, upper=None, lb=lb, ub=ub, integer=integer, binary=binary,
+                            c=np.zeros(n), sense="min", names=_names(problem.variables(), columns, n))
     return AffineMap(cost=cost, rows=rows, row=row, column=column, shape=shape, num_equalities=int(dims.zero),
                      offsets=offsets, size=size, variables=columns,
                      maximize=isinstance(problem.objective, cp.Maximize), fields=fields)

@@ -57,8 +57,7 @@ def read_gurobipy(model: Any) -> dict[str, Any]:
     vtype = np.asarray(model.getAttr("VType", variables), dtype="<U1")
     lb = np.asarray(model.getAttr("LB", variables), dtype=np.float64)
     ub = np.asarray(model.getAttr("UB", variables), dtype=np.float64)
-    binary = vtype == "B"
-    lb[binary], ub[binary] = np.maximum(lb[binary], 0.0), np.minimum(ub[binary], 1.0)
     return program_fields(A=model.getA(), lower=lower, upper=upper, lb=lb, ub=ub, integer=vtype != "C",
+                          binary=vtype == "B",
                           c=model.getAttr("Obj", variables), sense="max" if model.ModelSense == -1 else "min",
                           names=model.getAttr("VarName", variables))
