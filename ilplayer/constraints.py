@@ -23,7 +23,8 @@ class StaticConstraints(torch.nn.Module):
     """A learnable set of ``m`` constraints on ``n`` variables; ``forward()`` returns ``(A, b)``.
 
     Args:
-        num_constraints: ``m``.
+        num_constraints: ``m`` (0: no constraints, the box alone; with known equalities
+            beside them, see :func:`~ilplayer.learn.learn_constraints`).
         num_variables: ``n``.
         lb: the variable box's lower bounds (used to place the origins).
         ub: its upper bounds.
@@ -45,9 +46,10 @@ class StaticConstraints(torch.nn.Module):
                  origin: str = "learnable", normalize: bool = True, seed: int | None = None,
                  dtype: torch.dtype = torch.float32) -> None:
         super().__init__()
-        for name, value in (("num_constraints", num_constraints), ("num_variables", num_variables)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 0:
+            raise ValueError(f"num_constraints must be a non-negative integer, got {num_constraints!r}")
+        if isinstance(num_variables, bool) or not isinstance(num_variables, int) or num_variables < 1:
+            raise ValueError(f"num_variables must be a positive integer, got {num_variables!r}")
         if origin not in ORIGINS:
             raise ValueError(f"origin must be one of {ORIGINS}, got {origin!r}")
         if not isinstance(normalize, bool):

@@ -44,7 +44,7 @@ from ilplayer.metrics import exact_match
 from ilplayer.plugins import preferred_backend
 from ilplayer.problem import as_bounds
 from ilplayer.seeding import derive_seed, torch_generator
-from ilplayer.training import BackendConfig, box_points, replace_checked
+from ilplayer.training import BackendConfig, box_points, known_equalities, replace_checked
 
 __all__ = ["CoVBalancer", "ILPLossConfig", "fit_ilploss", "ilp_loss_terms", "initial_ilploss_constraints",
            "sample_negatives", "train_ilploss"]
@@ -189,7 +189,8 @@ def _unit_rows(A: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Te
 
 def ilp_loss_terms(A: torch.Tensor, b: torch.Tensor, c: torch.Tensor, y: torch.Tensor, negatives: torch.Tensor,
                    lb: torch.Tensor, ub: torch.Tensor, temperature: float, margin_pos: float,
-                   margin_neg: float, learned_cost: bool = False) -> dict[str, torch.Tensor]:
+                   margin_neg: float, learned_cost: bool = False, A_eq: torch.Tensor | None = None,
+                   b_eq: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
     """ILP-Loss' three terms, each a mean over the batch (module docstring).
 
     ``A`` (K, n) and ``b`` (K,), shared, or (B, K, n) and (B, K), one set per instance, are the
@@ -198,7 +199,8 @@ def ilp_loss_terms(A: torch.Tensor, b: torch.Tensor, c: torch.Tensor, y: torch.T
     differs from ``y`` and lies in ``[lb, ub]``, and, with a known cost, costs no more than
     ``y``. With ``learned_cost`` (the cost comes from the model too) the cost row
     ``c·z <= c·y`` joins the learned rows instead: a better negative is separated either by a
-    constraint or by a cost that makes it worse, and ``y`` lies on that row (no positive term)."""
+    constraint or by a cost that makes it worse, and ``y`` lies on that row (no positive term).
+    Known equalities ``A_eq z = b_eq`` (m_eq, n) rule out the candidates off them, as the box does."""
     B, n = y.shape
     A, b = _unit_rows(A, b)  # shared (K, n) or per instance (B, K, n)
     unit_c = c / torch.linalg.vector_norm(c, dim=-1, keepdim=True).clamp_min(torch.finfo(c.dtype).tiny)
@@ -208,6 +210,8 @@ def ilp_loss_terms(A: torch.Tensor, b: torch.Tensor, c: torch.Tensor, y: torch.T
                    & ((F.relu(lb - negatives) + F.relu(negatives - ub)).sum(-1) == 0))
         if not learned_cost:
             in_play &= (negatives * unit_c[:, None, :]).sum(-1) <= cost_y
+        if A_eq is not None and b_eq is not None and len(A_eq):
+            in_play &= (negatives @ A_eq.T - b_eq).abs().sum(-1) <= 1e-6 * A_eq.shape[0]
     if learned_cost:
         rows = torch.cat([A.expand(B, *A.shape[-2:]), unit_c[:, None, :]], dim=1)
         tops = torch.cat([b.expand(B, b.shape[-1]), cost_y], dim=1)
@@ -293,16 +297,19 @@ def train_ilploss(
     pairs = {"validation": validation if validation is not None else (c_train, y_train),
              "test": (data.c_test, data.y_test)}
 
+    A_eq, b_eq = known_equalities(data)
+
     def batch_terms(rows: torch.Tensor, temperature: float, g: torch.Generator) -> dict[str, torch.Tensor]:
         c, y = c_train[rows], y_train[rows]
         A, b = constraints()
         with torch.no_grad():
             candidates = sample_negatives(y, A.detach(), b.detach(), lo, hi, config.hops, config.samples_per_hop, g)
-        return ilp_loss_terms(A, b, c, y, candidates, lo, hi, temperature, config.margin_pos, config.margin_neg)
+        return ilp_loss_terms(A, b, c, y, candidates, lo, hi, temperature, config.margin_pos, config.margin_neg,
+                              A_eq=A_eq, b_eq=b_eq)
 
     def accuracy(which: str) -> float:
         c, y = pairs[which]
-        return exact_match(layer(c, *constraints()), y)
+        return exact_match(layer(c, *constraints(), A_eq, b_eq), y)
 
     try:
         history = fit_ilploss(constraints, N, config, batch_terms, accuracy, seed=seed,

@@ -70,8 +70,8 @@ def sample_random_constraints(
         ``(normals, offsets, origins)`` of shapes (m, n), (m,), (m, n);
         ``A = normals`` and ``b = offsets + (normals * origins).sum(-1)``.
     """
-    if num_constraints < 1 or num_variables < 1:
-        raise ValueError(f"num_constraints and num_variables must be >= 1, got "
+    if num_constraints < 0 or num_variables < 1:
+        raise ValueError(f"num_constraints must be >= 0 and num_variables >= 1, got "
                          f"{num_constraints} and {num_variables}")
     lo = torch.as_tensor(as_bounds(lb, num_variables, "lb"), dtype=dtype)
     hi = torch.as_tensor(as_bounds(ub, num_variables, "ub"), dtype=dtype)

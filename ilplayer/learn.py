@@ -11,6 +11,7 @@ box reproduces the observed ``y``; ``ilplayer learn`` is the command line of bot
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import time
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from ilplayer.training import BackendConfig, TrainingConfig, box_points, initial
 __all__ = ["LEARN_METHODS", "DataWarning", "ILPLossConfig", "LearnConfig", "LearnResult", "SolutionData",
            "check_solutions", "default_init",
            "holdout_size", "learn_constraints", "load_solutions", "polish_model", "polish_with_start",
-           "restart_seed", "selected_record", "split_holdout"]
+           "restart_seed", "selected_record", "split_holdout", "with_equalities"]
 
 LEARN_K = 2
 """``learn_constraints`` learns 2 x num_constraints constraints by default: on Random Constraints
@@ -79,7 +80,8 @@ def default_init(lb: Any, ub: Any, n: int) -> str:
 
 @dataclass(frozen=True)
 class SolutionData:
-    """Observed ``(c, y)`` pairs on the box ``[lb, ub]``: float64 tensors (N, n)."""
+    """Observed ``(c, y)`` pairs on the box ``[lb, ub]``: float64 tensors (N, n); ``A_eq``,
+    ``b_eq``: equalities they all satisfy, kept fixed beside the learned rows (None: none)."""
 
     c_train: torch.Tensor
     y_train: torch.Tensor
@@ -87,6 +89,8 @@ class SolutionData:
     y_test: torch.Tensor
     lb: Any
     ub: Any
+    A_eq: torch.Tensor | None = None
+    b_eq: torch.Tensor | None = None
 
     @property
     def num_variables(self) -> int:
@@ -104,18 +108,30 @@ class LearnResult:
     settings: dict[str, Any] = field(default_factory=dict)
     wall_time_s: float = 0.0
 
+    A_eq: torch.Tensor | None = None
+    b_eq: torch.Tensor | None = None
+
     def constraints(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The learned ``(A, b)``, detached."""
+        """The learned ``(A, b)``, detached: the rows of ``A y <= b`` (none when the equalities
+        alone reproduce the observations)."""
         A, b = self.model()
         return A.detach(), b.detach()
+
+    def equalities(self) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The equalities ``A_eq y = b_eq`` found in the observations (:mod:`ilplayer.equalities`),
+        part of the learned program; None when there are none."""
+        return None if self.A_eq is None or self.b_eq is None else (self.A_eq, self.b_eq)
 
     def record(self) -> dict[str, Any]:
         """A JSON-ready summary (the ``--json`` record of ``ilplayer learn``)."""
         A, b = self.constraints()
+        equalities = self.equalities()
         return {"test_accuracy": self.test_accuracy, "train_accuracy": self.train_accuracy,
                 "epochs": self.history[-1]["epoch"] if self.history else 0, **self.settings,
                 "wall_time_s": self.wall_time_s,
-                "A": A.tolist(), "b": b.tolist(), "history": self.history}
+                "A": A.tolist(), "b": b.tolist(),
+                **({"A_eq": equalities[0].tolist(), "b_eq": equalities[1].tolist()} if equalities else {}),
+                "history": self.history}
 
 
 def selected_record(history: list[dict[str, float]]) -> dict[str, float]:
@@ -139,7 +155,7 @@ def learn_constraints(
     backend: BackendConfig | None = None, seed: int = 0, progress: bool = True, test_fraction: float = 0.2,
     validation_fraction: float = 0.1, restarts: int = 1, test_every: int = 1,
     restart_workers: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
-    polish: bool = True, method: str = "combopt",
+    polish: bool = True, method: str = "combopt", equalities: bool = True,
 ) -> LearnResult:
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
     ``argmin c·y`` over them and the box reproduces the observed ``y`` for each ``c``.
@@ -175,6 +191,13 @@ def learn_constraints(
     ``config`` an :class:`~ilplayer.ilploss.ILPLossConfig`, default its own): no solver while
     training, the validation pairs pick the temperature, the stop and the epoch; everything
     after training (restarts, polish, the accuracies) is the same.
+
+    With ``equalities`` (default) the equalities that every training pair satisfies are found
+    first (:func:`~ilplayer.equalities.data_equalities`: the equations of their affine hull,
+    exact, no training; recomputed on the training and validation pairs together when a
+    validation pair is off them) and kept fixed in every solve; where they alone reproduce
+    every validation pair (the rules of sudoku), nothing is trained and the result has no
+    inequality rows. ``settings["equalities"]`` says what was found.
     """
     if method not in LEARN_METHODS:
         raise ValueError(f"method must be one of {list(LEARN_METHODS)}, got {method!r}")
@@ -211,11 +234,81 @@ def learn_constraints(
         c_train, y_train, c_val, y_val = split_holdout(c_train, y_train, validation_fraction, seed)
         validation = (tensor(c_val), tensor(y_val))
     data = SolutionData(tensor(c_train), tensor(y_train), tensor(c_test), tensor(y_test), lb, ub)
+    found = None
+    if equalities:
+        data, found = with_equalities(data, validation)
     n = data.num_variables
     backend = backend or BackendConfig()
     solver = backend.solver or preferred_backend(box_points(lb, ub, n))
     backend = BackendConfig(solver, backend.solver_options, backend.executor, backend.workers)
     start = time.perf_counter()
+    seeds = [restart_seed(seed, restart) for restart in range(restarts)]
+    train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
+                 validation=validation, test_every=test_every, method=method)
+    layer = ILPLayer(lb, ub, solver=solver, solver_options=backend.solver_options,
+                     executor=backend.executor, workers=backend.workers)
+    equalities_ = (data.A_eq, data.b_eq)
+    try:
+        with torch.no_grad():
+            if found is not None and found["rows"]:
+                c_pairs, y_pairs = validation if validation is not None else (data.c_train, data.y_train)
+                found["accuracy_alone"] = exact_match(layer(c_pairs, None, None, *equalities_), y_pairs)
+        if found is not None and found.get("accuracy_alone", 0.0) >= 1.0:  # nothing left to learn
+            model = StaticConstraints(0, n, lb, ub, origin=config.origin, dtype=torch.float64)
+            history = [{"epoch": 0, "validation_accuracy": found["accuracy_alone"]}]
+            runs, kept, selected_epoch, polished = [(found["accuracy_alone"], model, history)], 0, 0, None
+        else:
+            runs, kept, model, selected_epoch, polished = _train_and_polish(
+                train, seeds, restart_workers, layer, polish, progress, on_epoch)
+            history = runs[kept][2]
+        with torch.no_grad():
+            A, b = model()
+            train_accuracy = exact_match(layer(data.c_train, A, b, *equalities_), data.y_train)
+            test_accuracy = exact_match(layer(data.c_test, A, b, *equalities_), data.y_test)
+    finally:
+        layer.close()
+    settings = {"seed": seed, "num_constraints": num_constraints, "num_variables": n,
+                "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "solver": solver,
+                "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
+                "train_size": len(data.c_train), "test_size": len(data.c_test), "test_on": test_on,
+                "validation_size": 0 if validation is None else len(validation[0]),
+                "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
+                "selected_restart": kept, "restart_workers": restart_workers,
+                "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished,
+                "method": method, "equalities": found}
+    return LearnResult(model, history, train_accuracy, test_accuracy, settings,
+                       time.perf_counter() - start, data.A_eq, data.b_eq)
+
+
+def with_equalities(data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None
+                    ) -> tuple[SolutionData, dict[str, Any]]:
+    """``data`` with the equalities every training pair satisfies
+    (:func:`~ilplayer.equalities.data_equalities`), found again on the training and validation
+    pairs together when a validation pair is off them (the training pairs alone were too few to
+    tell a rule from a coincidence); the summary says how many rows and from which pairs."""
+    from ilplayer.equalities import data_equalities, satisfied
+
+    y = data.y_train.numpy()
+    A_eq, b_eq = data_equalities(y)
+    found_on = "training pairs"
+    if len(A_eq) and validation is not None and not satisfied(A_eq, b_eq, validation[1].numpy()).all():
+        A_eq, b_eq = data_equalities(np.vstack([y, validation[1].numpy()]))
+        found_on = "training and validation pairs"
+    summary: dict[str, Any] = {"rows": len(A_eq), "found_on": found_on}
+    if not len(A_eq):
+        return data, summary
+    return dataclasses.replace(data, A_eq=torch.as_tensor(A_eq), b_eq=torch.as_tensor(b_eq)), summary
+
+
+def _train_and_polish(train: dict[str, Any], seeds: list[int], restart_workers: int, layer: ILPLayer,
+                      polish: bool, progress: bool, on_epoch: Callable[[dict[str, float]], None] | None
+                      ) -> tuple[list[tuple[float, StaticConstraints, History]], int, StaticConstraints, int,
+                                 dict[str, Any] | None]:
+    """Train from each seed, keep the restart best on the validation pairs, polish it.
+    Returns the runs (validation accuracy, model, history), the kept restart, its final model,
+    the epoch that model comes from (0: the start) and the polish summary."""
+    config, validation, data = train["config"], train["validation"], train["data"]
+    restarts = len(seeds)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -233,9 +326,6 @@ def learn_constraints(
         if on_epoch is not None:
             on_epoch(record)
 
-    seeds = [restart_seed(seed, restart) for restart in range(restarts)]
-    train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
-                 validation=validation, test_every=test_every, method=method)
     runs = []  # (validation accuracy of the selected epoch, model, history) per restart
     try:
         if restart_workers > 1 and restarts > 1:
@@ -249,37 +339,19 @@ def learn_constraints(
             bar.close()
     kept = max(range(restarts), key=lambda r: (runs[r][0], -r))  # ties: the earliest restart
     _, model, history = runs[kept]
-    layer = ILPLayer(lb, ub, solver=solver, solver_options=backend.solver_options,
-                     executor=backend.executor, workers=backend.workers)
     selected_epoch = int(selected_record(history)["epoch"])
-    try:
-        with torch.no_grad():
-            polished = None
-            # A start read off the data can beat every epoch trained from it (docs/records/learn.md, "Which
-            # epoch"): it competes with the trained model on the validation pairs.
-            initial = trained[kept][2] if validation is not None and config.init == "separating" else None
-            if polish:
-                model, polished = polish_with_start(model, selected_epoch, initial, data, validation, layer,
-                                                     config.origin, progress)
-                selected_epoch = polished["epoch"]
-            elif initial is not None and history[0]["validation_accuracy"] > runs[kept][0]:
-                model, selected_epoch = initial, 0
-            A, b = model()
-            train_accuracy = exact_match(layer(data.c_train, A, b), data.y_train)
-            test_accuracy = exact_match(layer(data.c_test, A, b), data.y_test)
-    finally:
-        layer.close()
-    settings = {"seed": seed, "num_constraints": num_constraints, "num_variables": n,
-                "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "solver": solver,
-                "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
-                "train_size": len(data.c_train), "test_size": len(data.c_test), "test_on": test_on,
-                "validation_size": 0 if validation is None else len(validation[0]),
-                "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
-                "selected_restart": kept, "restart_workers": restart_workers,
-                "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished,
-                "method": method}
-    return LearnResult(model, history, train_accuracy, test_accuracy, settings,
-                       time.perf_counter() - start)
+    with torch.no_grad():
+        polished = None
+        # A start read off the data can beat every epoch trained from it (docs/records/learn.md, "Which
+        # epoch"): it competes with the trained model on the validation pairs.
+        initial = trained[kept][2] if validation is not None and config.init == "separating" else None
+        if polish:
+            model, polished = polish_with_start(model, selected_epoch, initial, data, validation, layer,
+                                                 config.origin, progress)
+            selected_epoch = polished["epoch"]
+        elif initial is not None and history[0]["validation_accuracy"] > runs[kept][0]:
+            model, selected_epoch = initial, 0
+    return runs, kept, model, selected_epoch, polished
 
 
 def polish_with_start(model: StaticConstraints, epoch: int, start: StaticConstraints | None, data: SolutionData,
@@ -315,7 +387,8 @@ def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple
 
     c, y = data.c_train, data.y_train
     score = lambda A, b, pairs=(c, y): exact_match(layer(pairs[0], torch.as_tensor(A, dtype=c.dtype),
-                                                         torch.as_tensor(b, dtype=c.dtype)), pairs[1])
+                                                         torch.as_tensor(b, dtype=c.dtype), data.A_eq, data.b_eq),
+                                                   pairs[1])
     A, b = (t.numpy() for t in model())
     start = time.perf_counter()
     bar = None

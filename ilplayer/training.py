@@ -180,6 +180,12 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     return history
 
 
+def known_equalities(data: Any) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """``data``'s fixed equality rows ``(A_eq, b_eq)``, ``(None, None)`` where it has none: every
+    solve in training passes them beside the learned rows."""
+    return getattr(data, "A_eq", None), getattr(data, "b_eq", None)
+
+
 def box_points(lb: Any, ub: Any, n: int) -> int:
     """The number of integer points of the box (for :func:`preferred_backend`)."""
     widths = np.broadcast_to(np.asarray(ub, dtype=np.int64) - np.asarray(lb, dtype=np.int64) + 1, (n,))
@@ -274,9 +280,11 @@ def train_static_constraints(
                      tau=config.tau, basis=config.basis, executor=backend.executor,
                      workers=backend.workers)
     y_true = normalize_solution(data.y_train, lb, ub)
+    equalities = known_equalities(data)
+    solved = lambda c: layer(c, *model(), *equalities)
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
-        y = layer(data.c_train[rows], *model())
+        y = solved(data.c_train[rows])
         status = layer.last_status
         assert status is not None  # set by the forward pass above
         infeasible = int((status == Status.INFEASIBLE).sum())
@@ -290,9 +298,9 @@ def train_static_constraints(
         evaluated += 1
         scores = {}
         if evaluated % test_every == 0 or evaluated == config.epochs:
-            scores["accuracy"] = exact_match(layer(data.c_test, *model()), data.y_test)
+            scores["accuracy"] = exact_match(solved(data.c_test), data.y_test)
         if validation is not None:
-            scores["validation_accuracy"] = exact_match(layer(validation[0], *model()), validation[1])
+            scores["validation_accuracy"] = exact_match(solved(validation[0]), validation[1])
             if scores["validation_accuracy"] > best["accuracy"]:
                 best["accuracy"] = scores["validation_accuracy"]
                 best["state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -303,8 +311,8 @@ def train_static_constraints(
     try:
         if validation is not None:
             with torch.no_grad():
-                start.append({"epoch": 0, "accuracy": exact_match(layer(data.c_test, *model()), data.y_test),
-                              "validation_accuracy": exact_match(layer(validation[0], *model()), validation[1])})
+                start.append({"epoch": 0, "accuracy": exact_match(solved(data.c_test), data.y_test),
+                              "validation_accuracy": exact_match(solved(validation[0]), validation[1])})
         history = fit_epochs(len(data.c_train), epochs=config.epochs, batch_size=config.batch_size,
                              seed=seed, optimizer=_adam(model, config, data.lb, data.ub, n),
                              batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached)

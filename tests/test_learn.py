@@ -294,7 +294,8 @@ def test_restart_workers_from_an_unguarded_script_raise_naming_the_guard(tmp_pat
     script = tmp_path / "script.py"
     script.write_text("import numpy as np\nfrom ilplayer.learn import learn_constraints\n"
                       "c = -np.random.default_rng(0).random((20, 3))\ny = np.ones((20, 3))\n"
-                      "learn_constraints(c, y, 0, 1, 1, restarts=2, restart_workers=2, progress=False)\n")
+                      "learn_constraints(c, y, 0, 1, 1, restarts=2, restart_workers=2, progress=False,\n"
+                      "                  equalities=False)\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert 'without an `if __name__ == "__main__":` guard' in done.stderr and "script.py (line 5)" in done.stderr

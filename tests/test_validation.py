@@ -103,7 +103,7 @@ def test_bounds_are_checked_before_anything_is_solved():
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    (dict(num_constraints=0, num_variables=3), ValueError, r"num_constraints must be a positive integer, got 0"),
+    (dict(num_constraints=-1, num_variables=3), ValueError, r"num_constraints must be a non-negative integer, got -1"),
     (dict(num_constraints=2, num_variables=2.5), ValueError, r"num_variables must be a positive integer, got 2.5"),
     (dict(num_constraints=2, num_variables=3, lb=2, ub=1), ValueError, r"lb must not exceed ub"),
     (dict(num_constraints=2, num_variables=3, normalize="yes"), TypeError, r"normalize must be True or False"),
