@@ -174,6 +174,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="override a hyper-parameter: lr (constraints), backbone_lr, tau, "
                             "blackbox_lambda, iterations, batch_size (repeatable)")
     match.add_argument("--out", default="results")
+    sudoku = experiment.add_parser("sudoku", help="learn the rules of sudoku from solved puzzles (docs/sudoku.md)")
+    sudoku.add_argument("--size", type=int, choices=[4, 6, 9], default=4, help="grid side (default 4)")
+    sudoku.add_argument("--method", choices=list(LEARN_METHODS), default="ilploss",
+                        help="ilploss (default) or combopt, through ilplayer learn's learn_constraints")
+    sudoku.add_argument("--seeds", default="0", help="dataset and training seeds: 3, 0-2 or 0,2,5")
+    sudoku.add_argument("--equalities", action=argparse.BooleanOptionalAction, default=True,
+                        help="find the solved grids' equalities first (default: on; off: the method alone)")
+    sudoku.add_argument("--num-constraints", type=_positive_int, default=None,
+                        help="inequality rows to learn, times the method's k (default: 4 x size^2, the rules)")
+    sudoku.add_argument("--epochs", type=_positive_int, default=None, help="at most this many (method's default)")
+    sudoku.add_argument("--train", type=_positive_int, default=None,
+                        help="training puzzles (default 1,000 / 3,000 / 10,000 at 4 / 6 / 9)")
+    sudoku.add_argument("--solver", type=_solver_name, default="highs", help="MIP backend (default highs)")
+    sudoku.add_argument("--out", default="results/sudoku")
+    sudoku.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
     learn = commands.add_parser("learn", help="learn hidden constraints from your (cost, solution) pairs")
     learn.add_argument("train", help="observations: .npz with arrays c (N, n) and y (N, n) "
                        "(optionally lb, ub), or .csv with columns c0.., y0..")
@@ -224,13 +239,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--polish", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["polish"],
                        help="refit the trained constraints to what the observations prove and drop spare "
                             "rows, kept if the validation accuracy does not fall (default: on; the paper: off)")
+    learn.add_argument("--equalities", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["equalities"],
+                       help="find the equalities every observed solution satisfies first and keep them fixed "
+                            "(default: on; see docs/learn.md)")
     learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
     learn.add_argument("--solver", type=_solver_name, default=None,
                        help="backend (default: bruteforce for small boxes, else the preferred MIP backend)")
     learn.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
     learn.add_argument("--workers", type=_positive_int, default=None)
     learn.add_argument("--json", default=None, help="write the record (accuracies, settings, curves) here")
-    learn.add_argument("--out", default=None, help="save the learned A, b and model here (torch.save)")
+    learn.add_argument("--out", default=None,
+                       help="save the learned A, b (and A_eq, b_eq), the box and the model here (torch.save)")
     report = commands.add_parser("report", help="a results folder -> a markdown report")
     report.add_argument("folder", nargs="?", default="results")
     report.add_argument("--out", default="docs/records/results.md")

@@ -158,6 +158,21 @@ def run_experiments(args: argparse.Namespace) -> int:
                   + (f" (paper {paper} %)" if paper is not None else "")
                   + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
+    if args.task == "sudoku":
+        from ilplayer.experiments.sudoku_runs import SPLITS, run_sudoku
+
+        sizes = SPLITS[args.size] if args.train is None else (args.train, *SPLITS[args.size][1:])
+        for seed in parse_int_list(args.seeds):
+            record = run_sudoku(args.size, seed, args.out, method=args.method, equalities=args.equalities,
+                                num_constraints=args.num_constraints, epochs=args.epochs, solver=args.solver,
+                                sizes=sizes, resume=args.resume)
+            rules = record["rules"]
+            print(f"sudoku {args.size}x{args.size} {args.method} seed {seed}: boards "
+                  f"{100 * record['board_accuracy']:.1f} %, cells {100 * record['cell_accuracy']:.1f} % of "
+                  f"{record['data']['sizes'][2]} held out; trained in {record['train_s']:.0f} s, "
+                  f"{record['test_ms_per_puzzle']:.1f} ms a puzzle on {args.solver}; rules implied "
+                  f"{rules.get('rules_implied', 0)}/{rules['true_rules']}", flush=True)
+        return 0
     if args.task == "matching":
         from ilplayer.experiments.runner import run_matching
 
@@ -370,11 +385,16 @@ def run_learn(args: argparse.Namespace) -> int:
                                test_fraction=args.test_fraction, config=config, seed=args.seed, method=args.method,
                                validation_fraction=args.validation_fraction,
                                restarts=args.restarts, test_every=args.test_every, polish=args.polish,
+                               equalities=args.equalities,
                                restart_workers=args.restart_workers or min(args.restarts, default_workers()),
                                backend=BackendConfig(args.solver, None, args.executor, args.workers))
     print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
           f"{100 * result.test_accuracy:.1f} % ({_which_model(result.settings['selected_epoch'])}; "
           f"{result.settings['solver']}, {result.wall_time_s:.0f} s)")
+    found = result.settings["equalities"]
+    if found and found["rows"]:
+        print(f"equalities: {found['rows']} found on the {found['found_on']}"
+              + (", enough alone: nothing trained" if result.constraints()[0].shape[0] == 0 else ", kept fixed"))
     polished = result.settings["polish"]
     if polished:
         print(f"polish: {polished['rows_before']} -> {polished['rows_after']} constraints, {polished['judged_on']} "
@@ -391,9 +411,11 @@ def run_learn(args: argparse.Namespace) -> int:
         print(f"wrote {args.json}")
     if args.out:
         A, b = result.constraints()
+        equalities = result.equalities()
         torch.save({"A": A, "b": b, "lb": result.settings["lb"], "ub": result.settings["ub"],
+                    **({"A_eq": equalities[0], "b_eq": equalities[1]} if equalities else {}),
                     "state_dict": result.model.state_dict(), "settings": result.settings}, args.out)
-        print(f"wrote {args.out} (A, b, the box and the model's state_dict)")
+        print(f"wrote {args.out} (A, b{', A_eq, b_eq' if equalities else ''}, the box and the model's state_dict)")
     return 0
 
 

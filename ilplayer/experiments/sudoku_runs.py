@@ -1,0 +1,137 @@
+"""``ilplayer experiment sudoku``: learn the rules of sudoku from solved puzzles, solve held-out
+puzzles with the learned program, and record how well and how fast (docs/records/sudoku.md).
+
+One run = one JSON record: board accuracy (every cell right), cell accuracy, the share of
+boards whose givens the answer keeps, the training and test times, and the learned rows set
+against the true rules (how many rules the learned equalities imply, how many learned rows
+are a rule).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.experiments.cache import cached
+from ilplayer.experiments.runner import load_record, save_record, versions
+from ilplayer.experiments.sudoku import SudokuSet, decode, make_puzzles, prove_unique, sudoku_rules
+
+__all__ = ["SPLITS", "compare_rules", "run_sudoku", "sudoku_splits"]
+
+SPLITS = {4: (1000, 100, 1000), 6: (3000, 100, 1000), 9: (10000, 100, 1000)}
+"""(train, validation, test) puzzles per grid side; 9x9 is ILP-Loss' and SATNet's protocol."""
+
+
+def sudoku_splits(size: int, seed: int, sizes: tuple[int, int, int] | None = None,
+                  solver: str = "highs") -> tuple[SudokuSet, SudokuSet, SudokuSet, dict[str, Any]]:
+    """The (train, validation, test) puzzles of ``seed``, made once and cached; every puzzle's
+    uniqueness proved by ``solver`` (:func:`~ilplayer.experiments.sudoku.prove_unique`).
+    Returns them and a summary (givens, generation and proof times)."""
+    sizes = sizes or SPLITS[size]
+
+    def build() -> dict[str, Any]:
+        start = time.perf_counter()
+        puzzles = make_puzzles(size, sum(sizes), seed=seed)
+        made = time.perf_counter() - start
+        proved = prove_unique(puzzles, solver=solver)
+        if not proved.all():
+            raise RuntimeError(f"{int((~proved).sum())} puzzles of seed {seed} are not proved unique by {solver}")
+        return {"givens": torch.as_tensor(puzzles.givens), "solutions": torch.as_tensor(puzzles.solutions),
+                "generate_s": made, "prove_s": time.perf_counter() - start - made, "prover": solver}
+
+    stored = cached("sudoku", {"size": size, "seed": seed, "sizes": list(sizes)}, build)
+    puzzles = SudokuSet(stored["givens"].numpy(), stored["solutions"].numpy())
+    a, b = sizes[0], sizes[0] + sizes[1]
+    givens = puzzles.num_givens()
+    summary = {"sizes": list(sizes), "givens_mean": float(givens.mean()), "givens_min": int(givens.min()),
+               "givens_max": int(givens.max()), "generate_s": stored["generate_s"], "prove_s": stored["prove_s"],
+               "unique_proved_by": stored["prover"]}
+    return puzzles[:a], puzzles[a:b], puzzles[b:], summary
+
+
+def compare_rules(size: int, A_eq: np.ndarray | None, b_eq: np.ndarray | None, A: np.ndarray,
+                  b: np.ndarray) -> dict[str, Any]:
+    """The learned program against the true rules: how many rules the learned equalities imply
+    (lie in their row space), how many learned equality rows and inequality rows are, up to
+    scale, a rule (an inequality ``r·x <= 1`` or ``-r·x <= -1`` with unit rows, within 1e-3)."""
+    rules, ones = sudoku_rules(size)
+    out: dict[str, Any] = {"true_rules": len(rules)}
+    if A_eq is not None and len(A_eq):
+        M = np.hstack([A_eq, b_eq[:, None]])
+        rank = np.linalg.matrix_rank(M)
+        implied = sum(np.linalg.matrix_rank(np.vstack([M, np.append(r, 1.0)])) == rank for r in rules)
+        out.update(equality_rows=len(A_eq), rules_implied=int(implied),
+                   equality_rows_that_are_rules=_rows_matching(A_eq, b_eq, rules))
+    out.update(inequality_rows=len(A), inequality_rows_that_are_rules=_rows_matching(A, b, rules))
+    return out
+
+
+def _rows_matching(A: np.ndarray, b: np.ndarray, rules: np.ndarray) -> int:
+    """Learned rows ``a·x <= b`` (or ``= b``) that are ``r·x <= 1`` or ``-r·x <= -1`` for a rule ``r``,
+    compared with unit rows."""
+    if not len(A):
+        return 0
+    scale = np.linalg.norm(A, axis=1, keepdims=True)
+    unit, top = A / scale, b / scale[:, 0]
+    rule_norm = np.linalg.norm(rules, axis=1)
+    cosine = unit @ (rules / rule_norm[:, None]).T
+    match = np.zeros(cosine.shape, dtype=bool)
+    for sign in (1.0, -1.0):
+        match |= (np.abs(cosine - sign) < 1e-3) & (np.abs(top[:, None] - sign / rule_norm[None, :]) < 1e-3)
+    return int(match.any(1).sum())
+
+
+def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilploss", equalities: bool = True,
+               num_constraints: int | None = None, epochs: int | None = None, solver: str = "highs",
+               sizes: tuple[int, int, int] | None = None, resume: bool = False,
+               progress: bool = True) -> dict[str, Any]:
+    """Learn the rules from the training puzzles of ``seed`` with ``method`` (``"ilploss"`` or
+    ``"combopt"``, through :func:`~ilplayer.learn.learn_constraints`; ``equalities``: the
+    equalities of the solved grids found first, see there), solve the test puzzles with the
+    learned program on ``solver`` and write the record. ``num_constraints`` defaults to the
+    number of true rules (``4 size**2``)."""
+    from ilplayer.layer import solve
+    from ilplayer.learn import ILPLossConfig, LearnConfig, learn_constraints
+    from ilplayer.training import BackendConfig
+
+    name = f"sudoku-{size}x{size}-{method}-{'equalities' if equalities else 'no-equalities'}-seed{seed}"
+    if resume and (done := load_record(out_dir, name)) is not None:
+        return done
+    train, validation, test, data_summary = sudoku_splits(size, seed, sizes)
+    pool = SudokuSet(np.concatenate([train.givens, validation.givens]),
+                     np.concatenate([train.solutions, validation.solutions]))
+    m = num_constraints or 4 * size * size
+    overrides = {} if epochs is None else {"epochs": epochs}
+    config = ILPLossConfig(**overrides) if method == "ilploss" else LearnConfig(**overrides)
+    result = learn_constraints(pool.costs(), pool.targets(), 0, 1, m, c_test=test.costs()[:1],
+                               y_test=test.targets()[:1], config=config, seed=seed, method=method,
+                               validation_fraction=len(validation) / len(pool), equalities=equalities,
+                               progress=progress, backend=BackendConfig(solver))
+    A, b = (t.numpy() for t in result.constraints())
+    found = result.equalities()
+    A_eq, b_eq = (None, None) if found is None else (found[0].numpy(), found[1].numpy())
+    start = time.perf_counter()
+    y, status = solve(torch.as_tensor(test.costs()), torch.as_tensor(A), torch.as_tensor(b), 0, 1, solver=solver,
+                      A_eq=None if A_eq is None else torch.as_tensor(A_eq),
+                      b_eq=None if b_eq is None else torch.as_tensor(b_eq))
+    test_s = time.perf_counter() - start
+    grids = decode(y.numpy(), size)
+    cells_right = grids == test.solutions
+    kept = ((test.givens == 0) | (grids == test.givens)).reshape(len(test), -1).all(1)
+    record = {"task": "sudoku", "size": size, "seed": seed, "method": method, "equalities": equalities,
+              "num_constraints": m, "solver": solver, "data": data_summary,
+              "board_accuracy": float(cells_right.reshape(len(test), -1).all(1).mean()),
+              "cell_accuracy": float(cells_right.mean()), "givens_kept": float(kept.mean()),
+              "statuses": {str(int(s)): int((status == s).sum()) for s in status.unique()},
+              "train_s": result.wall_time_s, "test_s": test_s, "test_ms_per_puzzle": 1e3 * test_s / len(test),
+              "rules": compare_rules(size, A_eq, b_eq, A, b), "learn": {k: v for k, v in result.settings.items()
+                                                                          if k not in ("lb", "ub")},
+              "history": result.history, "versions": versions(solver),
+              "A": A.tolist(), "b": b.tolist(),
+              **({} if A_eq is None else {"A_eq": A_eq.tolist(), "b_eq": b_eq.tolist()})}
+    save_record(record, out_dir, name, None)
+    return record
