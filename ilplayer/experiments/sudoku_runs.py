@@ -60,7 +60,7 @@ def compare_rules(size: int, A_eq: np.ndarray | None, b_eq: np.ndarray | None, A
     scale, a rule (an inequality ``r·x <= 1`` or ``-r·x <= -1`` with unit rows, within 1e-3)."""
     rules, ones = sudoku_rules(size)
     out: dict[str, Any] = {"true_rules": len(rules)}
-    if A_eq is not None and len(A_eq):
+    if A_eq is not None and b_eq is not None and len(A_eq):
         M = np.hstack([A_eq, b_eq[:, None]])
         rank = np.linalg.matrix_rank(M)
         implied = sum(np.linalg.matrix_rank(np.vstack([M, np.append(r, 1.0)])) == rank for r in rules)
@@ -96,7 +96,7 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     number of true rules (``4 size**2``)."""
     from ilplayer.layer import solve
     from ilplayer.learn import ILPLossConfig, LearnConfig, learn_constraints
-    from ilplayer.training import BackendConfig
+    from ilplayer.training import BackendConfig, TrainingConfig
 
     name = f"sudoku-{size}x{size}-{method}-{'equalities' if equalities else 'no-equalities'}-seed{seed}"
     if resume and (done := load_record(out_dir, name)) is not None:
@@ -105,8 +105,9 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     pool = SudokuSet(np.concatenate([train.givens, validation.givens]),
                      np.concatenate([train.solutions, validation.solutions]))
     m = num_constraints or 4 * size * size
-    overrides = {} if epochs is None else {"epochs": epochs}
-    config = ILPLossConfig(**overrides) if method == "ilploss" else LearnConfig(**overrides)
+    config: ILPLossConfig | TrainingConfig = ILPLossConfig() if method == "ilploss" else LearnConfig()
+    if epochs is not None:
+        config = config.replace(epochs=epochs)
     result = learn_constraints(pool.costs(), pool.targets(), 0, 1, m, c_test=test.costs()[:1],
                                y_test=test.targets()[:1], config=config, seed=seed, method=method,
                                validation_fraction=len(validation) / len(pool), equalities=equalities,
@@ -132,6 +133,6 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
                                                                           if k not in ("lb", "ub")},
               "history": result.history, "versions": versions(solver),
               "A": A.tolist(), "b": b.tolist(),
-              **({} if A_eq is None else {"A_eq": A_eq.tolist(), "b_eq": b_eq.tolist()})}
+              **({} if found is None else {"A_eq": found[0].tolist(), "b_eq": found[1].tolist()})}
     save_record(record, out_dir, name, None)
     return record
