@@ -188,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="training puzzles (default 1,000 / 3,000 / 10,000 at 4 / 6 / 9)")
     sudoku.add_argument("--solver", type=_solver_name, default="highs", help="MIP backend (default highs)")
     sudoku.add_argument("--out", default="results/sudoku")
+    sudoku.add_argument("--write-data", default=None, metavar="DIR",
+                        help="write each seed's puzzles as DIR/sudoku-SxS-seedN-{train,test}.npz for ilplayer "
+                             "learn (train holds the validation puzzles too) and learn nothing")
     sudoku.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
     learn = commands.add_parser("learn", help="learn hidden constraints from your (cost, solution) pairs")
     learn.add_argument("train", help="observations: .npz with arrays c (N, n) and y (N, n) "
@@ -242,6 +245,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--equalities", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["equalities"],
                        help="find the equalities every observed solution satisfies first and keep them fixed "
                             "(default: on; see docs/learn.md)")
+    learn.add_argument("--time-limit", type=float, default=LEARN_DEFAULTS["time_limit"],
+                       help=f"seconds per solve (default {LEARN_DEFAULTS['time_limit']:g}); an instance past it "
+                            "counts as wrong: untrained rows can make hard programs")
     learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
     learn.add_argument("--solver", type=_solver_name, default=None,
                        help="backend (default: bruteforce for small boxes, else the preferred MIP backend)")

@@ -159,10 +159,22 @@ def run_experiments(args: argparse.Namespace) -> int:
                   + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
     if args.task == "sudoku":
-        from ilplayer.experiments.sudoku_runs import SPLITS, run_sudoku
+        from pathlib import Path
+
+        from ilplayer.experiments.sudoku_runs import SPLITS, run_sudoku, sudoku_splits
 
         sizes = SPLITS[args.size] if args.train is None else (args.train, *SPLITS[args.size][1:])
         for seed in parse_int_list(args.seeds):
+            if args.write_data:
+                folder = Path(args.write_data)
+                folder.mkdir(parents=True, exist_ok=True)
+                train, validation, test, _ = sudoku_splits(args.size, seed, sizes)
+                stem = folder / f"sudoku-{args.size}x{args.size}-seed{seed}"
+                train.concat(validation).save_npz(f"{stem}-train.npz")
+                test.save_npz(f"{stem}-test.npz")
+                print(f"wrote {stem}-train.npz ({len(train) + len(validation)} puzzles) and {stem}-test.npz "
+                      f"({len(test)})")
+                continue
             record = run_sudoku(args.size, seed, args.out, method=args.method, equalities=args.equalities,
                                 num_constraints=args.num_constraints, epochs=args.epochs, solver=args.solver,
                                 sizes=sizes, resume=args.resume)
@@ -385,16 +397,18 @@ def run_learn(args: argparse.Namespace) -> int:
                                test_fraction=args.test_fraction, config=config, seed=args.seed, method=args.method,
                                validation_fraction=args.validation_fraction,
                                restarts=args.restarts, test_every=args.test_every, polish=args.polish,
-                               equalities=args.equalities,
+                               equalities=args.equalities, time_limit=args.time_limit,
                                restart_workers=args.restart_workers or min(args.restarts, default_workers()),
                                backend=BackendConfig(args.solver, None, args.executor, args.workers))
+    alone = result.equalities() is not None and result.constraints()[0].shape[0] == 0
+    which = "the equalities alone" if alone else _which_model(result.settings["selected_epoch"])
     print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
-          f"{100 * result.test_accuracy:.1f} % ({_which_model(result.settings['selected_epoch'])}; "
+          f"{100 * result.test_accuracy:.1f} % ({which}; "
           f"{result.settings['solver']}, {result.wall_time_s:.0f} s)")
     found = result.settings["equalities"]
     if found and found["rows"]:
         print(f"equalities: {found['rows']} found on the {found['found_on']}"
-              + (", enough alone: nothing trained" if result.constraints()[0].shape[0] == 0 else ", kept fixed"))
+              + (", enough alone: nothing trained" if alone else ", kept fixed"))
     polished = result.settings["polish"]
     if polished:
         print(f"polish: {polished['rows_before']} -> {polished['rows_after']} constraints, {polished['judged_on']} "

@@ -282,7 +282,8 @@ def train_ilploss(
     ``c_train``, ``y_train``, ``c_test``, ``y_test``).
 
     Training solves nothing; the layer solves the validation pairs (the training pairs without
-    them) and the held-out pairs as :func:`fit_ilploss` says."""
+    them) and the held-out pairs as :func:`fit_ilploss` says. The untrained start is not scored:
+    its random rows can make programs that take a solver a minute each to prove infeasible."""
     config = config or ILPLossConfig()
     backend = backend or BackendConfig()
     c_train, y_train = data.c_train.to(torch.float64), data.y_train.to(torch.float64)
@@ -313,7 +314,7 @@ def train_ilploss(
 
     try:
         history = fit_ilploss(constraints, N, config, batch_terms, accuracy, seed=seed,
-                              box_width=float((hi - lo).mean()), score_start=validation is not None,
+                              box_width=float((hi - lo).mean()), score_start=False,
                               test_every=test_every, on_epoch=on_epoch)
     finally:
         layer.close()

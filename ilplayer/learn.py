@@ -32,16 +32,21 @@ from ilplayer.seeding import derive_seed
 from ilplayer.separation import INITS
 from ilplayer.training import BackendConfig, TrainingConfig, box_points, initial_constraints, train_static_constraints
 
-__all__ = ["LEARN_METHODS", "DataWarning", "ILPLossConfig", "LearnConfig", "LearnResult", "SolutionData",
-           "check_solutions", "default_init",
-           "holdout_size", "learn_constraints", "load_solutions", "polish_model", "polish_with_start",
-           "restart_seed", "selected_record", "split_holdout", "with_equalities"]
+__all__ = ["LEARN_METHODS", "SOLVE_SECONDS", "DataWarning", "ILPLossConfig", "LearnConfig", "LearnResult",
+           "SolutionData", "check_solutions", "default_init", "holdout_size", "learn_constraints", "load_solutions",
+           "polish_model", "polish_with_start", "restart_seed", "selected_record", "split_holdout",
+           "with_equalities"]
 
 LEARN_K = 2
 """``learn_constraints`` learns 2 x num_constraints constraints by default: on Random Constraints
 (binary, m = 4, one dataset, 10 training seeds) 2 x m gave 87.3 ± 4.8 % held out against
 65.7 ± 18.8 % with m (docs/records/experiments.md, "Stable training")."""
 
+
+SOLVE_SECONDS = 1.0
+""":func:`learn_constraints`' time limit per solve, in seconds: past it an instance counts as
+wrong (a good constraint set solves a 9x9 sudoku in about 30 ms, a 16-variable program in
+well under one)."""
 
 LEARN_METHODS = ("combopt", "ilploss")
 """How :func:`learn_constraints` trains: CombOptNet's gradients through the solver, or ILP-Loss
@@ -155,7 +160,7 @@ def learn_constraints(
     backend: BackendConfig | None = None, seed: int = 0, progress: bool = True, test_fraction: float = 0.2,
     validation_fraction: float = 0.1, restarts: int = 1, test_every: int = 1,
     restart_workers: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
-    polish: bool = True, method: str = "combopt", equalities: bool = True,
+    polish: bool = True, method: str = "combopt", equalities: bool = True, time_limit: float | None = SOLVE_SECONDS,
 ) -> LearnResult:
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
     ``argmin c·y`` over them and the box reproduces the observed ``y`` for each ``c``.
@@ -198,6 +203,13 @@ def learn_constraints(
     validation pair is off them) and kept fixed in every solve; where they alone reproduce
     every validation pair (the rules of sudoku), nothing is trained and the result has no
     inequality rows. ``settings["equalities"]`` says what was found.
+
+    Every solve (training and accuracy checks) stops after ``time_limit`` seconds (default
+    :data:`SOLVE_SECONDS`; None: no limit; a ``time_limit`` in ``backend.solver_options``
+    wins; the bruteforce backend takes none): an instance past it counts as wrong. Untrained
+    rows can make a hard program: a 4x4 sudoku (64 binaries) under ILP-Loss' random start of
+    128 rows took 46-69 s per puzzle to be proved infeasible on HiGHS and Gurobi, where the
+    learned rules take under a millisecond.
     """
     if method not in LEARN_METHODS:
         raise ValueError(f"method must be one of {list(LEARN_METHODS)}, got {method!r}")
@@ -240,7 +252,10 @@ def learn_constraints(
     n = data.num_variables
     backend = backend or BackendConfig()
     solver = backend.solver or preferred_backend(box_points(lb, ub, n))
-    backend = BackendConfig(solver, backend.solver_options, backend.executor, backend.workers)
+    options = dict(backend.solver_options or {})
+    if time_limit is not None and _takes_time_limit(solver):
+        options.setdefault("time_limit", time_limit)
+    backend = BackendConfig(solver, options or None, backend.executor, backend.workers)
     start = time.perf_counter()
     seeds = [restart_seed(seed, restart) for restart in range(restarts)]
     train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
@@ -275,9 +290,17 @@ def learn_constraints(
                 "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
                 "selected_restart": kept, "restart_workers": restart_workers,
                 "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished,
-                "method": method, "equalities": found}
+                "method": method, "equalities": found, "time_limit": options.get("time_limit")}
     return LearnResult(model, history, train_accuracy, test_accuracy, settings,
                        time.perf_counter() - start, data.A_eq, data.b_eq)
+
+
+def _takes_time_limit(solver: str) -> bool:
+    """Whether the backend ``solver`` takes a ``time_limit`` option (enumeration does not: it
+    is only chosen for boxes it finishes quickly)."""
+    from ilplayer.plugins import resolve_solver_name
+
+    return resolve_solver_name(solver)[0].takes_option("time_limit")
 
 
 def with_equalities(data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None

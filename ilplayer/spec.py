@@ -84,6 +84,11 @@ class SolverSpec:
         except Exception:  # a broken backend is unavailable, not fatal
             return False
 
+    def takes_option(self, name: str) -> bool:
+        """Whether :meth:`create` takes the option ``name``."""
+        accepted = _option_names(self.load())
+        return accepted is None or name in accepted or name == self.suffix_option
+
     def create(self, **options: Any) -> Solver:
         """Build a solver instance with ``options`` (passed to the class constructor).
 

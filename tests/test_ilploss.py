@@ -231,7 +231,7 @@ def test_training_solves_only_to_validate_and_test(monkeypatch):
     config = ILPLossConfig(epochs=20, validate_every=5, cycle_epochs=6, stop_patience=100)
     model, history = train_ilploss(data, config, seed=0, num_constraints=1, validation=validation)
     validated = [r["epoch"] for r in history if "validation_accuracy" in r]
-    assert validated == [0, 5, 10, 15, 20]
+    assert validated == [5, 10, 15, 20]  # the untrained start is not scored
     tested = [r["epoch"] for r in history if "accuracy" in r]
     # one solve of the validation pairs per validation, one of the held-out pairs per test: nothing else
     assert sorted(calls) == sorted([60] * len(validated) + [40] * len(tested))
@@ -291,7 +291,7 @@ def test_ilploss_runs_through_the_experiment_command_and_the_report(tmp_path, mo
     assert record is not None and record["method"] == "ilploss" and record["solver"] == "bruteforce"
     assert record["hyperparameters"]["temperature"] == 0.2 and record["paper_accuracy"] is None
     validated = [r for r in record["history"] if "validation_accuracy" in r]
-    assert [r["epoch"] for r in validated] == [0, 2, 4]
+    assert [r["epoch"] for r in validated] == [2, 4]
     best = max(validated[1:], key=lambda r: (r["validation_accuracy"], -r["epoch"]))
     assert record["accuracy"] == best["accuracy"]  # the model kept is the best trained epoch's (the start: scored only)
     assert "ILP-Loss (no solver while training)" in build_report([record])

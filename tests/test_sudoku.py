@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,3 +175,10 @@ def test_ilplayer_learn_writes_the_equalities(tmp_path):
     assert "equalities: 40 found on the training pairs, enough alone: nothing trained" in done.stdout
     saved = torch.load(out, weights_only=False)
     assert saved["A"].shape == (0, 64) and saved["A_eq"].shape == (40, 64)
+
+
+def test_the_committed_9x9_rules_solve_new_puzzles():
+    done = subprocess.run([sys.executable, "examples/solve_sudoku.py", "--puzzles", "3"], capture_output=True,
+                          text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "3 of 3 boards right" in done.stdout

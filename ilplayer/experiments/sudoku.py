@@ -16,6 +16,7 @@ puzzle's program with the rules, the givens kept and the known solution cut off 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,8 @@ __all__ = ["BOX_SHAPES", "SudokuSet", "box_shape", "decode", "encode", "make_puz
 BOX_SHAPES = {4: (2, 2), 6: (2, 3), 9: (3, 3)}
 """Box shape (rows, columns) of each grid side."""
 
-_START_GIVENS = {4: 4, 6: 8, 9: 26}  # the search adds givens from here until the puzzle is unique
+_START_GIVENS = {4: 4, 6: 8, 9: 26}
+_PROOF_BATCH = 256  # the search adds givens from here until the puzzle is unique
 
 
 def box_shape(size: int) -> tuple[int, int]:
@@ -194,6 +196,9 @@ class SudokuSet:
     def __getitem__(self, rows: slice | np.ndarray) -> SudokuSet:
         return SudokuSet(self.givens[rows], self.solutions[rows])
 
+    def concat(self, other: SudokuSet) -> SudokuSet:
+        return SudokuSet(np.concatenate([self.givens, other.givens]), np.concatenate([self.solutions, other.solutions]))
+
     def costs(self) -> np.ndarray:
         """:func:`puzzle_costs` of the givens."""
         return puzzle_costs(self.givens)
@@ -204,6 +209,12 @@ class SudokuSet:
 
     def num_givens(self) -> np.ndarray:
         return (self.givens > 0).reshape(len(self), -1).sum(-1)
+
+    def save_npz(self, path: str | Path) -> None:
+        """Write the pairs as ``ilplayer learn`` reads them: ``c``, ``y``, the box ``lb``, ``ub``
+        (and the ``givens`` and ``solutions`` grids)."""
+        np.savez_compressed(path, c=self.costs(), y=self.targets(), lb=0.0, ub=1.0, givens=self.givens,
+                            solutions=self.solutions)
 
 
 def make_puzzles(size: int, count: int, seed: int = 0, start_givens: int | None = None) -> SudokuSet:
@@ -230,11 +241,15 @@ def prove_unique(puzzles: SudokuSet, solver: str = "highs", **solve_options: Any
     from ilplayer.types import Status
 
     N = puzzles.size
-    A_eq, b_eq = sudoku_rules(N)
-    givens, y = encode(puzzles.givens), puzzles.targets()
-    # kept givens: -givens·x <= -#givens; the cut: y·x <= N^2 - 1
-    A = torch.as_tensor(np.stack([-givens, y], axis=1))
-    b = torch.as_tensor(np.stack([-givens.sum(-1), np.full(len(y), N * N - 1.0)], axis=1))
-    _, status = solve(torch.zeros(len(y), N ** 3, dtype=torch.float64), A, b, 0, 1, solver=solver,
-                      A_eq=torch.as_tensor(A_eq), b_eq=torch.as_tensor(b_eq), **solve_options)
-    return (status == Status.INFEASIBLE).numpy()
+    A_eq, b_eq = (torch.as_tensor(t) for t in sudoku_rules(N))
+    proved = []
+    for first in range(0, len(puzzles), _PROOF_BATCH):  # the batch's rows are expanded per instance
+        part = puzzles[first:first + _PROOF_BATCH]
+        givens, y = encode(part.givens), part.targets()
+        # kept givens: -givens·x <= -#givens; the cut: y·x <= N^2 - 1
+        A = torch.as_tensor(np.stack([-givens, y], axis=1))
+        b = torch.as_tensor(np.stack([-givens.sum(-1), np.full(len(y), N * N - 1.0)], axis=1))
+        _, status = solve(torch.zeros(len(y), N ** 3, dtype=torch.float64), A, b, 0, 1, solver=solver,
+                          A_eq=A_eq, b_eq=b_eq, **solve_options)
+        proved.append((status == Status.INFEASIBLE).numpy())
+    return np.concatenate(proved)

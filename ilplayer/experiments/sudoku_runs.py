@@ -102,8 +102,7 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     if resume and (done := load_record(out_dir, name)) is not None:
         return done
     train, validation, test, data_summary = sudoku_splits(size, seed, sizes)
-    pool = SudokuSet(np.concatenate([train.givens, validation.givens]),
-                     np.concatenate([train.solutions, validation.solutions]))
+    pool = train.concat(validation)
     m = num_constraints or 4 * size * size
     config: ILPLossConfig | TrainingConfig = ILPLossConfig() if method == "ilploss" else LearnConfig()
     if epochs is not None:
@@ -131,8 +130,6 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
               "train_s": result.wall_time_s, "test_s": test_s, "test_ms_per_puzzle": 1e3 * test_s / len(test),
               "rules": compare_rules(size, A_eq, b_eq, A, b), "learn": {k: v for k, v in result.settings.items()
                                                                           if k not in ("lb", "ub")},
-              "history": result.history, "versions": versions(solver),
-              "A": A.tolist(), "b": b.tolist(),
-              **({} if found is None else {"A_eq": found[0].tolist(), "b_eq": found[1].tolist()})}
+              "history": result.history, "versions": versions(solver)}
     save_record(record, out_dir, name, None)
     return record
