@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 import torch
@@ -29,13 +30,16 @@ def main() -> None:
           f"{rules['A_eq'].shape[1]} binary variables")
     puzzles = make_puzzles(9, args.puzzles, seed=args.seed)
     c = torch.as_tensor(puzzles.costs())  # minus the one-hot of the givens
+    start = time.perf_counter()
     y, status = ilplayer.solve(c, rules["A"], rules["b"], rules["lb"], rules["ub"], solver=args.solver,
                                A_eq=rules["A_eq"], b_eq=rules["b_eq"])
+    seconds = time.perf_counter() - start
     grids = decode(y, 9)
     right = (grids == puzzles.solutions).reshape(len(grids), -1).all(1)
     print("puzzle 0:\n" + "\n".join(" ".join(str(d) if d else "." for d in row) for row in puzzles.givens[0]))
     print("answer 0:\n" + "\n".join(" ".join(map(str, row)) for row in grids[0]))
-    print(f"{int(right.sum())} of {len(right)} boards right on {args.solver} ({ilplayer.Status.names(status)})")
+    print(f"{int(right.sum())} of {len(right)} boards right on {args.solver} in {seconds:.2f} s "
+          f"({1e3 * seconds / len(right):.1f} ms a puzzle); statuses {sorted(set(ilplayer.Status.names(status)))}")
 
 
 if __name__ == "__main__":

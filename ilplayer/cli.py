@@ -184,6 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sudoku.add_argument("--num-constraints", type=_positive_int, default=None,
                         help="inequality rows to learn, times the method's k (default: 4 x size^2, the rules)")
     sudoku.add_argument("--epochs", type=_positive_int, default=None, help="at most this many (method's default)")
+    sudoku.add_argument("--polish", action=argparse.BooleanOptionalAction, default=True,
+                        help="learn's polish step after training (default on; each check solves every training "
+                             "puzzle: hours for hundreds of rows)")
     sudoku.add_argument("--train", type=_positive_int, default=None,
                         help="training puzzles (default 1,000 / 3,000 / 10,000 at 4 / 6 / 9)")
     sudoku.add_argument("--solver", type=_solver_name, default="highs", help="MIP backend (default highs)")

@@ -159,32 +159,9 @@ def run_experiments(args: argparse.Namespace) -> int:
                   + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
     if args.task == "sudoku":
-        from pathlib import Path
+        from ilplayer.experiments.sudoku_runs import run_command
 
-        from ilplayer.experiments.sudoku_runs import SPLITS, run_sudoku, sudoku_splits
-
-        sizes = SPLITS[args.size] if args.train is None else (args.train, *SPLITS[args.size][1:])
-        for seed in parse_int_list(args.seeds):
-            if args.write_data:
-                folder = Path(args.write_data)
-                folder.mkdir(parents=True, exist_ok=True)
-                train, validation, test, _ = sudoku_splits(args.size, seed, sizes)
-                stem = folder / f"sudoku-{args.size}x{args.size}-seed{seed}"
-                train.concat(validation).save_npz(f"{stem}-train.npz")
-                test.save_npz(f"{stem}-test.npz")
-                print(f"wrote {stem}-train.npz ({len(train) + len(validation)} puzzles) and {stem}-test.npz "
-                      f"({len(test)})")
-                continue
-            record = run_sudoku(args.size, seed, args.out, method=args.method, equalities=args.equalities,
-                                num_constraints=args.num_constraints, epochs=args.epochs, solver=args.solver,
-                                sizes=sizes, resume=args.resume)
-            rules = record["rules"]
-            print(f"sudoku {args.size}x{args.size} {args.method} seed {seed}: boards "
-                  f"{100 * record['board_accuracy']:.1f} %, cells {100 * record['cell_accuracy']:.1f} % of "
-                  f"{record['data']['sizes'][2]} held out; trained in {record['train_s']:.0f} s, "
-                  f"{record['test_ms_per_puzzle']:.1f} ms a puzzle on {args.solver}; rules implied "
-                  f"{rules.get('rules_implied', 0)}/{rules['true_rules']}", flush=True)
-        return 0
+        return run_command(args, parse_int_list(args.seeds))
     if args.task == "matching":
         from ilplayer.experiments.runner import run_matching
 

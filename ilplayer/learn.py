@@ -10,7 +10,6 @@ box reproduces the observed ``y``; ``ilplayer learn`` is the command line of bot
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import inspect
 import time
@@ -23,14 +22,15 @@ import torch
 
 from ilplayer.constraints import StaticConstraints
 from ilplayer.errors import DataWarning
-from ilplayer.ilploss import ILPLossConfig, initial_ilploss_constraints, train_ilploss
+from ilplayer.ilploss import ILPLossConfig
 from ilplayer.layer import ILPLayer
 from ilplayer.metrics import exact_match
 from ilplayer.observations import check_solutions, holdout_size, load_solutions, split_holdout
 from ilplayer.plugins import preferred_backend
+from ilplayer.restarts import History, train_from_start, train_in_processes
 from ilplayer.seeding import derive_seed
 from ilplayer.separation import INITS
-from ilplayer.training import BackendConfig, TrainingConfig, box_points, initial_constraints, train_static_constraints
+from ilplayer.training import BackendConfig, TrainingConfig, box_points
 
 __all__ = ["LEARN_METHODS", "SOLVE_SECONDS", "DataWarning", "ILPLossConfig", "LearnConfig", "LearnResult",
            "SolutionData", "check_solutions", "default_init", "holdout_size", "learn_constraints", "load_solutions",
@@ -352,9 +352,9 @@ def _train_and_polish(train: dict[str, Any], seeds: list[int], restart_workers: 
     runs = []  # (validation accuracy of the selected epoch, model, history) per restart
     try:
         if restart_workers > 1 and restarts > 1:
-            trained = _train_in_processes(train, seeds, min(restart_workers, restarts), report)
+            trained = train_in_processes(train, seeds, min(restart_workers, restarts), report)
         else:
-            trained = [_train_from_start(run_seed, train, report) for run_seed in seeds]
+            trained = [train_from_start(run_seed, train, report) for run_seed in seeds]
         for model, history, _ in trained:
             runs.append((selected_record(history).get("validation_accuracy", 0.0), model, history))
     finally:
@@ -440,88 +440,6 @@ def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple
         return model, summary
     return StaticConstraints.from_rows(torch.as_tensor(A_new), torch.as_tensor(b_new), data.lb, data.ub,
                                        origin=origin), summary
-
-
-# --- restarts in worker processes -------------------------------------------------------------
-
-_progress: Any = None  # a worker's queue of epoch records for the caller's progress bar
-
-
-def _restart_worker_init(progress: Any, torch_threads: int) -> None:
-    """After the solver pools' worker setup: the caller's progress queue, a share of the cores."""
-    global _progress
-    _progress = progress
-    torch.set_num_threads(torch_threads)
-
-
-History = list[dict[str, float]]
-
-
-def _train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[dict[str, float]], None] | None
-                      ) -> tuple[StaticConstraints, History, StaticConstraints]:
-    """:func:`train_static_constraints` from its usual start, returned too: the start competes
-    with the trained epochs, and building a separating start again took ~5 s on dense m = 4."""
-    train = dict(train)
-    data, config, method = train["data"], train["config"], train.pop("method")
-    count = config.k * train["num_constraints"]
-    if method == "ilploss":
-        start = initial_ilploss_constraints(count, data.num_variables, data.lb, data.ub, config.origin, run_seed)
-    else:
-        start = initial_constraints(config, count, data.c_train, data.y_train, data.lb, data.ub, run_seed)
-    untouched = copy.deepcopy(start)  # training moves the model it is given
-    trainer = train_ilploss if method == "ilploss" else train_static_constraints
-    model, history = trainer(seed=run_seed, on_epoch=on_epoch, model=start, **train)
-    return model, history, untouched
-
-
-def _train_restart(run_seed: int, train: dict[str, Any]
-                   ) -> tuple[dict[str, torch.Tensor], History, dict[str, torch.Tensor]]:
-    model, history, start = _train_from_start(run_seed, train, _progress.put)
-    return model.state_dict(), history, start.state_dict()
-
-
-def _train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
-                        report: Callable[[dict[str, float]], None]
-                        ) -> list[tuple[StaticConstraints, History, StaticConstraints]]:
-    """:func:`_train_from_start` for each seed, ``workers`` at a time in worker processes;
-    their epochs reach ``report`` as they finish. Models come back as state dicts."""
-    import multiprocessing
-    import queue
-
-    from ilplayer.workers import default_start_method, default_workers, start_process_pool, terminate_process_pool
-
-    progress = multiprocessing.get_context(default_start_method()).Queue()
-    pool = start_process_pool(workers, starter="learn_constraints(restart_workers > 1)", instead="restart_workers=1",
-                              initializer=_restart_worker_init,
-                              initargs=(progress, max(1, default_workers() // workers)))
-    try:
-        futures = [pool.submit(_train_restart, run_seed, train) for run_seed in seeds]
-        while True:
-            try:
-                report(progress.get(timeout=0.2))
-            except queue.Empty:
-                if all(future.done() for future in futures):
-                    break
-        results = [future.result() for future in futures]  # a failed restart raises here
-    except BaseException:  # Ctrl-C or a failed restart: stop the others now
-        terminate_process_pool(pool)
-        raise
-    pool.shutdown()
-    while True:  # epochs still in the queue after the last restart ended
-        try:
-            report(progress.get_nowait())
-        except queue.Empty:
-            break
-    n = train["data"].num_variables
-    config, m = train["config"], train["num_constraints"]
-    trained = []
-    for state, history, start_state in results:
-        model, start = (StaticConstraints(config.k * m, n, train["data"].lb, train["data"].ub, origin=config.origin,
-                                          seed=0, dtype=torch.float64) for _ in range(2))
-        model.load_state_dict(state)
-        start.load_state_dict(start_state)
-        trained.append((model, history, start))
-    return trained
 
 
 LEARN_DEFAULTS = _keyword_defaults(learn_constraints)

@@ -28,10 +28,11 @@ LAYERS = [
     ("dispatch", "decision_pool", "oracle"),                # batch -> tasks -> answers; pooled answers; the oracle
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
      "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics", "losses", "instances",
-     "backend_cache", "separation", "polish", "observations"),
+     "backend_cache", "separation", "polish", "observations", "equalities"),
     ("layer", "cvxpy_layer"),                               # ILPLayer and solve(); cvxpy problems as layers
     ("constraints",),                                       # learnable constraint sets
     ("training", "ilploss"),                                # the learning loops: CombOptNet's, ILP-Loss'
+    ("restarts",),                                          # training runs, one after another or in processes
     ("learn",),                                             # learning from the user's data
     ("testing", "fuzz", "milp_fuzz",                        # tools built on the core
      "bench", "bench.solvers", "bench.parallel", "bench.targets", "bench.scale"),

@@ -161,7 +161,19 @@ def test_the_experiment_records_boards_cells_givens_and_rules(tmp_path, monkeypa
     assert record["board_accuracy"] == record["cell_accuracy"] == record["givens_kept"] == 1.0
     assert record["rules"]["rules_implied"] == record["rules"]["true_rules"] == 64
     assert record["data"]["unique_proved_by"] == "highs" and record["data"]["sizes"] == [200, 20, 100]
-    assert (tmp_path / "sudoku-4x4-ilploss-equalities-seed0.json").exists()
+    assert (tmp_path / "sudoku-4x4-ilploss-equalities-seed0-train200.json").exists()
+
+
+def test_the_command_writes_the_puzzles_for_ilplayer_learn(tmp_path, monkeypatch, capsys):
+    from ilplayer.cli import main
+    from ilplayer.observations import load_solutions
+
+    monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
+    assert main(["experiment", "sudoku", "--size", "4", "--train", "150", "--write-data", str(tmp_path)]) == 0
+    c, y, lb, ub = load_solutions(tmp_path / "sudoku-4x4-seed0-train.npz")
+    assert c.shape == y.shape == (250, 64) and (lb, ub) == (0.0, 1.0)  # 150 training and 100 validation puzzles
+    assert main(["experiment", "sudoku", "--size", "4", "--train", "150", "--out", str(tmp_path)]) == 0
+    assert "sudoku 4x4 ilploss seed 0: boards" in capsys.readouterr().out
 
 
 def test_ilplayer_learn_writes_the_equalities(tmp_path):

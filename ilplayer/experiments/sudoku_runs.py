@@ -88,17 +88,20 @@ def _rows_matching(A: np.ndarray, b: np.ndarray, rules: np.ndarray) -> int:
 def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilploss", equalities: bool = True,
                num_constraints: int | None = None, epochs: int | None = None, solver: str = "highs",
                sizes: tuple[int, int, int] | None = None, resume: bool = False,
-               progress: bool = True) -> dict[str, Any]:
+               progress: bool = True, polish: bool = True) -> dict[str, Any]:
     """Learn the rules from the training puzzles of ``seed`` with ``method`` (``"ilploss"`` or
     ``"combopt"``, through :func:`~ilplayer.learn.learn_constraints`; ``equalities``: the
     equalities of the solved grids found first, see there), solve the test puzzles with the
     learned program on ``solver`` and write the record. ``num_constraints`` defaults to the
-    number of true rules (``4 size**2``)."""
+    number of true rules (``4 size**2``); ``polish``: learn_constraints' polish step (each of
+    its checks solves every training puzzle)."""
     from ilplayer.layer import solve
     from ilplayer.learn import ILPLossConfig, LearnConfig, learn_constraints
     from ilplayer.training import BackendConfig, TrainingConfig
 
     name = f"sudoku-{size}x{size}-{method}-{'equalities' if equalities else 'no-equalities'}-seed{seed}"
+    if sizes is not None and tuple(sizes) != SPLITS[size]:
+        name += f"-train{sizes[0]}"
     if resume and (done := load_record(out_dir, name)) is not None:
         return done
     train, validation, test, data_summary = sudoku_splits(size, seed, sizes)
@@ -110,7 +113,7 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     result = learn_constraints(pool.costs(), pool.targets(), 0, 1, m, c_test=test.costs()[:1],
                                y_test=test.targets()[:1], config=config, seed=seed, method=method,
                                validation_fraction=len(validation) / len(pool), equalities=equalities,
-                               progress=progress, backend=BackendConfig(solver))
+                               progress=progress, backend=BackendConfig(solver), polish=polish)
     A, b = (t.numpy() for t in result.constraints())
     found = result.equalities()
     A_eq, b_eq = (None, None) if found is None else (found[0].numpy(), found[1].numpy())
@@ -123,6 +126,7 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     cells_right = grids == test.solutions
     kept = ((test.givens == 0) | (grids == test.givens)).reshape(len(test), -1).all(1)
     record = {"task": "sudoku", "size": size, "seed": seed, "method": method, "equalities": equalities,
+              "polish": polish,
               "num_constraints": m, "solver": solver, "data": data_summary,
               "board_accuracy": float(cells_right.reshape(len(test), -1).all(1).mean()),
               "cell_accuracy": float(cells_right.mean()), "givens_kept": float(kept.mean()),
@@ -133,3 +137,30 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
               "history": result.history, "versions": versions(solver)}
     save_record(record, out_dir, name, None)
     return record
+
+
+def run_command(args: Any, seeds: list[int]) -> int:
+    """``ilplayer experiment sudoku`` with its parsed arguments: a run per seed, its line printed
+    (or, with ``--write-data``, each seed's puzzles written for ``ilplayer learn``)."""
+    sizes = SPLITS[args.size] if args.train is None else (args.train, *SPLITS[args.size][1:])
+    for seed in seeds:
+        if args.write_data:
+            folder = Path(args.write_data)
+            folder.mkdir(parents=True, exist_ok=True)
+            train, validation, test, _ = sudoku_splits(args.size, seed, sizes)
+            stem = folder / f"sudoku-{args.size}x{args.size}-seed{seed}"
+            train.concat(validation).save_npz(f"{stem}-train.npz")
+            test.save_npz(f"{stem}-test.npz")
+            print(f"wrote {stem}-train.npz ({len(train) + len(validation)} puzzles) and {stem}-test.npz "
+                  f"({len(test)})")
+            continue
+        record = run_sudoku(args.size, seed, args.out, method=args.method, equalities=args.equalities,
+                            num_constraints=args.num_constraints, epochs=args.epochs, solver=args.solver,
+                            sizes=sizes, resume=args.resume, polish=args.polish)
+        rules = record["rules"]
+        print(f"sudoku {args.size}x{args.size} {args.method} seed {seed}: boards "
+              f"{100 * record['board_accuracy']:.1f} %, cells {100 * record['cell_accuracy']:.1f} % of "
+              f"{record['data']['sizes'][2]} held out; trained in {record['train_s']:.0f} s, "
+              f"{record['test_ms_per_puzzle']:.1f} ms a puzzle on {args.solver}; rules implied "
+              f"{rules.get('rules_implied', 0)}/{rules['true_rules']}", flush=True)
+    return 0
