@@ -118,7 +118,9 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     found = result.equalities()
     A_eq, b_eq = (None, None) if found is None else (found[0].numpy(), found[1].numpy())
     start = time.perf_counter()
+    limit = result.settings["time_limit"]  # learn's per-solve limit: a puzzle past it counts as wrong
     y, status = solve(torch.as_tensor(test.costs()), torch.as_tensor(A), torch.as_tensor(b), 0, 1, solver=solver,
+                      solver_options=None if limit is None else {"time_limit": limit},
                       A_eq=None if A_eq is None else torch.as_tensor(A_eq),
                       b_eq=None if b_eq is None else torch.as_tensor(b_eq))
     test_s = time.perf_counter() - start
