@@ -24,7 +24,7 @@ class StaticConstraints(torch.nn.Module):
 
     Args:
         num_constraints: ``m`` (0: no constraints, the box alone; with known equalities
-            beside them, see :func:`~ilplayer.learn.learn_constraints`).
+            beside them, see [`learn_constraints`][ilplayer.learn.learn_constraints]).
         num_variables: ``n``.
         lb: the variable box's lower bounds (used to place the origins).
         ub: its upper bounds.

@@ -3,9 +3,10 @@
 Rules of the form "each cell holds exactly one digit" or "each class meets once a week" are
 equalities, and every observed solution lies on them. The observations' affine hull is found
 exactly by linear algebra (the null space of the centred solutions), so these rows need no
-training: :func:`data_equalities` returns them in reduced row-echelon form (sparse where the
-rules are, with small rational coefficients snapped to exact values) and
-:func:`~ilplayer.learn.learn_constraints` keeps them fixed while it learns inequalities.
+training: [`data_equalities`][ilplayer.equalities.data_equalities] returns them in reduced
+row-echelon form (sparse where the rules are, with small rational coefficients snapped to
+exact values) and [`learn_constraints`][ilplayer.learn.learn_constraints] keeps them fixed
+while it learns inequalities.
 
 With too few observations the hull also holds coincidences (a variable that happened to be 0
 in every one): ``learn_constraints`` drops the rows that a validation pair violates.

@@ -282,8 +282,9 @@ def train_ilploss(
     ``c_train``, ``y_train``, ``c_test``, ``y_test``).
 
     Training solves nothing; the layer solves the validation pairs (the training pairs without
-    them) and the held-out pairs as :func:`fit_ilploss` says. The untrained start is not scored:
-    its random rows can make programs that take a solver a minute each to prove infeasible."""
+    them) and the held-out pairs as [`fit_ilploss`][ilplayer.ilploss.fit_ilploss] says. The
+    untrained start is not scored: its random rows can make programs that take a solver a
+    minute each to prove infeasible."""
     config = config or ILPLossConfig()
     backend = backend or BackendConfig()
     c_train, y_train = data.c_train.to(torch.float64), data.y_train.to(torch.float64)

@@ -44,9 +44,9 @@ LEARN_K = 2
 
 
 SOLVE_SECONDS = 1.0
-""":func:`learn_constraints`' time limit per solve, in seconds: past it an instance counts as
-wrong (a good constraint set solves a 9x9 sudoku in about 30 ms, a 16-variable program in
-well under one)."""
+"""[`learn_constraints`][ilplayer.learn.learn_constraints]' time limit per solve, in seconds:
+past it an instance counts as wrong (a good constraint set solves a 9x9 sudoku in about 30 ms,
+a 16-variable program in well under one)."""
 
 LEARN_METHODS = ("combopt", "ilploss")
 """How :func:`learn_constraints` trains: CombOptNet's gradients through the solver, or ILP-Loss
@@ -123,7 +123,7 @@ class LearnResult:
         return A.detach(), b.detach()
 
     def equalities(self) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """The equalities ``A_eq y = b_eq`` found in the observations (:mod:`ilplayer.equalities`),
+        """The equalities ``A_eq y = b_eq`` found in the observations ([`ilplayer.equalities`][ilplayer.equalities]),
         part of the learned program; None when there are none."""
         return None if self.A_eq is None or self.b_eq is None else (self.A_eq, self.b_eq)
 
@@ -198,14 +198,14 @@ def learn_constraints(
     after training (restarts, polish, the accuracies) is the same.
 
     With ``equalities`` (default) the equalities that every training pair satisfies are found
-    first (:func:`~ilplayer.equalities.data_equalities`: the equations of their affine hull,
+    first ([`data_equalities`][ilplayer.equalities.data_equalities]: the equations of their affine hull,
     exact, no training; recomputed on the training and validation pairs together when a
     validation pair is off them) and kept fixed in every solve; where they alone reproduce
     every validation pair (the rules of sudoku), nothing is trained and the result has no
     inequality rows. ``settings["equalities"]`` says what was found.
 
     Every solve (training and accuracy checks) stops after ``time_limit`` seconds (default
-    :data:`SOLVE_SECONDS`; None: no limit; a ``time_limit`` in ``backend.solver_options``
+    [`SOLVE_SECONDS`][ilplayer.learn.SOLVE_SECONDS]; None: no limit; a ``time_limit`` in ``backend.solver_options``
     wins; the bruteforce backend takes none): an instance past it counts as wrong. Untrained
     rows can make a hard program: a 4x4 sudoku (64 binaries) under ILP-Loss' random start of
     128 rows took 46-69 s per puzzle to be proved infeasible on HiGHS and Gurobi, where the
@@ -306,7 +306,7 @@ def _takes_time_limit(solver: str) -> bool:
 def with_equalities(data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None
                     ) -> tuple[SolutionData, dict[str, Any]]:
     """``data`` with the equalities every training pair satisfies
-    (:func:`~ilplayer.equalities.data_equalities`), found again on the training and validation
+    ([`data_equalities`][ilplayer.equalities.data_equalities]), found again on the training and validation
     pairs together when a validation pair is off them (the training pairs alone were too few to
     tell a rule from a coincidence); the summary says how many rows and from which pairs."""
     from ilplayer.equalities import data_equalities, satisfied
