@@ -110,6 +110,8 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     config: ILPLossConfig | TrainingConfig = ILPLossConfig() if method == "ilploss" else LearnConfig()
     if epochs is not None:
         config = config.replace(epochs=epochs)
+    # learn's own held-out score gets one test puzzle only: the 1,000 are solved once, below, where
+    # cells and givens are scored too (learn's curve and its settings' test_size say 1)
     result = learn_constraints(pool.costs(), pool.targets(), 0, 1, m, c_test=test.costs()[:1],
                                y_test=test.targets()[:1], config=config, seed=seed, method=method,
                                validation_fraction=len(validation) / len(pool), equalities=equalities,
