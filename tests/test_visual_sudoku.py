@@ -88,3 +88,13 @@ def test_the_visual_record_separates_the_classifier_from_the_boards(tmp_path, mo
         assert 0.0 <= record[key] <= 1.0
     assert record["rules"]["rules_implied"] == len(sudoku_rules(4)[0])
     assert record["data"]["test_images"] == 400 and record["method"] == "combopt"
+
+
+def test_the_docs_example_runs_as_written(capsys):
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "sudoku.md").read_text()
+    section = page.split("## Visual sudoku", 1)[1]
+    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(snippet, "docs/sudoku.md", "exec"), {})
+    assert capsys.readouterr().out.startswith("boards ")
