@@ -1,11 +1,11 @@
-"""The backends and worker pools that :func:`ilplayer.solve` keeps between calls.
+"""The backends and worker pools that [`ilplayer.solve`][ilplayer.solve] keeps between calls.
 
 Building a backend costs more than solving a small batch (a Gurobi environment, a HiGHS
 object per constraint set, a thread pool whose workers build their own), so ``solve(...,
 solver="name")`` reuses them: per thread (a backend is not thread-safe), keyed by the
-solver's name and options and the executor settings, the last :data:`CACHE_SIZE` of them.
+solver's name and options and the executor settings, the last `CACHE_SIZE` of them.
 Reuse also keeps each backend's native models and warm-start pools, so a constraint set that
-comes back is neither rebuilt nor solved cold. :func:`release_solvers` closes them; a
+comes back is neither rebuilt nor solved cold. `release_solvers` closes them; a
 thread's entries are closed when the thread ends, the main thread's at exit.
 """
 
@@ -60,7 +60,7 @@ def _freeze(value: Any) -> Any:
 @contextlib.contextmanager
 def cached_backend(name: str, options: dict[str, Any] | None, executor: str | None,
                    workers: int | None, mp_context: str | None) -> Iterator[Backend]:
-    """This thread's :class:`~ilplayer.executors.Backend` for these settings, built on first
+    """This thread's `Backend` for these settings, built on first
     use; one that cannot be kept (an option that is no key) is closed when the block ends."""
     key: Any = (name, _freeze(options or {}), executor, workers, mp_context)
     try:
@@ -86,7 +86,7 @@ def cached_backend(name: str, options: dict[str, Any] | None, executor: str | No
 
 
 def release_solvers() -> None:
-    """Close the backends and worker pools that :func:`ilplayer.solve` keeps for this thread."""
+    """Close the backends and worker pools that [`ilplayer.solve`][ilplayer.solve] keeps for this thread."""
     _close(_thread_cache().entries)
 
 

@@ -1,4 +1,4 @@
-"""What each ``ilplayer`` subcommand does, given its parsed arguments (:mod:`ilplayer.cli`
+"""What each ``ilplayer`` subcommand does, given its parsed arguments (`ilplayer.cli`
 parses them): ``run_demo``, ``run_experiments``, ``run_fuzz``, ``run_learn``, ``run_bench`` and
 the ``solvers`` table. Each returns the exit status: 0 done, 1 a wrong answer found, 2 bad input.
 """

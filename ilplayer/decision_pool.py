@@ -29,7 +29,7 @@ Solve = Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tenso
 
 
 class DecisionPool:
-    """Distinct known decisions (k, n), float64 on the CPU; grows with :meth:`add`.
+    """Distinct known decisions (k, n), float64 on the CPU; grows with [`add`][ilplayer.decision_pool.DecisionPool.add].
 
     Example:
         >>> pool = DecisionPool(torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
@@ -106,7 +106,7 @@ class PoolRule:
     Args:
         solve_ratio: the share of batches that call the solver (1: all of them, the pool
             only records; 0: none once the pool holds a decision).
-        pool: known decisions of the program (k, n), or a :class:`DecisionPool` to share.
+        pool: known decisions of the program (k, n), or a `DecisionPool` to share.
         seed: the draws of "solve or pool" (one per batch), for reproducible runs.
     """
 
@@ -138,7 +138,7 @@ class PoolRule:
 
     def solve(self, problem: ProblemTensors, exact: Solve) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``exact(problem)`` for a drawn share of batches (its answers join the pool), else
-        the best pooled decision per instance with :attr:`Status.POOLED`."""
+        the best pooled decision per instance with [`Status.POOLED`][ilplayer.Status.POOLED]."""
         self._check_program(problem)
         if self.draw_solve():
             y, status, objective = exact(problem)
@@ -170,7 +170,7 @@ class PoolRule:
 
 def pool_rule(solve_ratio: Any = 1.0, pool: Any = None, seed: int | None = None) -> PoolRule | None:
     """The rule for a layer's or loss's ``solve_ratio`` and ``pool`` arguments: None when
-    nothing is pooled (ratio 1, no pool); ``pool`` itself when it is a :class:`PoolRule`."""
+    nothing is pooled (ratio 1, no pool); ``pool`` itself when it is a [`PoolRule`][ilplayer.decision_pool.PoolRule]."""
     if isinstance(pool, PoolRule):
         if solve_ratio != 1.0:
             raise ValueError("solve_ratio: give it to the PoolRule passed as pool=, not beside it")

@@ -218,7 +218,7 @@ def check_capabilities(problem: ProblemTensors, solver: Solver) -> None:
 def solve_problem(problem: ProblemTensors, backend: Backend | Solver
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Solve ``problem`` with ``backend``'s solver, in this thread or on its executor's workers
-    (which build their own solvers from its recipe). A bare :class:`Solver` solves serially.
+    (which build their own solvers from its recipe). A bare [`Solver`][ilplayer.dispatch.Solver] solves serially.
 
     Returns ``(y, status, objective)`` on ``problem.device``: ``y`` float64 (B, n) with the
     placeholder where there is no solution, ``status`` int8 (B,), ``objective`` float64 (B,).

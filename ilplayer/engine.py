@@ -1,15 +1,15 @@
-"""The speed engine behind :class:`~ilplayer.solver.PersistentModelSolver`: what answers an
+"""The speed engine behind [`PersistentModelSolver`][ilplayer.solver.PersistentModelSolver]: what answers an
 instance before (or instead of) the backend's MIP, and the helpers backends use for it.
 
-- :class:`SolutionPool`: the feasible points found so far per constraint set, the warm starts.
-- :func:`solve_in_blocks` and :func:`multipliers_in_blocks`: many LP relaxations as one
+- [`SolutionPool`][ilplayer.engine.SolutionPool]: the feasible points found so far per constraint set, the warm starts.
+- `solve_in_blocks` and `multipliers_in_blocks`: many LP relaxations as one
   block-diagonal LP.
-- :class:`RelaxationGate` and :class:`SearchGate`: try the LP, and the search around a start,
+- `RelaxationGate` and `SearchGate`: try the LP, and the search around a start,
   only while they answer often enough and (for the search) save more than they cost.
-- :func:`solve_batch`: one batch through all of it, the backend's hooks doing the solving.
+- [`solve_batch`][ilplayer.engine.solve_batch]: one batch through all of it, the backend's hooks doing the solving.
 
-The contract a backend implements stays in :mod:`ilplayer.solver`; this module knows the
-backend only through :class:`ModelHooks`.
+The contract a backend implements stays in `ilplayer.solver`; this module knows the
+backend only through [`ModelHooks`][ilplayer.engine.ModelHooks].
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class SolutionPool:
         return self.points[int(np.argmin(self.points[:self.size] @ c))]
 
     def best_for_rows(self, c: np.ndarray) -> list[np.ndarray | None]:
-        """:meth:`best_for` for each row of ``c`` (k, n), in one product."""
+        """[`best_for`][ilplayer.engine.SolutionPool.best_for] for each row of ``c`` (k, n), in one product."""
         if not self.size:
             return [None] * len(c)
         return list(self.points[np.argmin(self.points[:self.size] @ c.T, axis=0)])
@@ -139,7 +139,7 @@ def multipliers_in_blocks(c: np.ndarray, size: int, inequalities: int,
     """Row multipliers and LP optima for the rows of ``c``, their LPs solved ``size`` at a
     time as one block-diagonal LP (a block-diagonal LP's duals and optimum are each block's).
 
-    ``solve_block(costs)`` sets ``costs`` (``size * n``, as for :func:`solve_in_blocks`),
+    ``solve_block(costs)`` sets ``costs`` (``size * n``, as for [`solve_in_blocks`][ilplayer.engine.solve_in_blocks]),
     solves, and returns ``(duals, x)`` -- ``duals`` a ``(size, rows)`` array, block ``j``'s
     multipliers, its ``inequalities`` first (``>= 0``), then its equalities; ``x`` the
     ``size * n`` optimum -- or None.
@@ -183,7 +183,7 @@ class RelaxationGate:
 
 
 class SearchGate(RelaxationGate):
-    """The :class:`RelaxationGate` of the search around a start, judged by time as well.
+    """The [`RelaxationGate`][ilplayer.engine.RelaxationGate] of the search around a start, judged by time as well.
 
     A try costs its share of the LP, the rounding and the enumeration, whether it answers or
     not; a failed try still needs the MIP. So the search runs while ``try + (1 - rate) *
@@ -194,8 +194,8 @@ class SearchGate(RelaxationGate):
     every instance while it is closed: the MIPs after failed tries are the hard instances, and
     timing only those would flatter the search. Until ``MIN_CONTROLS`` MIPs and a try are
     timed, the rate alone decides. Tries are timed only while the gate is open (see
-    :func:`search_rows`), so a closed gate re-measures them with a probe: after ``PROBE_FIRST``
-    closed chunks one whole chunk is searched and timed (:meth:`begin_chunk`), after twice as
+    [`search_rows`][ilplayer.engine.search_rows]), so a closed gate re-measures them with a probe: after ``PROBE_FIRST``
+    closed chunks one whole chunk is searched and timed (`begin_chunk`), after twice as
     many the next time it stays closed, up to ``PROBE_MAX``. Without the probe one slow moment
     closed a gate for good: the try's cost stayed what that moment measured (Gurobi, dense m=4,
     worker processes whose gates had closed that way solved their task in 55-57 ms, those whose
@@ -265,7 +265,7 @@ class SearchGate(RelaxationGate):
 
 
 class ModelHooks(Protocol):
-    """What :func:`solve_batch` asks of a backend (a :class:`~ilplayer.solver.PersistentModelSolver`)."""
+    """What `solve_batch` asks of a backend (a `PersistentModelSolver`)."""
 
     @property
     def name(self) -> str: ...
@@ -371,7 +371,7 @@ def search_chunk(hooks: ModelHooks, model: Any, batch: ILPBatch, rows: list[int]
     after an epoch of fresh costs), the rest of the chunk is searched too, instead of
     waiting for the next chunk (with one chunk per batch, the next epoch). Now and then a
     closed gate's chunk is a probe, searched and timed as an open gate's
-    (:meth:`SearchGate.begin_chunk`)."""
+    ([`SearchGate.begin_chunk`][ilplayer.engine.SearchGate.begin_chunk])."""
     mode = gate.begin_chunk()
     wanted = list(rows) if mode == "probe" else [i for i in rows if gate.should_try()]
     found = search_rows(hooks, model, batch, wanted, pool, gate, timed=mode != "closed")
@@ -383,7 +383,7 @@ def search_chunk(hooks: ModelHooks, model: Any, batch: ILPBatch, rows: list[int]
 
 def search_rows(hooks: ModelHooks, model: Any, batch: ILPBatch, wanted: list[int], pool: SolutionPool,
                  gate: SearchGate, timed: bool = True) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
-    """:func:`search_chunk` for the rows ``wanted``, every one tried; the gate records each,
+    """[`search_chunk`][ilplayer.engine.search_chunk] for the rows ``wanted``, every one tried; the gate records each,
     with its share of the time when ``timed``. A closed gate's samples are not timed: a few
     rows carry the LP call's fixed cost alone (Gurobi, binary m=8: 1.2 ms per try for 4 rows
     against 0.25-0.4 ms for 64), and timing them kept the gate closed for whole batches."""

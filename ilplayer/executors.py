@@ -1,11 +1,11 @@
 """Parallel batch solving: thread and process pools, Ray actors, or any
-``concurrent.futures.Executor``; which one a name makes (:func:`make_executor`).
+``concurrent.futures.Executor``; which one a name makes (`make_executor`).
 
-Workers are persistent: each builds its solver once from a picklable :class:`SolverRecipe` and
+Workers are persistent: each builds its solver once from a picklable `SolverRecipe` and
 keeps it (and so its native models, one per ``(A, b)``) for as long as the pool lives
-(:mod:`ilplayer.workers`). A batch is planned into about one task per worker; a task carries
+(`ilplayer.workers`). A batch is planned into about one task per worker; a task carries
 whole ``(A, b)`` groups or slices of one, so ``A`` and ``b`` travel once per task, not once per
-instance. Ray's executor is :mod:`ilplayer.ray_executor`.
+instance. Ray's executor is `ilplayer.ray_executor`.
 """
 
 from __future__ import annotations
@@ -135,10 +135,10 @@ Lane = Union[concurrent.futures.Executor, ProcessLane]  # runs task j of each ba
 class FuturesExecutor(BatchExecutor):
     """Any ``concurrent.futures.Executor``: ilplayer's own thread and process pools, or yours
     (a Dask client's executor, ...). Pools that ilplayer created are rebuilt when broken and
-    shut down by :meth:`close`; yours are left to you.
+    shut down by `close`; yours are left to you.
 
     ilplayer's own pools are one worker per "lane" (a single-worker thread pool, or a process
-    fed through its own pipe: :class:`~ilplayer.workers.ProcessLane`), and task ``j`` of
+    fed through its own pipe: `ProcessLane`), and task ``j`` of
     every batch goes to lane ``j``: the same slice of a batch meets the same worker, whose
     solver holds the previous answers of those instances as warm starts. With one shared pool
     a task went to whichever worker was free, and a worker that met the other half of the batch
@@ -257,7 +257,7 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver, r
 
     ``"auto"`` (or None): threads when the backend releases the GIL, more than one worker is
     available and the workers can build the solver, else serial; then each batch goes to the
-    threads or stays in the calling thread, whichever has been faster (:class:`AutoDispatch`).
+    threads or stays in the calling thread, whichever has been faster (`AutoDispatch`).
     Device-native backends solve the whole batch in one call and use no executor.
     """
     if workers is not None and (not isinstance(workers, int) or workers < 1):
@@ -302,9 +302,9 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver, r
 
 @dataclass
 class Backend:
-    """A backend resolved once: its :class:`SolverRecipe` (how to build it, here or in a
+    """A backend resolved once: its `SolverRecipe` (how to build it, here or in a
     worker), this thread's solver, and the pool whose workers build their own from the recipe
-    (None: solved in the calling thread). What :func:`ilplayer.dispatch.solve_problem` takes."""
+    (None: solved in the calling thread). What `ilplayer.dispatch.solve_problem` takes."""
 
     recipe: SolverRecipe | None
     solver: Solver

@@ -16,7 +16,7 @@ Each node has one arc in and one arc out (equalities). PyEPO leaves the flows an
 unbounded above; here they get ``ub = n - 1``, which every tour meets (a flow never exceeds
 ``n - 1`` and the orders of a tour fit in ``0 .. n - 2``), so the feasible tours and their
 costs are the same and the backends may warm-start (an infinite bound turns HiGHS' starts
-off). A cost vector ``c`` (edges) becomes the program's costs through :attr:`TspProgram.embed`
+off). A cost vector ``c`` (edges) becomes the program's costs through `TspProgram.embed`
 (both arcs of an edge get its cost, the flows 0), and a solution's edges are ``y @ embed``.
 """
 

@@ -1,6 +1,6 @@
 """Fuzzing backends against exhaustive enumeration.
 
-:func:`fuzz_cases` (kept with every other family in :mod:`ilplayer.instances`) draws seeded
+`fuzz_cases` (kept with every other family in `ilplayer.instances`) draws seeded
 random instances small enough to enumerate (at most a few thousand box points): binary,
 integer, negative and per-variable boxes; random, integer, all-zero, tight, equality-like
 (also float32 pairs met only within rounding) and infeasible rows; ``m = 0``; ties in the
@@ -15,9 +15,9 @@ The oracle is a *tolerance band*. ``strict`` is the optimum over the box points 
   loose one, any checked point (the core verifies every answer) or ``INFEASIBLE``; or
 * ``INFEASIBLE`` only when no point satisfies the strict test.
 
-:func:`fuzz_backend` counts wrong ``OPTIMAL`` rows, false ``INFEASIBLE`` rows and every other
+`fuzz_backend` counts wrong ``OPTIMAL`` rows, false ``INFEASIBLE`` rows and every other
 non-optimal answer on a feasible instance, and keeps each failing case as a reproducer
-(:func:`save_reproducer` writes it as JSON; ``ilplayer fuzz --replay FILE`` solves it again).
+(`save_reproducer` writes it as JSON; ``ilplayer fuzz --replay FILE`` solves it again).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ class FuzzReport:
 
 
 def solve_case(case: FuzzCase, solver: Solver | str) -> tuple[np.ndarray, np.ndarray]:
-    """Solve a case through the public :func:`ilplayer.solve` (validation, dispatch, checks)."""
+    """Solve a case through the public [`ilplayer.solve`][ilplayer.solve] (validation, dispatch, checks)."""
     from ilplayer.layer import solve
 
     with warnings.catch_warnings():

@@ -1,7 +1,7 @@
 """Hook specifications for ilplayer plugins (pluggy project name ``ilplayer``).
 
 A plugin is a module listed under the ``ilplayer`` entry-point group that implements these
-hooks with :data:`hookimpl`::
+hooks with [`hookimpl`][ilplayer.hookspecs.hookimpl]::
 
     # pyproject.toml of the plugin distribution
     [project.entry-points.ilplayer]

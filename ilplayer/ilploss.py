@@ -24,7 +24,7 @@ and the held-out pairs).
 Against the authors' code: their box-integer k-step neighbours step ±1 with a random sign and
 the box then discards those that leave it; here a coordinate at a bound steps inward (on a
 binary box this is their bit flip, which they use there). The schedule is faster
-(:class:`ILPLossConfig`: the authors trained for up to a day).
+([`ILPLossConfig`][ilplayer.ilploss.ILPLossConfig]: the authors trained for up to a day).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class ILPLossConfig:
         hops: the sizes of the random multi-step neighbours (2, 3, 4).
         samples_per_hop: random neighbours drawn per size (16).
         k: learn ``k * m`` constraints for ``m`` hidden ones (the authors: 2).
-        origin: the constraint parametrisation (:data:`~ilplayer.constraints.ORIGINS`).
+        origin: the constraint parametrisation (`ORIGINS`).
         init: only ``"random"``: the authors' random hyperplanes, each 0.2 from its origin.
     """
 
@@ -195,7 +195,7 @@ def ilp_loss_terms(A: torch.Tensor, b: torch.Tensor, c: torch.Tensor, y: torch.T
 
     ``A`` (K, n) and ``b`` (K,), shared, or (B, K, n) and (B, K), one set per instance, are the
     learned ``A y <= b`` (scaled to unit rows here); ``c``, ``y`` (B, n) the observations;
-    ``negatives`` (B, S, n) candidates from :func:`sample_negatives`. A candidate counts when it
+    ``negatives`` (B, S, n) candidates from `sample_negatives`. A candidate counts when it
     differs from ``y`` and lies in ``[lb, ub]``, and, with a known cost, costs no more than
     ``y``. With ``learned_cost`` (the cost comes from the model too) the cost row
     ``c·z <= c·y`` joins the learned rows instead: a better negative is separated either by a
@@ -278,7 +278,7 @@ def train_ilploss(
     validation: tuple[torch.Tensor, torch.Tensor] | None = None, test_every: int = 1,
 ) -> tuple[StaticConstraints, list[dict[str, float]]]:
     """Learn ``config.k * m`` constraints with ILP-Loss; called like
-    :func:`~ilplayer.training.train_static_constraints` (``data`` has ``lb``, ``ub``,
+    `train_static_constraints` (``data`` has ``lb``, ``ub``,
     ``c_train``, ``y_train``, ``c_test``, ``y_test``).
 
     Training solves nothing; the layer solves the validation pairs (the training pairs without
@@ -328,7 +328,7 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
                 test_every: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
                 clip_norm: float | None = None) -> list[dict[str, float]]:
     """ILP-Loss' loop over ``model``'s parameters: per step, ``batch_terms(rows, temperature,
-    generator)`` gives the three terms of a batch of rows, weighted by :class:`CoVBalancer`;
+    generator)`` gives the three terms of a batch of rows, weighted by [`CoVBalancer`][ilplayer.ilploss.CoVBalancer];
     AdamW with the triangular cyclic rate; gradients clipped to
     ``clip_norm`` when given.
 
@@ -336,7 +336,7 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     lowers the soft-min temperature (``config.temperature`` box widths at first) when it
     stalls, stops training after ``config.stop_patience`` validations without a gain or at
     100 %, and picks the state ``model`` ends in (the best trained epoch, earliest among ties,
-    as :func:`~ilplayer.learn.selected_record` reads it; with ``score_start`` the untrained
+    as [`selected_record`][ilplayer.learn.selected_record] reads it; with ``score_start`` the untrained
     start is scored too, as epoch 0, but does not compete). ``accuracy("test")`` is
     measured at every ``test_every``-th validation and at the end. Returns one record per epoch."""
     if isinstance(test_every, bool) or not isinstance(test_every, int) or test_every < 1:

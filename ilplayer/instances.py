@@ -4,9 +4,9 @@
   centre, flipped so that a chosen point stays feasible;
 * random unit cost vectors;
 * set-cover families of small subsets (paper, "Weighted Set Covering");
-* the named families of one catalogue: the benchmarks' (:func:`family_batch`: "binary m=4",
-  "set cover" ...), the tests' (:func:`make_instances`: "binary-m4", "equalities" ...) and the
-  fuzz's seeded cases (:func:`fuzz_case`), small enough to enumerate.
+* the named families of one catalogue: the benchmarks' (`family_batch`: "binary m=4",
+  "set cover" ...), the tests' (`make_instances`: "binary-m4", "equalities" ...) and the
+  fuzz's seeded cases (`fuzz_case`), small enough to enumerate.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def random_constraint_rows(num_constraints: int, num_variables: int, lb: Bounds 
                            generator: torch.Generator | None = None,
                            feasible_point: torch.Tensor | None = None,
                            dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`sample_random_constraints` as rows ``(A, b)`` of ``A y <= b``."""
+    """`sample_random_constraints` as rows ``(A, b)`` of ``A y <= b``."""
     normals, offsets, origins = sample_random_constraints(
         num_constraints, num_variables, lb, ub, generator=generator,
         feasible_point=feasible_point, dtype=dtype)
@@ -145,7 +145,7 @@ BENCH_FAMILIES = ("binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense 
 
 
 def check_family(family: str) -> str:
-    """``family`` if :func:`family_batch` knows it, else a ValueError that lists the names."""
+    """``family`` if `family_batch` knows it, else a ValueError that lists the names."""
     box, _, m = family.partition(" m=")
     if family not in ("knapsack", "set cover") and not (box in ("binary", "dense") and m.isdigit() and int(m) > 0):
         raise ValueError(f"unknown instance family {family!r}: use 'binary m=K', 'dense m=K', "
@@ -208,7 +208,7 @@ def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np
 TEST_FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",
             "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance",
             "zero-rows", "tight-rows", "equality-pairs", "box-only", "equalities")
-"""The instance families :func:`make_instances` draws, by name."""
+"""The instance families [`make_instances`][ilplayer.instances.make_instances] draws, by name."""
 
 
 def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:

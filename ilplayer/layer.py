@@ -40,12 +40,12 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         lb: lower bounds, a scalar or one per variable; ``-inf`` for none (integers on the
             integer variables).
         ub: upper bounds, likewise; ``inf`` for none.
-        solver: a registered backend name or a :class:`Solver` instance.
+        solver: a registered backend name or a [`Solver`][ilplayer.layer.Solver] instance.
         solver_options: keyword options for the backend (when given by name).
         executor: ``"auto"`` (default: threads when the backend releases the GIL), ``"serial"``,
             ``"threads"``, ``"processes"``, ``"ray"``, or any ``concurrent.futures.Executor``.
             A backend and pool named by strings are kept for the next call from this thread
-            (:mod:`ilplayer.backend_cache`; :func:`release_solvers` closes them).
+            (`ilplayer.backend_cache`; [`release_solvers`][ilplayer.release_solvers] closes them).
         workers: parallel workers (default: the cores available).
         mp_context: start method for ``"processes"`` (default ``"forkserver"`` on Linux).
         sense: ``"min"`` or ``"max"``.
@@ -63,7 +63,7 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
     Returns:
         ``(y, status)``: ``y`` (B, n) on ``c``'s device, detached, in ``c``'s dtype when that
         dtype holds every integer of the box exactly, else float32 or float64 (float16 holds
-        integers up to 2048, bfloat16 up to 256); ``status`` (B,) int8 :class:`Status` codes.
+        integers up to 2048, bfloat16 up to 256); ``status`` (B,) int8 [`Status`][ilplayer.Status] codes.
         NumPy arrays when ``c`` is one. Rows without a solution (infeasible, unbounded, failed)
         hold the box centre (rounded down) as a placeholder.
 

@@ -1,9 +1,9 @@
 """Learn hidden constraints from your own observations: pairs of a cost vector ``c`` and the
 integer solution ``y`` that was chosen for it (a scheduler's logs, a planner's decisions).
 
-:func:`~ilplayer.observations.load_solutions` reads and checks a file (re-exported here),
-:func:`learn_constraints` trains a
-:class:`~ilplayer.constraints.StaticConstraints` so that ``argmin c·y s.t. A y <= b`` over the
+[`load_solutions`][ilplayer.observations.load_solutions] reads and checks a file (re-exported here),
+[`learn_constraints`][ilplayer.learn.learn_constraints] trains a
+[`StaticConstraints`][ilplayer.constraints.StaticConstraints] so that ``argmin c·y s.t. A y <= b`` over the
 box reproduces the observed ``y``; ``ilplayer learn`` is the command line of both
 (docs/learn.md).
 """
@@ -49,16 +49,16 @@ past it an instance counts as wrong (a good constraint set solves a 9x9 sudoku i
 a 16-variable program in well under one)."""
 
 LEARN_METHODS = ("combopt", "ilploss")
-"""How :func:`learn_constraints` trains: CombOptNet's gradients through the solver, or ILP-Loss
-(:mod:`ilplayer.ilploss`: no solver while training, one only to measure accuracy)."""
+"""How `learn_constraints` trains: CombOptNet's gradients through the solver, or ILP-Loss
+([`ilplayer.ilploss`][ilplayer.ilploss]: no solver while training, one only to measure accuracy)."""
 
 
 @dataclass(frozen=True)
 class LearnConfig(TrainingConfig):
-    """:func:`learn_constraints`' settings: :class:`TrainingConfig`'s fields with learn's own
+    """[`learn_constraints`][ilplayer.learn.learn_constraints]' settings: `TrainingConfig`'s fields with learn's own
     defaults, the ones ``ilplayer learn`` uses: ``k = LEARN_K`` (2) and ``init="auto"``
-    (:func:`default_init`: separating on a box wider than {0, 1}, else random). Set one field
-    (``LearnConfig(epochs=10)``) and the others stay learn's; a plain :class:`TrainingConfig`
+    ([`default_init`][ilplayer.learn.default_init]: separating on a box wider than {0, 1}, else random). Set one field
+    (``LearnConfig(epochs=10)``) and the others stay learn's; a plain `TrainingConfig`
     is the paper's settings throughout (``k = 1``, random start).
     """
 
@@ -104,7 +104,7 @@ class SolutionData:
 
 @dataclass
 class LearnResult:
-    """What :func:`learn_constraints` returns: the learned constraints and how well they fit."""
+    """What `learn_constraints` returns: the learned constraints and how well they fit."""
 
     model: StaticConstraints
     history: list[dict[str, float]]
@@ -168,11 +168,11 @@ def learn_constraints(
     ``c_test``/``y_test`` measure held-out accuracy each epoch; without them ``test_fraction``
     of the pairs (default 0.2, seeded by ``seed``) is held out for it, as ``ilplayer learn``
     does (0: the training pairs; ``settings["test_on"]`` says which).
-    ``config`` defaults to :class:`LearnConfig`: the paper's settings (:class:`TrainingConfig`)
+    ``config`` defaults to [`LearnConfig`][ilplayer.learn.LearnConfig]: the paper's settings (`TrainingConfig`)
     with changes measured in docs/records/experiments.md ("Stable training") and docs/records/learn.md
     ("Polish"): ``2 x num_constraints`` constraints are learned (``LEARN_K``; a
     ``TrainingConfig`` or ``k=1`` gives the paper's rule), training starts from the data's
-    separating hyperplanes on a box wider than {0, 1} (:func:`default_init`), and
+    separating hyperplanes on a box wider than {0, 1} ([`default_init`][ilplayer.learn.default_init]), and
     ``validation_fraction`` of the training pairs (default 0.1; 0 turns it off) is set aside:
     the model of the epoch with the best accuracy on them is
     returned instead of the last. A start read off the data competes too: it is returned
@@ -188,12 +188,12 @@ def learn_constraints(
     is measured on every ``test_every``-th epoch and the last (only the curve changes: the
     model and the final accuracies do not).
     With ``polish`` (default) the kept constraints are then refitted to what the training pairs
-    prove and spare rows dropped (:mod:`ilplayer.polish`); the polished set replaces the trained
+    prove and spare rows dropped (`ilplayer.polish`); the polished set replaces the trained
     one only if it scores at least as well on the validation pairs (on the training pairs
     without a validation split). ``settings["polish"]`` says what happened.
 
-    ``method="ilploss"`` trains with ILP-Loss instead (:func:`~ilplayer.ilploss.train_ilploss`,
-    ``config`` an :class:`~ilplayer.ilploss.ILPLossConfig`, default its own): no solver while
+    ``method="ilploss"`` trains with ILP-Loss instead ([`train_ilploss`][ilplayer.ilploss.train_ilploss],
+    ``config`` an [`ILPLossConfig`][ilplayer.ilploss.ILPLossConfig], default its own): no solver while
     training, the validation pairs pick the temperature, the stop and the epoch; everything
     after training (restarts, polish, the accuracies) is the same.
 
@@ -380,7 +380,7 @@ def _train_and_polish(train: dict[str, Any], seeds: list[int], restart_workers: 
 def polish_with_start(model: StaticConstraints, epoch: int, start: StaticConstraints | None, data: SolutionData,
                        validation: tuple[torch.Tensor, torch.Tensor] | None, layer: ILPLayer, origin: str,
                        progress: bool) -> tuple[StaticConstraints, dict[str, Any]]:
-    """:func:`polish_model` on the trained model (of ``epoch``) and, given a ``start`` read off the
+    """`polish_model` on the trained model (of ``epoch``) and, given a ``start`` read off the
     data, on it too, keeping whichever does better on the validation pairs (ties: the trained one).
 
     Either can win: on dense Random Constraints the steps blur the start's offsets (it beat every
@@ -403,7 +403,7 @@ def polish_with_start(model: StaticConstraints, epoch: int, start: StaticConstra
 
 def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None,
                  layer: ILPLayer, origin: str, progress: bool = False) -> tuple[StaticConstraints, dict[str, Any]]:
-    """:func:`~ilplayer.polish.polish_constraints` on the training pairs, kept if it does at least
+    """`polish_constraints` on the training pairs, kept if it does at least
     as well on the validation pairs (else the training pairs). ``progress``: a bar over its
     accuracy checks (each solves the training pairs once)."""
     from ilplayer.polish import polish_constraints
@@ -443,4 +443,4 @@ def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple
 
 
 LEARN_DEFAULTS = _keyword_defaults(learn_constraints)
-""":func:`learn_constraints`' keyword defaults by name: ``ilplayer learn`` takes its own from here."""
+"""`learn_constraints`' keyword defaults by name: ``ilplayer learn`` takes its own from here."""

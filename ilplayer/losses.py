@@ -1,8 +1,8 @@
 """Losses: between the layer's solutions and target solutions (learning constraints, paper
-supplementary A, on solutions scaled by :func:`normalize_solution`), and for learning costs,
-which solve their own batches through a layer: :class:`SPOPlus`, :class:`FenchelYoung`,
-:class:`PerturbationGradient`, and over a pool of known decisions :class:`NCE`,
-:class:`ContrastiveMAP`, :class:`PointwiseLTR`, :class:`PairwiseLTR`, :class:`ListwiseLTR`.
+supplementary A, on solutions scaled by `normalize_solution`), and for learning costs,
+which solve their own batches through a layer: `SPOPlus`, `FenchelYoung`,
+`PerturbationGradient`, and over a pool of known decisions `NCE`,
+`ContrastiveMAP`, `PointwiseLTR`, `PairwiseLTR`, `ListwiseLTR`.
 
 Every cost loss solves through an [Oracle][ilplayer.Oracle] (or the oracle of a layer given
 instead), and takes ``solve_ratio`` and ``pool`` ([decision_pool][ilplayer.decision_pool]): the
@@ -304,7 +304,7 @@ class RegularizedFenchelYoung(_CostLoss):
     """The Fenchel-Young loss of the L2 regulariser ``lambd/2 |y|^2`` (Dalle et al. 2022;
     PyEPO's RFY): ``Omega(y) - Omega(mu) + c_pred·(y - mu)`` (minimisation form), ``mu`` the
     regularised optimum ``argmin_{mu in conv(Y)} c_pred·mu + Omega(mu)`` found by away-step
-    Frank-Wolfe with the layer's solver as its oracle (:mod:`ilplayer.gradients.frank_wolfe`,
+    Frank-Wolfe with the layer's solver as its oracle (`ilplayer.gradients.frank_wolfe`,
     to a gap of ``tol`` or ``max_iter`` steps). Its gradient is ``y - mu``. Returns the batch
     mean. With ``solve_ratio`` < 1 the oracle's drawn share of steps answer from the pool."""
 

@@ -1,7 +1,7 @@
 """Scores of predicted solutions: exact match (constraint learning) and regret (cost learning).
 
 Every function takes torch tensors or NumPy arrays of shape (B, n) and returns a Python float
-(or, for :func:`objective`, one value per instance).
+(or, for [`objective`][ilplayer.metrics.objective], one value per instance).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fuzzing the mixed-integer backends against ``scipy.optimize.milp``.
 
-:func:`milp_case` draws seeded random mixed-integer programs: integer and continuous variables
+`milp_case` draws seeded random mixed-integer programs: integer and continuous variables
 (also all continuous, the LP), finite, half-infinite and free bounds (fractional on the
 continuous variables), random and integer rows, equalities, infeasible right-hand sides and
 costs that leave an instance unbounded. The box is not enumerable, so the oracle is scipy's
@@ -261,7 +261,7 @@ def judge_milp(case: MilpCase, reference: MilpOracle, y: np.ndarray, status: np.
 
 
 def solve_milp_case(case: MilpCase, solver: Solver | str) -> tuple[np.ndarray, np.ndarray]:
-    """Solve a case through the public :func:`ilplayer.solve`."""
+    """Solve a case through the public [`ilplayer.solve`][ilplayer.solve]."""
     from ilplayer.layer import solve
 
     with warnings.catch_warnings():

@@ -1,9 +1,9 @@
 """Your observations as data: pairs of a cost vector ``c`` and the integer solution ``y``
 chosen for it, read from a file and checked before anything is learned from them.
 
-:func:`load_solutions` reads a ``.npz`` or ``.csv`` file and refuses what cannot be right,
-naming the file, the array and the first bad entry; :func:`check_solutions` warns about what
-is valid but cannot teach constraints; :func:`split_holdout` holds pairs out for testing.
+`load_solutions` reads a ``.npz`` or ``.csv`` file and refuses what cannot be right,
+naming the file, the array and the first bad entry; `check_solutions` warns about what
+is valid but cannot teach constraints; `split_holdout` holds pairs out for testing.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ CHECK_PRODUCTS = 10**9
 
 def check_solutions(c: np.ndarray, y: np.ndarray, lb: Any, ub: Any,
                     row_name: Callable[[int], str] = "row {}".format) -> list[str]:
-    """Warnings (also issued as :class:`DataWarning`) about observations that cannot teach
+    """Warnings (also issued as [`DataWarning`][ilplayer.observations.DataWarning]) about observations that cannot teach
     constraints: every ``y`` is the box optimum (no constraint is ever active), or a ``y`` that
     another observed ``y`` beats under its own ``c``.
 
@@ -182,7 +182,7 @@ def _beaten_by_observed(c: np.ndarray, y: np.ndarray, rows: np.ndarray, distinct
 
 
 def holdout_size(pairs: int, fraction: float) -> int:
-    """How many of ``pairs`` :func:`split_holdout` holds out."""
+    """How many of ``pairs`` [`split_holdout`][ilplayer.observations.split_holdout] holds out."""
     return max(1, round(fraction * pairs))
 
 

@@ -1,4 +1,4 @@
-"""The oracle: a :class:`~ilplayer.program.Program` with the backend, the worker pool and the
+"""The oracle: a [`Program`][ilplayer.program.Program] with the backend, the worker pool and the
 decision pool that solve it — what every layer and loss solves through (PyEPO's ``optModel``,
 InferOpt's maximizer)."""
 
@@ -25,8 +25,8 @@ __all__ = ["Oracle", "as_input"]
 def as_input(value: Any) -> Any:
     """An argument as the solves take it: a NumPy array becomes a tensor; a torch sparse tensor
     that requires grad is densified with ``to_dense`` (differentiable). A scipy.sparse matrix,
-    or a torch sparse one without grad, stays sparse (:func:`validate_problem` keeps it as a
-    host CSR matrix). Anything else is left for :func:`validate_problem` to refuse by name."""
+    or a torch sparse one without grad, stays sparse (`validate_problem` keeps it as a
+    host CSR matrix). Anything else is left for `validate_problem` to refuse by name."""
     if isinstance(value, torch.Tensor) and value.layout != torch.strided and value.requires_grad:
         return value.to_dense()
     if isinstance(value, np.ndarray) and value.dtype != object:

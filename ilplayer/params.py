@@ -3,7 +3,7 @@
 Solver libraries convert what they are given: SCIP stores ``lp/threads=1.5`` as 1 and a string
 in a boolean parameter as true, Gurobi stores ``Presolve=0.7`` as 0. A parameter passed through
 ``params=`` then silently means something else than the user wrote. Plugins call
-:func:`native_value` with the parameter's current value (which carries its type) before
+`native_value` with the parameter's current value (which carries its type) before
 setting it.
 """
 
@@ -19,7 +19,7 @@ __all__ = ["ParameterError", "native_value"]
 
 def native_value(backend: str, key: str, value: Any, current: Any) -> Any:
     """``value`` converted to the type of ``current`` (the parameter's present value), or a
-    :class:`ParameterError` (a ``ValueError``) naming ``params``, the backend, the parameter
+    [`ParameterError`][ilplayer.params.ParameterError] (a ``ValueError``) naming ``params``, the backend, the parameter
     and what was wrong.
 
     bool parameters take ``True``/``False`` (or 0/1); integer parameters an integer (or an

@@ -1,7 +1,7 @@
 """Everything a solver plugin needs, in one place: ``from ilplayer.plugin_api import ...``.
 
-A backend subclasses :class:`Solver` (or, for a MIP library, :class:`PersistentModelSolver`
-and its hooks), declares its :class:`Capability` set, and registers a :class:`SolverSpec` from
+A backend subclasses `Solver` (or, for a MIP library, `PersistentModelSolver`
+and its hooks), declares its `Capability` set, and registers a `SolverSpec` from
 a ``@hookimpl`` (docs/writing-a-plugin.md). The rest are the records that cross the contract,
 the helpers that solve many LP relaxations as one block-diagonal LP, the check of native
 parameter values, and the import guard for libraries that clash in one process.

@@ -181,7 +181,7 @@ def resolve_solver_name(name: str) -> tuple[SolverSpec, dict[str, Any]]:
 
 
 def get_solver_spec(name: str) -> SolverSpec:
-    """The registered :class:`SolverSpec` for ``name``."""
+    """The registered [`SolverSpec`][ilplayer.plugins.SolverSpec] for ``name``."""
     return resolve_solver_name(name)[0]
 
 
@@ -201,7 +201,7 @@ def get_solver(name: str, **options: Any) -> Solver:
 
 MIP_BACKEND_RANKING = ("gurobi", "cpsat", "highs", "scip")
 """The exact MIP backends, fastest first on the paper's shapes (docs/records/solvers.md has the figures).
-The one ranking of backends in ilplayer: every default goes through :func:`preferred_backend`."""
+The one ranking of backends in ilplayer: every default goes through `preferred_backend`."""
 
 BRUTEFORCE_LIMIT = 2**16
 """Boxes of at most this many points are enumerated (``bruteforce``) rather than branched on."""
@@ -211,7 +211,7 @@ def preferred_backend(box_points: int | None = None) -> str:
     """The backend to use when the caller names none.
 
     ``bruteforce`` when ``box_points`` (the number of integer points of the box) is at most
-    :data:`BRUTEFORCE_LIMIT`, else the first installed backend of :data:`MIP_BACKEND_RANKING`.
+    `BRUTEFORCE_LIMIT`, else the first installed backend of `MIP_BACKEND_RANKING`.
     Without ``box_points`` a MIP backend is required.
 
     Raises:

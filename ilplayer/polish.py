@@ -12,11 +12,11 @@ facet down exactly:
 * ``y_i ± e_j`` inside the box with ``c_ij`` of the sign that makes it cheaper than ``y_i`` is
   infeasible (``y_i`` is optimal), so some hidden constraint cuts it off.
 
-:func:`polish_constraints` moves each learned row, as little as a linear programme allows, so
+`polish_constraints` moves each learned row, as little as a linear programme allows, so
 that it keeps every observed ``y`` and cuts off as many of the nearby infeasible points as it
 can, then drops the rows that do not help (learning ``k × m`` rows leaves spares that cut off
 feasible points). The caller keeps the polished set only if it does at least as well on pairs
-it was not fitted to (:func:`ilplayer.learn.learn_constraints` uses its validation share).
+it was not fitted to ([`ilplayer.learn.learn_constraints`][ilplayer.learn.learn_constraints] uses its validation share).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Validation of user input into a :class:`ProblemTensors` batch, and its host view.
+"""Validation of user input into a `ProblemTensors` batch, and its host view.
 
 Every check runs before anything is solved, and every error names the argument at fault.
 """
@@ -107,7 +107,7 @@ def _float_array(value: Any, name: str, expected: str) -> np.ndarray:
 
 def _bound_array(value: Bounds, name: str) -> np.ndarray:
     """A bound as a float64 array (0-d or 1-d), checked for type, NaN and range; shared by
-    :func:`as_bounds` and :func:`check_box`. ``-inf`` and ``inf`` are kept (unbounded)."""
+    `as_bounds` and `check_box`. ``-inf`` and ``inf`` are kept (unbounded)."""
     if isinstance(value, bool) or value is None:
         raise TypeError(f"{name} must be a number or a vector of numbers, got {value!r}")
     array = _float_array(value, name, "a number or a vector of numbers")
@@ -223,7 +223,7 @@ class ProblemTensors:
 
     With a ``cost_map`` (n, d), float64 on ``c``'s device, ``c`` is (B, d): costs per entry of
     the decision the caller reads (a TSP's edges), the program's costs are ``c @ cost_map.T``
-    and its answers are read as ``y @ cost_map``. :meth:`unmapped` is the program itself;
+    and its answers are read as ``y @ cost_map``. `unmapped` is the program itself;
     the dispatcher solves that, so everything past it sees no map.
     """
 

@@ -1,5 +1,5 @@
 """``executor="ray"``: Ray actors that each keep a persistent solver, shared by every Ray
-executor of a process, and that survive a lost node (:class:`RayExecutor`)."""
+executor of a process, and that survive a lost node (`RayExecutor`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ RAY_TRIES = 3  # runs of one task on different actors before its rows are ERROR
 
 
 class _RayActorPool:
-    """The Ray actors of this process, shared by every :class:`RayExecutor` on one Ray session.
+    """The Ray actors of this process, shared by every `RayExecutor` on one Ray session.
 
     One actor holds one CPU. With actors per executor, a second executor (a ``solve(...,
     executor="ray")`` whose pool ``solve`` keeps, then a layer) waited forever for CPUs that the
@@ -103,7 +103,7 @@ class RayExecutor(BatchExecutor):
     """Ray actors that each hold a persistent solver. Uses the running Ray cluster (or the one
     at ``address``), or starts a local one; ``workers`` defaults to the cluster's CPUs.
 
-    Every Ray executor of a process shares its actors (:class:`_RayActorPool`). A task whose
+    Every Ray executor of a process shares its actors (`_RayActorPool`). A task whose
     actor dies or whose node is lost runs again on another live actor (up to ``RAY_TRIES``
     runs); its rows are ``Status.ERROR`` only when no actor answers within ``wait_s`` seconds.
     """

@@ -17,7 +17,7 @@ per instance with HiGHS, docs/records/solvers.md).
 
 For costs never seen before there is no close pooled point, but the LP optimum itself has at
 most as many fractional entries as there are rows, and one of its roundings is usually
-feasible and within a few reduced costs of the bound: :func:`rounded_point`.
+feasible and within a few reduced costs of the bound: `rounded_point`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray
     than ``max_points`` candidates would have to be checked.
 
     ``lam`` must be >= 0 (negative entries are clipped); any ``mu`` is valid. Returns ``start``
-    itself when no point beats it. :func:`search_many` does the same for many costs at once.
+    itself when no point beats it. `search_many` does the same for many costs at once.
     """
     mu = None if mu is None else np.asarray(mu)[None]
     point = search_many(np.asarray(c)[None], np.asarray(start)[None], A, b, lb, ub, np.asarray(lam)[None],
@@ -65,7 +65,7 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
                 ub: np.ndarray, lam: np.ndarray, A_eq: np.ndarray | None = None,
                 b_eq: np.ndarray | None = None, mu: np.ndarray | None = None, tol: float = 1e-6,
                 max_points: int = 2048, max_total: int = 1 << 17) -> list[np.ndarray | None]:
-    """:func:`search_around` for the rows of ``c`` (k, n), each with its feasible start (row of
+    """`search_around` for the rows of ``c`` (k, n), each with its feasible start (row of
     ``starts``) and multipliers (rows of ``lam`` (k, m) and ``mu`` (k, m_eq)), over one
     constraint set.
 
@@ -205,7 +205,7 @@ def rounded_point(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb
     ``ROUNDED_ENTRIES`` of them (further ones to the nearest integer), clipped to the box. A
     vertex of an LP with m rows has at most m fractional entries: with few rows, one of the
     roundings usually meets them (measured on fresh Random Constraints costs: dense m=1 100 %,
-    m=2 98 %, m=4 86 %, m=8 57 %). :func:`rounded_points` does the same for many at once.
+    m=2 98 %, m=4 86 %, m=8 57 %). `rounded_points` does the same for many at once.
     """
     return rounded_points(np.asarray(x)[None], np.asarray(c)[None], A, b, lb, ub, A_eq, b_eq, tol, frac_tol)[0]
 
@@ -213,7 +213,7 @@ def rounded_point(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb
 def rounded_points(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
                    ub: np.ndarray, A_eq: np.ndarray | None = None, b_eq: np.ndarray | None = None,
                    tol: float = 1e-6, frac_tol: float = 1e-9) -> list[np.ndarray | None]:
-    """:func:`rounded_point` for each row of ``x`` (k, n) with the costs in the same row of
+    """`rounded_point` for each row of ``x`` (k, n) with the costs in the same row of
     ``c``, over one constraint set, in one pass of array operations."""
     x, c = np.asarray(x, dtype=np.float64), np.asarray(c, dtype=np.float64)
     nearest = np.clip(np.round(x), lb, ub)

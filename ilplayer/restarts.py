@@ -1,4 +1,4 @@
-"""Training runs of :func:`~ilplayer.learn.learn_constraints`: one restart from its start, and
+"""Training runs of [`learn_constraints`][ilplayer.learn.learn_constraints]: one restart from its start, and
 several at once in worker processes (each seeded as it would be alone, so the result is the
 same either way), their epochs reaching the caller's progress bar through a queue."""
 
@@ -31,7 +31,7 @@ History = list[dict[str, float]]
 
 def train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[dict[str, float]], None] | None
                       ) -> tuple[StaticConstraints, History, StaticConstraints]:
-    """:func:`train_static_constraints` from its usual start, returned too: the start competes
+    """`train_static_constraints` from its usual start, returned too: the start competes
     with the trained epochs, and building a separating start again took ~5 s on dense m = 4."""
     train = dict(train)
     data, config, method = train["data"], train["config"], train.pop("method")
@@ -55,7 +55,7 @@ def _train_restart(run_seed: int, train: dict[str, Any]
 def train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
                         report: Callable[[dict[str, float]], None]
                         ) -> list[tuple[StaticConstraints, History, StaticConstraints]]:
-    """:func:`train_from_start` for each seed, ``workers`` at a time in worker processes;
+    """`train_from_start` for each seed, ``workers`` at a time in worker processes;
     their epochs reach ``report`` as they finish. Models come back as state dicts."""
     import multiprocessing
     import queue

@@ -20,5 +20,5 @@ def derive_seed(seed: int, stream: int) -> int:
 
 
 def torch_generator(seed: int, stream: int) -> torch.Generator:
-    """A CPU ``torch.Generator`` seeded with :func:`derive_seed`."""
+    """A CPU ``torch.Generator`` seeded with `derive_seed`."""
     return torch.Generator().manual_seed(derive_seed(seed, stream))

@@ -1,12 +1,12 @@
 """The contract between ilplayer's core and its solver backends, and nothing else.
 
-A backend subclasses :class:`Solver` and implements :meth:`Solver.solve`, which receives an
-:class:`ILPBatch` -- many cost vectors sharing one ``(A, b)`` -- and returns a
-:class:`SolveResult`. The core groups a user's batch by ``(A, b)`` so that a backend can build
+A backend subclasses `Solver` and implements `Solver.solve`, which receives an
+[`ILPBatch`][ilplayer.solver.ILPBatch] -- many cost vectors sharing one ``(A, b)`` -- and returns a
+[`SolveResult`][ilplayer.solver.SolveResult]. The core groups a user's batch by ``(A, b)`` so that a backend can build
 its native model once per group and only rewrite the objective between instances.
-:class:`PersistentModelSolver` keeps those models and declares the hooks a MIP backend fills
+`PersistentModelSolver` keeps those models and declares the hooks a MIP backend fills
 in; what makes it fast (warm starts, LP relaxations, the search around a start) is
-:mod:`ilplayer.engine`. Plugin authors import all of it from :mod:`ilplayer.plugin_api`.
+[`ilplayer.engine`][ilplayer.engine]. Plugin authors import all of it from [`ilplayer.plugin_api`][ilplayer.plugin_api].
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ __all__ = ["PersistentModelSolver", "Solver"]
 class Solver(ABC):
     """A MIP backend. Subclass it, set ``name`` and ``capabilities``, implement ``solve``.
 
-    Instances are created by :func:`ilplayer.get_solver` with the user's options as keyword
+    Instances are created by [`ilplayer.get_solver`][ilplayer.get_solver] with the user's options as keyword
     arguments. An instance may keep native models alive between calls (keyed by ``(A, b)``)
-    and must release them in :meth:`close`. Importing the module that defines a subclass must
+    and must release them in [`close`][ilplayer.solver.Solver.close]. Importing the module that defines a subclass must
     not import the native solver library: do that inside methods.
 
     Example:
@@ -110,18 +110,18 @@ def _rebuild_solver(cls: type[Solver], args: tuple[Any, ...], kwargs: dict[str, 
 
 
 class PersistentModelSolver(Solver):
-    """A :class:`Solver` that keeps one native model per ``(A, b, lb, ub, integrality)`` and only rewrites
+    """A `Solver` that keeps one native model per ``(A, b, lb, ub, integrality)`` and only rewrites
     the objective between instances.
 
-    Subclasses implement :meth:`build_model` and :meth:`solve_instance` (and
-    :meth:`dispose_model` when the native model holds resources). The last ``cache_size``
+    Subclasses implement `build_model` and `solve_instance` (and
+    `dispose_model` when the native model holds resources). The last ``cache_size``
     models are kept, so alternating between a few constraint sets does not rebuild them. An
     exception in one instance marks that instance ``Status.ERROR`` (one warning per call)
     and the others are still solved.
 
-    Warm starts: a subclass whose solver takes a start point implements :meth:`set_start`.
+    Warm starts: a subclass whose solver takes a start point implements `set_start`.
     With ``warm_start`` on, each instance then starts from the best point (under its costs) of
-    the :class:`SolutionPool` of its constraint set: the previous solutions of that ``(A, b)``.
+    the [`SolutionPool`][ilplayer.solver.SolutionPool] of its constraint set: the previous solutions of that ``(A, b)``.
 
     Args:
         time_limit: seconds per instance, or None for no limit.
@@ -185,7 +185,7 @@ class PersistentModelSolver(Solver):
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         """The instance's answer from its LP relaxation, or None to solve the MIP.
 
-        Called before :meth:`solve_instance`. An optimal vertex of the relaxation that is
+        Called before `solve_instance`. An optimal vertex of the relaxation that is
         integral is optimal for the MIP too, so a backend whose LP re-solve (only the costs
         changed: a warm basis) costs far less than its MIP root may return it here. Network
         flows, assignments and other totally unimodular rows then never reach the MIP. The
@@ -194,11 +194,11 @@ class PersistentModelSolver(Solver):
         return None
 
     def solve_relaxations(self, model: Any, c: np.ndarray) -> list[np.ndarray | None]:
-        """:meth:`solve_relaxation` for each row of ``c`` (``(k, n)``): one answer or None each.
+        """`solve_relaxation` for each row of ``c`` (``(k, n)``): one answer or None each.
 
         A backend whose every native call has a fixed cost well above a small LP's re-solve may
         override it to solve several relaxations in one call (HiGHS solves them as one
-        block-diagonal LP). The default calls :meth:`solve_relaxation` per row.
+        block-diagonal LP). The default calls `solve_relaxation` per row.
         """
         return [self.solve_relaxation(model, row) for row in c]
 
@@ -209,14 +209,14 @@ class PersistentModelSolver(Solver):
         optimum ``x``; or None for a row.
 
         With them and a start -- the best pooled point, or the best feasible rounding of ``x``
-        (:func:`ilplayer.reduced_costs.rounded_points`) when that is cheaper -- an instance is
-        first answered by :func:`ilplayer.reduced_costs.search_many` (reduced-cost fixing,
+        (`ilplayer.reduced_costs.rounded_points`) when that is cheaper -- an instance is
+        first answered by `ilplayer.reduced_costs.search_many` (reduced-cost fixing,
         then enumeration of the few points left; ``SEARCH_CHUNK`` instances per call) and
         reaches the MIP only when too many points are left. Any multipliers keep the answer
         exact; the LP's make the fewest points. A
         backend whose MIP has a large fixed cost against its LP re-solve may override it
         (HiGHS and Gurobi solve the LPs in blocks, SCIP and CP-SAT one by one, all through
-        :func:`multipliers_in_blocks`); the default offers none.
+        `multipliers_in_blocks`); the default offers none.
         """
         return [None] * len(c)
 
@@ -224,7 +224,7 @@ class PersistentModelSolver(Solver):
         """Free a native model evicted from the cache."""
 
     def model_for(self, batch: ILPBatch, key: bytes | None = None) -> Any:
-        """The native model of ``batch``'s constraint set (``key``: its :meth:`model_key`, when
+        """The native model of ``batch``'s constraint set (``key``: its `model_key`, when
         the caller has it), built on first use and kept among the last ``cache_size``."""
         key = self.model_key(batch) if key is None else key
         if key in self._models:

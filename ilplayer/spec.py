@@ -1,4 +1,4 @@
-"""How to build one backend without importing it: :class:`SolverSpec`, what a plugin registers.
+"""How to build one backend without importing it: [`SolverSpec`][ilplayer.spec.SolverSpec], what a plugin registers.
 
 It sits between the solver contract (below) and the registry (above), so that a plugin module
 -- the built-in one included -- can describe its backends without importing the registry.
@@ -26,7 +26,7 @@ class SolverSpec:
 
     Args:
         name: the name users pass as ``solver=...``.
-        target: ``"module:Class"`` imported on first use, or the :class:`Solver` subclass.
+        target: ``"module:Class"`` imported on first use, or the [`Solver`][ilplayer.spec.Solver] subclass.
         requires: import names of the native libraries (checked with ``find_spec`` only).
         distribution: the distribution that provides the backend (for messages and listings).
         install_hint: the command that installs what is missing.
@@ -85,7 +85,7 @@ class SolverSpec:
             return False
 
     def takes_option(self, name: str) -> bool:
-        """Whether :meth:`create` takes the option ``name``."""
+        """Whether [`create`][ilplayer.spec.SolverSpec.create] takes the option ``name``."""
         accepted = _option_names(self.load())
         return accepted is None or name in accepted or name == self.suffix_option
 

@@ -1,6 +1,6 @@
 """Conformance kit: the pytest suite every solver plugin runs.
 
-Subclass :class:`SolverConformance` in a test module of the plugin and name the backend::
+Subclass [`SolverConformance`][ilplayer.testing.SolverConformance] in a test module of the plugin and name the backend::
 
     from ilplayer.testing import SolverConformance
 
@@ -8,8 +8,8 @@ Subclass :class:`SolverConformance` in a test module of the plugin and name the 
         solver_name = "mysolver"
         solver_options = {}            # optional: options for get_solver
 
-Every family of :data:`FAMILIES` is compared with the exact ``bruteforce`` backend (status per
-instance; objective within 1e-6), and :data:`FUZZ_CASES` seeded fuzz cases with an exhaustive
+Every family of [`FAMILIES`][ilplayer.testing.FAMILIES] is compared with the exact ``bruteforce`` backend (status per
+instance; objective within 1e-6), and [`FUZZ_CASES`][ilplayer.testing.FUZZ_CASES] seeded fuzz cases with an exhaustive
 NumPy oracle: a suboptimal ``OPTIMAL`` or a false ``INFEASIBLE`` fails with the instance as a
 reproducer. Infeasible instances must get a status, time limits must be honoured, the spec
 must pickle. A backend that is not installed, or has no usable licence, is
@@ -44,7 +44,7 @@ OBJECTIVE_TOL = 1e-6
 
 
 FUZZ_CASES = 200
-"""Seeded :mod:`ilplayer.fuzz` cases (about 500 instances) every backend is checked on."""
+"""Seeded `ilplayer.fuzz` cases (about 500 instances) every backend is checked on."""
 
 
 def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
@@ -183,7 +183,7 @@ class SolverConformance:
 
 def assert_correct_on_fuzzed_instances(solver: Solver | str, cases: int = FUZZ_CASES,
                                       start: int = 0) -> None:
-    """No wrong ``OPTIMAL`` and no false ``INFEASIBLE`` on seeded :mod:`ilplayer.fuzz` cases,
+    """No wrong ``OPTIMAL`` and no false ``INFEASIBLE`` on seeded `ilplayer.fuzz` cases,
     judged against exhaustive enumeration; a failure quotes the first failing case as JSON."""
     import json
 

@@ -1,8 +1,8 @@
 """Learning a constraint set from ``(c, y*)`` pairs: the settings, the data, and the loop.
 
-:func:`fit_epochs` is the loop every trainer shares (the demonstrations' baselines included);
-:func:`train_static_constraints` learns a :class:`~ilplayer.constraints.StaticConstraints`
-through an :class:`~ilplayer.layer.ILPLayer` with the paper's settings (supplementary A).
+`fit_epochs` is the loop every trainer shares (the demonstrations' baselines included);
+`train_static_constraints` learns a [`StaticConstraints`][ilplayer.constraints.StaticConstraints]
+through an [`ILPLayer`][ilplayer.layer.ILPLayer] with the paper's settings (supplementary A).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class TrainingConfig:
             keep ``lr``. Nothing changes on a binary box.
         init: where the constraints start, one of ``INITS``: ``"random"`` (the paper's random
             hyperplanes through the box's centre) or ``"separating"`` (hyperplanes read off the
-            training pairs, :mod:`ilplayer.separation`; the rows it leaves are random normals
+            training pairs, `ilplayer.separation`; the rows it leaves are random normals
             placed so that every observed solution is feasible).
     """
 
@@ -107,7 +107,7 @@ class TrainingConfig:
 @dataclass(frozen=True)
 class BackendConfig:
     """Where the layer's instances are solved: the backend (None: the preferred one for the
-    box, :func:`~ilplayer.plugins.preferred_backend`), its options and the executor."""
+    box, [`preferred_backend`][ilplayer.plugins.preferred_backend]), its options and the executor."""
 
     solver: str | None = None
     solver_options: dict[str, Any] | None = None
@@ -187,7 +187,7 @@ def known_equalities(data: Any) -> tuple[torch.Tensor | None, torch.Tensor | Non
 
 
 def box_points(lb: Any, ub: Any, n: int) -> int:
-    """The number of integer points of the box (for :func:`preferred_backend`)."""
+    """The number of integer points of the box (for [`preferred_backend`][ilplayer.training.preferred_backend])."""
     widths = np.broadcast_to(np.asarray(ub, dtype=np.int64) - np.asarray(lb, dtype=np.int64) + 1, (n,))
     return math.prod(int(w) for w in widths)
 
@@ -205,7 +205,7 @@ def initial_constraints(config: TrainingConfig, count: int, c: torch.Tensor, y: 
                         seed: int) -> StaticConstraints:
     """``count`` constraints to start training from, as ``config.init`` says (float64).
 
-    ``"separating"`` puts the hyperplanes of :func:`~ilplayer.separation.separating_hyperplanes`
+    ``"separating"`` puts the hyperplanes of `separating_hyperplanes`
     (tight at the observed ``y``) in the first rows, each origin at the mean of the observed
     solutions on its hyperplane, and moves every other row's offset out until no observed
     solution violates it."""
@@ -241,8 +241,8 @@ def train_static_constraints(
     """Adam on the loss between normalised solutions, as in the supplementary's table.
 
     ``data`` has ``lb``, ``ub`` (scalars or one per variable) and the float64 tensors
-    ``c_train``, ``y_train``, ``c_test``, ``y_test`` (a :class:`HiddenConstraintsData` or
-    :class:`~ilplayer.learn.SolutionData`). Learns ``config.k * m`` constraints, ``m`` being
+    ``c_train``, ``y_train``, ``c_test``, ``y_test`` (a `HiddenConstraintsData` or
+    [`SolutionData`][ilplayer.learn.SolutionData]). Learns ``config.k * m`` constraints, ``m`` being
     ``num_constraints`` or the number of hidden ones in ``data.A``, starting from ``model``
     when given. Stops early once the held-out accuracy reaches ``target_accuracy``.
 
@@ -250,7 +250,7 @@ def train_static_constraints(
     set) each epoch also records ``validation_accuracy``, and the model returned is the one of
     the epoch with the best validation accuracy (the earliest among ties), not the last one.
     The history then begins with the start's record (epoch 0, no loss): a start read off the
-    data can score better than any epoch after it, and :func:`~ilplayer.learn.learn_constraints`
+    data can score better than any epoch after it, and [`learn_constraints`][ilplayer.learn.learn_constraints]
     weighs it against the returned epoch.
 
     The held-out accuracy is measured on every ``test_every``-th epoch and the last one (with

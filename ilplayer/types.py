@@ -1,7 +1,7 @@
 """The records every layer of ilplayer shares: instance statuses, backend capabilities and
 licence states, and the batch and result that cross the solver contract.
 
-This module imports only :mod:`ilplayer.errors` and :mod:`ilplayer.matrices`: everything else
+This module imports only `ilplayer.errors` and `ilplayer.matrices`: everything else
 may import it.
 """
 
@@ -123,7 +123,7 @@ class ILPBatch:
     rows when there are no equalities; None is taken as 0 rows), ``integrality`` (n,) bool
     (True: integer; None is taken as all integer, the pure-integer program). ``A`` and ``A_eq``
     may instead be ``scipy.sparse`` CSR matrices (float64, read-only), kept sparse up to the
-    backend: use :mod:`ilplayer.matrices` (``row_entries``, ``stack_rows``) to read either kind.
+    backend: use `ilplayer.matrices` (``row_entries``, ``stack_rows``) to read either kind.
 
     Example:
         >>> batch = ILPBatch(c=np.ones((2, 3)), A=np.ones((1, 3)), b=np.array([1.0]),
@@ -242,11 +242,11 @@ class ILPBatch:
 
 @dataclass(frozen=True, eq=False)
 class SolveResult:
-    """A backend's answer for an :class:`ILPBatch`, row by row.
+    """A backend's answer for an [`ILPBatch`][ilplayer.types.ILPBatch], row by row.
 
     ``y`` (k, n) float64 holds the solution where ``status`` has a solution and anything
     finite elsewhere (the core replaces it with its placeholder); ``status`` (k,) holds
-    :class:`Status` codes; ``objective`` (k,) is ``c_i·y_i`` or NaN.
+    [`Status`][ilplayer.types.Status] codes; ``objective`` (k,) is ``c_i·y_i`` or NaN.
     """
 
     y: np.ndarray

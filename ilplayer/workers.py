@@ -1,10 +1,10 @@
 """The worker side of parallel solving, and how ilplayer's worker processes live and die.
 
-A worker builds its solver once from a picklable :class:`SolverRecipe` and keeps it (and so its
-native models, one per ``(A, b)``) for as long as the pool lives: :func:`run_task`. Worker
+A worker builds its solver once from a picklable `SolverRecipe` and keeps it (and so its
+native models, one per ``(A, b)``) for as long as the pool lives: `run_task`. Worker
 processes run BLAS on one thread, ignore Ctrl-C and exit with their client however it dies
-(:func:`start_process_pool`); a script without a guard is refused before a worker starts
-(:func:`unguarded_main_line`). :class:`BatchExecutor` is what every pool offers the core.
+(`start_process_pool`); a script without a guard is refused before a worker starts
+(`unguarded_main_line`). `BatchExecutor` is what every pool offers the core.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def one_blas_thread() -> Any:
 
 def _process_worker_init(client_pid: int, more: Any = None, more_args: tuple[Any, ...] = ()) -> None:
     """Workers ignore Ctrl-C (the client handles it), run BLAS on one thread, keep the memory
-    their solves free (:func:`~ilplayer.allocator.keep_freed_memory`), and exit when the
+    their solves free ([`keep_freed_memory`][ilplayer.allocator.keep_freed_memory]), and exit when the
     client process dies, however it dies. With ``forkserver`` a worker's parent is the fork
     server, which itself waits for its workers, so PR_SET_PDEATHSIG alone would leave orphans:
     watch the client. ``more(*more_args)`` runs after (a pool's own setup)."""
@@ -270,7 +270,7 @@ class ProcessLane:
 
 
 class LaneFuture:
-    """The answer of one :meth:`ProcessLane.submit` call."""
+    """The answer of one `ProcessLane.submit` call."""
 
     def __init__(self, lane: ProcessLane) -> None:
         self._lane, self._done, self._ok = lane, False, False
@@ -322,7 +322,7 @@ def _main_without_a_file() -> Any:
 
 
 def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int, main: Any) -> None:
-    """Start every worker now, with the main module's ``__file__`` hidden (:func:`_main_file_hidden`)."""
+    """Start every worker now, with the main module's ``__file__`` hidden (`_main_file_hidden`)."""
     with _main_file_hidden(main):
         futures: list[concurrent.futures.Future[int]] = []
         while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
@@ -426,7 +426,7 @@ def ping(_: int) -> int:
 
 class BatchExecutor(ABC):
     """Runs planned tasks on persistent workers. ``run`` returns one entry per task, in order:
-    the task's results, or a :class:`TaskFailure` when its worker was lost."""
+    the task's results, or a `TaskFailure` when its worker was lost."""
 
     kind: str = ""
     workers: int = 1

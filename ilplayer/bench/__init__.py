@@ -1,6 +1,6 @@
 """Benchmarks reachable from the command line: ``ilplayer bench solvers | warm | reuse |
 backward | parallel | scale``. Each prints a table; ratios are taken within one run, and every run
-ends with the speed targets its rows can check (:mod:`ilplayer.bench.targets`)."""
+ends with the speed targets its rows can check (`ilplayer.bench.targets`)."""
 
 from __future__ import annotations
 

@@ -117,7 +117,7 @@ class IdealSplit:
     instances it answers itself (a box optimum that meets the rows), cut by the same plan.
     Until 2026-11-27 the ideal solved every instance of the batch, the pool only those the
     dispatcher sends: dense m=4 (B=256) 256 against 222, two different splits of the work.
-    Its workers are set up as a pool's are (one BLAS thread, :func:`keep_freed_memory`).
+    Its workers are set up as a pool's are (one BLAS thread, [`keep_freed_memory`][ilplayer.keep_freed_memory]).
 
     ``start()`` launches the workers (they warm up), each ``repeat()`` runs one round of
     phases while the caller waits, and ``finish()`` returns, as medians over the repeats: the
@@ -200,7 +200,7 @@ class IdealSplit:
 
 
 def ideal_split(recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int) -> dict[str, float]:
-    """:class:`IdealSplit`'s figures, its repeats run back to back."""
+    """`IdealSplit`'s figures, its repeats run back to back."""
     split = IdealSplit(recipe, data, workers, repeats)
     try:
         split.start()
@@ -220,7 +220,7 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
     Every executor is started (and warmed up by one batch) before any is timed; then each
     repeat times one batch on each, in an order that rotates, and a speed-up is the median over
     the repeats of serial's time over the executor's in the same repeat: a slow minute on this
-    shared machine falls on every row alike. The ``ideal`` row (:class:`IdealSplit`) is the
+    shared machine falls on every row alike. The ``ideal`` row (`IdealSplit`) is the
     ceiling; its speed-up is against its own serial reference, timed in its bare processes in
     the same repeat, and its last column splits it into what cutting the batch costs and what
     the cores give. Each pool's last column also gives its share of the ideal's throughput

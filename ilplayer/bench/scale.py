@@ -29,7 +29,7 @@ SIZE_NAMES = {"shortest-path": "grid side", "tsp": "nodes", "knapsack": "items"}
 
 
 def scale_problem(family: str, size: int, instances: int, seed: int = 0) -> dict[str, Any]:
-    """The keyword arguments of :func:`ilplayer.solve` for ``instances`` cost vectors."""
+    """The keyword arguments of [`ilplayer.solve`][ilplayer.solve] for ``instances`` cost vectors."""
     from ilplayer.formulations import grid_network, tsp_program
 
     rng = np.random.default_rng([seed, size])

@@ -31,7 +31,7 @@ def installed_backends(names: Sequence[str]) -> list[str]:
 
 def _solve_ms(solver: Any, batch: ILPBatch, through_layer: bool = False) -> float:
     """ms per instance of ``solver.solve(batch)``, or with ``through_layer`` of what a layer's
-    forward does: validation, the box check and the backend (:func:`solve_problem`)."""
+    forward does: validation, the box check and the backend (`solve_problem`)."""
     start = time.perf_counter()
     if through_layer:
         problem = validate_problem(torch.tensor(batch.c), torch.tensor(batch.A), torch.tensor(batch.b),
@@ -93,7 +93,7 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
     backend reused across batches (as a layer does), serial, one thread. Backends run
     interleaved, batch by batch, so that the machine's load hits them alike; the figure is the
     median over ``repeats`` batches, and the ratio is to the first backend in the same run.
-    With ``reference`` (and gurobipy installed) a row for :class:`ReferenceLayerSolver`, the
+    With ``reference`` (and gurobipy installed) a row for `ReferenceLayerSolver`, the
     CombOptNet reference's way of solving, joins them. With ``through_layer`` ilplayer's
     backends are timed as a layer's forward calls them (validation and the core's box check
     included); the reference row stays the reference's own loop."""

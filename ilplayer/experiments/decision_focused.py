@@ -8,25 +8,25 @@ PyEPO when it is installed):
   flow conservation rows are equalities ``A_eq y = b_eq``; minimise.
 * ``knapsack-regret``: 32 items, 2 weight rows of capacity 20 each; maximise the value.
 * ``tsp``: PyEPO's travelling salesperson (8 nodes by default), a mixed-integer program in
-  its GG or MTZ formulation (:mod:`ilplayer.experiments.tsp`): binary arcs, continuous flows
+  its GG or MTZ formulation (`ilplayer.experiments.tsp`): binary arcs, continuous flows
   or orders; the costs per edge reach the program through the layer's ``cost_map``
   (``Task.embed``), so every method works on the edges, as PyEPO's do: losses, noise and
   decisions per edge (CombOptNet's gradient, which lives in the program's variables, gets the
   arcs' and flows' costs ``c @ embed.T`` and its decisions are read back as ``y @ embed``).
 
 Methods, every one on any backend: ``2s`` (two-stage: MSE on the costs), ``spo+``
-(:class:`~ilplayer.losses.SPOPlus`), ``pfyl`` (:class:`~ilplayer.losses.FenchelYoung`),
+([`SPOPlus`][ilplayer.losses.SPOPlus]), ``pfyl`` ([`FenchelYoung`][ilplayer.losses.FenchelYoung]),
 ``dbb`` (blackbox gradient on the decision's true objective), ``nid`` (negative identity,
 same loss), ``dpo`` (perturbed optimiser, MSE to the true decision), ``combopt``
 (CombOptNet's gradient, MSE to the true decision), and PyEPO's other methods: ``pg``
-(:class:`~ilplayer.losses.PerturbationGradient`), ``nce``, ``cmap``, ``ptltr``, ``prltr``,
+([`PerturbationGradient`][ilplayer.losses.PerturbationGradient]), ``nce``, ``cmap``, ``ptltr``, ``prltr``,
 ``lsltr`` (over a pool seeded with the training decisions, ``solve_ratio`` 0.05 as PyEPO's
 examples), ``pfymul`` (Fenchel-Young, multiplicative noise), ``dpomul``, ``imle`` and
 ``aimle`` (layer gradients, L1 to the true decision), ``rfwo`` (the L2-regularised optimiser by
 Frank-Wolfe, MSE to the true decision), ``rfy`` (its Fenchel-Young loss) and ``cave`` (CaVE+,
-:class:`~ilplayer.losses.CaVE` with 3 Clarabel steps; PyEPO's needs its Gurobi model). When
+[`CaVE`][ilplayer.losses.CaVE] with 3 Clarabel steps; PyEPO's needs its Gurobi model). When
 PyEPO is installed, its own method of the same name runs on the same data and splits
-(:data:`PYEPO_METHODS`), with its Gurobi model or its Pyomo model on HiGHS, for comparison.
+(`PYEPO_METHODS`), with its Gurobi model or its Pyomo model on HiGHS, for comparison.
 """
 
 from __future__ import annotations

@@ -289,7 +289,7 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
                            embed_test: torch.Tensor, *, seed: int = 0, solver: str = "bruteforce",
                            config: Any = None, clip_norm: float | None = None,
                            on_epoch: Any = None) -> tuple[KnapsackNet, list[dict[str, float]]]:
-    """The same network as :func:`train_knapsack` (prices and weights from the sentences) trained
+    """The same network as `train_knapsack` (prices and weights from the sentences) trained
     with ILP-Loss: each observed selection must satisfy its predicted weight row, and each nearby
     selection that is better under the predicted prices must break that row or become worse (the
     cost is learned, so it is one of the rows a negative can be cut by). Nothing is solved while

@@ -94,7 +94,7 @@ def train_lp_static(data: HiddenConstraintsData, *, epochs: int = 100, lr: float
                     on_epoch: Callable[[dict[str, float]], None] | None = None
                     ) -> tuple[StaticConstraints, list[dict[str, float]]]:
     """Learn the constraints through the LP relaxation (MSE between normalised solutions, the
-    same initialisation and batches as :func:`train_static_constraints`); the accuracy is that
+    same initialisation and batches as `train_static_constraints`); the accuracy is that
     of the rounded LP solution."""
     m, n = data.A.shape
     init_seed = derive_seed(seed, 1)
@@ -127,7 +127,7 @@ def train_lp_knapsack(train: Any, test: Any, embed_train: torch.Tensor, embed_te
                       epochs: int = 100, lr: float = 5e-4, batch_size: int = 8, seed: int = 0,
                       on_epoch: Callable[[dict[str, float]], None] | None = None
                       ) -> tuple[torch.nn.Module, list[dict[str, float]]]:
-    """The knapsack network of :class:`~ilplayer.experiments.knapsack.KnapsackNet` trained
+    """The knapsack network of `KnapsackNet` trained
     through the LP relaxation; evaluated after greedy rounding with the learned weights."""
     from ilplayer.experiments.knapsack import KnapsackNet, capacity
 

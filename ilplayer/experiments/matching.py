@@ -13,12 +13,12 @@ matching source ``i`` to target ``j`` is minus the cosine similarity of the embe
 
 * CombOptNet: ``c`` and a learned static constraint set (``m = 2p`` constraints on
   ``n = p^2`` binary variables, initialised as in the binary Random Constraints) go through
-  :class:`~ilplayer.ILPLayer`; the MSE between normalised solutions is minimised.
+  [`ILPLayer`][ilplayer.ILPLayer]; the MSE between normalised solutions is minimised.
 * BB-GM (unary only): the dedicated assignment solver ``scipy.optimize.linear_sum_assignment``
   with blackbox-differentiation gradients (Vlastelica et al., 2020) and the Hamming loss, as in
   Rolinek et al. (2020).
 
-The metric is the per-keypoint matching accuracy (:func:`matching_accuracy`).
+The metric is the per-keypoint matching accuracy (`matching_accuracy`).
 """
 
 from __future__ import annotations

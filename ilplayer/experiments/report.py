@@ -4,7 +4,7 @@ First an overview: one row per cell of the paper's main figures (CombOptNet with
 settings) with the baselines found beside it. Then one table per (task, box, method, variant):
 a row per m with the mean ± standard deviation of the held-out accuracy over the runs found,
 their seeds, the box-constrained baseline, the paper's figure and the mean wall time per run.
-The paper's figure comes from :func:`ilplayer.experiments.runner.paper_accuracy`, so records
+The paper's figure comes from `ilplayer.experiments.runner.paper_accuracy`, so records
 written before a figure was known still get it.
 """
 

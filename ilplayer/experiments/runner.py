@@ -154,8 +154,8 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     ``box``; "wsc": set cover of ``m`` elements) with ``method`` ("combopt", the "mlp" or "lp"
     baseline, or "ilploss": its accuracy is the one of its best validation epoch) and write
     ``<name>.json`` (and ``.png``). ``overrides`` change
-    :class:`~ilplayer.training.TrainingConfig`; ``backend.solver`` None picks
-    :func:`~ilplayer.plugins.preferred_backend` for the box. With ``resume``, a run whose
+    `TrainingConfig`; ``backend.solver`` None picks
+    [`preferred_backend`][ilplayer.plugins.preferred_backend] for the box. With ``resume``, a run whose
     record already exists in ``out_dir`` is not repeated: its record is returned.
 
     ``restart`` > 0 trains the same dataset again from another initialisation and shuffling
@@ -371,7 +371,7 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
     (``pyepo_methods`` to choose others): one JSON record per run, a PNG of the regrets.
     ``executor``/``workers`` run ilplayer's solves (the layer's default when None),
     ``pyepo_processes`` PyEPO's; a record of another setting than the default says so in its
-    name. ``task_options`` go to :func:`~ilplayer.experiments.decision_focused.make_task`
+    name. ``task_options`` go to `make_task`
     (``grid``, ``items``, ``dim``, ``nodes``, ``formulation``); a size other than the default
     says so in the names. PyEPO runs beside each solver: its Gurobi model beside ``gurobi``,
     its Pyomo model with HiGHS beside ``highs`` (``pyepo_solvers``: ``"gurobi"`` and/or

@@ -2,14 +2,14 @@
 
 A grid of side ``N`` (4, 6 or 9) with boxes of ``box_shape(N)`` is encoded as ``N**3`` binary
 variables, one per (cell, digit): ``x[(r * N + c) * N + d] = 1`` when cell ``(r, c)`` holds
-digit ``d + 1``. The game's rules are ``4 N**2`` equality rows (:func:`sudoku_rules`): each
+digit ``d + 1``. The game's rules are ``4 N**2`` equality rows (`sudoku_rules`): each
 cell holds one digit, and each row, column and box holds each digit once. A learner is shown
 none of them: it sees the givens as a cost (ILP-Loss' encoding, minus the one-hot of the
 givens) and the solved grid.
 
-:func:`make_puzzles` draws a random solved grid by randomised search, keeps a random set of its
+`make_puzzles` draws a random solved grid by randomised search, keeps a random set of its
 cells as givens and adds a cell where two completions differ until the exhaustive search finds
-one completion only; :func:`prove_unique` then checks every puzzle with a MIP backend: the
+one completion only; `prove_unique` then checks every puzzle with a MIP backend: the
 puzzle's program with the rules, the givens kept and the known solution cut off is infeasible.
 """
 
@@ -200,7 +200,7 @@ class SudokuSet:
         return SudokuSet(np.concatenate([self.givens, other.givens]), np.concatenate([self.solutions, other.solutions]))
 
     def costs(self) -> np.ndarray:
-        """:func:`puzzle_costs` of the givens."""
+        """`puzzle_costs` of the givens."""
         return puzzle_costs(self.givens)
 
     def targets(self) -> np.ndarray:

@@ -30,7 +30,7 @@ SPLITS = {4: (1000, 100, 1000), 6: (3000, 100, 1000), 9: (10000, 100, 1000)}
 def sudoku_splits(size: int, seed: int, sizes: tuple[int, int, int] | None = None,
                   solver: str = "highs") -> tuple[SudokuSet, SudokuSet, SudokuSet, dict[str, Any]]:
     """The (train, validation, test) puzzles of ``seed``, made once and cached; every puzzle's
-    uniqueness proved by ``solver`` (:func:`~ilplayer.experiments.sudoku.prove_unique`).
+    uniqueness proved by ``solver`` (`prove_unique`).
     Returns them and a summary (givens, generation and proof times)."""
     sizes = sizes or SPLITS[size]
 
@@ -91,7 +91,7 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
                sizes: tuple[int, int, int] | None = None, resume: bool = False,
                progress: bool = True, polish: bool = True) -> dict[str, Any]:
     """Learn the rules from the training puzzles of ``seed`` with ``method`` (``"ilploss"`` or
-    ``"combopt"``, through :func:`~ilplayer.learn.learn_constraints`; ``equalities``: the
+    ``"combopt"``, through [`learn_constraints`][ilplayer.learn.learn_constraints]; ``equalities``: the
     equalities of the solved grids found first, see there), solve the test puzzles with the
     learned program on ``solver`` and write the record. ``num_constraints`` defaults to the
     number of true rules (``4 size**2``); ``polish``: learn_constraints' polish step (each of
@@ -147,7 +147,7 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
 def run_visual_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "combopt",
                       config: Any = None, solver: str = "highs", sizes: tuple[int, int, int] | None = None,
                       resume: bool = False, progress: bool = True) -> dict[str, Any]:
-    """Visual sudoku (:mod:`ilplayer.experiments.visual_sudoku`): the rules are the equalities of
+    """Visual sudoku (`ilplayer.experiments.visual_sudoku`): the rules are the equalities of
     the training and validation puzzles' solved grids; a CNN reads the givens' images (test
     puzzles' images from a pool never seen in training) and learns only through the layer
     with ``method`` (``"combopt"`` or ``"fy"``). The record gives board, cell and digit

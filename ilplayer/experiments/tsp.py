@@ -1,5 +1,5 @@
-"""PyEPO's travelling salesperson task for :class:`~ilplayer.ILPLayer`: its data generator,
-and the tours of a formulation (:mod:`ilplayer.formulations` builds the GG and MTZ programs)."""
+"""PyEPO's travelling salesperson task for [`ILPLayer`][ilplayer.ILPLayer]: its data generator,
+and the tours of a formulation (`ilplayer.formulations` builds the GG and MTZ programs)."""
 
 from __future__ import annotations
 

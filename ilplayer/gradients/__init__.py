@@ -1,12 +1,12 @@
 """Gradient methods of the layer's backward pass, one module each, holding the method's solves
 as well as its maths (pure torch on the tensors' own device).
 
-``combopt`` (:class:`CombOptNet`, Paulus et al., 2021) gives gradients for the cost ``c`` and
-the constraints ``A, b``; ``blackbox`` (:class:`Blackbox`), ``identity`` (:class:`Identity`) and
-``perturbed`` (:class:`Perturbed`), ``imle`` (:class:`IMLE`), ``aimle`` (:class:`AdaptiveIMLE`)
-and ``frank-wolfe`` (:class:`FrankWolfe`) for ``c`` only. A method is an object holding its options;
-the layer's ``gradient=`` takes one, or its name as a shortcut (:data:`METHODS`). A new method
-is a :class:`GradientMethod` subclass in a module here, added to :data:`METHODS`.
+``combopt`` ([`CombOptNet`][ilplayer.gradients.CombOptNet], Paulus et al., 2021) gives gradients for the cost ``c`` and
+the constraints ``A, b``; ``blackbox`` (`Blackbox`), ``identity`` (`Identity`) and
+``perturbed`` (`Perturbed`), ``imle`` (`IMLE`), ``aimle`` (`AdaptiveIMLE`)
+and ``frank-wolfe`` (`FrankWolfe`) for ``c`` only. A method is an object holding its options;
+the layer's ``gradient=`` takes one, or its name as a shortcut ([`METHODS`][ilplayer.gradients.METHODS]). A new method
+is a `GradientMethod` subclass in a module here, added to `METHODS`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 may use of its layer (its solves, its no-signal check, its thread setting).
 
 A method is an object that holds its own options (``CombOptNet(tau=0.5)``,
-``Perturbed(sigma=1.0, samples=8)``); :meth:`GradientMethod.apply` runs the forward solve(s)
+``Perturbed(sigma=1.0, samples=8)``); `GradientMethod.apply` runs the forward solve(s)
 through the layer and attaches the method's backward. The layer names them by string as a
 shortcut (``gradient="blackbox"``).
 """
@@ -48,7 +48,7 @@ class LayerSolves:
 
 
 class GradientMethod(ABC):
-    """A gradient method of :class:`~ilplayer.ILPLayer`: its forward solves and its backward."""
+    """A gradient method of [`ILPLayer`][ilplayer.ILPLayer]: its forward solves and its backward."""
 
     name: ClassVar[str] = ""
     constraint_gradients: ClassVar[bool] = False

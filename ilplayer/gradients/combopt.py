@@ -84,7 +84,7 @@ def softmin(x: torch.Tensor, tau: float | None, dim: int = -1) -> torch.Tensor:
 
 
 def softmin_weights(x: torch.Tensor, tau: float | None, dim: int = -1) -> torch.Tensor:
-    """The gradient of :func:`softmin` with respect to ``x`` (ties of the hard min share it)."""
+    """The gradient of `softmin` with respect to ``x`` (ties of the hard min share it)."""
     if tau is None:
         is_min = (x == x.amin(dim=dim, keepdim=True)).to(x.dtype)
         return is_min / is_min.sum(dim=dim, keepdim=True)
@@ -113,7 +113,7 @@ def combopt_backward(
         A: constraints (m, n) shared by the batch, or (B, m, n).
         b: right-hand sides (m,) or (B, m).
         y: the forward solutions (B, n); placeholders where ``status`` has no solution.
-        status: :class:`~ilplayer.Status` codes (B,).
+        status: [`Status`][ilplayer.Status] codes (B,).
         lb: the box's lower bounds, an (n,) tensor on the same device.
         ub: its upper bounds.
         tau: soft-min temperature; ``None`` is the hard minimum.
