@@ -28,3 +28,15 @@ def test_the_annotations_check():
     result = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True, cwd=ROOT,
                             check=False, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_docstrings_use_markdown_cross_references_not_sphinx_roles():
+    """mkdocstrings renders ``[name][ilplayer.module.name]``; a Sphinx role such as
+    ``:func:`name``` prints as literal text on the API pages."""
+    import re
+
+    role = re.compile(r":(meth|class|func|mod|attr|data|exc|obj):`")
+    found = [f"{path.relative_to(ROOT)}:{number}" for folder in ("ilplayer", "plugins")
+             for path in sorted((ROOT / folder).rglob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1) if role.search(line)]
+    assert not found, f"Sphinx roles in docstrings: {found[:10]}"
