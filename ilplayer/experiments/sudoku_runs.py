@@ -86,6 +86,14 @@ def _rows_matching(A: np.ndarray, b: np.ndarray, rules: np.ndarray) -> int:
     return int(match.any(1).sum())
 
 
+def _record_name(size: int, what: str, seed: int, sizes: tuple[int, int, int] | None) -> str:
+    """A run's record name; ``-trainN`` where the splits are not the protocol's."""
+    name = f"sudoku-{size}x{size}-{what}-seed{seed}"
+    if sizes is not None and tuple(sizes) != SPLITS[size]:
+        name += f"-train{sizes[0]}"
+    return name
+
+
 def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilploss", equalities: bool = True,
                num_constraints: int | None = None, epochs: int | None = None, solver: str = "highs",
                sizes: tuple[int, int, int] | None = None, resume: bool = False,
@@ -100,9 +108,7 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     from ilplayer.learn import ILPLossConfig, LearnConfig, learn_constraints
     from ilplayer.training import BackendConfig, TrainingConfig
 
-    name = f"sudoku-{size}x{size}-{method}-{'equalities' if equalities else 'no-equalities'}-seed{seed}"
-    if sizes is not None and tuple(sizes) != SPLITS[size]:
-        name += f"-train{sizes[0]}"
+    name = _record_name(size, f"{method}-{'equalities' if equalities else 'no-equalities'}", seed, sizes)
     if resume and (done := load_record(out_dir, name)) is not None:
         return done
     train, validation, test, data_summary = sudoku_splits(size, seed, sizes)
@@ -159,9 +165,7 @@ def run_visual_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str 
         raise ValueError(f"method must be one of {visual.METHODS} for visual sudoku, got {method!r} (ILP-Loss' "
                          "negatives all break the rules found in the solved grids: they give the CNN no signal)")
     config = config or visual.VisualConfig()
-    name = f"sudoku-{size}x{size}-visual-{method}-seed{seed}"
-    if sizes is not None and tuple(sizes) != SPLITS[size]:
-        name += f"-train{sizes[0]}"
+    name = _record_name(size, f"visual-{method}", seed, sizes)
     if resume and (done := load_record(out_dir, name)) is not None:
         return done
     train, validation, test, data_summary = sudoku_splits(size, seed, sizes)
