@@ -115,6 +115,7 @@ package, the text extra) and all-mpnet-base-v2 (768-d, shipped as a zip in five 
 their declared dependency pulls in an unrelated toolkit)."""
 
 _MPNET_PARTS = 5
+_SAVE_EVERY = 4096  # sentences embedded between two saves of the cache
 
 
 def _load_mpnet() -> Any:
@@ -179,10 +180,11 @@ def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "m
         stored = np.load(path, allow_pickle=False)
         known = dict(zip(stored["sentences"].tolist(), stored["vectors"]))
     missing = sorted(set(sentences) - set(known))
-    if missing:
-        encoder = _load_model(model)
-        vectors = encoder.encode(missing, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
-        known.update(zip(missing, vectors.astype(np.float32)))
+    encoder: Any = _load_model(model) if missing else None
+    for first in range(0, len(missing), _SAVE_EVERY):  # saved as it goes: mpnet takes ~40 min for 41,000
+        chunk = missing[first:first + _SAVE_EVERY]
+        vectors = encoder.encode(chunk, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
+        known.update(zip(chunk, vectors.astype(np.float32)))
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
         np.savez(tmp, sentences=np.array(list(known)), vectors=np.stack(list(known.values())))
