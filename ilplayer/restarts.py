@@ -30,7 +30,7 @@ History = list[dict[str, float]]
 
 
 def train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[dict[str, float]], None] | None
-                      ) -> tuple[StaticConstraints, History, StaticConstraints]:
+                     ) -> tuple[StaticConstraints, History, StaticConstraints]:
     """`train_static_constraints` from its usual start, returned too: the start competes
     with the trained epochs, and building a separating start again took ~5 s on dense m = 4."""
     train = dict(train)
@@ -53,8 +53,8 @@ def _train_restart(run_seed: int, train: dict[str, Any]
 
 
 def train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
-                        report: Callable[[dict[str, float]], None]
-                        ) -> list[tuple[StaticConstraints, History, StaticConstraints]]:
+                       report: Callable[[dict[str, float]], None]
+                       ) -> list[tuple[StaticConstraints, History, StaticConstraints]]:
     """`train_from_start` for each seed, ``workers`` at a time in worker processes;
     their epochs reach ``report`` as they finish. Models come back as state dicts."""
     import multiprocessing
@@ -94,5 +94,3 @@ def train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
         start.load_state_dict(start_state)
         trained.append((model, history, start))
     return trained
-
-

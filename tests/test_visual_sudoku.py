@@ -43,7 +43,7 @@ def test_costs_are_minus_log_probabilities_on_the_givens_only(pools):
     shown = visual.attach_images(puzzles, pools.train_labels, seed=0)
     torch.manual_seed(0)
     net = visual.DigitNet(4)
-    costs, read = visual.puzzle_costs(net, shown, pools.train_images)
+    costs, read = visual.image_costs(net, shown, pools.train_images)
     cells = costs.reshape(5, 16, 4)
     given = torch.as_tensor(puzzles.givens.reshape(5, 16) > 0)
     assert (cells[~given] == 0).all()

@@ -266,8 +266,8 @@ def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
         held_out = getattr(test, name).flatten().numpy()
         result[f"{name}_rmse"] = float(np.sqrt(np.mean((estimate - held_out) ** 2)))
         predicted[name] = torch.from_numpy(estimate).reshape(len(test.y), -1)
-    capacity = torch.full((len(test.y), 1), float(CAPACITY), dtype=torch.float64)
-    y, _ = solve(-predicted["prices"], predicted["weights"][:, None, :], capacity, 0, 1)
+    capacities = torch.full((len(test.y), 1), float(CAPACITY), dtype=torch.float64)
+    y, _ = solve(-predicted["prices"], predicted["weights"][:, None, :], capacities, 0, 1)
     result["exact_match_with_probe_numbers"] = float((y == test.y).all(dim=-1).double().mean())
     return result
 

@@ -28,8 +28,8 @@ __all__ = ["BOX_SHAPES", "SudokuSet", "box_shape", "decode", "encode", "make_puz
 BOX_SHAPES = {4: (2, 2), 6: (2, 3), 9: (3, 3)}
 """Box shape (rows, columns) of each grid side."""
 
-_START_GIVENS = {4: 4, 6: 8, 9: 26}
-_PROOF_BATCH = 256  # the search adds givens from here until the puzzle is unique
+_START_GIVENS = {4: 4, 6: 8, 9: 26}  # the search adds givens from here until the puzzle is unique
+_PROOF_BATCH = 256  # puzzles per solve of prove_unique
 
 
 def box_shape(size: int) -> tuple[int, int]:

@@ -16,7 +16,7 @@ training.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ import torch
 from ilplayer.experiments.sudoku import SudokuSet, decode
 
 __all__ = ["METHODS", "DigitNet", "DigitPools", "VisualConfig", "VisualPuzzles", "attach_images", "digit_pools",
-           "evaluate_visual", "train_visual"]
+           "evaluate_visual", "image_costs", "train_visual"]
 
 METHODS = ("combopt", "fy")
 
@@ -114,7 +114,7 @@ def _shift(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return padded[torch.arange(len(images))[:, None, None], 0, rows, cols][:, None]
 
 
-def puzzle_costs(net: torch.nn.Module, batch: VisualPuzzles, images: torch.Tensor,
+def image_costs(net: torch.nn.Module, batch: VisualPuzzles, images: torch.Tensor,
                  generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The costs (B, N**3) of a batch: minus the log-probabilities of each given's digits, 0 on
     the empty cells; and the predicted digit of every given (in row-major order of the givens)."""
@@ -143,9 +143,6 @@ class VisualConfig:
     tau: float = 0.5       # combopt: CombOptNet's cost-gradient parameter
     time_limit: float = 1.0  # per solve, seconds: a puzzle past it counts as wrong
 
-    def replace(self, **changes: Any) -> VisualConfig:
-        return replace(self, **changes)
-
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -164,15 +161,22 @@ def evaluate_visual(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.
     """Solve ``puzzles`` with the CNN's costs under the rules ``A_eq y = b_eq``: board, cell and
     digit accuracy, the givens kept, and the classifier's ceiling (the share of boards whose
     every given it reads right: what a program fed its hard answers could reach)."""
+    with _oracle(A_eq, b_eq, solver, time_limit) as oracle:
+        return _score(net, puzzles, images, oracle, batch_size)
+
+
+def _score(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.Tensor, oracle: Any,
+           batch_size: int = 250) -> dict[str, Any]:
+    """[`evaluate_visual`][ilplayer.experiments.visual_sudoku.evaluate_visual] with an open oracle."""
     from ilplayer.types import Status
 
     net.eval()
     grids, digits_right, ceiling, statuses = [], [], [], []
     start = time.perf_counter()
-    with _oracle(A_eq, b_eq, solver, time_limit) as oracle, torch.no_grad():
+    with torch.no_grad():
         for first in range(0, len(puzzles), batch_size):
             batch = puzzles[first:first + batch_size]
-            costs, read = puzzle_costs(net, batch, images)
+            costs, read = image_costs(net, batch, images)
             y, status = oracle(costs)
             grids.append(decode(y.numpy(), batch.puzzles.size))
             statuses.append(status.numpy())
@@ -194,7 +198,7 @@ def evaluate_visual(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.
 
 
 def train_visual(train: VisualPuzzles, validation: VisualPuzzles, pools: DigitPools, A_eq: np.ndarray,
-                 b_eq: np.ndarray, *, method: str = "fy", config: VisualConfig | None = None, seed: int = 0,
+                 b_eq: np.ndarray, *, method: str = "combopt", config: VisualConfig | None = None, seed: int = 0,
                  solver: str = "highs", progress: bool = True) -> tuple[DigitNet, list[dict[str, Any]]]:
     """Train a [DigitNet][ilplayer.experiments.visual_sudoku.DigitNet] through the layer on
     (images of the givens, solved grid) pairs; every ``config.validate_every`` steps and at
@@ -223,7 +227,7 @@ def train_visual(train: VisualPuzzles, validation: VisualPuzzles, pools: DigitPo
             loss_fn = lambda c, y: torch.nn.functional.l1_loss(layer(c), y)
 
         def validate(epoch: int, step: int, loss: float, best: Any) -> Any:
-            scores = evaluate_visual(net, validation, pools.train_images, A_eq, b_eq, solver, config.time_limit)
+            scores = _score(net, validation, pools.train_images, oracle)  # the training oracle: its models are built
             history.append({"epoch": epoch, "step": step, "loss": loss, "train_s": time.perf_counter() - start,
                             **{f"validation_{k}": v for k, v in scores.items() if k != "statuses"}})
             if progress:
@@ -246,7 +250,7 @@ def train_visual(train: VisualPuzzles, validation: VisualPuzzles, pools: DigitPo
                 batches = tqdm(batches, desc=f"visual {method} epoch {epoch}", leave=False)
             for first in batches:
                 rows = order[first:first + config.batch_size]
-                costs, _ = puzzle_costs(net, train[rows], pools.train_images, generator)
+                costs, _ = image_costs(net, train[rows], pools.train_images, generator)
                 loss = loss_fn(costs, targets[rows])
                 optimizer.zero_grad()
                 loss.backward()
