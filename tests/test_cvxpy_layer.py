@@ -8,13 +8,14 @@ import torch
 
 import ilplayer
 from ilplayer import Status
+from tests.host_solvers import MILP_BACKENDS, require
 
 cp = pytest.importorskip("cvxpy")
 
 
-def hand_layer(method: str, A: np.ndarray, b: np.ndarray, ub: float = 3) -> ilplayer.ILPLayer:
+def hand_layer(method: str, A: np.ndarray, b: np.ndarray, ub: float = 3, solver: str = "highs") -> ilplayer.ILPLayer:
     program = ilplayer.Program(A=A, b=b, lb=0, ub=ub)
-    return ilplayer.ILPLayer(ilplayer.Oracle(program, solver="highs"), method)
+    return ilplayer.ILPLayer(ilplayer.Oracle(program, solver=solver), method)
 
 
 def random_rows(seed: int, m: int = 3, n: int = 5) -> tuple[np.ndarray, np.ndarray]:
@@ -23,14 +24,17 @@ def random_rows(seed: int, m: int = 3, n: int = 5) -> tuple[np.ndarray, np.ndarr
 
 
 @pytest.mark.parametrize("method", ["combopt", "blackbox", "identity"])
-@pytest.mark.parametrize("sense", ["min", "max"])
-def test_objective_parameter_gradients_equal_the_method_on_hand_written_matrices(method, sense):
+@pytest.mark.parametrize(("sense", "backend"), [("min", "highs"), ("max", "highs"),
+                                                *[("max", name) for name in MILP_BACKENDS if name != "highs"]])
+def test_objective_parameter_gradients_equal_the_method_on_hand_written_matrices(method, sense, backend):
+    require(backend)
     A, b = random_rows(0)
     x = cp.Variable(5, integer=True, bounds=[0, 3], name="x")
     c = cp.Parameter(5, name="c")
     objective = cp.Minimize(c @ x) if sense == "min" else cp.Maximize(c @ x)
-    layer = ilplayer.from_cvxpy(cp.Problem(objective, [A @ x <= b]), parameters=[c], variables=[x], method=method)
-    hand = hand_layer(method, A, b)
+    layer = ilplayer.from_cvxpy(cp.Problem(objective, [A @ x <= b]), parameters=[c], variables=[x], method=method,
+                                solver=backend)
+    hand = hand_layer(method, A, b, solver=backend)
     costs = torch.randn(8, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     weights = torch.randn(8, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
     ours = costs.clone().requires_grad_()
@@ -43,13 +47,16 @@ def test_objective_parameter_gradients_equal_the_method_on_hand_written_matrices
     assert torch.allclose(ours.grad, theirs.grad, atol=1e-9, rtol=0)
 
 
-def test_constraint_parameter_gradients_are_combopts_pushed_through_the_affine_map():
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_constraint_parameter_gradients_are_combopts_pushed_through_the_affine_map(backend):
+    require(backend)
     A0, b0 = random_rows(3)
     x = cp.Variable(5, integer=True, bounds=[0, 3], name="x")
     A, b, c = cp.Parameter((3, 5), name="A"), cp.Parameter(3, name="b"), cp.Parameter(5, name="c")
     # The rows the solver sees: (A + 2 e_0^T) x <= 2 b - 1 — a map that is not the identity.
     problem = cp.Problem(cp.Minimize(c @ x), [A @ x + 2 * x[0] <= 2 * b - 1])
-    layer = ilplayer.from_cvxpy(problem, parameters=[A, b, c], variables=[x], method=ilplayer.gradients.CombOptNet())
+    layer = ilplayer.from_cvxpy(problem, parameters=[A, b, c], variables=[x], method=ilplayer.gradients.CombOptNet(),
+                                solver=backend)
     rng = torch.Generator().manual_seed(4)
     batch = 6
     A_t = (torch.from_numpy(A0) + 0.1 * torch.randn(batch, 3, 5, dtype=torch.float64, generator=rng))
@@ -65,7 +72,7 @@ def test_constraint_parameter_gradients_are_combopts_pushed_through_the_affine_m
     A_h = (A_t + shift).clone().requires_grad_()
     b_h = (2 * b_t - 1).clone().requires_grad_()
     c_h = c_t.clone().requires_grad_()
-    hand = ilplayer.ILPLayer(ilplayer.Oracle(ilplayer.Program(lb=0, ub=3), solver="highs"),
+    hand = ilplayer.ILPLayer(ilplayer.Oracle(ilplayer.Program(lb=0, ub=3), solver=backend),
                              ilplayer.gradients.CombOptNet())
     y_h = hand(c_h, A_h, b_h)
     ((y_h - target) ** 2).sum().backward()
