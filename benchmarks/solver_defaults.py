@@ -133,12 +133,15 @@ def main() -> None:
     parser.add_argument("--start", type=int, default=900_000, help="first seed (held out from the tests)")
     parser.add_argument("--limit", type=float, default=10.0, help="seconds per solve, both sides")
     parser.add_argument("--bound", type=float, default=10.0, help="the ratio an instance must stay under")
+    parser.add_argument("--seeds", type=int, nargs="*", help="only the held-out programs of these seeds")
     parser.add_argument("--tuned", action="store_true", help="keep the small-box speed settings (the old behaviour)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     warnings.simplefilter("ignore")
     cases = held_out_cases(args.slabs, args.random, args.start)
+    if args.seeds:
+        cases = [case for case in cases if case.seed in args.seeds]
     print(f"{len(cases)} held-out programs ({args.slabs} slabs, {args.random} fuzz with an unbounded integer), "
           f"time limit {args.limit} s, one thread")
     for name in args.solvers:

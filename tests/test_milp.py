@@ -3,6 +3,7 @@ core's guarantees (answer check, LP first, no search around a start, warm starts
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -245,8 +246,11 @@ def test_speed_settings_never_hang_where_the_solvers_defaults_answer(backend):
     # milliseconds. Those models now get the solver's defaults (ILPBatch.unbounded_integers).
     require(backend)
     cases = [(seed, feasible) for seed in range(8) for feasible in (True, False)]
-    if backend == "scip":  # its own defaults run into time limits on most parity-infeasible slabs
-        cases = [(seed, feasible) for seed, feasible in cases if feasible or seed in (1, 2, 7)]
+    if backend == "scip":
+        # SCIP's search on parity-infeasible slabs is erratic: its defaults (exact rows) run into
+        # any time limit on 0, 5 and 6, and on 6 its search on the core's banded rows answers at
+        # once; on 3 and 4 the other way round: the plugin tries both in turn. On 0 and 5 both hang.
+        cases = [(seed, feasible) for seed, feasible in cases if feasible or seed not in (0, 5)]
     for seed, feasible in cases:
         case = slab_case(seed, feasible)
         expected, optimum = _scipy_defaults(case)
@@ -255,6 +259,16 @@ def test_speed_settings_never_hang_where_the_solvers_defaults_answer(backend):
         assert Status.names(status) == [expected], (seed, feasible)
         if expected == "optimal":
             assert float(case.c[0] @ y[0]) == pytest.approx(optimum, abs=1e-6), (seed, feasible)
+
+
+def test_scips_turns_on_banded_and_exact_rows_keep_to_the_time_limit():
+    require("scip")
+    case = slab_case(5, False)  # neither SCIP's banded nor its exact rows settle it
+    began = time.perf_counter()
+    _, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver="scip", executor="serial",
+                               solver_options={"time_limit": 1.0}, integrality=case.integrality)
+    assert Status.names(status) == ["time_limit_no_solution"]
+    assert time.perf_counter() - began < 3.0
 
 
 def test_unbounded_integers_marks_the_models_that_keep_the_solvers_defaults():

@@ -3,6 +3,7 @@ with ``freeTransform`` between instances; the solve releases the GIL (``optimize
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Any
 
@@ -51,11 +52,19 @@ DEFAULT_PARAMS: dict[str, Any] = {
 # root ran into every time limit).
 SPEED_PARAMS = ("presolving/maxrounds", "heuristics/emphasis", "separating/emphasis", "branching/pscost/priority",
                 "misc/usesymmetry", "conflict/enable")
+# On such a model SCIP's search is erratic in the rows' sides: on held-out parity slabs the
+# banded rows and the exact ones each ran into the time limit where the other answered at
+# once. Both are tried in turn, the exact rows first, each try's time limit twice the last
+# one's, starting here (docs/records/solvers.md, "Unbounded integers and the speed settings").
+FIRST_SLICE = 0.05
 
 
 def _free_model(model: Any) -> None:
-    """Free a constraint set's SCIP model and its LP relaxation."""
+    """Free a constraint set's SCIP models and its LP relaxation."""
     model[3]["lp"] = None
+    exact, model[3]["exact"] = model[3]["exact"], None
+    if exact is not None:
+        exact[0].freeProb()
     model[0].freeProb()
 
 
@@ -94,14 +103,16 @@ class ScipSolver(PersistentModelSolver):
         self._configure(pyscipopt.Model())  # validate names and values up front
         weakref.finalize(self, _free_models, self._models)
 
-    def _configure(self, model: Any, tuned: bool = True) -> None:
-        """Set ``model``'s parameters; ``tuned=False`` leaves SPEED_PARAMS at SCIP's defaults."""
+    def _configure(self, model: Any, tuned: bool = True, exact_rows: bool = False) -> None:
+        """Set ``model``'s parameters; ``tuned=False`` leaves SPEED_PARAMS at SCIP's defaults,
+        ``exact_rows`` its feasibility tolerance too (unless ``params`` set them)."""
         setting = self._scip.SCIP_PARAMSETTING
         emphasis = {"default": setting.DEFAULT, "aggressive": setting.AGGRESSIVE,
                     "fast": setting.FAST, "off": setting.OFF}
         model.hideOutput()
         for key, value in self.settings.items():
-            if not tuned and key in SPEED_PARAMS and key not in self.params:
+            if key not in self.params and ((not tuned and key in SPEED_PARAMS) or
+                                            (exact_rows and key == "numerics/feastol")):
                 continue
             try:
                 if key.endswith("/emphasis"):
@@ -116,23 +127,32 @@ class ScipSolver(PersistentModelSolver):
                 raise ValueError(f"params: SCIP rejected {key}={value!r}: {exc}") from exc
 
     def build_model(self, batch: ILPBatch) -> Any:
+        model, y, terms = self._scip_model(batch, banded=True)
+        return model, y, terms, {"batch": batch, "lp": None, "exact": None}
+
+    def _scip_model(self, batch: ILPBatch, banded: bool) -> tuple[Any, list[Any], list[Any]]:
+        """A SCIP model of ``batch``'s rows, within the core's band (``banded``) or exact (then
+        with SCIP's own feasibility tolerance, as SCIP's defaults solve the user's rows)."""
         scip = self._scip
         model = scip.Model()
-        self._configure(model, tuned=not batch.unbounded_integers)
+        self._configure(model, tuned=not batch.unbounded_integers, exact_rows=not banded)
         # PySCIPOpt takes None for an infinite bound.
         bound = lambda value: float(value) if np.isfinite(value) else None
         y = [model.addVar(vtype="I" if integer else "C", lb=bound(l), ub=bound(u))
              for l, u, integer in zip(batch.lb, batch.ub, batch.integrality)]
         linear = lambda columns, values: scip.quicksum(float(a) * y[j] for j, a in zip(columns, values))
-        for (columns, values), bound in zip(row_entries(batch.A), batch.b + batch.row_band(FEASIBILITY_TOL)):
-            model.addCons(linear(columns, values) <= float(bound))
+        band = batch.row_band(FEASIBILITY_TOL) if banded else np.zeros(len(batch.b))
+        for (columns, values), side in zip(row_entries(batch.A), batch.b + band):
+            model.addCons(linear(columns, values) <= float(side))
         band_eq = batch.row_band(FEASIBILITY_TOL, equalities=True)  # a band b_eq -/+ tol
-        for (columns, values), bound, band in zip(row_entries(batch.A_eq), batch.b_eq, band_eq):
+        for (columns, values), side, width in zip(row_entries(batch.A_eq), batch.b_eq, band_eq):
             expression = linear(columns, values)
-            model.addCons(expression >= float(bound - band))
-            model.addCons(expression <= float(bound + band))
-        terms = [scip.scip.Term(v) for v in y]
-        return model, y, terms, {"batch": batch, "lp": None}
+            if banded:
+                model.addCons(expression >= float(side - width))
+                model.addCons(expression <= float(side + width))
+            else:
+                model.addCons(expression == float(side))
+        return model, y, [scip.scip.Term(v) for v in y]
 
     def dispose_model(self, model: Any) -> None:
         _free_model(model)
@@ -199,16 +219,14 @@ class ScipSolver(PersistentModelSolver):
         if scip_model.getStage() != 1:  # SCIP_STAGE_PROBLEM: objective and starts may change
             scip_model.freeTransform()
 
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
-        scip_model, y, terms = model[:3]
-        batch = model[3]["batch"]
-        finite = bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())  # never unbounded
-        if not finite and c.any() and self._relaxation_unbounded(model, c):
-            self._start = None
-            return infeasible_or_unbounded(self, model, len(c)), None
+    def _optimize(self, scip_model: Any, y: list[Any], terms: list[Any], c: np.ndarray, start: np.ndarray | None,
+                  limit: float | None = None) -> tuple[str, np.ndarray | None, bool]:
+        """One SCIP solve under the costs ``c`` (and ``limit`` seconds, when given): its status,
+        its best point (None: none found) and whether it ended without a dual bound."""
         self._to_problem_stage(scip_model)
         scip_model.setObjective(self._scip.Expr(dict(zip(terms, c.tolist()))))
-        start, self._start = self._start, None
+        if limit is not None:
+            scip_model.setParam("limits/time", limit)
         if start is not None:
             sol = scip_model.createSol()
             for var, value in zip(y, start.tolist()):
@@ -224,6 +242,44 @@ class ScipSolver(PersistentModelSolver):
             best = scip_model.getBestSol()
             point = np.array([scip_model.getSolVal(best, v) for v in y])
         scip_model.freeTransform()  # back to the problem stage for the next start and objective
+        return status, point, no_bound
+
+    def _race(self, model: Any, c: np.ndarray, start: np.ndarray | None) -> tuple[str, np.ndarray | None, bool]:
+        """`_optimize` on the exact rows (as SCIP's defaults see them) and the banded ones in turn
+        (see FIRST_SLICE), until one answers or the time limit is spent; a time-limit status
+        keeps the best point found."""
+        state = model[3]
+        budget = self.time_limit if self.time_limit is not None else float("inf")
+        spent, slice_, best, turn = 0.0, FIRST_SLICE, None, 0
+        while True:
+            if turn % 2 == 0 and state["exact"] is None:
+                state["exact"] = self._scip_model(state["batch"], banded=False)
+            scip_model, y, terms = state["exact"] if turn % 2 == 0 else model[:3]
+            turn += 1
+            limit = max(min(slice_, budget - spent), 1e-3)
+            began = time.perf_counter()
+            status, point, no_bound = self._optimize(scip_model, y, terms, c, start, limit)
+            spent += time.perf_counter() - began
+            if status != "timelimit":
+                return status, point, no_bound
+            if point is not None and (best is None or c @ point < c @ best):
+                best = point
+            if spent >= budget - 1e-3:
+                return status, best, no_bound
+            slice_ *= 2
+
+    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
+        scip_model, y, terms = model[:3]
+        batch = model[3]["batch"]
+        finite = bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())  # never unbounded
+        if not finite and c.any() and self._relaxation_unbounded(model, c):
+            self._start = None
+            return infeasible_or_unbounded(self, model, len(c)), None
+        start, self._start = self._start, None
+        if batch.unbounded_integers:
+            status, point, no_bound = self._race(model, c, start)
+        else:
+            status, point, no_bound = self._optimize(scip_model, y, terms, c, start)
         if status == "optimal":
             return Status.OPTIMAL, point
         if status == "infeasible":
