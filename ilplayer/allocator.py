@@ -5,8 +5,7 @@ A backend allocates and frees megabytes per batch (CP-SAT's model protos, HiGHS'
 work arrays). glibc's default returns the free top of the heap to the kernel once it passes a
 threshold that moves with the process's history, so a process that happened to free a large block
 early kept its pages while another gave them back after every batch and faulted them in again
-on the next: CP-SAT, dense m=4, half of a B=256 batch per task, ~1,800 page faults per task and
-53.7 against 49.5 ms with fixed thresholds, which fault nothing (benchmarks/worker_memory.py,
+on the next, slower than with fixed thresholds, which fault nothing (benchmarks/worker_memory.py,
 docs/records/parallel.md).
 """
 

@@ -247,8 +247,8 @@ def solve_problem(problem: ProblemTensors, backend: Backend | Solver
                                    device=device)
     else:
         # The host-side products (box optima, the answer check; n x m x B) run on one BLAS
-        # thread: OpenBLAS' two threads made each one 4-20x slower on a busy machine (a 10 x 10
-        # grid's check: 0.8 ms against 40 us), a 1.5x slower epoch on Gurobi.
+        # thread: OpenBLAS' two threads made each one many times slower on a busy machine
+        # (docs/records/defaults.md, "Threads and processes").
         with one_blas_thread():
             y_np, status_np, objective_np = _solve_host(problem, solver, executor, recipe)
         y = torch.from_numpy(y_np).to(device)

@@ -32,14 +32,12 @@ __all__ = ["MIN_CONTROLS", "PROBE_FIRST", "PROBE_MAX", "SEARCH_CHUNK", "SEARCH_P
 
 # The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check
 # at |b| = 0, the band HiGHS and CP-SAT solve in) and gives up beyond SEARCH_POINTS candidates
-# (HiGHS, binary m=8, fresh costs: 512 gave 2.50 ms per instance, 2 048 1.38, 8 192 0.54; 32 768
-# made failed searches on fresh dense m=8 costs cost more than they saved, 11.3 against 10.4 ms;
-# benchmarks/search_around.py).
+# (fewer answered too little, more made failed searches cost more than they saved;
+# benchmarks/search_around.py, docs/records/defaults.md, "The core").
 SEARCH_TOL = 1e-6
 SEARCH_POINTS = 8192
 # Instances searched together (their LPs asked for in one call, their candidates grown in one
-# search_many): HiGHS, revisited and fresh costs, 0.114 -> 0.083 ms per instance on knapsacks
-# and 0.128 -> 0.088 on set cover from 16 to 64; dense boxes the same within noise.
+# search_many): faster per instance than chunks of 16 on knapsacks and set cover.
 SEARCH_CHUNK = 64
 MIN_CONTROLS = 4  # MIPs without a try timed before the search gate judges by time
 # A closed search gate searches one whole chunk again, timed, after PROBE_FIRST closed chunks,
@@ -165,7 +163,7 @@ class RelaxationGate:
     The average forgets: a set whose relaxation turns integral later (learned constraints
     move), or a search that failed on a first epoch of fresh costs and succeeds on the
     revisits, is noticed within one sampled try. On a knapsack, where the relaxation is rarely
-    integral, the wasted LP then costs ~1/16 of its ~0.1 ms per instance instead of all of it.
+    integral, the wasted LP then costs ~1/16 of its price per instance instead of all of it.
     """
 
     def __init__(self, min_rate: float = 0.1) -> None:
@@ -197,11 +195,12 @@ class SearchGate(RelaxationGate):
     [`search_rows`][ilplayer.engine.search_rows]), so a closed gate re-measures them with a probe: after ``PROBE_FIRST``
     closed chunks one whole chunk is searched and timed (`begin_chunk`), after twice as
     many the next time it stays closed, up to ``PROBE_MAX``. Without the probe one slow moment
-    closed a gate for good: the try's cost stayed what that moment measured (Gurobi, dense m=4,
-    worker processes whose gates had closed that way solved their task in 55-57 ms, those whose
-    gates were open in 44-50 ms). On dense boxes Gurobi's and CP-SAT's warm
-    MIPs take ~0.6-0.8 ms, and a search answering most revisits still cost more than it saved
-    (0.59 -> 1.00 ms per instance); HiGHS' MIP there takes ~3 ms and the same search pays.
+    closed a gate for good: the try's cost stayed what that moment measured, and worker
+    processes whose gates had closed that way were slower than those whose gates stayed open.
+    The gate judges by time because the same search pays or not by backend: on dense boxes
+    Gurobi's and CP-SAT's warm MIPs are cheap enough that a search answering most revisits
+    still cost more than it saved, where HiGHS' slower MIP made it pay (docs/records/defaults.md,
+    "The core").
     """
 
     def __init__(self, min_rate: float = 0.1) -> None:
@@ -213,7 +212,7 @@ class SearchGate(RelaxationGate):
 
     def _average(self, last: float | None, seconds: float, key: Any) -> float:
         # The mean of the first 8 samples, then a moving average (weight 1/8): seeded by one
-        # sample alone, one easy instance (a 0.1 ms MIP) kept the average low for dozens more.
+        # sample alone, one easy instance kept the average low for dozens more.
         self.timings[key] += 1
         return seconds if last is None else last + (seconds - last) / min(self.timings[key], 8)
 
@@ -385,8 +384,8 @@ def search_rows(hooks: ModelHooks, model: Any, batch: ILPBatch, wanted: list[int
                  gate: SearchGate, timed: bool = True) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
     """[`search_chunk`][ilplayer.engine.search_chunk] for the rows ``wanted``, every one tried; the gate records each,
     with its share of the time when ``timed``. A closed gate's samples are not timed: a few
-    rows carry the LP call's fixed cost alone (Gurobi, binary m=8: 1.2 ms per try for 4 rows
-    against 0.25-0.4 ms for 64), and timing them kept the gate closed for whole batches."""
+    rows carry the LP call's fixed cost alone (several times a try's cost in a full chunk),
+    and timing them kept the gate closed for whole batches."""
     if not wanted:
         return {}
     began = time.perf_counter()

@@ -101,8 +101,7 @@ class AutoDispatch:
     every ``probe_every``-th batch, so the choice follows the instances as training changes
     them. The first batch of each way is not timed: it starts the pool and builds each
     worker's native models with no warm starts, and timed it made the workers look twice as
-    slow as they were (CP-SAT, dense m=4, B=64: 3.7 against 1.6 ms per instance), which the
-    probes' moving average took ~100 batches to forget.
+    slow as they were, which the probes' moving average took ~100 batches to forget.
     """
 
     def __init__(self, probe_every: int = 16, weight: float = 0.25) -> None:
@@ -142,8 +141,8 @@ class FuturesExecutor(BatchExecutor):
     every batch goes to lane ``j``: the same slice of a batch meets the same worker, whose
     solver holds the previous answers of those instances as warm starts. With one shared pool
     a task went to whichever worker was free, and a worker that met the other half of the batch
-    solved it as if it were new (CP-SAT, dense m=4, B=256: 220 against 130 ms per batch,
-    docs/parallel.md). Your pool gets the tasks as it schedules them.
+    solved it as if it were new (docs/records/parallel.md). Your pool gets the tasks as it
+    schedules them.
     """
 
     def __init__(self, pool: concurrent.futures.Executor | None = None, *, kind: str = "executor",

@@ -371,7 +371,7 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     for epoch in range(1, config.epochs + 1):
         order = torch.randperm(num_examples, generator=shuffle)
         totals = {"loss": 0.0, "pos": 0.0, "neg": 0.0, "var": 0.0, "in_play": 0.0}
-        with _torch_threads(1):  # small tensors: a second thread only contends (5-12x slower under load)
+        with _torch_threads(1):  # small tensors: a second thread only contends (docs/records/ilploss.md)
             for first in range(0, num_examples, config.batch_size):
                 rows = order[first:first + config.batch_size]
                 terms = batch_terms(rows, temperature, negatives_g)

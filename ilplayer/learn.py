@@ -45,8 +45,8 @@ LEARN_K = 2
 
 SOLVE_SECONDS = 1.0
 """[`learn_constraints`][ilplayer.learn.learn_constraints]' time limit per solve, in seconds:
-past it an instance counts as wrong (a good constraint set solves a 9x9 sudoku in about 30 ms,
-a 16-variable program in well under one)."""
+past it an instance counts as wrong (a good constraint set solves a 9x9 sudoku, and a
+16-variable program, in a small fraction of it; docs/records/sudoku.md)."""
 
 LEARN_METHODS = ("combopt", "ilploss")
 """How `learn_constraints` trains: CombOptNet's gradients through the solver, or ILP-Loss
@@ -208,8 +208,8 @@ def learn_constraints(
     [`SOLVE_SECONDS`][ilplayer.learn.SOLVE_SECONDS]; None: no limit; a ``time_limit`` in ``backend.solver_options``
     wins; the bruteforce backend takes none): an instance past it counts as wrong. Untrained
     rows can make a hard program: a 4x4 sudoku (64 binaries) under ILP-Loss' random start of
-    128 rows took 46-69 s per puzzle to be proved infeasible on HiGHS and Gurobi, where the
-    learned rules take under a millisecond.
+    128 rows took HiGHS and Gurobi close to a minute per puzzle to prove infeasible, where the
+    learned rules take under a millisecond (docs/records/sudoku.md).
     """
     if method not in LEARN_METHODS:
         raise ValueError(f"method must be one of {list(LEARN_METHODS)}, got {method!r}")

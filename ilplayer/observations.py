@@ -158,7 +158,7 @@ def check_solutions(c: np.ndarray, y: np.ndarray, lb: Any, ub: Any,
 
 def _rows_to_check(observations: int, distinct: int) -> np.ndarray:
     """Every row, or a fixed sample of them when comparing each cost with every distinct ``y``
-    would take more than ``CHECK_PRODUCTS`` dot products (~3 s)."""
+    would take more than ``CHECK_PRODUCTS`` dot products (a few seconds)."""
     keep = max(1, CHECK_PRODUCTS // max(1, distinct))
     if observations <= keep:
         return np.arange(observations)

@@ -32,7 +32,7 @@ History = list[dict[str, float]]
 def train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[dict[str, float]], None] | None
                      ) -> tuple[StaticConstraints, History, StaticConstraints]:
     """`train_static_constraints` from its usual start, returned too: the start competes
-    with the trained epochs, and building a separating start again took ~5 s on dense m = 4."""
+    with the trained epochs, and building a separating start again costs seconds."""
     train = dict(train)
     data, config, method = train["data"], train["config"], train.pop("method")
     count = config.k * train["num_constraints"]

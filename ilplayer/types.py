@@ -209,8 +209,8 @@ class ILPBatch:
         ``tol`` on rows of integer variables only (float32 data whose points meet a row within
         ~1e-7 must stay feasible), 0 on rows with a continuous variable: a continuous variable
         meets an exact row anyway, and the band let it take slivers (a TSP flow ``y <= 19 x``
-        of 1e-6 on an unused arc) that made Gurobi's 20-node TSP 2.7x slower (161 against 60
-        ms per instance, both bands)."""
+        of 1e-6 on an unused arc) that made Gurobi's 20-node TSP slower (docs/records/defaults.md,
+        "Gurobi")."""
         matrix = self.A_eq if equalities else self.A
         continuous = ~self.integrality
         if not continuous.any() or not matrix.shape[0]:

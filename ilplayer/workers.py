@@ -116,8 +116,7 @@ def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
 
 # Workers run NumPy's BLAS on one thread. The products they make (the search around a start:
 # candidates x variables x rows) are too small to gain from more, and BLAS threads on top of
-# the workers themselves oversubscribe the cores: HiGHS, dense m=4, B=256, two worker
-# processes 1.31x serial with OpenBLAS' default threads, 1.80x with one (docs/records/parallel.md).
+# the workers themselves oversubscribe the cores (docs/records/parallel.md).
 _blas_controller: Any = None
 _blas_scanned_modules = -1  # len(sys.modules) when the loaded libraries were scanned
 
@@ -195,9 +194,8 @@ class ProcessLane:
     The calling thread pickles a call straight into the pipe and reads the answer straight back;
     no threads stand between them. A ``ProcessPoolExecutor`` of one worker (the lanes before)
     passes each call through its management thread and its queue's feeder thread, and each
-    answer back through the management thread, each a wake-up while the workers hold the cores:
-    CP-SAT, dense m=4, B=256, the lanes' share of a batch (until the last task starts, and the
-    last answer back) 1.84 ms against 1.07 ms through the pipes (benchmarks/lane_transport.py).
+    answer back through the management thread, each a wake-up while the workers hold the cores
+    (benchmarks/lane_transport.py, docs/records/defaults.md, "Threads and processes").
 
     ``submit(fn, *args)`` returns a future whose ``result()`` reads the answers in order; a lost
     worker makes every pending and later call raise ``BrokenProcessPool``, as a pool's would.

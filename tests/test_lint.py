@@ -40,3 +40,21 @@ def test_docstrings_use_markdown_cross_references_not_sphinx_roles():
              for path in sorted((ROOT / folder).rglob("*.py"))
              for number, line in enumerate(path.read_text().splitlines(), 1) if role.search(line)]
     assert not found, f"Sphinx roles in docstrings: {found[:10]}"
+
+
+def test_library_lines_cite_no_timings():
+    """Docstrings and comments of the library and the plugins say what a thing is and why;
+    the measurements behind them live in docs/records/defaults.md and the other records. The
+    applications (experiments, benchmarks, the command line, the fuzzers) report timings."""
+    import re
+
+    timing = re.compile(r"\d ?(ms|µs|us|s|seconds?|min|minutes)\b|\d(\.\d+)? ?[x×] (faster|slower)|\dx\b")
+    applications = ("ilplayer/experiments/", "ilplayer/bench/", "ilplayer/cli.py", "ilplayer/commands.py",
+                    "ilplayer/fuzz.py", "ilplayer/milp_fuzz.py")
+    allowed = ("4x the cap", "4x the steps")  # sizes, not timings
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for folder in ("ilplayer", "plugins")
+             for path in sorted((ROOT / folder).rglob("*.py"))
+             if not str(path.relative_to(ROOT)).startswith(applications)
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if timing.search(line) and not re.search(r"""f["']""", line) and not any(a in line for a in allowed)]
+    assert not found, "timings in library lines (move them to docs/records/defaults.md):\n" + "\n".join(found)

@@ -79,8 +79,8 @@ def torch_threads(count: int | None, device: torch.device) -> Iterator[None]:
 
     The backward's tensors are small (B x n x m): one thread is fastest, and torch's default
     (every core) competes with the solver workers and any neighbour process for the same
-    cores -- 9-32x slower beside one busy process on 2 cores (benchmarks: ilplayer bench
-    backward).
+    cores, many times slower beside one busy process (``ilplayer bench backward``,
+    docs/records/defaults.md, "Threads and processes").
     """
     previous = torch.get_num_threads()
     if count is None or device.type != "cpu" or count == previous:

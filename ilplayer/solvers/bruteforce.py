@@ -8,9 +8,8 @@ The box is the product of a head box (the first variables) and a tail box (the r
 point's index is ``head index x tail size + tail index``. So ``A y = A_head y_head + A_tail
 y_tail`` is a sum of two small tables, each made by one product over ~sqrt(points) points, and
 so is ``c·y``: an addition per point and row instead of a dot product over all n variables,
-and no (n, points) matrix to read. Against the former product over all points (both in one
-run, 2 cores): binary n = 16, m = 2, B = 8 0.40x, B = 1000 0.53x; m = 8 0.66x, 0.89x;
-[-2, 2]^8, m = 4 0.63x, 0.98x; binary n = 20 0.11x (its points were rebuilt for each block).
+and no (n, points) matrix to read (faster than one product over all points on every box
+measured: docs/records/defaults.md, "Bruteforce").
 """
 
 from __future__ import annotations
@@ -30,13 +29,10 @@ __all__ = ["DEFAULT_FEASIBILITY_TOL", "DEFAULT_MAX_POINTS", "BruteForceSolver"]
 
 DEFAULT_MAX_POINTS = 2**20
 DEFAULT_FEASIBILITY_TOL = 1e-6
-# About 8 MiB of float64 per intermediate: with every point priced, binary n = 16, B = 8 and
-# 1000, blocks of 2^20 took 0.25x and 0.50x the time of the former product over all points,
-# blocks of 2^22 0.29x and 0.56x.
+# About 8 MiB of float64 per intermediate (faster than blocks of 2^22).
 _CHUNK_ELEMENTS = 2**20
-# Price only the feasible points when at most 1 in SPARSE_RATIO is feasible: the demo's own
-# batches replayed (binary n = 16, m = 2) took 0.70x (B = 8) and 0.86x (B = 1 000) the former
-# time with 2, 0.59x and 1.13x with 4.
+# Price only the feasible points when at most 1 in SPARSE_RATIO is feasible (on the demo's own
+# batches 2 was faster than 4 on large batches and close on small ones).
 SPARSE_RATIO = 2
 
 
@@ -128,8 +124,8 @@ class BruteForceSolver(Solver):
         cost_tail = c[:, head:] @ tails                                # (B, N_tail)
         # Head points per block. The feasibility test ((m or B x m) x points) may take 4x the cap:
         # one block then usually covers the box and the choice between pricing the feasible
-        # points and pricing all is made once ([-2, 2]^8, m = 4, B = 1000: two blocks that chose
-        # differently took 1.38x the time of one). Pricing all (B x points) keeps to the cap.
+        # points and pricing all is made once (two blocks that chose differently were slower
+        # than one). Pricing all (B x points) keeps to the cap.
         rows = max(1, 4 * _CHUNK_ELEMENTS // (tail_size * max(m, 1) * (1 if shared else batch)))
         priced_rows = max(1, _CHUNK_ELEMENTS // (tail_size * batch))
         best = torch.full((batch,), float("inf"), dtype=torch.float64, device=device)

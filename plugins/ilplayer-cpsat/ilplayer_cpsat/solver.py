@@ -36,22 +36,18 @@ from ilplayer.plugin_api import (
     multipliers_in_blocks,
 )
 
-# Exact (CP-SAT proves optimality of its integer objective by default), one worker. Presolve
-# and symmetry detection cost more than they save on tiny instances (measured here, n = 16:
-# 1.7 ms -> 0.7 ms). Override with params=...
+# Exact (CP-SAT proves optimality of its integer objective by default), one worker. Each
+# setting below is the faster one on the small programs of training, measured in
+# docs/records/defaults.md ("CP-SAT"). Override with params=...
 DEFAULT_PARAMS: dict[str, Any] = {
     "num_workers": 1,
     "cp_model_presolve": False,
     "symmetry_level": 0,
-    "cut_level": 0,  # cuts cost more than they prune at n <= 64 (dense m = 8: 4.2 -> 2.2 ms)
-    # The LP relaxation, on every box. Without it search explodes on wide boxes (dense
-    # [-5, 5]^16, m = 4: p90 481 ms without, 5 ms with) and on binary ones from n = 32
-    # (knapsack: 597 ms without, 0.97 with; binary m = 8: 4.4 -> 1.8 ms); it costs up to 1.5x
-    # on binary random constraints at n = 16 (m = 8: 0.78 -> 1.18 ms). benchmarks/tuning.py.
+    "cut_level": 0,  # cuts cost more than they prune at n <= 64
+    # The LP relaxation, on every box: without it the search explodes on wide boxes and on
+    # binary ones from n = 32; it costs a little on small binary ones.
     "linearization_level": 1,
-    # SAT inprocessing and probing between restarts pay on large models, not on these: all six
-    # families of benchmarks/tuning.py at n = 16 take 0.80x the time without them (set cover
-    # 1.41 -> 0.45 ms, dense m = 8 4.50 -> 3.80 ms), 0.91x at n = 32.
+    # SAT inprocessing and probing between restarts pay on large models, not on these.
     "use_sat_inprocessing": False,
     "cp_model_probing_level": 0,
 }
@@ -86,10 +82,9 @@ def _sat_parameters(params: dict[str, Any]) -> str:
 # as one block-diagonal LP: one call sets a block's costs, one solves it, two read the duals and
 # the optimum. The model builder solves each call from scratch (no warm basis), and a cold
 # solve grows faster than the rows, so a block holds about LP_BLOCK_ROWS rows: 8 instances of
-# m = 4, 4 of m = 8, 16 of m <= 2. Against one warm-started pywraplp LP per instance (its
-# Python calls per variable cost more than the LP; benchmarks of 2026-11-26, docs/records/solvers.md):
-# 0.46x the time on binary m = 4, 0.31x dense m = 4, 0.17x knapsack, 0.58x set cover, 0.80x
-# binary and dense m = 8. GLOP's presolve only costs at this size.
+# m = 4, 4 of m = 8, 16 of m <= 2; faster on every family than one warm-started pywraplp LP per
+# instance, whose Python calls per variable cost more than the LP (docs/records/solvers.md).
+# GLOP's presolve only costs at this size.
 LP_BLOCK_ROWS = 32
 MAX_LP_BLOCK = 16
 GLOP_PARAMETERS = "use_preprocessing: false"
@@ -107,7 +102,7 @@ def _block_lp(model_builder_helper: Any, batch: ILPBatch, size: int) -> tuple[An
     (m, n), offsets = rows.shape, np.arange(size)
     lower = np.concatenate([np.full(batch.num_constraints, -np.inf), batch.b_eq])
     upper = np.concatenate([batch.b, batch.b_eq])
-    # The block-diagonal matrix in CSR form, built directly (scipy's block_diag took ~6x as long,
+    # The block-diagonal matrix in CSR form, built directly (faster than scipy's block_diag,
     # and a new constraint set pays this build on its first relaxations).
     row_of, column_of = np.nonzero(rows)
     row_starts = np.concatenate([[0], np.cumsum(np.tile(np.bincount(row_of, minlength=m), size))])
@@ -231,7 +226,7 @@ class CpSatSolver(PersistentModelSolver):
         return _Model(model, y, batch, indices)
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
-        # A CP-SAT solve costs >= 0.4 ms even on one row; OR-Tools' GLOP solves the float LP
+        # A CP-SAT solve has a fixed cost far above an LP's; OR-Tools' GLOP solves the float LP
         # relaxations of several instances as one block-diagonal LP (a block-diagonal LP's duals
         # and optimum are each block's). With their duals and optima the core's search answers
         # most instances exactly (for the float costs) without CP-SAT.
@@ -253,9 +248,9 @@ class CpSatSolver(PersistentModelSolver):
         return multipliers_in_blocks(c, size, model.batch.num_constraints, solve_block)
 
     # Hints and costs are written into the model's proto directly: ``add_hint`` per variable
-    # and ``minimize`` over a new expression cost ~70 us of Python per instance, the proto
-    # fields ~4 us (on m = 1 a CP-SAT solve takes ~0.4 ms in all). The variables of both are
-    # written once per model; each instance rewrites the numbers only.
+    # and ``minimize`` over a new expression cost several times more Python per instance, a
+    # large share of a small solve. The variables of both are written once per model; each
+    # instance rewrites the numbers only.
     def set_start(self, model: Any, point: np.ndarray) -> None:
         hint = model.proto.solution_hint
         if not len(hint.vars):
@@ -278,7 +273,7 @@ class CpSatSolver(PersistentModelSolver):
                 raise RuntimeError(f"CP-SAT ended with status {self._solver.status_name(code)}")
             # y are the model's first variables: the response lists their values in order (one
             # pass, not a call per variable; fromiter stops after y's values and builds no list
-            # on the way: 17 instead of 35 us right after a solve, all of it holding the GIL).
+            # on the way: half the time, all of it holding the GIL).
             point = np.fromiter(self._solver.response_proto.solution, dtype=np.float64, count=len(model.y))
             if model.feasible(point):
                 return (Status.OPTIMAL if code == cp.OPTIMAL else Status.TIME_LIMIT), point

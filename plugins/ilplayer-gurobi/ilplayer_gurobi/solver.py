@@ -42,7 +42,7 @@ DEFAULT_PARAMS: dict[str, Any] = {
     "Heuristics": 0.0,
 }
 # Gurobi's own presolve, cuts and heuristics (unless params set them) from LARGE_FROM variables
-# on, where they pay (PyEPO's TSP, 20 nodes GG, 760 variables: 966 -> 165 ms per instance), and
+# on, where they pay (PyEPO's TSP of 20 nodes: docs/records/defaults.md, "Gurobi"), and
 # on any model with an integer variable of infinite bound, where branch and bound without them
 # need not end (ILPBatch.unbounded_integers; with Cuts=0 a 9-variable MILP that Gurobi's
 # defaults settle at the root ran into every time limit).
@@ -56,8 +56,7 @@ INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MI
 FEASIBILITY_TOL = 1e-6
 SIZE_LIMIT = 2000  # variables and constraints allowed by the pip wheel's restricted licence
 # Relaxations asked for together are solved up to BLOCK at a time as one block-diagonal LP:
-# gurobipy's fixed cost per optimize() is paid once per block (shortest path, 5 x 5 grid:
-# 0.076 ms per relaxation in blocks of 16 against 0.15 ms one by one; 32 were slower).
+# gurobipy's fixed cost per optimize() is paid once per block (32 were slower than 16).
 BLOCK = 16
 MIN_BLOCK = 4  # fewer relaxations than this run one by one
 _LICENSE_ERRORS = (10009, 10030, 10032)  # no licence, licence expired/invalid, version mismatch
@@ -144,7 +143,7 @@ class GurobiSolver(PersistentModelSolver):
         model.update()
         # Continuous columns on the exact rows, as HiGHS' relaxation has them (within the band a
         # vertex sits 1e-6 off the integers): tried first (solve_relaxation). Equalities are
-        # equality rows there: as two rows each, a 20 x 20 grid's LP took 2.07 instead of 1.65 ms.
+        # equality rows there: as two rows each, a grid's LP was slower.
         relaxation, relaxed = self._relaxation_lp(batch, 1)
         blocks = {"batch": batch, "model": None}  # the block-diagonal LP, made on first use
         return model, x, relaxation, relaxed, blocks
@@ -221,8 +220,8 @@ class GurobiSolver(PersistentModelSolver):
 
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP (same rows, same
-        # tolerances): a warm re-solve of the LP takes ~0.1 ms where the MIP takes 0.3-0.5 ms
-        # on a 5 x 5 grid's shortest path, and network rows always give one.
+        # tolerances): a warm re-solve of the LP costs a fraction of the MIP on a grid's
+        # shortest path, and network rows always give one.
         relaxation, x = model[2], model[3]
         x.Obj = c
         relaxation.optimize()
@@ -239,8 +238,8 @@ class GurobiSolver(PersistentModelSolver):
         x.Obj = c
         gmodel.optimize()
         # The model holds x's columns only, so its model-wide X is x's. Read that way, and
-        # SolCount only when the status leaves it open, the reads after a solve take 46 instead
-        # of 81 us (dense m=4), all of it holding the GIL that a second thread waits for.
+        # SolCount only when the status leaves it open, the reads after a solve take about half
+        # the time, all of it holding the GIL that a second thread waits for.
         status = gmodel.getAttr("Status")
         has_point = status == grb.OPTIMAL or gmodel.getAttr("SolCount") > 0
         y = np.array(gmodel.getAttr("X")) if has_point else None

@@ -24,7 +24,8 @@ from ilplayer.plugin_api import (
     stack_rows,
 )
 
-# Exact by default, one thread, and no feasibility-jump heuristic (3-4 ms per tiny MIP).
+# Exact by default, one thread, and no feasibility-jump heuristic (it costs more than a tiny
+# MIP; the measurements behind these settings: docs/records/defaults.md, "HiGHS").
 #
 # Tolerances: HiGHS gets the core's tolerance in the data (rows ``A y <= b + FEASIBILITY_TOL``,
 # as CP-SAT does) and its own MIP tolerance tight (1e-8). With HiGHS' defaults (row tolerance
@@ -36,8 +37,7 @@ from ilplayer.plugin_api import (
 # ~13 000, scripts/cross_check.py; tests/test_cross_backend.py keeps one). Presolve is off: it
 # costs more than it saves on these tiny models, and it is where the inconsistencies reported
 # by users came from. From PRESOLVE_FROM variables on it is on (unless params set it): there it
-# pays (ilplayer bench scale, one thread: TSP 8 / 10 / 15 nodes 21.6 -> 17.5, 61 -> 41, 305 ->
-# 144 ms; knapsacks of 128 / 512 items 71 -> 54, 1 707 -> 1 288 ms; a 40 x 40 grid 117 -> 88 ms).
+# pays (TSPs, large knapsacks and grids, ``ilplayer bench scale``).
 FEASIBILITY_TOL = 1e-6
 PRESOLVE_FROM = 100
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
@@ -78,14 +78,14 @@ SPEED_OPTIONS = ("mip_heuristic_run_feasibility_jump", "presolve", "mip_detect_s
 
 # The LP relaxation solved before each MIP only ever sees new costs, so its previous basis stays
 # primal feasible. Devex pricing needs fewer dual simplex iterations for that re-solve than
-# HiGHS' default (dual steepest edge): 0.73-0.83x the time per relaxation on the shortest-path
-# costs of an SPO+ or Fenchel-Young epoch (3.4-5.5 iterations instead of 6.9-8.6).
+# HiGHS' default (dual steepest edge), so it is faster per relaxation on the shortest-path
+# costs of an SPO+ or Fenchel-Young epoch.
 RELAXATION_OPTIONS: dict[str, Any] = {"simplex_dual_edge_weight_strategy": 1}
 
-# Each ``Highs.run`` has a fixed cost of ~0.08 ms (HiGHS 1.16 reads the CPU topology from sysfs
-# on every run, docs/records/bench.md), as much as the re-solve of a 40-column LP itself. Relaxations
+# Each ``Highs.run`` has a fixed cost (HiGHS 1.16 reads the CPU topology from sysfs on every
+# run, docs/records/bench.md) as large as the re-solve of a 40-column LP itself. Relaxations
 # asked for together are therefore solved BLOCK at a time as one block-diagonal LP (a vertex of
-# it is a vertex in every block): 0.42x the time per shortest-path relaxation of one LP per run.
+# it is a vertex in every block).
 BLOCK = 16
 MIN_BLOCK = 4  # fewer relaxations than this run one by one
 
@@ -100,8 +100,8 @@ def new_highs(hs: Any) -> Any:
     HiGHS 1.16 prints its banner to the process's stdout when the first object is made, before
     any option can turn output off: that one construction runs with stdout pointed at
     /dev/null. highspy's ``Highs`` also enables Python callbacks on every object; a solve then
-    takes the GIL for each callback event, so they are disabled (0.89x the time of an LP
-    re-solve, and threads overlap better).
+    takes the GIL for each callback event, so they are disabled (faster LP re-solves, and
+    threads overlap better).
     """
     global _banner_hidden
     with _banner_lock:
@@ -277,8 +277,8 @@ class HighsSolver(PersistentModelSolver):
         self._start = point
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
-        # A HiGHS MIP re-solve costs 1-2 ms even when its root closes the gap (knapsacks: root
-        # cut separation), an LP re-solve ~0.1 ms: with the duals the core's reduced-cost
+        # A HiGHS MIP re-solve costs ten times an LP re-solve even when its root closes the gap
+        # (knapsacks: root cut separation): with the duals the core's reduced-cost
         # search answers most revisited binary instances without the MIP.
         _, columns, relaxation, optimal, state = model
         lp = state["lp"]
@@ -320,7 +320,7 @@ class HighsSolver(PersistentModelSolver):
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP too (it relaxes it, and
         # the exact rows admit no more than the MIP's band): network-flow and assignment rows
-        # give one every time, at ~0.1 ms instead of a MIP root of 2-3 ms.
+        # give one every time, at a fraction of a MIP root's cost.
         _, columns, relaxation, optimal, state = model
         relaxation.changeColsCost(len(columns), columns, c)
         run_highs(relaxation, self._highspy)
@@ -336,11 +336,9 @@ class HighsSolver(PersistentModelSolver):
         highs.changeColsCost(len(columns), columns, c)
         # A known feasible point (the pool's best under these costs) always becomes an
         # objective cutoff, and a MIP start only while recent starts were mostly optimal. An
-        # optimal start prunes alike either way (54 nodes instead of 122 on dense m = 8) and,
-        # as a MIP start, spares HiGHS finding the point (revisited instances: 0.56 against
-        # 0.66 ms on knapsacks). A poor MIP start makes HiGHS explore more nodes than a cold
-        # solve (169 instead of 131 on fresh dense m = 8 costs); a poor cutoff prunes nothing
-        # and costs nothing. With a cutoff, "infeasible" means that no point beats the start.
+        # optimal start prunes alike either way and, as a MIP start, spares HiGHS finding the
+        # point. A poor MIP start makes HiGHS explore more nodes than a cold solve; a poor
+        # cutoff prunes nothing and costs nothing. With a cutoff, "infeasible" means that no point beats the start.
         start, self._start = self._start, None
         if not state["starts"]:
             start = None

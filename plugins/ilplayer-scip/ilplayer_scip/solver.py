@@ -1,4 +1,4 @@
-"""SCIP through PySCIPOpt: one ``Model`` per ``(A, b)`` (building one costs about 2 ms), reset
+"""SCIP through PySCIPOpt: one ``Model`` per ``(A, b)`` (built once: building costs more than a solve), reset
 with ``freeTransform`` between instances; the solve releases the GIL (``optimizeNogil``)."""
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from ilplayer.plugin_api import (
 )
 
 # Exact (gaps 0). Presolve and separation off: cheaper on tiny instances. Heuristics at
-# "fast": they find the incumbent that prunes most of the tree (dense [-5, 5]^16, m = 8:
-# 139 -> 33 nodes, 7.1 -> 3.0 ms; "default" finds as much but costs 9 ms). Pseudo-cost
+# "fast": they find the incumbent that prunes most of the tree ("default" finds as much but
+# costs more; docs/records/defaults.md, "SCIP"). Pseudo-cost
 # branching (no strong branching), no symmetry handling, no conflict analysis: each pays off
 # only on models far larger than a training instance. benchmarks/tuning.py measures them;
 # the fuzz oracle checks the answers. Override with params={"presolving/maxrounds": -1}.
@@ -192,8 +192,8 @@ class ScipSolver(PersistentModelSolver):
         return not lp.isOptimal() and lp.getPrimalRay() is not None
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
-        # A SCIP solve costs >= 0.3 ms even on one row; SoPlex re-solves the LP relaxation from
-        # its last basis in ~0.02-0.07 ms (PySCIPOpt's LP, no SCIP around it). With the duals
+        # A SCIP solve has a fixed cost far above an LP re-solve; SoPlex re-solves the LP
+        # relaxation from its last basis (PySCIPOpt's LP, no SCIP around it). With the duals
         # and the LP optimum the core's search answers most instances without the MIP.
         batch = model[3]["batch"]
         lp = self._relaxation(model)
