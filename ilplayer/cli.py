@@ -19,7 +19,7 @@ from ilplayer.commands import (
 )
 from ilplayer.executors import EXECUTORS
 from ilplayer.experiments.decision_focused import METHODS as DFL_METHODS
-from ilplayer.learn import LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
+from ilplayer.learn import AUTO_ILPLOSS_K, LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
 
 
 def _positive_int(text: str) -> int:
@@ -216,12 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--ub", type=_bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
     learn.add_argument("--num-constraints", type=_positive_int, required=True,
                        help="constraints to learn (times --k)")
-    learn.add_argument("--method", choices=list(LEARN_METHODS), default=LEARN_DEFAULTS["method"],
-                       help="combopt (default): CombOptNet's gradients through the solver; ilploss: "
-                            "ILP-Loss, no solver while training (docs/learn.md)")
+    learn.add_argument("--method", choices=[*LEARN_METHODS, "auto"], default=LEARN_DEFAULTS["method"],
+                       help="auto (default): both, the better on the validation pairs kept; combopt: "
+                            "CombOptNet's gradients through the solver; ilploss: ILP-Loss, no solver while "
+                            "training (docs/learn.md). With auto, --epochs, --lr, --batch-size and --k "
+                            "apply to both methods, the others to theirs")
     learn.add_argument("--k", type=_positive_int, default=None,
-                       help=f"learn k x num-constraints (default {LearnConfig.k}, both methods: steadier, see "
-                            "docs/learn.md; the CombOptNet paper: 1)")
+                       help=f"learn k x num-constraints (default {LearnConfig.k}: steadier, see docs/learn.md; "
+                            f"the CombOptNet paper: 1; ilploss under --method auto: {AUTO_ILPLOSS_K})")
     learn.add_argument("--validation-fraction", type=float, default=LEARN_DEFAULTS["validation_fraction"],
                        help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
     learn.add_argument("--restarts", type=_positive_int, default=LEARN_DEFAULTS["restarts"],

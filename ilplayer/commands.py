@@ -9,6 +9,7 @@ import argparse
 import importlib.metadata
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["default_fuzz_backends", "print_table", "run_bench", "run_demo", "run_experiments", "run_fuzz", "run_learn",
@@ -325,6 +326,9 @@ def run_learn(args: argparse.Namespace) -> int:
 
     from ilplayer.executors import default_workers
     from ilplayer.learn import (
+        AUTO_ILPLOSS_K,
+        LEARN_METHODS,
+        AutoConfig,
         ILPLossConfig,
         LearnConfig,
         check_solutions,
@@ -357,10 +361,15 @@ def run_learn(args: argparse.Namespace) -> int:
                "ilploss": {"temperature": args.temperature}}
         for method, options in own.items():
             foreign = [f"--{name.replace('_', '-')}" for name, value in options.items() if value is not None]
-            if method != args.method and foreign:
+            if args.method not in (method, "auto") and foreign:
                 raise ValueError(f"{', '.join(foreign)} belong(s) to --method {method}, not {args.method}")
-        given.update({name: value for name, value in own[args.method].items() if value is not None})
-        config: LearnConfig | ILPLossConfig = (ILPLossConfig if args.method == "ilploss" else LearnConfig)(**given)
+        configs: dict[str, Callable[..., Any]] = {
+            "combopt": LearnConfig, "ilploss": lambda **kw: ILPLossConfig(**{"k": AUTO_ILPLOSS_K, **kw})}
+        built = {method: configs[method](**given, **{name: value for name, value in own[method].items()
+                                                     if value is not None})
+                 for method in (LEARN_METHODS if args.method == "auto" else (args.method,))}
+        config: LearnConfig | ILPLossConfig | AutoConfig = (AutoConfig(**built) if args.method == "auto"
+                                                           else built[args.method])
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
@@ -371,7 +380,10 @@ def run_learn(args: argparse.Namespace) -> int:
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     held_out = len(c_test) if c_test is not None else holdout_size(len(c), args.test_fraction)
-    print(f"learning {args.num_constraints * config.k} constraints with {args.method} on {c.shape[1]} variables from "
+    rows = (f"{args.num_constraints * config.k} constraints with {args.method}" if not isinstance(config, AutoConfig)
+            else f"{args.num_constraints * config.ilploss.k} constraints with ilploss and "
+                 f"{args.num_constraints * config.combopt.k} with combopt (the better kept)")
+    print(f"learning {rows} on {c.shape[1]} variables from "
           f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)")
     result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
                                test_fraction=args.test_fraction, config=config, seed=args.seed, method=args.method,
@@ -385,6 +397,13 @@ def run_learn(args: argparse.Namespace) -> int:
     print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
           f"{100 * result.test_accuracy:.1f} % ({which}; "
           f"{result.settings['solver']}, {result.wall_time_s:.0f} s)")
+    auto = result.settings.get("auto")
+    if auto:
+        print(f"auto: {auto['judged_on']} accuracy ilploss {100 * auto['ilploss_accuracy']:.1f} % "
+              f"({auto['ilploss_seconds']:.0f} s)"
+              + (f", combopt {100 * auto['combopt_accuracy']:.1f} % ({auto['combopt_seconds']:.0f} s)"
+                 if "combopt_accuracy" in auto else ", combopt not run (nothing left to learn)")
+              + f": kept {auto['kept']}")
     found = result.settings["equalities"]
     if found and found["rows"]:
         print(f"equalities: {found['rows']} found on the {found['found_on']}"

@@ -256,8 +256,10 @@ def test_the_method_and_its_config_must_agree():
     with pytest.raises(TypeError, match="config must be a ILPLossConfig for method='ilploss', got LearnConfig"):
         learn_constraints(c, y, 0, 1, 1, method="ilploss", config=LearnConfig(epochs=1))
     with pytest.raises(TypeError, match="config must be a TrainingConfig for method='combopt', got ILPLossConfig"):
-        learn_constraints(c, y, 0, 1, 1, config=ILPLossConfig(epochs=1))
-    with pytest.raises(ValueError, match=r"method must be one of \['combopt', 'ilploss'\], got 'spo'"):
+        learn_constraints(c, y, 0, 1, 1, method="combopt", config=ILPLossConfig(epochs=1))
+    with pytest.raises(TypeError, match="config must be an AutoConfig, a TrainingConfig or an ILPLossConfig"):
+        learn_constraints(c, y, 0, 1, 1, config={"epochs": 1})
+    with pytest.raises(ValueError, match=r"method must be one of \['combopt', 'ilploss', 'auto'\], got 'spo'"):
         learn_constraints(c, y, 0, 1, 1, method="spo")
 
 
@@ -275,7 +277,7 @@ def test_learn_command_with_ilploss(tmp_path, capsys):
     assert "with ilploss" in capsys.readouterr().out
     assert main([*args, "--tau", "0.3", "--method", "ilploss"]) == 2
     assert "--tau belong(s) to --method combopt, not ilploss" in capsys.readouterr().err
-    assert main([*args, "--temperature", "0.3", "--epochs", "1"]) == 2
+    assert main([*args, "--temperature", "0.3", "--epochs", "1", "--method", "combopt"]) == 2
     assert "--temperature belong(s) to --method ilploss, not combopt" in capsys.readouterr().err
 
 

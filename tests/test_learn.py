@@ -136,6 +136,23 @@ def test_many_observations_are_checked_on_a_fixed_sample(monkeypatch):
         check_solutions(c, y, 0, 1)
 
 
+def test_the_default_method_trains_both_and_keeps_the_better_on_the_validation_pairs(tmp_path, capsys):
+    c, y = observations(80)
+    np.savez(tmp_path / "train.npz", c=c, y=y)
+    record = tmp_path / "record.json"
+    assert main(["learn", str(tmp_path / "train.npz"), "--lb", "0", "--ub", "1", "--num-constraints", "1",
+                 "--epochs", "3", "--json", str(record)]) == 0
+    out = capsys.readouterr().out
+    assert "4 constraints with ilploss and 2 with combopt" in out and "auto: validation accuracy" in out
+    saved = json.loads(record.read_text())
+    auto = saved["auto"]
+    assert auto["judged_on"] == "validation" and saved["method"] == auto["kept"]
+    assert auto[f"{auto['kept']}_accuracy"] == saved["validation_accuracy"]
+    other = "combopt" if auto["kept"] == "ilploss" else "ilploss"
+    assert auto[f"{auto['kept']}_accuracy"] >= auto[f"{other}_accuracy"]
+    assert saved["k"] == (4 if auto["kept"] == "ilploss" else 2)
+
+
 def test_learn_command_writes_a_record_and_the_model(tmp_path, capsys):
     c, y = observations(60)
     np.savez(tmp_path / "train.npz", c=c[:40], y=y[:40])
@@ -143,7 +160,7 @@ def test_learn_command_writes_a_record_and_the_model(tmp_path, capsys):
     record, model = tmp_path / "record.json", tmp_path / "model.pt"
     assert main(["learn", str(tmp_path / "train.npz"), "--test", str(tmp_path / "test.npz"),
                  "--lb", "0", "--ub", "1", "--num-constraints", "1", "--epochs", "2", "--seed", "3",
-                 "--json", str(record), "--out", str(model)]) == 0
+                 "--method", "combopt", "--json", str(record), "--out", str(model)]) == 0
     saved = json.loads(record.read_text())
     for key in ("test_accuracy", "train_accuracy", "epochs", "seed", "wall_time_s", "lr", "solver"):
         assert key in saved
