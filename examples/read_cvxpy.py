@@ -42,7 +42,7 @@ def main() -> None:
     m, k = args.facilities, args.customers
     problem, parameters, variables = facility_location(m, k)
     layer = ilplayer.from_cvxpy(problem, parameters=parameters, variables=variables, solver=args.solver,
-                                method=ilplayer.gradients.Blackbox(lam=20.0))  # gradients for the costs
+                                method=ilplayer.gradients.Blackbox(lambd=20.0))  # gradients for the costs
     # Features -> true costs through a hidden linear map (what the model has to learn).
     features = torch.randn(args.samples, 4, dtype=torch.float64)
     hidden = torch.randn(4, m + m * k, dtype=torch.float64)

@@ -98,7 +98,9 @@ _ORACLE_KEYWORDS = ("solver", "solver_options", "executor", "workers", "mp_conte
 _SAMPLED = ("perturbed", "imle", "aimle")
 _METHOD_KEYWORDS: dict[str, dict[str, str]] = {  # keyword: {method name: the method's field}
     "tau": {"combopt": "tau"}, "basis": {"combopt": "basis"}, "project_to_box": {"combopt": "project_to_box"},
-    "feasibility_tol": {"combopt": "feasibility_tol"}, "blackbox_lambda": {"blackbox": "lam"},
+    "feasibility_tol": {"combopt": "feasibility_tol"},
+    "lambd": {"blackbox": "lambd", "frank-wolfe": "lambd", "imle": "lambd"},  # PyEPO's name
+    "blackbox_lambda": {"blackbox": "lambd"},  # the keyword before lambd, kept for code written then
     "sigma": dict.fromkeys(_SAMPLED, "sigma"), "samples": dict.fromkeys(_SAMPLED, "samples"),
     "seed": dict.fromkeys(_SAMPLED, "seed"), "noise": {"perturbed": "noise"}}
 
@@ -164,9 +166,10 @@ class ILPLayer(torch.nn.Module):
     ``solver_options``, ``executor``, ``workers``, ``mp_context``, ``pool``, ``solve_ratio``;
     see [Oracle][ilplayer.Oracle]), and the method's: ``gradient`` (a name of
     [METHODS][ilplayer.gradients.METHODS], default ``"combopt"``) with its options — ``tau``,
-    ``basis``, ``project_to_box``, ``feasibility_tol`` (CombOptNet), ``blackbox_lambda``
-    (blackbox), ``sigma``, ``samples``, ``seed`` (perturbed, imle, aimle), ``noise``
-    (perturbed). A keyword of another method than the chosen one is refused.
+    ``basis``, ``project_to_box``, ``feasibility_tol`` (CombOptNet), ``lambd`` (blackbox,
+    frank-wolfe, imle: PyEPO's name; ``blackbox_lambda`` still means blackbox's), ``sigma``,
+    ``samples``, ``seed`` (perturbed, imle, aimle), ``noise`` (perturbed). A keyword of another
+    method than the chosen one is refused.
 
     The backend's native models and the worker pool are not state: ``copy.deepcopy``,
     ``pickle`` and ``torch.save`` copy the settings, and the copy builds its own backend and

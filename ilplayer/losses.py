@@ -312,7 +312,7 @@ class RegularizedFenchelYoung(_CostLoss):
                  solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
         super().__init__(oracle, solve_ratio, pool, seed)
         self.lambd = _positive("lambd", lambd)
-        self.projection = FrankWolfe(lam=self.lambd, max_iter=max_iter, tol=tol)  # checks both
+        self.projection = FrankWolfe(lambd=self.lambd, max_iter=max_iter, tol=tol)  # checks both
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:

@@ -164,7 +164,7 @@ def test_layer_reports_objectives_in_its_sense_and_refuses_bad_settings():
                             ({"sigma": 0, "gradient": "perturbed"}, "sigma must be a positive number"),
                             ({"samples": 0, "gradient": "perturbed"}, "samples must be a positive integer"),
                             ({"blackbox_lambda": -1, "gradient": "blackbox"},
-                             "blackbox_lambda must be a positive number"),
+                             "lambd must be a positive number"),
                             ({"blackbox_lambda": 5}, "blackbox_lambda applies to gradient='blackbox' only"),
                             ({"seed": 0, "gradient": "blackbox"},
                              "seed applies to gradient='perturbed' or 'imle' or 'aimle' only"),
@@ -213,7 +213,7 @@ def test_a_method_object_is_the_same_as_its_name_with_the_layers_keywords():
     pairs = [(ilplayer.ILPLayer(0, 1, gradient="perturbed", sigma=0.5, samples=4, seed=1),
               ilplayer.ILPLayer(0, 1, gradient=Perturbed(sigma=0.5, samples=4, seed=1))),
              (ilplayer.ILPLayer(0, 1, gradient="blackbox", blackbox_lambda=3.0),
-              ilplayer.ILPLayer(0, 1, gradient=Blackbox(lam=3.0))),
+              ilplayer.ILPLayer(0, 1, gradient=Blackbox(lambd=3.0))),
              (ilplayer.ILPLayer(0, 1, tau=None), ilplayer.ILPLayer(0, 1, gradient=CombOptNet(tau=None)))]
     weights = torch.arange(4.0, dtype=torch.float64)
     for by_name, by_object in pairs:
@@ -226,3 +226,27 @@ def test_a_method_object_is_the_same_as_its_name_with_the_layers_keywords():
         Perturbed(sigma=-1)
     with pytest.raises(ValueError, match="gradient must be one of"):
         ilplayer.ILPLayer(0, 1, gradient=object())
+
+
+def test_lambd_is_one_name_for_the_step_of_every_method_that_has_one():
+    # PyEPO's name: what a PyEPO user types works on each method that has the weight
+    from ilplayer.gradients import IMLE, Blackbox, FrankWolfe
+
+    for gradient, kind, value in (("blackbox", Blackbox, 3.0), ("frank-wolfe", FrankWolfe, 0.5), ("imle", IMLE, 2.0)):
+        layer = ilplayer.ILPLayer(lb=0, ub=1, gradient=gradient, lambd=value)
+        assert isinstance(layer.method, kind) and layer.method.lambd == value
+    assert ilplayer.ILPLayer(lb=0, ub=1, gradient="blackbox", blackbox_lambda=4.0).method.lambd == 4.0
+    with pytest.raises(ValueError, match="lambd"):
+        ilplayer.ILPLayer(lb=0, ub=1, lambd=1.0)  # CombOptNet has no such step
+
+
+def test_a_method_saved_with_its_step_named_lam_loads():
+    import pickle
+
+    from ilplayer.gradients import Blackbox
+
+    method = Blackbox(lambd=7.0)
+    state = {"lam" if key == "lambd" else key: value for key, value in method.__dict__.items()}
+    loaded = Blackbox.__new__(Blackbox)
+    loaded.__setstate__(state)
+    assert loaded == method and pickle.loads(pickle.dumps(method)) == method

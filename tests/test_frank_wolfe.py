@@ -31,7 +31,7 @@ def test_frank_wolfe_layer_is_the_projection_and_its_face_gradient(sense):
     require("highs")
     lam = 0.8
     layer = ILPLayer(0, 1, solver="highs", executor="serial", sense=sense,
-                     gradient=FrankWolfe(lam=lam, tol=1e-12, max_iter=5000))
+                     gradient=FrankWolfe(lambd=lam, tol=1e-12, max_iter=5000))
     c, _ = data(4, seed=3)
     pred = c.clone().requires_grad_(True)
     mu = layer(pred, A, B)
@@ -80,8 +80,8 @@ def test_regularized_fenchel_young_matches_its_definition(sense):
 
 
 def test_frank_wolfe_options_are_checked():
-    with pytest.raises(ValueError, match="lam must be a positive number"):
-        FrankWolfe(lam=-1)
+    with pytest.raises(ValueError, match="lambd must be a positive number"):
+        FrankWolfe(lambd=-1)
     with pytest.raises(ValueError, match="max_iter must be a positive integer"):
         FrankWolfe(max_iter=0)
     with pytest.raises(ValueError, match="lambd must be a positive number"):

@@ -40,7 +40,7 @@ def test_imle_matches_the_reference(sense, two_sides):
     require("highs")
     sigma, samples, lam, seed = 0.7, 5, 2.0, 3
     layer = ILPLayer(0, 1, solver="highs", executor="serial", sense=sense,
-                     gradient=IMLE(sigma=sigma, samples=samples, lam=lam, two_sides=two_sides, seed=seed))
+                     gradient=IMLE(sigma=sigma, samples=samples, lambd=lam, two_sides=two_sides, seed=seed))
     c, _ = data(4, seed=6)
     dy = torch.randn(4, N, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     pred = c.clone().requires_grad_(True)
@@ -72,8 +72,8 @@ def test_aimle_step_and_alpha_follow_pyepo():
 
 
 def test_imle_options_are_checked_and_shared_keywords_apply():
-    with pytest.raises(ValueError, match="lam must be a positive number"):
-        IMLE(lam=0)
+    with pytest.raises(ValueError, match="lambd must be a positive number"):
+        IMLE(lambd=0)
     with pytest.raises(ValueError, match="samples must be a positive integer"):
         ILPLayer(0, 1, solver="highs", gradient="imle", samples=0)
     layer = ILPLayer(0, 1, solver="highs", gradient="aimle", sigma=0.5, samples=4, seed=1)
@@ -117,7 +117,7 @@ def _imle_gradients(backend: str, executor: str) -> list[torch.Tensor]:
     c, _ = data(4, seed=9)
     dy = torch.randn(4, N, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
     grads = []
-    for method in (IMLE(samples=3, lam=1.0, seed=0), AdaptiveIMLE(samples=3, two_sides=True, seed=0)):
+    for method in (IMLE(samples=3, lambd=1.0, seed=0), AdaptiveIMLE(samples=3, two_sides=True, seed=0)):
         layer = ILPLayer(0, 1, solver=backend, executor=executor, gradient=method)
         pred = c.clone().requires_grad_(True)
         grads.append(torch.autograd.grad(layer(pred, Ai, Bi), pred, dy)[0])

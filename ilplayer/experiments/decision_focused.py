@@ -279,9 +279,9 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     gradient: Any = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt",
                      "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
                                          variance_reduction=True),  # PyEPO's default
-                     "imle": IMLE(sigma=1.0, samples=10, lam=10.0, seed=noise_seed),
+                     "imle": IMLE(sigma=1.0, samples=10, lambd=10.0, seed=noise_seed),
                      "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed),
-                     "rfwo": FrankWolfe(lam=1.0)}.get(method, "identity")  # the losses solve through it
+                     "rfwo": FrankWolfe(lambd=1.0)}.get(method, "identity")  # the losses solve through it
     method_options: dict[str, Any] = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
                       {"sigma": 1.0, "samples": 10, "seed": noise_seed} if gradient == "perturbed" else {})
     # CombOptNet's gradient lives in the program's variables: it gets their costs (below).

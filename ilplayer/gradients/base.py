@@ -66,6 +66,10 @@ class GradientMethod(ABC):
         """The method's settings by name (for the layer's repr)."""
         return {}
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # A method saved while its step was named ``lam`` (before PyEPO's ``lambd``) loads.
+        self.__dict__.update({"lambd" if key == "lam" else key: value for key, value in state.items()})
+
 
 def has_solution(status: torch.Tensor) -> torch.Tensor:
     """Rows whose ``y`` is a feasible point (optimal, the incumbent at a time limit, or a

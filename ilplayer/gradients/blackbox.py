@@ -25,10 +25,10 @@ if TYPE_CHECKING:
 __all__ = ["Blackbox", "blackbox_gradient"]
 
 
-def blackbox_gradient(y: torch.Tensor, y_moved: torch.Tensor, lam: float,
+def blackbox_gradient(y: torch.Tensor, y_moved: torch.Tensor, lambd: float,
                       has_solution: torch.Tensor) -> torch.Tensor:
     """``-(y - y') / lambda``, ``y'`` the solution at ``c + lambda dy``."""
-    return torch.where(has_solution[:, None], -(y - y_moved) / lam, torch.zeros_like(y))
+    return torch.where(has_solution[:, None], -(y - y_moved) / lambd, torch.zeros_like(y))
 
 
 class _BlackboxFunction(torch.autograd.Function):
@@ -36,7 +36,7 @@ class _BlackboxFunction(torch.autograd.Function):
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
                 run: LayerSolves, method: Blackbox, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        ctx.lam = method.lam
+        ctx.lambd = method.lambd
         return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
 
     @staticmethod
@@ -45,26 +45,26 @@ class _BlackboxFunction(torch.autograd.Function):
             return (None,) * 10
         c, y, status = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):  # solve again at c + lambda dy
-            moved = dataclasses.replace(ctx.problem, c=c.double() + ctx.lam * dy.double())
+            moved = dataclasses.replace(ctx.problem, c=c.double() + ctx.lambd * dy.double())
             y_moved, status_moved, _ = ctx.run.solve(moved)
-            dc = blackbox_gradient(y, y_moved, ctx.lam, has_solution(status) & has_solution(status_moved))
+            dc = blackbox_gradient(y, y_moved, ctx.lambd, has_solution(status) & has_solution(status_moved))
         ctx.run.check_signal(dc, dy)
         return dc.to(dy.dtype), None, None, None, None, None, None, None, None, None
 
 
 @dataclass(frozen=True)
 class Blackbox(GradientMethod):
-    """``gradient="blackbox"``: ``lam`` is the interpolation step (the layer's
-    ``blackbox_lambda``; Vlastelica et al. use 10-20)."""
+    """``gradient="blackbox"``: ``lambd`` is the interpolation step (PyEPO's name; the layer's
+    ``lambd`` keyword; Vlastelica et al. use 10-20)."""
 
-    lam: float = 10.0
+    lambd: float = 10.0
     name: ClassVar[str] = "blackbox"
-    no_signal_hint: ClassVar[str] = "The solutions did not move under the gradient step; raise blackbox_lambda"
+    no_signal_hint: ClassVar[str] = "The solutions did not move under the gradient step; raise lambd"
 
     def __post_init__(self) -> None:
-        if not (is_number(self.lam) and self.lam > 0):
-            raise ValueError(f"blackbox_lambda must be a positive number, got {self.lam!r}")
-        object.__setattr__(self, "lam", float(self.lam))
+        if not (is_number(self.lambd) and self.lambd > 0):
+            raise ValueError(f"lambd must be a positive number, got {self.lambd!r}")
+        object.__setattr__(self, "lambd", float(self.lambd))
 
     def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
               ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
@@ -72,4 +72,4 @@ class Blackbox(GradientMethod):
         return _BlackboxFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
 
     def options(self) -> dict[str, Any]:
-        return {"blackbox_lambda": self.lam}
+        return {"lambd": self.lambd}

@@ -1,10 +1,10 @@
 """The L2-regularised optimiser (Dalle et al., "Learning with combinatorial optimization
 layers: a probabilistic approach", 2022; PyEPO's RFWO): ``mu(c) = argmin_{mu in conv(Y)} c·mu +
-lam/2 |mu|^2``, the Euclidean projection of ``-c / lam`` onto the hull of the feasible points,
+lambd/2 |mu|^2``, the Euclidean projection of ``-c / lambd`` onto the hull of the feasible points,
 found by away-step Frank-Wolfe whose linear oracle is the layer's solver (a batch per step,
 the unconverged instances only). Its Jacobian is that of the projection onto the affine hull
-of the active vertices, ``-P / lam``, ``P`` the orthogonal projector onto their differences:
-``dc = -P dy / lam``, torch on the inputs' device. A gradient for ``c`` only.
+of the active vertices, ``-P / lambd``, ``P`` the orthogonal projector onto their differences:
+``dc = -P dy / lambd``, torch on the inputs' device. A gradient for ``c`` only.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class _FrankWolfeFunction(torch.autograd.Function):
         mu, vertices, weights, ok = method.project(run.solve, problem, c.detach().double())
         # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
         status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)
-        ctx.run, ctx.lam = run, method.lam
+        ctx.run, ctx.lambd = run, method.lambd
         ctx.save_for_backward(vertices, weights, ok)
         ctx.mark_non_differentiable(status)
         return mu.to(c.dtype), status
@@ -131,32 +131,32 @@ class _FrankWolfeFunction(torch.autograd.Function):
             return (None,) * 10
         vertices, weights, ok = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):
-            dc = -face_projection(vertices, weights, dy.double()) / ctx.lam * ok[:, None]
+            dc = -face_projection(vertices, weights, dy.double()) / ctx.lambd * ok[:, None]
         ctx.run.check_signal(dc, dy)
         return (dc.to(dy.dtype),) + (None,) * 9
 
 
 @dataclass(frozen=True)
 class FrankWolfe(GradientMethod):
-    """``gradient="frank-wolfe"``: the forward returns ``argmin_{mu in conv(Y)} c·mu + lam/2
+    """``gradient="frank-wolfe"``: the forward returns ``argmin_{mu in conv(Y)} c·mu + lambd/2
     |mu|^2`` by away-step Frank-Wolfe (to a gap of ``tol`` or ``max_iter`` steps, PyEPO's
-    defaults), each step one batch of solves; the backward ``-P dy / lam``."""
+    defaults), each step one batch of solves; the backward ``-P dy / lambd``."""
 
-    lam: float = 1.0
+    lambd: float = 1.0
     max_iter: int = 10_000
     tol: float = 1e-6
     name: ClassVar[str] = "frank-wolfe"
-    no_signal_hint: ClassVar[str] = ("The regularised solutions sit on vertices; lower lam's inverse (raise "
-                                     "lam) to move them inside the hull")
+    no_signal_hint: ClassVar[str] = ("The regularised solutions sit on vertices; lower lambd's inverse (raise "
+                                     "lambd) to move them inside the hull")
 
     def __post_init__(self) -> None:
-        if not (is_number(self.lam) and self.lam > 0):
-            raise ValueError(f"lam must be a positive number, got {self.lam!r}")
+        if not (is_number(self.lambd) and self.lambd > 0):
+            raise ValueError(f"lambd must be a positive number, got {self.lambd!r}")
         if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
         if not (is_number(self.tol) and self.tol >= 0):
             raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
-        object.__setattr__(self, "lam", float(self.lam))
+        object.__setattr__(self, "lambd", float(self.lambd))
 
     def project(self, solve: Callable[[ProblemTensors], tuple[torch.Tensor, ...]], problem: ProblemTensors,
                 c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -167,7 +167,7 @@ class FrankWolfe(GradientMethod):
             y, status, _ = solve(problem.take(rows, costs))
             return y.to(costs.dtype), has_solution(status)
 
-        return frank_wolfe_projection(-c / self.lam, oracle, self.max_iter, self.tol)
+        return frank_wolfe_projection(-c / self.lambd, oracle, self.max_iter, self.tol)
 
     def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
               ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
@@ -175,4 +175,4 @@ class FrankWolfe(GradientMethod):
         return _FrankWolfeFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
 
     def options(self) -> dict[str, Any]:
-        return {"lam": self.lam, "max_iter": self.max_iter, "tol": self.tol}
+        return {"lambd": self.lambd, "max_iter": self.max_iter, "tol": self.tol}

@@ -3,9 +3,9 @@ its adaptive form (Minervini, Franceschi & Niepert, AAAI 2023), as PyEPO 2.2.7 h
 
 Forward: the mean of ``samples`` solutions under Sum-of-Gamma noise of scale ``sigma``, solved
 as one batch. Backward: the upstream gradient ``dy`` moves the perturbed costs to ``c + sigma Z
-+ lam dy`` (the same noise), those are solved as one batch, and ``dc = E[y(c + sigma Z + lam dy)
-- y(c + sigma Z)] / lam`` (``two_sides``: ``E[y(+lam dy) - y(-lam dy)] / 2 lam``). The adaptive
-form sets ``lam = alpha |c| / |dy|`` and moves ``alpha`` by 1e-3 per backward towards a
++ lambd dy`` (the same noise), those are solved as one batch, and ``dc = E[y(c + sigma Z + lambd dy)
+- y(c + sigma Z)] / lambd`` (``two_sides``: ``E[y(+lambd dy) - y(-lambd dy)] / 2 lambd``). The adaptive
+form sets ``lambd = alpha |c| / |dy|`` and moves ``alpha`` by 1e-3 per backward towards a
 gradient with a non-zero entry on average. A gradient for ``c`` only; the solves go through the
 layer's backend and executor, the maths is torch on the inputs' device.
 """
@@ -75,10 +75,10 @@ class _IMLEFunction(torch.autograd.Function):
         y_samples, perturbed, solved, c = ctx.saved_tensors
         method, samples = ctx.method, y_samples.shape[0]
         dy64 = dy.detach().double()
-        lam = method.step(c, dy64)
-        if lam == 0.0:
+        lambd = method.step(c, dy64)
+        if lambd == 0.0:
             return (torch.zeros_like(dy),) + (None,) * 9
-        shift = lam * dy64[None]
+        shift = lambd * dy64[None]
         moved = torch.cat([perturbed + shift, perturbed - shift]) if method.two_sides else perturbed + shift
         copies = moved.shape[0]
         y64, status64, _ = ctx.run.solve(ctx.problem.repeat(copies, moved.reshape(-1, dy.shape[-1])))
@@ -88,10 +88,10 @@ class _IMLEFunction(torch.autograd.Function):
             if method.two_sides:
                 high, low = y_moved[:samples], y_moved[samples:]
                 usable = (ok[:samples] & ok[samples:]).to(torch.float64)[..., None]
-                difference, width = (high - low) * usable, 2 * lam + TINY
+                difference, width = (high - low) * usable, 2 * lambd + TINY
             else:
                 usable = (ok & solved).to(torch.float64)[..., None]
-                difference, width = (y_moved - y_samples) * usable, lam + TINY
+                difference, width = (y_moved - y_samples) * usable, lambd + TINY
             dc = difference.sum(0) / (usable.sum(0).clamp(min=1) * width)
         method.after_backward(dc)
         ctx.run.check_signal(dc, dy)
@@ -101,22 +101,22 @@ class _IMLEFunction(torch.autograd.Function):
 @dataclass(frozen=True)
 class IMLE(GradientMethod):
     """``gradient="imle"``: I-MLE with ``samples`` draws of Sum-of-Gamma noise (``kappa``,
-    ``iterations`` terms) of scale ``sigma`` and the finite-difference step ``lam``
+    ``iterations`` terms) of scale ``sigma`` and the finite-difference step ``lambd``
     (PyEPO's defaults: 10 samples, sigma 1, lambda 10, kappa 5)."""
 
     sigma: float = 1.0
     samples: int = 10
-    lam: float = 10.0
+    lambd: float = 10.0
     two_sides: bool = False
     kappa: float = 5.0
     iterations: int = 10
     seed: int | None = None
     _generators: dict[str, torch.Generator] = field(default_factory=dict, repr=False, compare=False)
     name: ClassVar[str] = "imle"
-    no_signal_hint: ClassVar[str] = "The moved solutions equal the perturbed ones; raise lam (or sigma)"
+    no_signal_hint: ClassVar[str] = "The moved solutions equal the perturbed ones; raise lambd (or sigma)"
 
     def __post_init__(self) -> None:
-        for label in ("sigma", "lam", "kappa"):
+        for label in ("sigma", "lambd", "kappa"):
             value = getattr(self, label)
             if not (is_number(value) and value > 0):
                 raise ValueError(f"{label} must be a positive number, got {value!r}")
@@ -136,7 +136,7 @@ class IMLE(GradientMethod):
 
     def step(self, c: torch.Tensor, dy: torch.Tensor) -> float:
         """The finite difference's step for this backward."""
-        return self.lam
+        return self.lambd
 
     def after_backward(self, dc: torch.Tensor) -> None:
         """What a backward teaches the method (the adaptive form's alpha)."""
@@ -147,14 +147,14 @@ class IMLE(GradientMethod):
         return _IMLEFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
 
     def options(self) -> dict[str, Any]:
-        return {"sigma": self.sigma, "samples": self.samples, "lam": self.lam, "two_sides": self.two_sides}
+        return {"sigma": self.sigma, "samples": self.samples, "lambd": self.lambd, "two_sides": self.two_sides}
 
 
 @dataclass(frozen=True)
 class AdaptiveIMLE(IMLE):
     """``gradient="aimle"``: I-MLE whose step is ``alpha |c| / |dy|`` (norms over the batch),
     ``alpha`` (from 1) raised by ``alpha_step`` after a backward whose gradient, averaged over
-    recent ones, has zero entries, lowered otherwise (PyEPO's AIMLE). ``lam`` is unused."""
+    recent ones, has zero entries, lowered otherwise (PyEPO's AIMLE). ``lambd`` is unused."""
 
     alpha_step: float = 1e-3
     _state: dict[str, float] = field(default_factory=lambda: {"alpha": 1.0, "nonzero": 1.0}, repr=False,
