@@ -324,35 +324,25 @@ def run_learn(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
+    import ilplayer.learn as learning
     from ilplayer.executors import default_workers
-    from ilplayer.learn import (
-        AUTO_ILPLOSS_K,
-        LEARN_METHODS,
-        AutoConfig,
-        ILPLossConfig,
-        LearnConfig,
-        check_solutions,
-        holdout_size,
-        learn_constraints,
-        load_solutions,
-    )
     from ilplayer.training import BackendConfig
 
     try:
-        c, y, lb, ub = load_solutions(args.train, args.lb, args.ub)
+        c, y, lb, ub = learning.load_solutions(args.train, args.lb, args.ub)
         train_rows = len(c)  # the rows after them in c_all, y_all are the test file's
         c_all, y_all = c, y  # every observation, in the files' order, for the checks below
         if args.test:
-            c_test, y_test, lb_test, ub_test = load_solutions(args.test, lb, ub)
+            c_test, y_test, lb_test, ub_test = learning.load_solutions(args.test, lb, ub)
             if c_test.shape[1] != c.shape[1]:
                 raise ValueError(f"{args.test}: {c_test.shape[1]} variables, but {args.train} has "
                                  f"{c.shape[1]}")
             c_all, y_all = np.vstack([c, c_test]), np.vstack([y, y_test])
         else:
-            c_test = y_test = None  # type: ignore[assignment]  # learn_constraints holds pairs out
+            c_test = y_test = None  # type: ignore[assignment]  # learning.learn_constraints holds pairs out
             if not 0 < args.test_fraction < 1:
                 raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
-            print(f"no --test file: holding out {holdout_size(len(c), args.test_fraction)} of {len(c)} "
+            print(f"no --test file: holding out {learning.holdout_size(len(c), args.test_fraction)} of {len(c)} "
                   f"observations (--test-fraction {args.test_fraction})")
         given = {key: value for key, value in (("epochs", args.epochs), ("lr", args.lr),
                                                 ("batch_size", args.batch_size), ("k", args.k))
@@ -363,29 +353,30 @@ def run_learn(args: argparse.Namespace) -> int:
             foreign = [f"--{name.replace('_', '-')}" for name, value in options.items() if value is not None]
             if args.method not in (method, "auto") and foreign:
                 raise ValueError(f"{', '.join(foreign)} belong(s) to --method {method}, not {args.method}")
-        configs: dict[str, Callable[..., Any]] = {
-            "combopt": LearnConfig, "ilploss": lambda **kw: ILPLossConfig(**{"k": AUTO_ILPLOSS_K, **kw})}
+        configs: dict[str, Callable[..., Any]] = {"combopt": learning.LearnConfig, "ilploss": lambda **kw:
+                                                  learning.ILPLossConfig(**{"k": learning.AUTO_ILPLOSS_K, **kw})}
         built = {method: configs[method](**given, **{name: value for name, value in own[method].items()
                                                      if value is not None})
-                 for method in (LEARN_METHODS if args.method == "auto" else (args.method,))}
-        config: LearnConfig | ILPLossConfig | AutoConfig = (AutoConfig(**built) if args.method == "auto"
-                                                           else built[args.method])
+                 for method in (learning.LEARN_METHODS if args.method == "auto" else (args.method,))}
+        config: learning.LearnConfig | learning.ILPLossConfig | learning.AutoConfig = (
+            learning.AutoConfig(**built) if args.method == "auto" else built[args.method])
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        check_solutions(c_all, y_all, lb, ub, lambda i: f"{args.train} row {i}" if i < train_rows
+        learning.check_solutions(c_all, y_all, lb, ub, lambda i: f"{args.train} row {i}" if i < train_rows
                         else f"{args.test} row {i - train_rows}")
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
-    held_out = len(c_test) if c_test is not None else holdout_size(len(c), args.test_fraction)
-    rows = (f"{args.num_constraints * config.k} constraints with {args.method}" if not isinstance(config, AutoConfig)
+    held_out = len(c_test) if c_test is not None else learning.holdout_size(len(c), args.test_fraction)
+    rows = (f"{args.num_constraints * config.k} constraints with {args.method}"
+            if not isinstance(config, learning.AutoConfig)
             else f"{args.num_constraints * config.ilploss.k} constraints with ilploss and "
                  f"{args.num_constraints * config.combopt.k} with combopt (the better kept)")
     print(f"learning {rows} on {c.shape[1]} variables from "
           f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)")
-    result = learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
+    result = learning.learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
                                test_fraction=args.test_fraction, config=config, seed=args.seed, method=args.method,
                                validation_fraction=args.validation_fraction,
                                restarts=args.restarts, test_every=args.test_every, polish=args.polish,
