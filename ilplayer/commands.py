@@ -339,7 +339,7 @@ def run_learn(args: argparse.Namespace) -> int:
                                  f"{c.shape[1]}")
             c_all, y_all = np.vstack([c, c_test]), np.vstack([y, y_test])
         else:
-            c_test = y_test = None  # type: ignore[assignment]  # learning.learn_constraints holds pairs out
+            c_test = y_test = None  # type: ignore[assignment]  # learn_constraints holds pairs out
             if not 0 < args.test_fraction < 1:
                 raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
             print(f"no --test file: holding out {learning.holdout_size(len(c), args.test_fraction)} of {len(c)} "
@@ -366,7 +366,7 @@ def run_learn(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         learning.check_solutions(c_all, y_all, lb, ub, lambda i: f"{args.train} row {i}" if i < train_rows
-                        else f"{args.test} row {i - train_rows}")
+                                 else f"{args.test} row {i - train_rows}")
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     held_out = len(c_test) if c_test is not None else learning.holdout_size(len(c), args.test_fraction)
@@ -377,12 +377,12 @@ def run_learn(args: argparse.Namespace) -> int:
     print(f"learning {rows} on {c.shape[1]} variables from "
           f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)")
     result = learning.learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
-                               test_fraction=args.test_fraction, config=config, seed=args.seed, method=args.method,
-                               validation_fraction=args.validation_fraction,
-                               restarts=args.restarts, test_every=args.test_every, polish=args.polish,
-                               equalities=args.equalities, time_limit=args.time_limit,
-                               restart_workers=args.restart_workers or min(args.restarts, default_workers()),
-                               backend=BackendConfig(args.solver, None, args.executor, args.workers))
+                                        test_fraction=args.test_fraction, config=config, seed=args.seed,
+                                        method=args.method, validation_fraction=args.validation_fraction,
+                                        restarts=args.restarts, test_every=args.test_every, polish=args.polish,
+                                        equalities=args.equalities, time_limit=args.time_limit,
+                                        restart_workers=args.restart_workers or min(args.restarts, default_workers()),
+                                        backend=BackendConfig(args.solver, None, args.executor, args.workers))
     alone = result.equalities() is not None and result.constraints()[0].shape[0] == 0
     which = "the equalities alone" if alone else _which_model(result.settings["selected_epoch"])
     print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "

@@ -122,7 +122,13 @@ def _gradient_method(gradient: str | GradientMethod, given: dict[str, Any]) -> G
             which = " or ".join(repr(owner) for owner in owners)
             raise ValueError(f"{name} applies to gradient={which} only; this layer has "
                              f"gradient={gradient!r}: leave {name} out")
-    return METHODS[gradient](**{_METHOD_KEYWORDS[name][gradient]: value for name, value in given.items()})
+    fields: dict[str, Any] = {}
+    for name, value in given.items():
+        field = _METHOD_KEYWORDS[name][gradient]
+        if field in fields:  # lambd and blackbox_lambda: one setting, two names
+            raise ValueError(f"{name} and another keyword both set {gradient}'s {field}: give one")
+        fields[field] = value
+    return METHODS[gradient](**fields)
 
 
 def from_keywords(options: dict[str, Any]) -> tuple[Oracle, GradientMethod]:

@@ -61,15 +61,6 @@ against 75.7-78.3 % with the authors' 2 x m (docs/records/learn.md, "The default
 
 
 @dataclass(frozen=True)
-class AutoConfig:
-    """``method="auto"``'s settings: each method's own config (defaults: `LearnConfig` and
-    `ILPLossConfig` with ``k = AUTO_ILPLOSS_K``)."""
-
-    combopt: TrainingConfig = field(default_factory=lambda: LearnConfig())
-    ilploss: ILPLossConfig = field(default_factory=lambda: ILPLossConfig(k=AUTO_ILPLOSS_K))
-
-
-@dataclass(frozen=True)
 class LearnConfig(TrainingConfig):
     """[`learn_constraints`][ilplayer.learn.learn_constraints]' settings: `TrainingConfig`'s fields with learn's own
     defaults, the ones ``ilplayer learn`` uses: ``k = LEARN_K`` (2) and ``init="auto"``
@@ -81,6 +72,15 @@ class LearnConfig(TrainingConfig):
     k: int = LEARN_K
     init: str = "auto"
     init_choices: ClassVar[tuple[str, ...]] = (*INITS, "auto")
+
+
+@dataclass(frozen=True)
+class AutoConfig:
+    """``method="auto"``'s settings: each method's own config (defaults: `LearnConfig` and
+    `ILPLossConfig` with ``k = AUTO_ILPLOSS_K``)."""
+
+    combopt: TrainingConfig = field(default_factory=LearnConfig)
+    ilploss: ILPLossConfig = field(default_factory=lambda: ILPLossConfig(k=AUTO_ILPLOSS_K))
 
 
 def _keyword_defaults(function: Callable[..., Any]) -> dict[str, Any]:
@@ -239,7 +239,7 @@ def learn_constraints(
         raise ValueError(f"method must be one of {[*LEARN_METHODS, 'auto']}, got {method!r}")
     if method == "auto":
         if not isinstance(config, (TrainingConfig, ILPLossConfig)):
-            return _learn_both(config or AutoConfig(), arguments)
+            return _learn_both(AutoConfig() if config is None else config, arguments)
         method = "ilploss" if isinstance(config, ILPLossConfig) else "combopt"
     expected = ILPLossConfig if method == "ilploss" else TrainingConfig
     if config is not None and not isinstance(config, expected):

@@ -236,6 +236,8 @@ def test_lambd_is_one_name_for_the_step_of_every_method_that_has_one():
         layer = ilplayer.ILPLayer(lb=0, ub=1, gradient=gradient, lambd=value)
         assert isinstance(layer.method, kind) and layer.method.lambd == value
     assert ilplayer.ILPLayer(lb=0, ub=1, gradient="blackbox", blackbox_lambda=4.0).method.lambd == 4.0
+    with pytest.raises(ValueError, match="both set blackbox's lambd: give one"):
+        ilplayer.ILPLayer(lb=0, ub=1, gradient="blackbox", lambd=3.0, blackbox_lambda=4.0)
     with pytest.raises(ValueError, match="lambd"):
         ilplayer.ILPLayer(lb=0, ub=1, lambd=1.0)  # CombOptNet has no such step
 
