@@ -249,12 +249,13 @@ class ScipSolver(PersistentModelSolver):
         (see FIRST_SLICE), until one answers or the time limit is spent; a time-limit status
         keeps the best point found."""
         state = model[3]
+        if state["exact"] is None:
+            state["exact"] = self._scip_model(state["batch"], banded=False)
+        models = (state["exact"], model[:3])
         budget = self.time_limit if self.time_limit is not None else float("inf")
         spent, slice_, best, turn = 0.0, FIRST_SLICE, None, 0
         while True:
-            if turn % 2 == 0 and state["exact"] is None:
-                state["exact"] = self._scip_model(state["batch"], banded=False)
-            scip_model, y, terms = state["exact"] if turn % 2 == 0 else model[:3]
+            scip_model, y, terms = models[turn % 2]
             turn += 1
             limit = max(min(slice_, budget - spent), 1e-3)
             began = time.perf_counter()
