@@ -336,7 +336,7 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     lowers the soft-min temperature (``config.temperature`` box widths at first) when it
     stalls, stops training after ``config.stop_patience`` validations without a gain or at
     100 %, and picks the state ``model`` ends in (the best trained epoch, earliest among ties,
-    as [`selected_record`][ilplayer.learn.selected_record] reads it; with ``score_start`` the untrained
+    as [`selected_record`][ilplayer.selection.selected_record] reads it; with ``score_start`` the untrained
     start is scored too, as epoch 0, but does not compete). ``accuracy("test")`` is
     measured at every ``test_every``-th validation and at the end. Returns one record per epoch."""
     if isinstance(test_every, bool) or not isinstance(test_every, int) or test_every < 1:

@@ -27,15 +27,15 @@ from ilplayer.layer import ILPLayer
 from ilplayer.metrics import exact_match
 from ilplayer.observations import check_solutions, holdout_size, load_solutions, split_holdout
 from ilplayer.plugins import preferred_backend
-from ilplayer.restarts import History, train_from_start, train_in_processes
 from ilplayer.seeding import derive_seed
+from ilplayer.selection import train_and_select
 from ilplayer.separation import INITS
-from ilplayer.training import BackendConfig, TrainingConfig, box_points
+from ilplayer.training import BackendConfig, SolutionData, TrainingConfig, box_points
 
 __all__ = ["AUTO_ILPLOSS_K", "LEARN_METHODS", "SOLVE_SECONDS", "AutoConfig", "DataWarning", "ILPLossConfig",
            "LearnConfig", "LearnResult",
-           "SolutionData", "check_solutions", "default_init", "holdout_size", "learn_constraints", "load_solutions",
-           "polish_model", "polish_with_start", "restart_seed", "selected_record", "split_holdout",
+           "check_solutions", "default_init", "holdout_size", "learn_constraints", "load_solutions",
+           "restart_seed", "split_holdout",
            "with_equalities"]
 
 LEARN_K = 2
@@ -99,25 +99,6 @@ def default_init(lb: Any, ub: Any, n: int) -> str:
     return "separating" if (widths > 1).any() else "random"
 
 
-@dataclass(frozen=True)
-class SolutionData:
-    """Observed ``(c, y)`` pairs on the box ``[lb, ub]``: float64 tensors (N, n); ``A_eq``,
-    ``b_eq``: equalities they all satisfy, kept fixed beside the learned rows (None: none)."""
-
-    c_train: torch.Tensor
-    y_train: torch.Tensor
-    c_test: torch.Tensor
-    y_test: torch.Tensor
-    lb: Any
-    ub: Any
-    A_eq: torch.Tensor | None = None
-    b_eq: torch.Tensor | None = None
-
-    @property
-    def num_variables(self) -> int:
-        return int(self.c_train.shape[1])
-
-
 @dataclass
 class LearnResult:
     """What `learn_constraints` returns: the learned constraints and how well they fit."""
@@ -153,16 +134,6 @@ class LearnResult:
                 "A": A.tolist(), "b": b.tolist(),
                 **({"A_eq": equalities[0].tolist(), "b_eq": equalities[1].tolist()} if equalities else {}),
                 "history": self.history}
-
-
-def selected_record(history: list[dict[str, float]]) -> dict[str, float]:
-    """The record of the trained epoch whose model training returned: best validation accuracy
-    (the earliest), else the last."""
-    trained = [r for r in history if r["epoch"] > 0]
-    scored = [r for r in trained if "validation_accuracy" in r]  # ILP-Loss validates every few epochs
-    if not scored:
-        return trained[-1] if trained else {"epoch": 0}
-    return max(scored, key=lambda r: (r["validation_accuracy"], -r["epoch"]))
 
 
 def restart_seed(seed: int, restart: int) -> int:
@@ -241,21 +212,77 @@ def learn_constraints(
         if not isinstance(config, (TrainingConfig, ILPLossConfig)):
             return _learn_both(AutoConfig() if config is None else config, arguments)
         method = "ilploss" if isinstance(config, ILPLossConfig) else "combopt"
-    expected = ILPLossConfig if method == "ilploss" else TrainingConfig
-    if config is not None and not isinstance(config, expected):
-        raise TypeError(f"config must be a {expected.__name__} for method={method!r}, got {type(config).__name__}")
-    if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 1:
-        raise ValueError(f"num_constraints must be a positive integer, got {num_constraints!r}")
-    if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 1:
-        raise ValueError(f"restarts must be a positive integer, got {restarts!r}")
-    if isinstance(restart_workers, bool) or not isinstance(restart_workers, int) or restart_workers < 1:
-        raise ValueError(f"restart_workers must be a positive integer, got {restart_workers!r}")
+    config = _checked_config(config, method, lb, ub, np.shape(c_train)[1])
+    for name, value in (("num_constraints", num_constraints), ("restarts", restarts),
+                        ("restart_workers", restart_workers)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
     if restarts > 1 and not validation_fraction:
         raise ValueError("restarts > 1 needs a validation split to choose between the runs: "
                          "set validation_fraction above 0")
+    data, validation, test_on = _splits(c_train, y_train, c_test, y_test, lb, ub, test_fraction,
+                                        validation_fraction, seed)
+    found = None
+    if equalities:
+        data, found = with_equalities(data, validation)
+    n = data.num_variables
+    backend = _with_time_limit(backend or BackendConfig(), box_points(lb, ub, n), time_limit)
+    start = time.perf_counter()
+    seeds = [restart_seed(seed, restart) for restart in range(restarts)]
+    train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
+                 validation=validation, test_every=test_every, method=method)
+    layer = ILPLayer(lb, ub, solver=backend.solver, solver_options=backend.solver_options,
+                     executor=backend.executor, workers=backend.workers)
+    equalities_ = (data.A_eq, data.b_eq)
+    try:
+        with torch.no_grad():
+            if found is not None and found["rows"]:
+                c_pairs, y_pairs = validation if validation is not None else (data.c_train, data.y_train)
+                found["accuracy_alone"] = exact_match(layer(c_pairs, None, None, *equalities_), y_pairs)
+        if found is not None and found.get("accuracy_alone", 0.0) >= 1.0:  # nothing left to learn
+            model = StaticConstraints(0, n, lb, ub, origin=config.origin, dtype=torch.float64)
+            history = [{"epoch": 0, "validation_accuracy": found["accuracy_alone"]}]
+            runs, kept, selected_epoch, polished = [(found["accuracy_alone"], model, history)], 0, 0, None
+        else:
+            runs, kept, model, selected_epoch, polished = train_and_select(
+                train, seeds, restart_workers, layer, polish, progress, on_epoch)
+            history = runs[kept][2]
+        with torch.no_grad():
+            A, b = model()
+            accuracy = lambda c, y: exact_match(layer(c, A, b, *equalities_), y)
+            train_accuracy, test_accuracy = accuracy(data.c_train, data.y_train), accuracy(data.c_test, data.y_test)
+            validation_accuracy = None if validation is None else accuracy(*validation)
+    finally:
+        layer.close()
+    settings = {"seed": seed, "num_constraints": num_constraints, "num_variables": n,
+                "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "solver": backend.solver,
+                "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
+                "train_size": len(data.c_train), "test_size": len(data.c_test), "test_on": test_on,
+                "validation_size": 0 if validation is None else len(validation[0]),
+                "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
+                "selected_restart": kept, "restart_workers": restart_workers,
+                "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished,
+                "method": method, "equalities": found, "time_limit": (backend.solver_options or {}).get("time_limit"),
+                "validation_accuracy": validation_accuracy}
+    return LearnResult(model, history, train_accuracy, test_accuracy, settings,
+                       time.perf_counter() - start, data.A_eq, data.b_eq)
+
+
+def _checked_config(config: Any, method: str, lb: Any, ub: Any, n: int) -> TrainingConfig | ILPLossConfig:
+    """``config`` checked against ``method``, its default where None, ``init="auto"`` resolved."""
+    expected = ILPLossConfig if method == "ilploss" else TrainingConfig
+    if config is not None and not isinstance(config, expected):
+        raise TypeError(f"config must be a {expected.__name__} for method={method!r}, got {type(config).__name__}")
     config = config or (ILPLossConfig() if method == "ilploss" else LearnConfig())
     if isinstance(config, TrainingConfig) and config.init == "auto":
-        config = config.replace(init=default_init(lb, ub, np.shape(c_train)[1]))
+        config = config.replace(init=default_init(lb, ub, n))
+    return config
+
+
+def _splits(c_train: Any, y_train: Any, c_test: Any, y_test: Any, lb: Any, ub: Any, test_fraction: float,
+            validation_fraction: float, seed: int
+            ) -> tuple[SolutionData, tuple[torch.Tensor, torch.Tensor] | None, str]:
+    """The training, test and validation pairs as float64 tensors, and what the test pairs are."""
     tensor = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
     c_train, y_train = np.asarray(c_train, dtype=np.float64), np.asarray(y_train, dtype=np.float64)
     if not (isinstance(test_fraction, (int, float)) and 0 <= test_fraction < 1):
@@ -273,57 +300,17 @@ def learn_constraints(
     if validation_fraction:
         c_train, y_train, c_val, y_val = split_holdout(c_train, y_train, validation_fraction, seed)
         validation = (tensor(c_val), tensor(y_val))
-    data = SolutionData(tensor(c_train), tensor(y_train), tensor(c_test), tensor(y_test), lb, ub)
-    found = None
-    if equalities:
-        data, found = with_equalities(data, validation)
-    n = data.num_variables
-    backend = backend or BackendConfig()
-    solver = backend.solver or preferred_backend(box_points(lb, ub, n))
+    return SolutionData(tensor(c_train), tensor(y_train), tensor(c_test), tensor(y_test), lb, ub), validation, test_on
+
+
+def _with_time_limit(backend: BackendConfig, points: int | None, time_limit: float | None) -> BackendConfig:
+    """``backend`` with its solver named (the preferred one for the box of ``points`` points)
+    and ``time_limit`` among its options where the solver takes one and none is set."""
+    solver = backend.solver or preferred_backend(points)
     options = dict(backend.solver_options or {})
     if time_limit is not None and _takes_time_limit(solver):
         options.setdefault("time_limit", time_limit)
-    backend = BackendConfig(solver, options or None, backend.executor, backend.workers)
-    start = time.perf_counter()
-    seeds = [restart_seed(seed, restart) for restart in range(restarts)]
-    train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
-                 validation=validation, test_every=test_every, method=method)
-    layer = ILPLayer(lb, ub, solver=solver, solver_options=backend.solver_options,
-                     executor=backend.executor, workers=backend.workers)
-    equalities_ = (data.A_eq, data.b_eq)
-    try:
-        with torch.no_grad():
-            if found is not None and found["rows"]:
-                c_pairs, y_pairs = validation if validation is not None else (data.c_train, data.y_train)
-                found["accuracy_alone"] = exact_match(layer(c_pairs, None, None, *equalities_), y_pairs)
-        if found is not None and found.get("accuracy_alone", 0.0) >= 1.0:  # nothing left to learn
-            model = StaticConstraints(0, n, lb, ub, origin=config.origin, dtype=torch.float64)
-            history = [{"epoch": 0, "validation_accuracy": found["accuracy_alone"]}]
-            runs, kept, selected_epoch, polished = [(found["accuracy_alone"], model, history)], 0, 0, None
-        else:
-            runs, kept, model, selected_epoch, polished = _train_and_polish(
-                train, seeds, restart_workers, layer, polish, progress, on_epoch)
-            history = runs[kept][2]
-        with torch.no_grad():
-            A, b = model()
-            train_accuracy = exact_match(layer(data.c_train, A, b, *equalities_), data.y_train)
-            test_accuracy = exact_match(layer(data.c_test, A, b, *equalities_), data.y_test)
-            validation_accuracy = (None if validation is None else
-                                   exact_match(layer(validation[0], A, b, *equalities_), validation[1]))
-    finally:
-        layer.close()
-    settings = {"seed": seed, "num_constraints": num_constraints, "num_variables": n,
-                "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "solver": solver,
-                "executor": backend.executor, "workers": backend.workers, **config.as_dict(),
-                "train_size": len(data.c_train), "test_size": len(data.c_test), "test_on": test_on,
-                "validation_size": 0 if validation is None else len(validation[0]),
-                "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
-                "selected_restart": kept, "restart_workers": restart_workers,
-                "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished,
-                "method": method, "equalities": found, "time_limit": options.get("time_limit"),
-                "validation_accuracy": validation_accuracy}
-    return LearnResult(model, history, train_accuracy, test_accuracy, settings,
-                       time.perf_counter() - start, data.A_eq, data.b_eq)
+    return BackendConfig(solver, options or None, backend.executor, backend.workers)
 
 
 def _learn_both(config: AutoConfig, arguments: dict[str, Any]) -> LearnResult:
@@ -375,125 +362,6 @@ def with_equalities(data: SolutionData, validation: tuple[torch.Tensor, torch.Te
     if not len(A_eq):
         return data, summary
     return dataclasses.replace(data, A_eq=torch.as_tensor(A_eq), b_eq=torch.as_tensor(b_eq)), summary
-
-
-def _train_and_polish(train: dict[str, Any], seeds: list[int], restart_workers: int, layer: ILPLayer,
-                      polish: bool, progress: bool, on_epoch: Callable[[dict[str, float]], None] | None
-                      ) -> tuple[list[tuple[float, StaticConstraints, History]], int, StaticConstraints, int,
-                                 dict[str, Any] | None]:
-    """Train from each seed, keep the restart best on the validation pairs, polish it.
-    Returns the runs (validation accuracy, model, history), the kept restart, its final model,
-    the epoch that model comes from (0: the start) and the polish summary."""
-    config, validation, data = train["config"], train["validation"], train["data"]
-    restarts = len(seeds)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=config.epochs * restarts, unit="epoch", dynamic_ncols=True)
-
-    def report(record: dict[str, float]) -> None:
-        if bar is not None:
-            bar.update(1)
-            shown = {"loss": f"{record['loss']:.4f}"}
-            for key, label in (("accuracy", "accuracy"), ("validation_accuracy", "validation")):
-                if key in record:
-                    shown[label] = f"{100 * record[key]:.1f}%"
-            bar.set_postfix(shown)
-        if on_epoch is not None:
-            on_epoch(record)
-
-    runs = []  # (validation accuracy of the selected epoch, model, history) per restart
-    try:
-        if restart_workers > 1 and restarts > 1:
-            trained = train_in_processes(train, seeds, min(restart_workers, restarts), report)
-        else:
-            trained = [train_from_start(run_seed, train, report) for run_seed in seeds]
-        for model, history, _ in trained:
-            runs.append((selected_record(history).get("validation_accuracy", 0.0), model, history))
-    finally:
-        if bar is not None:
-            bar.close()
-    kept = max(range(restarts), key=lambda r: (runs[r][0], -r))  # ties: the earliest restart
-    _, model, history = runs[kept]
-    selected_epoch = int(selected_record(history)["epoch"])
-    with torch.no_grad():
-        polished = None
-        # A start read off the data can beat every epoch trained from it (docs/records/learn.md, "Which
-        # epoch"): it competes with the trained model on the validation pairs.
-        initial = trained[kept][2] if validation is not None and config.init == "separating" else None
-        if polish:
-            model, polished = polish_with_start(model, selected_epoch, initial, data, validation, layer,
-                                                 config.origin, progress)
-            selected_epoch = polished["epoch"]
-        elif initial is not None and history[0]["validation_accuracy"] > runs[kept][0]:
-            model, selected_epoch = initial, 0
-    return runs, kept, model, selected_epoch, polished
-
-
-def polish_with_start(model: StaticConstraints, epoch: int, start: StaticConstraints | None, data: SolutionData,
-                       validation: tuple[torch.Tensor, torch.Tensor] | None, layer: ILPLayer, origin: str,
-                       progress: bool) -> tuple[StaticConstraints, dict[str, Any]]:
-    """`polish_model` on the trained model (of ``epoch``) and, given a ``start`` read off the
-    data, on it too, keeping whichever does better on the validation pairs (ties: the trained one).
-
-    Either can win: on dense Random Constraints the steps blur the start's offsets (it beat every
-    trained epoch before polish on each dataset measured), yet the trained rows polished better on
-    two datasets of five (docs/records/learn.md, "Which epoch"). The summary says which ``epoch`` was kept
-    (0: the start) and, under ``other``, how the candidate not taken did."""
-    model, polished = polish_model(model, data, validation, layer, origin, progress=progress)
-    polished["epoch"] = epoch
-    if start is None:
-        return model, polished
-    start, from_start = polish_model(start, data, validation, layer, origin, progress=progress)
-    from_start["epoch"] = 0
-    score = lambda summary: summary["accuracy_after" if summary["kept"] else "accuracy_before"]
-    if score(from_start) > score(polished):
-        model, polished, from_start = start, from_start, polished
-    polished["other"] = {k: from_start[k] for k in ("epoch", "accuracy_before", "accuracy_after", "kept",
-                                                       "rows_after", "seconds")}
-    return model, polished
-
-
-def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None,
-                 layer: ILPLayer, origin: str, progress: bool = False) -> tuple[StaticConstraints, dict[str, Any]]:
-    """`polish_constraints` on the training pairs, kept if it does at least
-    as well on the validation pairs (else the training pairs). ``progress``: a bar over its
-    accuracy checks (each solves the training pairs once)."""
-    from ilplayer.polish import polish_constraints
-
-    c, y = data.c_train, data.y_train
-    score = lambda A, b, pairs=(c, y): exact_match(layer(pairs[0], torch.as_tensor(A, dtype=c.dtype),
-                                                         torch.as_tensor(b, dtype=c.dtype), data.A_eq, data.b_eq),
-                                                   pairs[1])
-    A, b = (t.numpy() for t in model())
-    start = time.perf_counter()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=2 * len(A) + 1, desc="polish", unit="check", dynamic_ncols=True)
-
-    def counted(A_: np.ndarray, b_: np.ndarray) -> float:
-        if bar is not None:
-            bar.update(1)
-        return score(A_, b_)
-
-    try:
-        A_new, b_new, summary = polish_constraints(A, b, c.numpy(), y.numpy(), data.lb, data.ub, counted)
-    finally:
-        if bar is not None:
-            bar.close()
-    if validation is not None:
-        before, after = score(A, b, validation), score(A_new, b_new, validation)
-    else:  # the training pairs, already scored by the polish itself
-        before, after = summary["train_accuracy_before"], summary["train_accuracy"]
-    summary.update(judged_on="validation" if validation is not None else "train", accuracy_before=before,
-                   accuracy_after=after, kept=after >= before, seconds=time.perf_counter() - start)
-    if not summary["kept"]:
-        return model, summary
-    return StaticConstraints.from_rows(torch.as_tensor(A_new), torch.as_tensor(b_new), data.lb, data.ub,
-                                       origin=origin), summary
 
 
 LEARN_DEFAULTS = _keyword_defaults(learn_constraints)

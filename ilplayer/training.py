@@ -29,7 +29,7 @@ from ilplayer.types import Status
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["BackendConfig", "HiddenConstraintsData", "TrainingConfig", "box_points", "fit_epochs",
+__all__ = ["BackendConfig", "HiddenConstraintsData", "SolutionData", "TrainingConfig", "box_points", "fit_epochs",
            "initial_constraints", "replace_checked", "train_static_constraints"]
 
 
@@ -139,6 +139,26 @@ class HiddenConstraintsData:
         return exact_match(y_box, self.y_test)
 
 
+@dataclass(frozen=True)
+class SolutionData:
+    """Observed ``(c, y)`` pairs on the box ``[lb, ub]``: float64 tensors (N, n); ``A_eq``,
+    ``b_eq``: equalities they all satisfy, kept fixed beside the learned rows (None: none)."""
+
+    c_train: torch.Tensor
+    y_train: torch.Tensor
+    c_test: torch.Tensor
+    y_test: torch.Tensor
+    lb: Any
+    ub: Any
+    A_eq: torch.Tensor | None = None
+    b_eq: torch.Tensor | None = None
+
+    @property
+    def num_variables(self) -> int:
+        return int(self.c_train.shape[1])
+
+
+
 def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
                optimizer: torch.optim.Optimizer,
                batch_loss: Callable[[torch.Tensor], tuple[torch.Tensor, dict[str, int]]],
@@ -242,7 +262,7 @@ def train_static_constraints(
 
     ``data`` has ``lb``, ``ub`` (scalars or one per variable) and the float64 tensors
     ``c_train``, ``y_train``, ``c_test``, ``y_test`` (a `HiddenConstraintsData` or
-    [`SolutionData`][ilplayer.learn.SolutionData]). Learns ``config.k * m`` constraints, ``m`` being
+    [`SolutionData`][ilplayer.training.SolutionData]). Learns ``config.k * m`` constraints, ``m`` being
     ``num_constraints`` or the number of hidden ones in ``data.A``, starting from ``model``
     when given. Stops early once the held-out accuracy reaches ``target_accuracy``.
 

@@ -27,9 +27,10 @@ import torch
 
 from ilplayer.constraints import StaticConstraints
 from ilplayer.layer import ILPLayer
-from ilplayer.learn import SolutionData, polish_with_start, restart_seed, split_holdout
+from ilplayer.learn import restart_seed, split_holdout
 from ilplayer.metrics import exact_match
-from ilplayer.training import TrainingConfig, initial_constraints
+from ilplayer.selection import polish_with_start
+from ilplayer.training import SolutionData, TrainingConfig, initial_constraints
 
 
 def polish_record(path: Path, data_dir: Path) -> dict:

@@ -17,9 +17,10 @@ import numpy as np
 import torch
 
 from ilplayer.layer import ILPLayer
-from ilplayer.learn import LEARN_K, SolutionData, load_solutions, polish_model, split_holdout
+from ilplayer.learn import LEARN_K, load_solutions, split_holdout
 from ilplayer.metrics import exact_match
-from ilplayer.training import TrainingConfig, initial_constraints
+from ilplayer.selection import polish_model
+from ilplayer.training import SolutionData, TrainingConfig, initial_constraints
 
 
 def scores(layer: ILPLayer, model, pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:

@@ -32,7 +32,7 @@ LAYERS = [
     ("layer", "cvxpy_layer"),                               # ILPLayer and solve(); cvxpy problems as layers
     ("constraints",),                                       # learnable constraint sets
     ("training", "ilploss"),                                # the learning loops: CombOptNet's, ILP-Loss'
-    ("restarts",),                                          # training runs, one after another or in processes
+    ("restarts", "selection"),                              # training runs, in turn or in processes; the one kept
     ("learn",),                                             # learning from the user's data
     ("testing", "fuzz", "milp_fuzz",                        # tools built on the core
      "bench", "bench.solvers", "bench.parallel", "bench.targets", "bench.scale"),

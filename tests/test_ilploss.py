@@ -14,7 +14,8 @@ import ilplayer
 from ilplayer.cli import main
 from ilplayer.ilploss import CoVBalancer, ILPLossConfig, ilp_loss_terms, sample_negatives, train_ilploss
 from ilplayer.layer import ILPLayer
-from ilplayer.learn import LearnConfig, SolutionData, learn_constraints
+from ilplayer.learn import LearnConfig, learn_constraints
+from ilplayer.training import SolutionData
 
 
 def observations(count: int, n: int = 6, seed: int = 0, lb=0, ub=1):

@@ -278,8 +278,7 @@ def test_a_sparser_held_out_curve_learns_the_same_model():
     assert sparse.settings["test_every"] == 3
     with pytest.raises(ValueError, match="test_every must be a positive integer, got 0"):
         learn_constraints(c, y, 0, 1, 1, test_every=0, progress=False)
-    from ilplayer.learn import SolutionData
-    from ilplayer.training import train_static_constraints
+    from ilplayer.training import SolutionData, train_static_constraints
 
     t = torch.as_tensor
     data = SolutionData(t(c), t(y, dtype=torch.float64), t(c), t(y, dtype=torch.float64), 0, 1)

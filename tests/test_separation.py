@@ -119,7 +119,7 @@ def test_polish_also_polishes_the_separating_start_and_keeps_the_better_on_valid
 @pytest.mark.parametrize("start_score, kept_epoch", [(0.9, 0), (0.8, 5), (0.7, 5)])
 def test_the_polished_start_replaces_the_polished_epoch_only_when_strictly_better(monkeypatch, start_score,
                                                                                  kept_epoch):
-    import ilplayer.learn as learn
+    import ilplayer.selection as selection
 
     trained, start = object(), object()
     scores = {id(trained): 0.8, id(start): start_score}
@@ -128,7 +128,7 @@ def test_the_polished_start_replaces_the_polished_epoch_only_when_strictly_bette
         return model, {"accuracy_before": 0.1, "accuracy_after": scores[id(model)], "kept": True,
                        "rows_after": 2, "seconds": 0.0}
 
-    monkeypatch.setattr(learn, "polish_model", polish_model)
-    model, summary = learn.polish_with_start(trained, 5, start, None, None, None, "learnable", False)
+    monkeypatch.setattr(selection, "polish_model", polish_model)
+    model, summary = selection.polish_with_start(trained, 5, start, None, None, None, "learnable", False)
     assert summary["epoch"] == kept_epoch and model is (start if kept_epoch == 0 else trained)
     assert summary["other"]["epoch"] == 5 - kept_epoch

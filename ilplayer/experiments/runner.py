@@ -20,10 +20,11 @@ import torch
 
 from ilplayer.experiments import random_constraints, set_cover
 from ilplayer.ilploss import ILPLossConfig, train_ilploss
-from ilplayer.learn import SolutionData, selected_record, split_holdout
+from ilplayer.observations import split_holdout
 from ilplayer.plugins import preferred_backend
 from ilplayer.seeding import derive_seed
-from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
+from ilplayer.selection import selected_record
+from ilplayer.training import BackendConfig, SolutionData, TrainingConfig, train_static_constraints
 
 PAPER = {  # paper, Figs. "Random Constraints" and "Weighted Set Covering": mean accuracy (%)
     ("rc", "binary"): {1: 97.8, 2: 94.2, 4: 77.4, 8: 46.5},
