@@ -6,17 +6,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ilplayer.allocator import keep_freed_memory
-from ilplayer.commands import (
-    print_table,
-    run_bench,
-    run_demo,
-    run_experiments,
-    run_fuzz,
-    run_learn,
-    solvers_table,
-)
+from ilplayer.commands import print_table, run_bench, run_demo, run_experiments, solvers_table
 from ilplayer.executors import EXECUTORS
 from ilplayer.experiments.decision_focused import METHODS as DFL_METHODS
 from ilplayer.learn import AUTO_ILPLOSS_K, LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
@@ -75,11 +68,8 @@ def _bounds(text: str) -> float | list[float]:
     return values[0] if len(values) == 1 else values
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-
-    parser = argparse.ArgumentParser(prog="ilplayer", description="Differentiable ILP layers.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("solvers", help="list the registered solver backends")
+def _add_demo(commands: Any) -> None:
+    """``ilplayer demo``."""
     demo = commands.add_parser("demo", help="learn hidden constraints (Random Constraints, binary)")
     demo.add_argument("--m", type=_positive_int, default=2, help="number of hidden constraints (default 2)")
     demo.add_argument("--n", type=_positive_int, default=16, help="number of variables (default 16)")
@@ -93,8 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="parallel workers (default: all cores)")
     demo.add_argument("--plot", default="ilplayer-demo.png",
                       help="PNG of accuracy and loss per epoch ('' for none)")
-    experiment = commands.add_parser("experiment", help="the paper's demonstrations").add_subparsers(
-        dest="task", required=True)
+
+
+def _add_learning_experiments(experiment: Any) -> None:
+    """``ilplayer experiment rc | wsc | knapsack``: the paper's constraint-learning tasks."""
     for task, help_text, m_default in (("rc", "Random Constraints (supplementary A)", "2"),
                                        ("wsc", "weighted set cover (m = universe size)", "4")):
         sub = experiment.add_parser(task, help=help_text)
@@ -134,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     knap.add_argument("--method", choices=["combopt", "mlp", "lp", "ilploss"], default="combopt",
                       help="CombOptNet, the MLP baseline, the LP relaxation with greedy rounding or ILP-Loss "
                            "(the same network, no solver while training)")
+
+
+def _add_regret_experiments(experiment: Any) -> None:
+    """``ilplayer experiment shortest-path | knapsack-regret | tsp``: PyEPO's cost learning."""
     for task, help_text in (("shortest-path", "learn edge costs, 5x5 grid (PyEPO data): regret"),
                             ("knapsack-regret", "learn item values, 32 items (PyEPO data): regret"),
                             ("tsp", "learn edge costs of PyEPO's TSP, a mixed-integer program (GG or MTZ)")):
@@ -167,6 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.add_argument("--nodes", type=_positive_int, default=8, help="cities (default 8)")
             sub.add_argument("--formulation", choices=["gg", "mtz"], default="gg",
                              help="Gavish-Graves flows or Miller-Tucker-Zemlin orders (default gg)")
+
+
+def _add_matching_and_sudoku(experiment: Any) -> None:
+    """``ilplayer experiment matching | sudoku``."""
     match = experiment.add_parser("matching", help="keypoint-matching stand-in (n = p^2, m = 2p)")
     match.add_argument("--p", default="4", help="keypoints per image: 4, or a list such as 4,5")
     match.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-2 or 0,2,5")
@@ -206,6 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="write each seed's puzzles as DIR/sudoku-SxS-seedN-{train,test}.npz for ilplayer "
                              "learn (train holds the validation puzzles too) and learn nothing")
     sudoku.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
+
+
+def _add_learn(commands: Any) -> None:
+    """``ilplayer learn FILE``."""
     learn = commands.add_parser("learn", help="learn hidden constraints from your (cost, solution) pairs")
     learn.add_argument("train", help="observations: .npz with arrays c (N, n) and y (N, n) "
                        "(optionally lb, ub), or .csv with columns c0.., y0..")
@@ -272,10 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     learn.add_argument("--json", default=None, help="write the record (accuracies, settings, curves) here")
     learn.add_argument("--out", default=None,
                        help="save the learned A, b (and A_eq, b_eq), the box and the model here (torch.save)")
-    report = commands.add_parser("report", help="a results folder -> a markdown report")
-    report.add_argument("folder", nargs="?", default="results")
-    report.add_argument("--out", default="docs/records/results.md")
-    report.add_argument("--title", default="Results")
+
+
+def _add_bench(commands: Any) -> None:
+    """``ilplayer bench ...``."""
     bench = commands.add_parser("bench", help="benchmarks (ratios within one run)").add_subparsers(
         dest="bench", required=True)
     scale = bench.add_parser("scale", help="time per instance and peak memory against problem size, beside "
@@ -327,6 +331,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.add_argument("--batch", type=_positive_int, default=64, help="instances per batch (default 64)")
         sub.add_argument("--json", default=None, help="write the rows as JSON here")
         sub.add_argument("--plot", default=None, help="write a PNG of the ratios here ([demo] extra)")
+
+
+def _add_fuzz(commands: Any) -> None:
+    """``ilplayer fuzz``."""
     fuzz = commands.add_parser("fuzz", help="check backends against exhaustive enumeration (--milp: "
                                             "against scipy.optimize.milp)")
     fuzz.add_argument("--solver", action="append", type=_solver_name, default=None,
@@ -345,11 +353,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     fuzz.add_argument("--milp", action="store_true",
                       help="mixed-integer programs (continuous variables, infinite bounds) checked "
                            "against scipy.optimize.milp, on the backends that solve them")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ilplayer", description="Differentiable ILP layers.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("solvers", help="list the registered solver backends")
+    _add_demo(commands)
+    experiment = commands.add_parser("experiment", help="the paper's demonstrations").add_subparsers(
+        dest="task", required=True)
+    _add_learning_experiments(experiment)
+    _add_regret_experiments(experiment)
+    _add_matching_and_sudoku(experiment)
+    _add_learn(commands)
+    report = commands.add_parser("report", help="a results folder -> a markdown report")
+    report.add_argument("folder", nargs="?", default="results")
+    report.add_argument("--out", default="docs/records/results.md")
+    report.add_argument("--title", default="Results")
+    _add_bench(commands)
+    _add_fuzz(commands)
     args = parser.parse_args(argv)
     keep_freed_memory()  # this process solves too: set up as its workers are
     if args.command == "fuzz":
+        from ilplayer.fuzz_command import run_fuzz
         return run_fuzz(args)
     if args.command == "learn":
+        from ilplayer.learn_command import run_learn
         return run_learn(args)
     if args.command == "solvers":
         print_table(solvers_table())

@@ -37,7 +37,7 @@ LAYERS = [
     ("testing", "fuzz", "milp_fuzz",                        # tools built on the core
      "bench", "bench.solvers", "bench.parallel", "bench.targets", "bench.scale"),
     ("experiments",),                                       # the paper's demonstrations (a package)
-    ("commands",),                                          # what each subcommand does
+    ("commands", "fuzz_command", "learn_command"),          # what each subcommand does
     ("cli", "__main__", "__init__"),                        # entry points and the package face
 ]
 RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}

@@ -12,7 +12,6 @@ from host_solvers import EnumerationSolver, FalseInfeasibleSolver, SuboptimalSol
 
 import ilplayer
 from ilplayer.cli import main
-from ilplayer.commands import default_fuzz_backends
 from ilplayer.fuzz import (
     FuzzCase,
     fuzz_backend,
@@ -24,6 +23,7 @@ from ilplayer.fuzz import (
     oracle,
     save_reproducer,
 )
+from ilplayer.fuzz_command import default_fuzz_backends
 from ilplayer.testing import assert_correct_on_fuzzed_instances
 
 CASES = 800  # about 2 000 instances per backend
