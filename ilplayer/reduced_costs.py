@@ -21,6 +21,8 @@ feasible and within a few reduced costs of the bound: `rounded_point`.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 __all__ = ["rounded_point", "rounded_points", "search_around", "search_many"]
@@ -81,7 +83,56 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
     k, n = c.shape
     if A_eq is None or b_eq is None or mu is None or not len(A_eq):
         A_eq, b_eq, mu = np.zeros((0, n)), np.zeros(0), np.zeros((k, 0))
-    lam = np.maximum(lam, 0.0)
+    answers: list[np.ndarray | None] = [starts[i] for i in range(k)]
+    levels = _levels(c, starts, A, b, lb, ub, np.maximum(lam, 0.0), A_eq, b_eq, mu, tol)
+    if levels is None:  # no point can beat any start
+        return answers
+    grown = _grow(levels, A, max_points, max_total)
+    for gave_up in np.flatnonzero(grown.gave_up):
+        answers[levels.active[gave_up]] = None
+    for row, point in _best_points(levels, grown, b_eq, tol):
+        answers[levels.active[row]] = point
+    return answers
+
+
+class _Levels(NamedTuple):
+    """What `search_many` grows its candidates along, for the ``active`` costs (those some point
+    may beat the start of): per row of ``active``, its movable variables (``order``, the tightest
+    first), their steps away from the ``cheap`` end (``direction``), each step's weight in the
+    bound, reach, effect on the rows' activities (``unit``, ``unit_eq``: level-major) and on the
+    cost, and the activity a candidate may have after each level (``ceiling``)."""
+
+    active: np.ndarray
+    cheap: np.ndarray
+    start_value: np.ndarray
+    room: np.ndarray
+    order: np.ndarray
+    direction: np.ndarray
+    weight: np.ndarray
+    reach: np.ndarray
+    unit: np.ndarray
+    unit_eq: np.ndarray
+    unit_cost: np.ndarray
+    ceiling: np.ndarray
+    c: np.ndarray
+    A_eq: np.ndarray
+
+
+class _Grown(NamedTuple):
+    """The candidates left after the last level: the row (of ``active``) each belongs to, its
+    cost and equality activities, the way back (``(parent, step)`` per level) and the rows that
+    gave up."""
+
+    owner: np.ndarray
+    cost: np.ndarray
+    activity_eq: np.ndarray
+    levels: list[tuple[np.ndarray, np.ndarray]]
+    gave_up: np.ndarray
+
+
+def _levels(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray, ub: np.ndarray,
+            lam: np.ndarray, A_eq: np.ndarray, b_eq: np.ndarray, mu: np.ndarray, tol: float) -> _Levels | None:
+    """The bound, each cost's budget and the levels to grow; None when no point can beat any start."""
     d = c + lam @ A + mu @ A_eq
     up = d <= 0  # the cheap end of y_j's range: lb where d_j > 0, else ub
     cheap = np.where(up, ub, lb).astype(np.float64)
@@ -90,10 +141,9 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
     start_value = np.einsum("kn,kn->k", c, starts)
     # Floating-point slack on the budget: a larger budget only keeps more candidates.
     budget = start_value - bound + 1e-9 * (1.0 + np.abs(start_value) + np.abs(bound))
-    answers: list[np.ndarray | None] = [starts[i] for i in range(k)]
     active = np.flatnonzero(budget > 0)  # the others: no point can beat their start
     if not len(active):
-        return answers
+        return None
     weight = np.abs(d[active])
     with np.errstate(divide="ignore"):
         reach = np.where(weight > 0, np.floor(budget[active, None] / weight), np.inf)
@@ -117,22 +167,27 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
     ceiling = np.empty((levels_needed + 1, len(active), len(A)))
     ceiling[levels_needed] = b + tol
     ceiling[:levels_needed] = b + tol - np.cumsum(drops[::-1], axis=0)[::-1]
-    # Grow the candidates level by level, each keeping only (parent, step) for the way back and
-    # its activities and cost, so a level costs O(candidates x rows). A candidate's children
-    # lie next to each other, so the candidates stay grouped by `owner`, the row (in
-    # `active`) they belong to.
+    return _Levels(active, cheap, start_value, budget[active], order, direction, weight, reach, unit, unit_eq,
+                   unit_cost, ceiling, c, A_eq)
+
+
+def _grow(levels: _Levels, A: np.ndarray, max_points: int, max_total: int) -> _Grown:
+    """Grow the candidates level by level, each keeping only (parent, step) for the way back and
+    its activities and cost, so a level costs O(candidates x rows). A candidate's children lie
+    next to each other, so the candidates stay grouped by `owner`, the row (in `active`) they
+    belong to."""
+    active, cheap, c, room = levels.active, levels.cheap, levels.c, levels.room
     owner = np.arange(len(active))
     spent = np.zeros(len(active))
-    activity, activity_eq = cheap[active] @ A.T, cheap[active] @ A_eq.T
+    activity, activity_eq = cheap[active] @ A.T, cheap[active] @ levels.A_eq.T
     cost = np.einsum("kn,kn->k", c[active], cheap[active])
-    alive = rows_all(activity <= ceiling[0])
+    alive = rows_all(activity <= levels.ceiling[0])
     owner, spent, cost = owner[alive], spent[alive], cost[alive]
     activity, activity_eq = activity[alive], activity_eq[alive]
-    room = budget[active]
     gave_up = np.zeros(len(active), dtype=bool)
-    levels: list[tuple[np.ndarray, np.ndarray]] = []
-    for level in range(levels_needed):
-        w, r, left = weight[owner, level], reach[owner, level], room[owner]
+    way_back: list[tuple[np.ndarray, np.ndarray]] = []
+    for level in range(levels.order.shape[1]):
+        w, r, left = levels.weight[owner, level], levels.reach[owner, level], room[owner]
         with np.errstate(divide="ignore", invalid="ignore"):
             most = np.where(w > 0, np.floor((left - spent) / w), r)
         most = np.clip(most, 0, r).astype(np.int64)
@@ -155,40 +210,46 @@ def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray,
         step = np.arange(len(parent)) - np.repeat(np.cumsum(counts) - counts, counts)
         child_owner = owner[parent]
         child_activity = np.take(activity, parent, axis=0)
-        child_activity += step[:, None] * np.take(unit[level], child_owner, axis=0)
-        keep = rows_all(child_activity <= np.take(ceiling[level + 1], child_owner, axis=0))
+        child_activity += step[:, None] * np.take(levels.unit[level], child_owner, axis=0)
+        keep = rows_all(child_activity <= np.take(levels.ceiling[level + 1], child_owner, axis=0))
         parent, step, owner = parent[keep], step[keep], child_owner[keep]
         spent = spent[parent] + w[parent] * step
         activity = child_activity[keep]
-        if activity_eq.shape[1]:  # equalities (without, NumPy still walks every candidate: 6 % of the search)
-            activity_eq = np.take(activity_eq, parent, axis=0) + step[:, None] * np.take(unit_eq[level], owner, axis=0)
+        if activity_eq.shape[1]:  # equalities (without, NumPy would still walk every candidate)
+            activity_eq = (np.take(activity_eq, parent, axis=0)
+                           + step[:, None] * np.take(levels.unit_eq[level], owner, axis=0))
         else:
             activity_eq = np.empty((len(parent), 0))
-        cost = cost[parent] + step * unit_cost[owner, level]
-        levels.append((parent, step))
-    for row in np.flatnonzero(gave_up):
-        answers[active[row]] = None
-    # Every candidate left meets the inequalities (the last level's check had nothing left to
-    # lower them) and belongs to a row that kept going (a row that gave up lost its candidates);
-    # the equalities are checked here. Each row's cheapest feasible candidate (the first in
-    # candidate order among equals) replaces its start when it is cheaper.
-    feasible = rows_all(np.abs(activity_eq - b_eq) <= tol)
-    values = np.where(feasible, cost, np.inf)
+        cost = cost[parent] + step * levels.unit_cost[owner, level]
+        way_back.append((parent, step))
+    return _Grown(owner, cost, activity_eq, way_back, gave_up)
+
+
+def _best_points(levels: _Levels, grown: _Grown, b_eq: np.ndarray, tol: float) -> list[tuple[int, np.ndarray]]:
+    """``(row of active, point)`` for each row whose cheapest feasible candidate beats its start.
+
+    Every candidate left meets the inequalities (the last level's check had nothing left to
+    lower them) and belongs to a row that kept going (a row that gave up lost its candidates);
+    the equalities are checked here. The first in candidate order wins among equals."""
+    owner = grown.owner
+    feasible = rows_all(np.abs(grown.activity_eq - b_eq) <= tol)
+    values = np.where(feasible, grown.cost, np.inf)
     ranked = np.lexsort((values, owner))
     first = ranked[np.r_[True, owner[ranked[1:]] != owner[ranked[:-1]]]] if len(ranked) else ranked
-    best = first[values[first] < start_value[active[owner[first]]]]
-    steps = np.zeros((len(best), levels_needed))
+    best = first[values[first] < levels.start_value[levels.active[owner[first]]]]
+    steps = np.zeros((len(best), len(grown.levels)))
     index = best
-    for level in range(levels_needed - 1, -1, -1):  # back from each best candidate to its root
-        parent, step = levels[level]
+    for level in range(len(grown.levels) - 1, -1, -1):  # back from each best candidate to its root
+        parent, step = grown.levels[level]
         steps[:, level] = step[index]
         index = parent[index]
+    points = []
     for candidate, taken in zip(best, steps):
         row = owner[candidate]
-        point = cheap[active[row]].copy()
-        point[order[row]] += taken * direction[row]
-        answers[active[row]] = point
-    return answers
+        point = levels.cheap[levels.active[row]].copy()
+        point[levels.order[row]] += taken * levels.direction[row]
+        points.append((int(row), point))
+    return points
 
 
 ROUNDED_ENTRIES = 8  # fractional entries whose floor and ceiling are both tried (2^8 points)
