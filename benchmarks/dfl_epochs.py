@@ -21,6 +21,7 @@ from collections import defaultdict
 import torch
 
 from ilplayer.experiments import decision_focused as dfl
+from ilplayer.experiments.pyepo_runs import run_pyepo
 
 
 def main() -> None:
@@ -48,7 +49,7 @@ def main() -> None:
     for _ in range(args.repeats):
         for library, method, backend, executor in runs:
             if library == "pyepo":
-                record = dfl.run_pyepo(task, method, epochs=args.epochs, solver=backend)
+                record = run_pyepo(task, method, epochs=args.epochs, solver=backend)
             else:
                 record = dfl.run_method(task, method, backend, epochs=args.epochs, executor=executor)
             seconds[(library, method, backend, executor)].append(record["seconds_per_epoch"])

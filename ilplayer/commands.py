@@ -55,8 +55,8 @@ def print_table(rows: list[list[str]]) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from ilplayer.experiments.paper import PAPER
     from ilplayer.experiments.random_constraints import make_dataset
-    from ilplayer.experiments.runner import PAPER
     from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
 
     print(f"Random Constraints demo: learn {args.m} hidden constraints on {{0,1}}^{args.n} from "

@@ -18,6 +18,7 @@ import torch
 
 from ilplayer.commands import parse_int_list
 from ilplayer.experiments import decision_focused as dfl
+from ilplayer.experiments.pyepo_runs import run_pyepo
 
 NOISE_METHODS = ("pfyl", "pfymul", "dpomul")  # those whose PyEPO noise stream a seed can set
 RUNS = ("ilplayer", "pyepo-paired", "pyepo-135")
@@ -43,9 +44,9 @@ def main() -> None:
     rows: dict[str, list[float]] = {name: [] for name in RUNS}
     for seed in parse_int_list(args.seeds):
         runs = {"ilplayer": lambda s=seed: dfl.run_method(task, args.method, args.solver, epochs=args.epochs, seed=s),
-                "pyepo-paired": lambda s=seed: dfl.run_pyepo(task, args.method, epochs=args.epochs, seed=s,
+                "pyepo-paired": lambda s=seed: run_pyepo(task, args.method, epochs=args.epochs, seed=s,
                                                              solver=args.solver),
-                "pyepo-135": lambda s=seed: dfl.run_pyepo(task, args.method, epochs=args.epochs, seed=s,
+                "pyepo-135": lambda s=seed: run_pyepo(task, args.method, epochs=args.epochs, seed=s,
                                                           solver=args.solver, noise_seed=dfl.PYEPO_NOISE)}
         for name, run in runs.items():
             if name not in args.runs:

@@ -12,6 +12,7 @@ import pytest
 import ilplayer
 from ilplayer.cli import main
 from ilplayer.experiments import decision_focused as dfl
+from ilplayer.experiments.pyepo_runs import run_pyepo
 from ilplayer.experiments.report import build_report, load_records, write_report
 
 PYEPO = importlib.util.find_spec("pyepo") is not None
@@ -104,7 +105,7 @@ def test_records_of_other_kinds_in_a_results_folder_are_skipped(tmp_path):
 def test_pyepos_noise_stream_follows_noise_seed():
     pytest.importorskip("gurobipy", reason="PyEPO's baselines here run on its Gurobi model (pip install gurobipy)")
     task = dfl.make_task("shortest-path", train_size=64, test_size=32)
-    run = lambda **kw: dfl.run_pyepo(task, "dpomul", epochs=1, seed=0, **kw)
+    run = lambda **kw: run_pyepo(task, "dpomul", epochs=1, seed=0, **kw)
     first, again, default = run(noise_seed=7), run(noise_seed=7), run()
     assert first["noise_seed"] == 7 and default["noise_seed"] == dfl.noise_seed_of("dpomul", 0)
     regrets = lambda record: [h["regret"] for h in record["history"]]
@@ -120,7 +121,7 @@ def test_ilplayers_run_and_pyepos_are_the_same_run(method):
     pytest.importorskip("gurobipy", reason="PyEPO's baselines here run on its Gurobi model (pip install gurobipy)")
     task = dfl.make_task("shortest-path", train_size=96, test_size=64)
     ours = dfl.run_method(task, method, "gurobi", epochs=2, seed=3)
-    theirs = dfl.run_pyepo(task, method, epochs=2, seed=3)
+    theirs = run_pyepo(task, method, epochs=2, seed=3)
     regrets = lambda record: [h["regret"] for h in record["history"]]
     assert regrets(ours) == pytest.approx(regrets(theirs), abs=1e-9)
     assert len(set(regrets(ours))) == 3  # and the weights moved

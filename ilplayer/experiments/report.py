@@ -4,7 +4,7 @@ First an overview: one row per cell of the paper's main figures (CombOptNet with
 settings) with the baselines found beside it. Then one table per (task, box, method, variant):
 a row per m with the mean ± standard deviation of the held-out accuracy over the runs found,
 their seeds, the box-constrained baseline, the paper's figure and the mean wall time per run.
-The paper's figure comes from `ilplayer.experiments.runner.paper_accuracy`, so records
+The paper's figure comes from `ilplayer.experiments.paper.paper_accuracy`, so records
 written before a figure was known still get it.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ilplayer.experiments.decision_focused import task_title
-from ilplayer.experiments.runner import DEVIATIONS, PAPER_STD, paper_accuracy
+from ilplayer.experiments.paper import DEVIATIONS, PAPER_STD, paper_accuracy
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
                "matching": "Keypoint matching stand-in"}
@@ -118,7 +118,7 @@ def _mean_std(values: list[float]) -> str:
 
 def _variant_label(variant: dict[str, Any], task: str = "", method: str = "combopt") -> str:
     """The table's settings: the overrides, or the paper's settings (ILP-Loss: ilplayer's, see
-    docs/records/ilploss.md) and where the task cannot follow the paper (``runner.DEVIATIONS``:
+    docs/records/ilploss.md) and where the task cannot follow the paper (``paper.DEVIATIONS``:
     the knapsack's sentence model, matching's data and backbone)."""
     shown = {k: ("hard" if k == "tau" and v is None else v) for k, v in variant.items() if k != "epochs"}
     default = "ilplayer's ILP-Loss settings" if method == "ilploss" else "paper's settings"
