@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from ilplayer.bounds import Bounds, as_bounds, check_box
 from ilplayer.instances import sample_random_constraints
-from ilplayer.problem import Bounds, as_bounds, check_box
 
 __all__ = ["ORIGINS", "StaticConstraints"]
 

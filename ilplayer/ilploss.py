@@ -38,11 +38,11 @@ from typing import Any, ClassVar
 import torch
 import torch.nn.functional as F
 
+from ilplayer.bounds import as_bounds
 from ilplayer.constraints import ORIGINS, StaticConstraints
 from ilplayer.layer import ILPLayer
 from ilplayer.metrics import exact_match
 from ilplayer.plugins import preferred_backend
-from ilplayer.problem import as_bounds
 from ilplayer.seeding import derive_seed, torch_generator
 from ilplayer.training import BackendConfig, box_points, known_equalities, replace_checked
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.problem import Bounds, as_bounds
+from ilplayer.bounds import Bounds, as_bounds
 from ilplayer.types import ILPBatch
 
 __all__ = [

@@ -10,12 +10,13 @@ import numpy as np
 import torch
 
 from ilplayer.backend_cache import cached_backend
+from ilplayer.bounds import Bounds, exact_dtype
 from ilplayer.dispatch import solve_problem
 from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
 from ilplayer.executors import Backend, ExecutorLike
 from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, LayerSolves
 from ilplayer.oracle import UNBUILT, Oracle
-from ilplayer.problem import Bounds, exact_dtype, validate_problem
+from ilplayer.problem import validate_problem
 from ilplayer.program import Program, check_sense
 from ilplayer.solver import Solver
 

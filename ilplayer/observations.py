@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ilplayer.bounds import as_bounds, check_box
 from ilplayer.errors import DataWarning
-from ilplayer.problem import as_bounds, check_box
 from ilplayer.seeding import derive_seed
 from ilplayer.separation import box_optima
 

@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.bounds import exact_dtype
 from ilplayer.decision_pool import PoolRule, pool_rule
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import Backend, BatchExecutor, ExecutorLike, make_executor
-from ilplayer.problem import ProblemTensors, exact_dtype, validate_problem
+from ilplayer.problem import ProblemTensors, validate_problem
 from ilplayer.program import Program
 from ilplayer.solver import Solver
 

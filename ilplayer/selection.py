@@ -1,6 +1,6 @@
 """Which trained model a constraint-learning run returns: the restart best on the validation
 pairs, its best epoch, the start read off the data when that scores better, each polished
-([`polish_constraints`][ilplayer.polish.polish_constraints]) and kept only where the polish does not hurt.
+(`ilplayer.polish.polish_constraints`) and kept only where the polish does not hurt.
 [`learn_constraints`][ilplayer.learn.learn_constraints] calls [`train_and_select`][ilplayer.selection.train_and_select].
 """
 

@@ -20,7 +20,7 @@ LAYERS = [
     ("types", "seeding"),                                   # shared records, random streams
     ("readers", "readers.rows", "readers.files", "readers.gurobi", "readers.pyomo_model",  # models users have
      "readers.cvxpy_problem", "readers.pyepo_model"),
-    ("problem", "program", "solver", "engine", "reduced_costs", "params"),  # validation, program, contract, engine
+    ("bounds", "problem", "program", "solver", "engine", "reduced_costs", "params"),  # checks, program, contract, engine
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
     ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
     ("plugins", "plugin_api"),                              # the registry, the plugin authors' face

@@ -18,11 +18,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.problem import exact_dtype, validate_problem
+from ilplayer.bounds import exact_dtype
+from ilplayer.problem import validate_problem
 from ilplayer.types import Status
 
 if TYPE_CHECKING:
-    from ilplayer.problem import Bounds, ProblemTensors
+    from ilplayer.bounds import Bounds
+    from ilplayer.problem import ProblemTensors
 
 __all__ = ["GradientMethod", "LayerSolves", "has_solution", "is_number", "seeded_generator", "solve_exactly",
            "torch_threads"]

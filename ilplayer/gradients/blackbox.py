@@ -20,7 +20,7 @@ from ilplayer.gradients.base import (
 )
 
 if TYPE_CHECKING:
-    from ilplayer.problem import Bounds
+    from ilplayer.bounds import Bounds
 
 __all__ = ["Blackbox", "blackbox_gradient"]
 

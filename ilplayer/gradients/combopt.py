@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 import torch.nn.functional as F
 
+from ilplayer.bounds import exact_dtype
 from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, is_number, torch_threads
-from ilplayer.problem import dense_tensor, exact_dtype, rows_with_equalities, validate_problem
+from ilplayer.problem import dense_tensor, rows_with_equalities, validate_problem
 from ilplayer.types import Status
 
 if TYPE_CHECKING:
-    from ilplayer.problem import Bounds
+    from ilplayer.bounds import Bounds
 
 __all__ = [
     "BASES",

@@ -21,7 +21,7 @@ from ilplayer.problem import ProblemTensors, validate_problem
 from ilplayer.types import Status
 
 if TYPE_CHECKING:
-    from ilplayer.problem import Bounds
+    from ilplayer.bounds import Bounds
 
 __all__ = ["FrankWolfe", "face_projection", "frank_wolfe_projection"]
 

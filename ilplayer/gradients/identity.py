@@ -11,7 +11,7 @@ import torch
 from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, solve_exactly, torch_threads
 
 if TYPE_CHECKING:
-    from ilplayer.problem import Bounds
+    from ilplayer.bounds import Bounds
 
 __all__ = ["Identity", "identity_gradient"]
 

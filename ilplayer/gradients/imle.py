@@ -31,7 +31,7 @@ from ilplayer.gradients.perturbed import perturbed_mean
 from ilplayer.problem import validate_problem
 
 if TYPE_CHECKING:
-    from ilplayer.problem import Bounds
+    from ilplayer.bounds import Bounds
 
 __all__ = ["IMLE", "AdaptiveIMLE", "sum_of_gamma"]
 

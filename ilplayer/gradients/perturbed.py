@@ -22,7 +22,7 @@ from ilplayer.gradients.base import (
 from ilplayer.problem import validate_problem
 
 if TYPE_CHECKING:
-    from ilplayer.problem import Bounds
+    from ilplayer.bounds import Bounds
 
 __all__ = ["NOISES", "Perturbed", "away_from_zero", "perturb", "perturbed_gradient", "perturbed_mean",
            "standard_noise"]
