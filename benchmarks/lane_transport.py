@@ -30,9 +30,9 @@ def timed(recipe: Any, task: Any) -> tuple[float, float, Any]:
 def main() -> None:
     from ilplayer.bench.parallel import dispatched_groups
     from ilplayer.bench.solvers import rotated
-    from ilplayer.executors import SolverRecipe, plan_tasks
+    from ilplayer.executors import plan_tasks
     from ilplayer.instances import family_batch
-    from ilplayer.workers import ProcessLane, ping, start_process_pool, terminate_process_pool
+    from ilplayer.workers import ProcessLane, SolverRecipe, ping, start_process_pool, terminate_process_pool
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--solver", default="cpsat")

@@ -21,8 +21,9 @@ from typing import Any
 def measure(solver_name: str, family: str, loops: int, keep: bool, results: Any) -> None:
     from ilplayer.allocator import keep_freed_memory
     from ilplayer.bench.parallel import dispatched_groups
-    from ilplayer.executors import SolverRecipe, one_blas_thread, plan_tasks, solve_task
+    from ilplayer.executors import plan_tasks
     from ilplayer.instances import family_batch
+    from ilplayer.workers import SolverRecipe, one_blas_thread, solve_task
 
     if keep:
         keep_freed_memory()

@@ -19,6 +19,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from ilplayer.auto_dispatch import AutoDispatch
 from ilplayer.ray_executor import RayExecutor
 from ilplayer.solver import Solver
 from ilplayer.types import Capability, ILPBatch, SolveResult
@@ -34,25 +35,9 @@ from ilplayer.workers import (
     one_blas_thread,
     ping,
     run_task,
-    solve_task,
 )
 
-__all__ = [  # the worker side (ilplayer.workers) and Ray (ilplayer.ray_executor) are re-exported
-    "EXECUTORS",
-    "AutoDispatch",
-    "Backend",
-    "BatchExecutor",
-    "FuturesExecutor",
-    "RayExecutor",
-    "SolverRecipe",
-    "TaskFailure",
-    "default_workers",
-    "make_executor",
-    "one_blas_thread",
-    "plan_tasks",
-    "run_task",
-    "solve_task",
-]
+__all__ = ["EXECUTORS", "Backend", "ExecutorLike", "FuturesExecutor", "make_executor", "plan_tasks"]
 
 EXECUTORS = ("auto", "serial", "threads", "processes", "ray")
 
@@ -87,45 +72,6 @@ def plan_tasks(groups: list[tuple[np.ndarray, ILPBatch]], workers: int) -> list[
     if current:
         tasks.append(current)
     return tasks
-
-
-class AutoDispatch:
-    """``executor="auto"``'s choice per batch: the workers or the calling thread, whichever has
-    been faster per instance.
-
-    Threads help only where the native solve dominates: a batch of sub-millisecond instances
-    whose time goes to Python (building models, the search around a start) holds the GIL
-    and runs no faster on two threads, and a busy machine may leave no second core. So both
-    ways are measured as moving averages of seconds per instance: the first two batches are
-    serial, the next two parallel, then the faster way is used and the other is re-measured
-    every ``probe_every``-th batch, so the choice follows the instances as training changes
-    them. The first batch of each way is not timed: it starts the pool and builds each
-    worker's native models with no warm starts, and timed it made the workers look twice as
-    slow as they were, which the probes' moving average took ~100 batches to forget.
-    """
-
-    def __init__(self, probe_every: int = 16, weight: float = 0.25) -> None:
-        self.probe_every, self.weight = probe_every, weight
-        self.seconds_per_instance: dict[bool, float] = {}  # parallel? -> moving average
-        self._warmed: set[bool] = set()  # the ways whose warm-up batch has run
-        self._batches = 0
-
-    def parallel(self) -> bool:
-        """Whether the next batch goes to the workers."""
-        for way in (False, True):
-            if way not in self.seconds_per_instance:
-                return way
-        self._batches += 1
-        faster = self.seconds_per_instance[True] < self.seconds_per_instance[False]
-        return faster if self._batches % self.probe_every else not faster
-
-    def record(self, parallel: bool, seconds: float, instances: int) -> None:
-        if parallel not in self._warmed:
-            self._warmed.add(parallel)
-            return
-        if instances:
-            rate, last = seconds / instances, self.seconds_per_instance.get(parallel)
-            self.seconds_per_instance[parallel] = rate if last is None else last + self.weight * (rate - last)
 
 
 Lane = Union[concurrent.futures.Executor, ProcessLane]  # runs task j of each batch

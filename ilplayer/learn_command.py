@@ -18,8 +18,8 @@ import numpy as np
 import torch
 
 import ilplayer.learn as learning
-from ilplayer.executors import default_workers
 from ilplayer.training import BackendConfig
+from ilplayer.workers import default_workers
 
 __all__ = ["run_learn"]
 

@@ -15,10 +15,11 @@ import torch
 from ilplayer.bounds import exact_dtype
 from ilplayer.decision_pool import PoolRule, pool_rule
 from ilplayer.dispatch import solve_problem
-from ilplayer.executors import Backend, BatchExecutor, ExecutorLike, make_executor
+from ilplayer.executors import Backend, ExecutorLike, make_executor
 from ilplayer.problem import ProblemTensors, validate_problem
 from ilplayer.program import Program
 from ilplayer.solver import Solver
+from ilplayer.workers import BatchExecutor
 
 __all__ = ["Oracle", "as_input"]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import concurrent.futures.process
-import contextlib
 import multiprocessing
 import os
 import select
@@ -20,25 +19,22 @@ import signal
 import sys
 import threading
 import time
-import types
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ilplayer.allocator import keep_freed_memory
+from ilplayer.auto_dispatch import AutoDispatch
+from ilplayer.main_guard import main_file_hidden, main_without_a_file, unguarded_main_line
 from ilplayer.plugins import SolverSpec, resolve_solver_name
 from ilplayer.solver import Solver
 from ilplayer.types import ILPBatch, SolveResult
 
-if TYPE_CHECKING:
-    from ilplayer.executors import AutoDispatch
-
 __all__ = ["BatchExecutor", "LaneFuture", "ProcessLane", "SolverRecipe", "Task", "TaskFailure",
            "default_start_method", "default_workers", "one_blas_thread", "ping", "run_task", "solve_task",
-           "start_process_pool", "terminate_process_pool", "unguarded_main_line"]
+           "start_process_pool", "terminate_process_pool"]
 
 Task = list[tuple[np.ndarray, ILPBatch]]
 
@@ -169,7 +165,7 @@ def start_process_pool(workers: int, mp_context: str | None = None, *, starter: 
     context = _guarded_context(mp_context, starter, instead)
     pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
                                                   initargs=(os.getpid(), initializer, initargs))
-    main = _main_without_a_file()
+    main = main_without_a_file()
     if context.get_start_method() != "fork" and main is not None:
         _start_now_without_main(pool, workers, main)
     return pool
@@ -208,7 +204,7 @@ class ProcessLane:
         self._connection, child = context.Pipe()
         self.process = context.Process(target=_lane_main, args=(child, os.getpid()), daemon=True,
                                        name="ilplayer-worker")
-        with _main_file_hidden(_main_without_a_file() if context.get_start_method() != "fork" else None):
+        with main_file_hidden(main_without_a_file() if context.get_start_method() != "fork" else None):
             self.process.start()
         child.close()
         self._lock = threading.RLock()
@@ -309,45 +305,14 @@ def _lane_main(connection: Any, client_pid: int) -> None:
                                                  f"{type(exc).__name__}: {exc}")))
 
 
-def _main_without_a_file() -> Any:
-    """The main module when it names a file that is not there (a script read from stdin:
-    ``__file__`` is ``'<stdin>'``), else None. ``python -c`` and notebooks name no file."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if main is None or path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
-        return None
-    return main
-
-
 def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int, main: Any) -> None:
-    """Start every worker now, with the main module's ``__file__`` hidden (`_main_file_hidden`)."""
-    with _main_file_hidden(main):
+    """Start every worker now, with the main module's ``__file__`` hidden (`main_file_hidden`)."""
+    with main_file_hidden(main):
         futures: list[concurrent.futures.Future[int]] = []
         while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
             futures.append(pool.submit(ping, 0))
         for future in futures:
             future.result()
-
-
-@contextlib.contextmanager
-def _main_file_hidden(main: Any) -> Iterator[None]:
-    """Workers started inside start with the main module naming no file (``main``: None, nothing
-    to hide).
-
-    A ``spawn`` or ``forkserver`` worker runs the main script's file again before it takes
-    tasks; for ``'<stdin>'`` it died on FileNotFoundError and every row came back ERROR. The
-    workers need nothing from the main module (their tasks are ilplayer's functions), so they
-    are started while it names no file, as for ``python -c``.
-    """
-    if main is None:
-        yield
-        return
-    path = main.__file__
-    del main.__file__
-    try:
-        yield
-    finally:
-        main.__file__ = path
 
 
 def _exit_with(pid: int) -> None:
@@ -367,41 +332,6 @@ def _exit_with(pid: int) -> None:
             except PermissionError:
                 continue
     os._exit(1)
-
-
-# --- the main-module guard ------------------------------------------------------------------
-
-def unguarded_main_line() -> tuple[str, int] | None:
-    """``(script, line)`` when this call comes from the main script's top-level code outside an
-    ``if __name__ == "__main__":`` block; None when it does not, or when that cannot be told
-    (an interactive session, ``python -c``, a notebook).
-
-    Under ``spawn`` and ``forkserver`` every worker imports the main script again: top-level
-    code that starts a pool then runs again in each worker, which dies while starting up.
-    """
-    import ast
-
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if main is None or not path or not os.path.isfile(path):
-        return None
-    frame: types.FrameType | None = sys._getframe(1)
-    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
-        frame = frame.f_back
-    if frame is None:
-        return None  # not reached from the main script's top level
-    line = frame.f_lineno
-    try:
-        with open(path, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read(), filename=path)
-    except (OSError, SyntaxError, ValueError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) \
-                and "__name__" in ast.unparse(node.test) \
-                and node.lineno <= line <= (node.end_lineno or node.lineno):
-            return None
-    return path, line
 
 
 def terminate_process_pool(pool: concurrent.futures.Executor) -> None:

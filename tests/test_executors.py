@@ -20,7 +20,8 @@ from host_solvers import FlakyParallelSolver, GilEnumerationSolver, SlowSolver
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.executors import AutoDispatch, FuturesExecutor, plan_tasks
+from ilplayer.auto_dispatch import AutoDispatch
+from ilplayer.executors import FuturesExecutor, plan_tasks
 from ilplayer.testing import make_instances
 
 HERE = Path(__file__).parent

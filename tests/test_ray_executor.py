@@ -11,7 +11,7 @@ from host_solvers import SlowSolver
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.executors import RayExecutor
+from ilplayer.ray_executor import RayExecutor
 from ilplayer.testing import make_instances
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ilplayer[ray]')")

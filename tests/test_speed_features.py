@@ -85,7 +85,7 @@ def test_a_revisited_instance_starts_from_its_previous_solution():
 
 def test_solve_reuses_its_backend_per_thread_until_released(monkeypatch):
     built = []
-    from ilplayer.executors import SolverRecipe
+    from ilplayer.workers import SolverRecipe
 
     real = SolverRecipe.create
     monkeypatch.setattr(SolverRecipe, "create", lambda self: built.append(self) or real(self))
@@ -161,7 +161,7 @@ def test_bench_command_writes_rows_and_a_plot(tmp_path, capsys):
 
 def test_the_ideal_split_times_each_task_alone_and_side_by_side_in_bare_processes():
     from ilplayer.bench import ideal_split
-    from ilplayer.executors import SolverRecipe
+    from ilplayer.workers import SolverRecipe
 
     data = family_batch("binary m=1", 8, n=8)
     ideal = ideal_split(SolverRecipe.from_name("bruteforce"), data, workers=2, repeats=2)
@@ -173,7 +173,7 @@ def test_the_ideal_split_times_each_task_alone_and_side_by_side_in_bare_processe
 
 def test_the_ideal_split_reports_a_workers_failure_instead_of_waiting_for_it():
     from ilplayer.bench import ideal_split
-    from ilplayer.executors import SolverRecipe
+    from ilplayer.workers import SolverRecipe
 
     data = family_batch("binary m=1", 8, n=8)  # 256 points per instance, above max_points=1
     with pytest.raises(RuntimeError, match=r"ideal split: a worker failed: ValueError: .*max_points"):

@@ -17,21 +17,12 @@ import torch
 from ilplayer.allocator import keep_freed_memory
 from ilplayer.bench.solvers import rotated
 from ilplayer.dispatch import backend_groups, solve_problem
-from ilplayer.executors import (
-    Backend,
-    SolverRecipe,
-    TaskFailure,
-    default_start_method,
-    make_executor,
-    one_blas_thread,
-    plan_tasks,
-    solve_task,
-)
+from ilplayer.executors import Backend, make_executor, plan_tasks
 from ilplayer.instances import family_batch
 from ilplayer.plugins import get_solver, preferred_backend
 from ilplayer.problem import ProblemTensors, validate_problem
 from ilplayer.types import Capability, ILPBatch
-from ilplayer.workers import Task
+from ilplayer.workers import SolverRecipe, Task, TaskFailure, default_start_method, one_blas_thread, solve_task
 
 PARALLEL_FAMILIES = ("binary m=4", "dense m=4", "set cover")
 EXECUTORS = ("serial", "ideal", "threads", "processes", "ray")
