@@ -17,11 +17,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.errors import SolverFailureWarning
 from ilplayer.executors import Backend, plan_tasks
 from ilplayer.matrices import nonzero_rows
 from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver
-from ilplayer.types import Capability, ILPBatch, SolveResult, SolverFailureWarning, Status
+from ilplayer.types import Capability, ILPBatch, SolveResult, Status
 from ilplayer.workers import BatchExecutor, SolverRecipe, TaskFailure, one_blas_thread, solve_task
 
 __all__ = ["backend_groups", "box_optima", "check_capabilities", "placeholder_solution", "solve_problem"]

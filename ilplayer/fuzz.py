@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.errors import SolverFailureWarning
 from ilplayer.solver import Solver
-from ilplayer.types import SolverFailureWarning, Status
+from ilplayer.types import Status
 
 __all__ = [
     "ROW_KINDS",

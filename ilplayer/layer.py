@@ -20,7 +20,7 @@ from ilplayer.problem import validate_problem
 from ilplayer.program import Program, check_sense
 from ilplayer.solver import Solver
 
-__all__ = ["ILPLayer", "NoGradientWarning", "NoSignalWarning", "solve"]
+__all__ = ["ILPLayer", "solve"]
 
 _UNBUILT = UNBUILT  # the name that layers pickled before the oracle held their backend refer to
 

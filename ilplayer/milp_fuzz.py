@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.errors import SolverFailureWarning
 from ilplayer.fuzz import FuzzReport
 from ilplayer.solver import Solver
 from ilplayer.stdio import quiet_stdout
-from ilplayer.types import SolverFailureWarning, Status
+from ilplayer.types import Status
 
 __all__ = ["MilpCase", "MilpOracle", "fuzz_milp_backend", "judge_milp", "milp_case", "milp_cases_for",
            "milp_oracle", "save_milp_reproducer", "slab_case", "solve_milp_case"]

@@ -12,14 +12,14 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from ilplayer.errors import ParameterError  # plugins import it from here too
+from ilplayer.errors import ParameterError
 
-__all__ = ["ParameterError", "native_value"]
+__all__ = ["native_value"]
 
 
 def native_value(backend: str, key: str, value: Any, current: Any) -> Any:
     """``value`` converted to the type of ``current`` (the parameter's present value), or a
-    [`ParameterError`][ilplayer.params.ParameterError] (a ``ValueError``) naming ``params``, the backend, the parameter
+    `ParameterError` (a ``ValueError``) naming ``params``, the backend, the parameter
     and what was wrong.
 
     bool parameters take ``True``/``False`` (or 0/1); integer parameters an integer (or an

@@ -29,8 +29,6 @@ from ilplayer.spec import SolverSpec
 __all__ = [
     "AUTOLOAD_ENV",
     "ENTRY_POINT_GROUP",
-    "PluginLoadWarning",
-    "UnknownSolverError",
     "available_solvers",
     "get_solver",
     "get_solver_spec",

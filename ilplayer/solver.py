@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ilplayer.engine import Multipliers, RelaxationGate, SearchGate, SolutionPool, solve_batch
+from ilplayer.engine import Multipliers, SolutionPool, solve_batch
+from ilplayer.gates import RelaxationGate, SearchGate
 from ilplayer.matrices import is_sparse
 from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, Status
 

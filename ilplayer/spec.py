@@ -16,7 +16,7 @@ from typing import Any
 from ilplayer.errors import SolverNotInstalledError
 from ilplayer.solver import Solver
 
-__all__ = ["SolverNotInstalledError", "SolverSpec"]
+__all__ = ["SolverSpec"]
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,12 @@ import numpy as np
 import pytest
 import torch
 
+from ilplayer.errors import SolverNotInstalledError, UnknownSolverError
 from ilplayer.instances import TEST_FAMILIES as FAMILIES
 from ilplayer.instances import Instances, make_instances, market_split
 from ilplayer.layer import solve
-from ilplayer.plugins import UnknownSolverError, get_solver, get_solver_spec, resolve_solver_name
+from ilplayer.plugins import get_solver, get_solver_spec, resolve_solver_name
 from ilplayer.solver import Solver
-from ilplayer.spec import SolverNotInstalledError
 from ilplayer.types import Capability, Status
 
 __all__ = ["FAMILIES", "Instances", "SolverConformance", "assert_agrees_with_bruteforce",

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ilplayer.errors import SolverFailureWarning  # re-exported: its home was here
 from ilplayer.matrices import as_csr, is_sparse, stack_rows
 
 __all__ = [
@@ -21,7 +20,6 @@ __all__ = [
     "ILPBatch",
     "LicenseStatus",
     "SolveResult",
-    "SolverFailureWarning",
     "Status",
 ]
 

@@ -15,7 +15,7 @@ import torch
 
 import ilplayer
 from ilplayer.experiments import decision_focused as dfl
-from ilplayer.experiments.tsp import tsp_program
+from ilplayer.formulations import tsp_program
 from ilplayer.gradients import Perturbed
 from ilplayer.losses import CaVE, FenchelYoung, PerturbationGradient, SPOPlus
 from tests.host_solvers import MILP_BACKENDS, require

@@ -3,7 +3,8 @@ import re
 import pytest
 
 from ilplayer import PersistentModelSolver, Status
-from ilplayer.params import ParameterError, native_value
+from ilplayer.errors import ParameterError
+from ilplayer.params import native_value
 
 
 @pytest.mark.parametrize(("current", "value", "expected"), [

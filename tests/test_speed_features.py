@@ -298,7 +298,7 @@ def test_relaxations_solved_together_match_the_oracle_block_by_block(backend):
 
 
 def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
-    from ilplayer.engine import RelaxationGate
+    from ilplayer.gates import RelaxationGate
 
     paying, wasted = RelaxationGate(), RelaxationGate()
     for _ in range(200):
@@ -323,7 +323,7 @@ def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
 
 
 def test_the_search_gate_stays_open_only_while_its_answers_save_more_than_its_tries_cost():
-    from ilplayer.engine import SearchGate
+    from ilplayer.gates import SearchGate
 
     def run(gate, mip_seconds, instances=96):
         tried = 0
@@ -356,7 +356,7 @@ def test_one_easy_control_mip_does_not_close_the_search_gate():
     # Seeded by its first sample, the MIP time's average once closed the gate on one 0.1 ms
     # instance when the MIPs took 1.5 ms: every instance of the next chunk went to the MIP
     # (Gurobi, binary m=8: 0.65-1.04 instead of 0.28-0.32 ms per instance).
-    from ilplayer.engine import MIN_CONTROLS, SearchGate
+    from ilplayer.gates import MIN_CONTROLS, SearchGate
 
     gate = SearchGate()
     for seconds in [0.0001] + [0.0015] * (MIN_CONTROLS - 1):
@@ -386,7 +386,8 @@ def searching_from_zero(batch):
 def test_a_closed_search_gate_does_not_time_its_samples():
     # A closed gate searches every 16th row; those few rows carry the LP call's fixed cost
     # alone, and their cost per try (4x a full chunk's) kept the gate closed.
-    from ilplayer.engine import SearchGate, search_chunk
+    from ilplayer.engine import search_chunk
+    from ilplayer.gates import SearchGate
 
     batch = family_batch("binary m=4", 64, seed=1)
     solver, model, pool = searching_from_zero(batch)
@@ -403,7 +404,8 @@ def test_a_closed_search_gate_probes_a_whole_chunk_now_and_then_and_reopens_when
     """Tries are timed only while the gate is open, so a try's cost measured in one slow moment
     kept a gate closed for good; a closed gate now searches and times a whole chunk after
     PROBE_FIRST closed chunks, then twice as long apart while it stays closed."""
-    from ilplayer.engine import MIN_CONTROLS, PROBE_FIRST, PROBE_MAX, SEARCH_CHUNK, SearchGate, search_chunk
+    from ilplayer.engine import SEARCH_CHUNK, search_chunk
+    from ilplayer.gates import MIN_CONTROLS, PROBE_FIRST, PROBE_MAX, SearchGate
 
     batch = family_batch("binary m=4", SEARCH_CHUNK, seed=1)
     batch = batch.with_rows(c=np.abs(batch.c))  # the pooled 0 is every instance's optimum: tries answer

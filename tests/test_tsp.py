@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from ilplayer.experiments import decision_focused as dfl
-from ilplayer.experiments.tsp import FORMULATIONS, solve_tours, tsp_data, tsp_program
+from ilplayer.experiments.tsp import solve_tours, tsp_data
+from ilplayer.formulations import FORMULATIONS, tsp_program
 from tests.host_solvers import MILP_BACKENDS, require
 
 ROOT = Path(__file__).resolve().parents[1]

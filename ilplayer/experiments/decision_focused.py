@@ -162,7 +162,8 @@ def make_task(name: str, train_size: int = 1000, test_size: int = 1000, num_feat
         A, b, A_eq, b_eq = weights, np.full(dim, 20.0), None, None
         sense, extra = "max", {"weights": weights, "capacity": [20.0] * dim}
     elif name == "tsp":
-        from ilplayer.experiments.tsp import tsp_data, tsp_program
+        from ilplayer.experiments.tsp import tsp_data
+        from ilplayer.formulations import tsp_program
 
         x, c = tsp_data(total, num_features, nodes, deg, noise_width, seed)
         program = tsp_program(nodes, formulation)

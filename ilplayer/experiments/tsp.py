@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ilplayer.formulations import FORMULATIONS, TspProgram, tsp_program
+from ilplayer.formulations import TspProgram
 
-__all__ = ["FORMULATIONS", "TspProgram", "solve_tours", "tsp_data", "tsp_program"]
+__all__ = ["solve_tours", "tsp_data"]
 
 
 def tsp_data(num_data: int, num_features: int, num_nodes: int, deg: int = 1, noise_width: float = 0.0,
