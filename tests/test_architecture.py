@@ -29,7 +29,8 @@ LAYERS = [
      "auto_dispatch", "main_guard"),                        # the pool-or-caller choice, the main script's guard
     ("dispatch", "decision_pool", "oracle"),                # batch -> tasks -> answers; pooled answers; the oracle
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
-     "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics", "losses", "instances",
+     "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics", "losses", "losses.solutions",
+     "losses.cost", "losses.pool", "losses.cave", "instances",
      "backend_cache", "separation", "polish", "observations", "equalities"),
     ("layer", "cvxpy_layer"),                               # ILPLayer and solve(); cvxpy problems as layers
     ("constraints",),                                       # learnable constraint sets
@@ -196,7 +197,7 @@ def test_no_module_imports_another_modules_private_name():
 
 
 
-FACES = ("__init__", "bench", "gradients", "plugin_api", "learn", "testing")
+FACES = ("__init__", "bench", "gradients", "losses", "plugin_api", "learn", "testing")
 """Modules that gather other modules' names for their readers: the package face, the
 subpackages' faces, the plugin authors' API, the learning API and the conformance kit."""
 

@@ -1,0 +1,197 @@
+"""The losses on predicted costs that solve their own batches through an oracle: `SPOPlus`,
+`FenchelYoung`, `PerturbationGradient`, `RegularizedFenchelYoung`; and `CostLoss`, their base
+(the solves, the sense, the pool rule)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ilplayer.decision_pool import PoolRule, pool_rule
+from ilplayer.gradients.frank_wolfe import FrankWolfe
+from ilplayer.gradients.perturbed import NOISES, perturb, standard_noise
+
+if TYPE_CHECKING:
+    from ilplayer.layer import ILPLayer
+    from ilplayer.oracle import Oracle
+
+__all__ = ["CostLoss", "FenchelYoung", "PerturbationGradient", "RegularizedFenchelYoung", "SPOPlus", "as_float64",
+           "positive", "positive_int"]
+
+
+def as_float64(value: Any) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        value = torch.as_tensor(value)
+    return value.to(torch.float64)
+
+
+class CostLoss(torch.nn.Module):
+    """A loss on predicted costs that solves through ``oracle`` (its backend, executor, sense),
+    with its own ``solve_ratio`` / ``pool`` rule or else the oracle's (in training mode)."""
+
+    def __init__(self, oracle: Oracle | ILPLayer, solve_ratio: float = 1.0, pool: Any = None,
+                 seed: int | None = None) -> None:
+        super().__init__()
+        if isinstance(oracle, torch.nn.Module):  # a layer: its oracle, and its mode decides the pool's use
+            self.layer: torch.nn.Module | None = oracle
+            self.oracle = oracle.oracle
+        else:
+            self.layer, self.oracle = None, oracle
+        self.pool_rule = pool_rule(solve_ratio, pool, seed)
+
+    @property
+    def sign(self) -> float:
+        """-1 for a maximisation program: every loss works on the minimisation form."""
+        return -1.0 if self.oracle.sense == "max" else 1.0
+
+    def rule(self) -> PoolRule | None:
+        if self.pool_rule is not None:
+            return self.pool_rule
+        training = self.layer.training if self.layer is not None else self.training
+        return self.oracle.pool_rule if training else None
+
+    def solve(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1) -> torch.Tensor:
+        """Solutions (float64, on ``c``'s device) for costs ``c`` in the program's sense, a
+        drawn share answered from the pool."""
+        y, _ = self.oracle.solve_batch(c, A, b, A_eq, b_eq, copies=copies, pool=self.rule())
+        return y.to(c.device)
+
+
+class SPOPlus(CostLoss):
+    """The SPO+ loss (Elmachtoub & Grigas, "Smart 'Predict, then Optimize'", 2022) for
+    predicted costs, solved with ``layer``'s backend and executor in its ``sense``.
+
+    For minimisation, with ``w*(c) = argmin c·y``:
+    ``SPO+(c_pred, c) = max_y (c - 2 c_pred)·y + 2 c_pred·w*(c) - c·w*(c)``, a convex upper
+    bound of the regret whose gradient in ``c_pred`` is ``2 (w*(c) - w*(2 c_pred - c))``.
+    Maximisation is the same loss on the negated costs. Returns the batch mean.
+
+    Example:
+        >>> layer = ILPLayer(0, 1, solver="highs")                       # doctest: +SKIP
+        >>> loss = SPOPlus(layer)(c_pred, c_true, A, b)                   # doctest: +SKIP
+    """
+
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
+                y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        sign = self.sign
+        c_true = as_float64(c_true).to(c_pred.device)
+        if y_true is None:
+            y_true, status = self.oracle.solve_batch(c_true, A, b, A_eq, b_eq)
+            if not bool((status == 0).all()):
+                raise ValueError("SPOPlus: some true-cost instances have no optimal solution "
+                                 f"(statuses {sorted(set(status.tolist()))}); pass y_true")
+        y_true = as_float64(y_true).to(c_pred.device)
+        pred, true = sign * c_pred.to(torch.float64), sign * c_true  # minimisation form
+        y_hat = self.solve(sign * (2 * pred - true), A, b, A_eq, b_eq)  # argmin (2ĉ - c)·y
+        loss = ((true - 2 * pred) * y_hat).sum(-1) + 2 * (pred * y_true).sum(-1) - (true * y_true).sum(-1)
+        return loss.mean().to(c_pred.dtype)
+
+
+def positive(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) and value > 0):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+class FenchelYoung(CostLoss):
+    """The perturbed Fenchel-Young loss (Berthet et al., NeurIPS 2020) between predicted costs
+    and observed solutions, with ``samples`` perturbations of scale ``sigma`` solved as one
+    batch through ``layer``'s backend and executor, in its ``sense``.
+
+    For minimisation, with ``noise="additive"``: ``FY(c_pred, y) = c_pred·y - E[min_y'
+    (c_pred + sigma Z)·y']`` (>= 0 in expectation), whose gradient in ``c_pred`` is ``y -
+    E[argmin (c_pred + sigma Z)·y']``. With ``noise="multiplicative"`` (Dalle et al. 2022,
+    PyEPO's PFYMul) the costs are ``c_pred * F``, ``F = exp(sigma Z - sigma^2 / 2)`` (signs
+    kept), and the gradient ``y - E[F * argmin (c_pred * F)·y']``. Maximisation is the same
+    loss on the negated costs. Returns the batch mean.
+    """
+
+    def __init__(self, oracle: Oracle | ILPLayer, sigma: float = 1.0, samples: int = 8,
+                 seed: int | None = None, noise: str = "additive", solve_ratio: float = 1.0,
+                 pool: Any = None) -> None:
+        super().__init__(oracle, solve_ratio, pool, seed)
+        self.sigma, self.samples = positive("sigma", sigma), positive_int("samples", samples)
+        if noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+        self.noise = noise
+        self.generator = None if seed is None else torch.Generator().manual_seed(seed)
+
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        sign = self.sign
+        pred = sign * c_pred.to(torch.float64)  # minimisation form
+        y_true = as_float64(y_true).to(c_pred.device)
+        noise = standard_noise(self.samples, tuple(pred.shape), self.generator).to(c_pred.device)
+        perturbed = perturb(pred.detach(), noise, self.sigma, self.noise).reshape(-1, pred.shape[-1])
+        y_samples = self.solve(sign * perturbed, A, b, A_eq, b_eq, copies=self.samples)
+        y_samples = y_samples.reshape(self.samples, *pred.shape)
+        inner = (perturb(pred, noise, self.sigma, self.noise) * y_samples).sum(-1).mean(0)  # E[min]
+        loss = (pred * y_true).sum(-1) - inner
+        return loss.mean().to(c_pred.dtype)
+
+
+class PerturbationGradient(CostLoss):
+    """The perturbation gradient loss (Gupta & Huang, "Decision-focused learning with
+    directional gradients", 2024; PyEPO's PG): a finite difference of the optimal value along
+    the true costs, ``(c_pred·w(c_pred) - (c_pred - sigma c)·w(c_pred - sigma c)) / sigma``
+    (``two_sides``: ``((c_pred + sigma c)·w(c_pred + sigma c) - (c_pred - sigma c)·w(c_pred -
+    sigma c)) / (2 sigma)``), ``w`` the minimiser; both solves go as one batch. Its gradient in
+    ``c_pred`` is the difference of the two decisions over ``sigma``. Maximisation: the same on
+    the negated costs. Returns the batch mean.
+    """
+
+    def __init__(self, oracle: Oracle | ILPLayer, sigma: float = 0.1, two_sides: bool = False,
+                 solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+        super().__init__(oracle, solve_ratio, pool, seed)
+        self.sigma = positive("sigma", sigma)
+        if not isinstance(two_sides, bool):
+            raise ValueError(f"two_sides must be True or False, got {two_sides!r}")
+        self.two_sides = two_sides
+
+    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        sign, sigma = self.sign, self.sigma
+        pred, true = sign * c_pred.to(torch.float64), sign * as_float64(c_true).to(c_pred.device)
+        high = pred + sigma * true if self.two_sides else pred
+        low = pred - sigma * true
+        both = torch.cat([high.detach(), low.detach()])
+        y = self.solve(sign * both, A, b, A_eq, b_eq, copies=2)
+        y_high, y_low = y[:len(pred)], y[len(pred):]
+        width = 2 * sigma if self.two_sides else sigma
+        loss = ((high * y_high).sum(-1) - (low * y_low).sum(-1)) / width
+        return loss.mean().to(c_pred.dtype)
+
+
+class RegularizedFenchelYoung(CostLoss):
+    """The Fenchel-Young loss of the L2 regulariser ``lambd/2 |y|^2`` (Dalle et al. 2022;
+    PyEPO's RFY): ``Omega(y) - Omega(mu) + c_pred·(y - mu)`` (minimisation form), ``mu`` the
+    regularised optimum ``argmin_{mu in conv(Y)} c_pred·mu + Omega(mu)`` found by away-step
+    Frank-Wolfe with the layer's solver as its oracle (`ilplayer.gradients.frank_wolfe`,
+    to a gap of ``tol`` or ``max_iter`` steps). Its gradient is ``y - mu``. Returns the batch
+    mean. With ``solve_ratio`` < 1 the oracle's drawn share of steps answer from the pool."""
+
+    def __init__(self, oracle: Oracle | ILPLayer, lambd: float = 1.0, max_iter: int = 10_000, tol: float = 1e-6,
+                 solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+        super().__init__(oracle, solve_ratio, pool, seed)
+        self.lambd = positive("lambd", lambd)
+        self.projection = FrankWolfe(lambd=self.lambd, max_iter=max_iter, tol=tol)  # checks both
+
+    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
+                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
+        pred = self.sign * c_pred.to(torch.float64)
+        mu, _, _, ok = self.projection.project(self.oracle.solves(self.rule()), problem, pred.detach())
+        if not bool(ok.all()):
+            raise ValueError(f"RegularizedFenchelYoung: the solver found no solution for instances "
+                             f"{torch.nonzero(~ok).flatten().tolist()}")
+        y = as_float64(y_true).to(c_pred.device)
+        omega = lambda v: 0.5 * self.lambd * (v * v).sum(-1)
+        loss = omega(y) - omega(mu) + (pred * (y - mu)).sum(-1)
+        return loss.mean().to(c_pred.dtype)
