@@ -34,6 +34,7 @@ LAYERS = [
      "backend_cache", "separation", "polish", "observations", "equalities"),
     ("layer", "cvxpy_layer"),                               # ILPLayer and solve(); cvxpy problems as layers
     ("constraints",),                                       # learnable constraint sets
+    ("ilploss_terms",),                                     # ILP-Loss' negatives, terms and balancer
     ("training", "ilploss"),                                # the learning loops: CombOptNet's, ILP-Loss'
     ("restarts", "selection"),                              # training runs, in turn or in processes; the one kept
     ("learn",),                                             # learning from the user's data

@@ -12,7 +12,8 @@ import torch.nn.functional as F
 
 import ilplayer
 from ilplayer.cli import main
-from ilplayer.ilploss import CoVBalancer, ILPLossConfig, ilp_loss_terms, sample_negatives, train_ilploss
+from ilplayer.ilploss import ILPLossConfig, train_ilploss
+from ilplayer.ilploss_terms import CoVBalancer, ilp_loss_terms, sample_negatives
 from ilplayer.layer import ILPLayer
 from ilplayer.learn import LearnConfig, learn_constraints
 from ilplayer.training import SolutionData

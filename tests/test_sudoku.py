@@ -22,7 +22,7 @@ from ilplayer.experiments.sudoku import (
     sudoku_rules,
 )
 from ilplayer.experiments.sudoku_runs import compare_rules, run_sudoku
-from ilplayer.ilploss import ilp_loss_terms
+from ilplayer.ilploss_terms import ilp_loss_terms
 from ilplayer.learn import ILPLossConfig, LearnConfig, learn_constraints
 from ilplayer.plugins import available_solvers
 from ilplayer.types import Status

@@ -298,7 +298,8 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
     training; 100 training instances validate (temperature, stop, the model kept), and the
     layer solves them and the test instances at each validation. ``clip_norm`` clips the gradients'
     norm (the authors clip to 0.01; at their settings it changed nothing measurable here)."""
-    from ilplayer.ilploss import fit_ilploss, ilp_loss_terms, sample_negatives
+    from ilplayer.ilploss import fit_ilploss
+    from ilplayer.ilploss_terms import ilp_loss_terms, sample_negatives
     from ilplayer.layer import ILPLayer
     from ilplayer.metrics import exact_match
 
