@@ -32,7 +32,6 @@ PARTS = [
     ("solve_relaxations", "the LP relaxations"),
     ("feasible", "the answer's float check"),
     ("solve_instance", "the backend's solve_instance (native call, costs, reading the answer)"),
-    ("set_start", "the start (hint / MIP start)"),
     ("best_for", "the pool's best start"),
     ("SolutionPool.add", "adding the answer to the pool"),
 ]

@@ -22,16 +22,14 @@ import ilplayer
 from ilplayer.bench import family_batch, rotated
 
 NODES = {  # native node count of the last solve, read off the plugin's model
-    "gurobi": lambda model: model[0].NodeCount,
-    "highs": lambda model: model[0].getInfo().mip_node_count,
+    "gurobi": lambda model: model.mip.NodeCount,
+    "highs": lambda model: model.highs.getInfo().mip_node_count,
 }
 
 
 def timed_nodes(solver, model, c: np.ndarray, start: np.ndarray | None) -> tuple[float, float, np.ndarray]:
-    if start is not None:
-        solver.set_start(model, start)
     began = time.perf_counter()
-    status, y = solver.solve_instance(model, c)
+    status, y = solver.solve_instance(model, c, start)
     seconds = time.perf_counter() - began
     assert status == ilplayer.Status.OPTIMAL, f"{solver.name}: status {status!r}"
     return seconds, float(NODES[solver.name](model)), y

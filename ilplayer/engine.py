@@ -161,9 +161,8 @@ class ModelHooks(Protocol):
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]: ...
 
-    def set_start(self, model: Any, point: np.ndarray) -> None: ...
-
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]: ...
+    def solve_instance(self, model: Any, c: np.ndarray, start: np.ndarray | None = None
+                       ) -> tuple[Status, np.ndarray | None]: ...
 
 
 def infeasible_or_unbounded(hooks: ModelHooks, model: Any, n: int) -> Status:
@@ -221,10 +220,8 @@ def solve_batch(hooks: ModelHooks, model: Any, batch: ILPBatch, pool: SolutionPo
             if point is not None:
                 code = Status.OPTIMAL
             else:
-                if start is not None:
-                    hooks.set_start(model, start)
                 began = time.perf_counter()
-                code, point = hooks.solve_instance(model, c)
+                code, point = hooks.solve_instance(model, c, start)
                 if searches is not None:
                     searches.record_mip(time.perf_counter() - began, after_try=i in searched)
         except Exception as exc:  # one instance must not sink the others

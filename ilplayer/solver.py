@@ -120,9 +120,11 @@ class PersistentModelSolver(Solver):
     exception in one instance marks that instance ``Status.ERROR`` (one warning per call)
     and the others are still solved.
 
-    Warm starts: a subclass whose solver takes a start point implements `set_start`.
-    With ``warm_start`` on, each instance then starts from the best point (under its costs) of
-    the [`SolutionPool`][ilplayer.solver.SolutionPool] of its constraint set: the previous solutions of that ``(A, b)``.
+    Warm starts: a subclass whose solver takes a start point sets ``accepts_start = True`` and
+    uses the ``start`` that `solve_instance` is given. With ``warm_start`` on, each instance
+    then starts from the best point (under its costs) of the
+    [`SolutionPool`][ilplayer.solver.SolutionPool] of its constraint set: the previous solutions
+    of that ``(A, b)``.
 
     Args:
         time_limit: seconds per instance, or None for no limit.
@@ -134,6 +136,7 @@ class PersistentModelSolver(Solver):
     cache_size: ClassVar[int] = 8
     pool_size: ClassVar[int] = 256
     warm_start_default: ClassVar[bool] = True
+    accepts_start: ClassVar[bool] = False  # True: solve_instance uses its ``start``
     # The search around a start runs while at least this share of recent searches answered
     # and it saves more time than it costs (SearchGate).
     search_min_rate: ClassVar[float] = 0.1
@@ -176,12 +179,19 @@ class PersistentModelSolver(Solver):
         where ``batch.integrality[j]`` (no objective)."""
 
     @abstractmethod
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
-        """Set the objective ``c`` on ``model``, solve, return ``(status, y or None)``."""
+    def solve_instance(self, model: Any, c: np.ndarray, start: np.ndarray | None = None
+                       ) -> tuple[Status, np.ndarray | None]:
+        """Set the objective ``c`` on ``model``, solve, return ``(status, y or None)``.
 
-    def set_start(self, model: Any, point: np.ndarray) -> None:
-        """Make ``point`` (feasible for ``model``) the start of the next solve. The default
-        takes no start; backends whose solver does override it."""
+        ``start``: a point feasible for ``model`` to start from (a MIP start, a hint, a
+        cutoff), given only to a backend with ``accepts_start = True`` and warm starts on;
+        None: solve cold."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "set_start" in vars(cls):
+            raise TypeError(f"{cls.__name__}.set_start: the start now arrives as solve_instance(model, c, "
+                            "start=None); set accepts_start = True and use it there (docs/writing-a-plugin.md)")
 
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         """The instance's answer from its LP relaxation, or None to solve the MIP.
@@ -241,13 +251,15 @@ class PersistentModelSolver(Solver):
             self.dispose_model(old)
         return model
 
-    def _takes_starts(self) -> bool:
-        return self.warm_start and type(self).set_start is not PersistentModelSolver.set_start
+    def uses_starts(self) -> bool:
+        """Whether `solve_instance` is given starts: warm starts on, and the backend takes them."""
+        return self.warm_start and self.accepts_start
+
     def solve(self, batch: ILPBatch) -> SolveResult:
         key = self.model_key(batch)
         model = self.model_for(batch, key)
         pool = gate = searches = None
-        if self._takes_starts():
+        if self.uses_starts():
             pool = self._pools.setdefault(key, SolutionPool(batch.num_variables, self.pool_size))
         base = PersistentModelSolver
         if (type(self).solve_relaxation is not base.solve_relaxation

@@ -120,18 +120,20 @@ class SolverConformance:
     def test_warm_starts_keep_answers_exact(self, solver: Any) -> None:
         """Revisiting instances with moved costs (as training does) starts from pooled points;
         the answers stay optimal."""
-        takes_starts = getattr(solver, "_takes_starts", None)
-        if takes_starts is None or not takes_starts():
+        uses_starts = getattr(solver, "uses_starts", None)
+        if uses_starts is None or not uses_starts():
             pytest.skip(f"backend {self.solver_name!r} takes no start point")
         instances = make_instances("dense", 2)
         rng = np.random.default_rng(0)
         starts: list[np.ndarray] = []
-        set_start = solver.set_start
-        def recording(model: Any, point: np.ndarray) -> None:
-            starts.append(point.copy())
-            set_start(model, point)
+        solve_instance = solver.solve_instance
 
-        solver.set_start = recording
+        def recording(model: Any, c: np.ndarray, start: np.ndarray | None = None) -> Any:
+            if start is not None:
+                starts.append(start.copy())
+            return solve_instance(model, c, start)
+
+        solver.solve_instance = recording
         try:
             for searching in (True, False):  # without the search around a start, every start is a MIP's
                 starts.clear()
@@ -142,7 +144,7 @@ class SolverConformance:
                     moved = dataclasses.replace(instances, c=instances.c * (1 + scale * noise))
                     assert_agrees_with_bruteforce(moved, solver)
         finally:
-            del solver.set_start
+            del solver.solve_instance
             vars(solver).pop("relaxation_multipliers", None)
         assert starts, "warm_start is on but no start point was ever set"
 

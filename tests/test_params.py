@@ -36,7 +36,7 @@ class NoNativeSolver(PersistentModelSolver):
     def build_model(self, batch):
         return None
 
-    def solve_instance(self, model, c):
+    def solve_instance(self, model, c, start=None):
         return Status.INFEASIBLE, None
 
 

@@ -170,7 +170,7 @@ def test_fresh_costs_are_answered_from_a_rounded_lp_optimum_without_the_mip(back
     solver = ilplayer.get_solver(backend)
     calls = []
     solve_instance = solver.solve_instance
-    solver.solve_instance = lambda model, c: calls.append(1) or solve_instance(model, c)
+    solver.solve_instance = lambda model, c, start=None: calls.append(1) or solve_instance(model, c, start)
     result = solver.solve(batch)  # never seen before: no pooled point yet
     points = EnumerationSolver.feasible_points(batch)
     assert np.allclose(result.objective, (batch.c @ points.T).min(axis=1), atol=1e-9)
@@ -190,13 +190,12 @@ class SearchingSolver(PersistentModelSolver):
     def build_model(self, batch):
         return EnumerationSolver.feasible_points(batch), len(batch.A), len(batch.A_eq)
 
-    def solve_instance(self, model, c):
+    accepts_start = True
+
+    def solve_instance(self, model, c, start=None):
         self.mip_calls += 1
         points = model[0]
         return (Status.OPTIMAL, points[np.argmin(points @ c)]) if len(points) else (Status.INFEASIBLE, None)
-
-    def set_start(self, model, point):
-        pass
 
     def relaxation_multipliers(self, model, c):
         return [(np.zeros(model[1]), np.zeros(model[2]))] * len(c)

@@ -55,13 +55,14 @@ class StartRecordingSolver(PersistentModelSolver):
     def build_model(self, batch):
         return EnumerationSolver.feasible_points(batch)
 
-    def solve_instance(self, model, c):
+    accepts_start = True
+
+    def solve_instance(self, model, c, start=None):
+        if start is not None:
+            self.starts.append(start.copy())
         if not len(model):
             return Status.INFEASIBLE, None
         return Status.OPTIMAL, model[np.argmin(model @ c)]
-
-    def set_start(self, model, point):
-        self.starts.append(point.copy())
 
 
 def test_a_revisited_instance_starts_from_its_previous_solution():
@@ -258,7 +259,7 @@ def test_an_integral_lp_relaxation_answers_without_the_mip_and_a_fractional_one_
     solver = ilplayer.get_solver(backend, warm_start=False)
     calls = []
     solve_instance = solver.solve_instance
-    solver.solve_instance = lambda model, c: (calls.append(1), solve_instance(model, c))[1]
+    solver.solve_instance = lambda model, c, start=None: (calls.append(1), solve_instance(model, c, start))[1]
     batch = _assignment_batch(8, seed=0)
     result = solver.solve(batch)
     assert (result.status == Status.OPTIMAL).all() and not calls
@@ -283,7 +284,7 @@ def test_relaxations_solved_together_match_the_oracle_block_by_block(backend):
     solver, oracle = ilplayer.get_solver(backend, warm_start=False), ilplayer.get_solver("bruteforce")
     calls = []
     solve_instance = solver.solve_instance
-    solver.solve_instance = lambda model, c: (calls.append(1), solve_instance(model, c))[1]
+    solver.solve_instance = lambda model, c, start=None: (calls.append(1), solve_instance(model, c, start))[1]
     assignments = _assignment_batch(37, seed=1)
     result = solver.solve(assignments)
     assert not calls and np.allclose(result.objective, oracle.solve(assignments).objective)
@@ -436,3 +437,19 @@ def test_a_closed_search_gate_probes_a_whole_chunk_now_and_then_and_reopens_when
             probed.append(chunk + 1)
     assert probed == [PROBE_FIRST, 3 * PROBE_FIRST, 7 * PROBE_FIRST, 15 * PROBE_FIRST]
     assert never.probe_after == min(16 * PROBE_FIRST, PROBE_MAX)
+
+
+def test_a_backend_still_defining_set_start_is_refused_with_the_fix():
+    with pytest.raises(TypeError, match=r"OldStyle.set_start: the start now arrives as solve_instance\(model, c, "
+                                        r"start=None\); set accepts_start = True"):
+        class OldStyle(PersistentModelSolver):
+            name = "old-style"
+
+            def build_model(self, batch):
+                return None
+
+            def solve_instance(self, model, c, start=None):
+                return Status.INFEASIBLE, None
+
+            def set_start(self, model, point):
+                pass

@@ -153,6 +153,7 @@ class CpSatSolver(PersistentModelSolver):
     capabilities = frozenset({Capability.INTEGER_COEFFICIENTS_ONLY, Capability.RELEASES_GIL,
                               Capability.EQUALITY_CONSTRAINTS,
                               Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT})
+    accepts_start = True
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
                  scale: float = 1e6, max_repairs: int = 100, warm_start: bool | None = None) -> None:
@@ -199,7 +200,7 @@ class CpSatSolver(PersistentModelSolver):
             batch = batch.with_rows(A=dense(batch.A), A_eq=dense(batch.A_eq))
         return super().solve(batch)
 
-    def build_model(self, batch: ILPBatch) -> Any:
+    def build_model(self, batch: ILPBatch) -> _Model:
         cp = self._cp
         model = cp.CpModel()
         y = [model.new_int_var(int(l), int(u), f"y{i}") for i, (l, u) in enumerate(zip(batch.lb, batch.ub))]
@@ -225,7 +226,7 @@ class CpSatSolver(PersistentModelSolver):
         model.proto.objective.vars.extend(indices)  # min sum(coeffs * vars): zero costs are allowed
         return _Model(model, y, batch, indices)
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
+    def relaxation_multipliers(self, model: _Model, c: np.ndarray) -> list[Multipliers | None]:
         # A CP-SAT solve has a fixed cost far above an LP's; OR-Tools' GLOP solves the float LP
         # relaxations of several instances as one block-diagonal LP (a block-diagonal LP's duals
         # and optimum are each block's). With their duals and optima the core's search answers
@@ -251,15 +252,15 @@ class CpSatSolver(PersistentModelSolver):
     # and ``minimize`` over a new expression cost several times more Python per instance, a
     # large share of a small solve. The variables of both are written once per model; each
     # instance rewrites the numbers only.
-    def set_start(self, model: Any, point: np.ndarray) -> None:
-        hint = model.proto.solution_hint
-        if not len(hint.vars):
-            hint.vars.extend(model.indices)
-        hint.values.clear()
-        hint.values.extend(point.astype(np.int64).tolist())
-
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(self, model: _Model, c: np.ndarray, start: np.ndarray | None = None
+                       ) -> tuple[Status, np.ndarray | None]:
         cp = self._cp
+        if start is not None:  # a hint; it stays set for the solves after it
+            hint = model.proto.solution_hint
+            if not len(hint.vars):
+                hint.vars.extend(model.indices)
+            hint.values.clear()
+            hint.values.extend(start.astype(np.int64).tolist())
         coeffs = model.proto.objective.coeffs
         coeffs.clear()
         coeffs.extend(np.round(c * self.scale).astype(np.int64).tolist())

@@ -91,10 +91,11 @@ def test_the_start_reaches_the_model_as_a_hint_and_warm_answers_match_cold_ones(
     hints = []
     solve_instance = warm.solve_instance
 
-    def record(model, c):  # the hint CP-SAT sees when it solves this instance
+    def record(model, c, start=None):  # the hint CP-SAT saw when it solved this instance
+        answer = solve_instance(model, c, start)
         hint = model.proto.solution_hint
         hints.append((list(hint.vars), list(hint.values)))
-        return solve_instance(model, c)
+        return answer
 
     warm.solve_instance = record
     again = warm.solve(batch)

@@ -3,6 +3,7 @@ worker process), one model per ``(A, b)``; only the objective changes between in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -62,6 +63,19 @@ MIN_BLOCK = 4  # fewer relaxations than this run one by one
 _LICENSE_ERRORS = (10009, 10030, 10032)  # no licence, licence expired/invalid, version mismatch
 
 
+@dataclass
+class GurobiModel:
+    """One constraint set's models: the MIP and its variables, the LP relaxation (exact rows)
+    and its variables, and the block-diagonal LP ``(model, x, copies)``, made on first use."""
+
+    mip: Any
+    x: Any
+    relaxation: Any
+    relaxed: Any
+    batch: ILPBatch
+    block: tuple[Any, Any, int] | None = None
+
+
 class GurobiSolver(PersistentModelSolver):
     """Gurobi MIP. Exact, one thread, tuned for tiny instances (see ``DEFAULT_PARAMS``).
 
@@ -74,6 +88,7 @@ class GurobiSolver(PersistentModelSolver):
     capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
                               Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
     _license: ClassVar[LicenseStatus | None] = None
+    accepts_start = True
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
                  warm_start: bool | None = None) -> None:
@@ -126,7 +141,7 @@ class GurobiSolver(PersistentModelSolver):
                 f"most {SIZE_LIMIT} variables and {SIZE_LIMIT} constraints; the licence that comes "
                 "with the pip wheel). Install a full Gurobi licence or use an open-source backend.")
 
-    def build_model(self, batch: ILPBatch) -> Any:
+    def build_model(self, batch: ILPBatch) -> GurobiModel:
         gp = self._gp
         model = gp.Model(env=self._env)
         x = model.addMVar(batch.num_variables, lb=batch.lb, ub=batch.ub,
@@ -145,8 +160,7 @@ class GurobiSolver(PersistentModelSolver):
         # vertex sits 1e-6 off the integers): tried first (solve_relaxation). Equalities are
         # equality rows there: as two rows each, a grid's LP was slower.
         relaxation, relaxed = self._relaxation_lp(batch, 1)
-        blocks = {"batch": batch, "model": None}  # the block-diagonal LP, made on first use
-        return model, x, relaxation, relaxed, blocks
+        return GurobiModel(model, x, relaxation, relaxed, batch)
 
     def _relaxation_lp(self, batch: ILPBatch, size: int) -> tuple[Any, Any]:
         """``size`` copies of the LP relaxation side by side (block-diagonal), exact rows:
@@ -163,29 +177,28 @@ class GurobiSolver(PersistentModelSolver):
         model.update()
         return model, x
 
-    def dispose_model(self, model: Any) -> None:
-        model[0].dispose()
-        model[2].dispose()
-        block = model[4]["model"]
-        if block is not None and block[0] is not None:
-            block[0].dispose()
+    def dispose_model(self, model: GurobiModel) -> None:
+        model.mip.dispose()
+        model.relaxation.dispose()
+        if model.block is not None and model.block[0] is not None:
+            model.block[0].dispose()
 
-    def _block_lp(self, blocks: dict[str, Any]) -> tuple[Any, Any, int] | None:
+    def _block_lp(self, model: GurobiModel) -> tuple[Any, Any, int] | None:
         """``size`` copies of the relaxation side by side (``size`` within the licence's limit)."""
-        if blocks["model"] is None:
-            batch = blocks["batch"]
+        if model.block is None:
+            batch = model.batch
             # Sized to the size-limited licence (variables and rows of all copies: a 10 x 10
             # grid's blocks once overflowed it, every block LP failed and its gate closed).
             size = min(BLOCK, SIZE_LIMIT // max(batch.num_variables, batch.num_constraints + batch.num_equalities, 1))
             if size < MIN_BLOCK:
-                blocks["model"] = (None, None, 0)
+                model.block = (None, None, 0)
                 return None
-            model, x = self._relaxation_lp(batch, size)
-            blocks["model"] = (model, x, size)
-        return blocks["model"] if blocks["model"][2] else None
+            lp, x = self._relaxation_lp(batch, size)
+            model.block = (lp, x, size)
+        return model.block if model.block[2] else None
 
-    def solve_relaxations(self, model: Any, c: np.ndarray) -> list[np.ndarray | None]:
-        block = self._block_lp(model[4]) if len(c) >= MIN_BLOCK else None
+    def solve_relaxations(self, model: GurobiModel, c: np.ndarray) -> list[np.ndarray | None]:
+        block = self._block_lp(model) if len(c) >= MIN_BLOCK else None
         if block is None:
             return [self.solve_relaxation(model, row) for row in c]
         lp, x, size = block
@@ -195,14 +208,14 @@ class GurobiSolver(PersistentModelSolver):
             lp.optimize()
             return x.X if lp.Status == self._gp.GRB.OPTIMAL else None
 
-        return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL, model[4]["batch"].integrality)
+        return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL, model.batch.integrality)
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
+    def relaxation_multipliers(self, model: GurobiModel, c: np.ndarray) -> list[Multipliers | None]:
         # The LP duals for the core's search around a pooled start (PersistentModelSolver).
-        batch = model[4]["batch"]
+        batch = model.batch
         m = batch.num_constraints
-        block = self._block_lp(model[4]) if len(c) >= MIN_BLOCK else None
-        lp, x, size = block if block is not None else (model[2], model[3], 1)
+        block = self._block_lp(model) if len(c) >= MIN_BLOCK else None
+        lp, x, size = block if block is not None else (model.relaxation, model.relaxed, 1)
 
         def solve_block(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             x.Obj = costs
@@ -218,23 +231,23 @@ class GurobiSolver(PersistentModelSolver):
 
         return multipliers_in_blocks(c, size, m, solve_block)
 
-    def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
+    def solve_relaxation(self, model: GurobiModel, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP (same rows, same
         # tolerances): a warm re-solve of the LP costs a fraction of the MIP on a grid's
         # shortest path, and network rows always give one.
-        relaxation, x = model[2], model[3]
+        relaxation, x = model.relaxation, model.relaxed
         x.Obj = c
         relaxation.optimize()
         if relaxation.Status != self._gp.GRB.OPTIMAL:
             return None
-        return integral_answer(np.asarray(x.X), model[4]["batch"].integrality, INTEGRAL_LP_TOL)
+        return integral_answer(np.asarray(x.X), model.batch.integrality, INTEGRAL_LP_TOL)
 
-    def set_start(self, model: Any, point: np.ndarray) -> None:
-        model[1].Start = point
-
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(self, model: GurobiModel, c: np.ndarray, start: np.ndarray | None = None
+                       ) -> tuple[Status, np.ndarray | None]:
         grb = self._gp.GRB
-        gmodel, x = model[0], model[1]
+        gmodel, x = model.mip, model.x
+        if start is not None:  # a MIP start; it stays set for the solves after it
+            x.Start = start
         x.Obj = c
         gmodel.optimize()
         # The model holds x's columns only, so its model-wide X is x's. Read that way, and
@@ -248,7 +261,7 @@ class GurobiSolver(PersistentModelSolver):
         if status == grb.INFEASIBLE:
             return Status.INFEASIBLE, None
         if status in (grb.INF_OR_UNBD, grb.UNBOUNDED):
-            batch = model[4]["batch"]
+            batch = model.batch
             finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
             return (Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))), None
         if status == grb.TIME_LIMIT:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -146,6 +147,26 @@ CLASH_FIX = ("ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1
              "(highspy>=1.16 with ortools 9.15).")
 
 
+@dataclass
+class HighsModel:
+    """One constraint set's HiGHS models: the MIP (within the core's band) and its columns, the
+    LP relaxation (exact rows) and its ``lp``, the block-diagonal LP ``(highs, columns)`` (made
+    on first use), and the MIP's state: its objective cutoff, how often recent starts were
+    optimal, and whether it takes starts at all (``starts``: no infinite bound)."""
+
+    highs: Any
+    columns: np.ndarray
+    relaxation: Any
+    optimal: Any
+    lp: Any
+    integer: np.ndarray
+    equalities: int
+    starts: bool
+    block: tuple[Any, np.ndarray] | None = None
+    cutoff: float = np.inf
+    hit_rate: float = 1.0
+
+
 class HighsSolver(PersistentModelSolver):
     """HiGHS MIP (open source). Exact (gaps 0), single-threaded, feasibility jump off.
 
@@ -157,11 +178,11 @@ class HighsSolver(PersistentModelSolver):
     name = "highs"
     capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
                               Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
+    accepts_start = True
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
                  warm_start: bool | None = None) -> None:
         super().__init__(time_limit, params, warm_start)
-        self._start: np.ndarray | None = None
         self._highspy = import_solver_library("highspy", clashes_with=("ortools",), fix=CLASH_FIX)
         options = {**DEFAULT_OPTIONS, **self.params}
         if self.time_limit is not None:
@@ -176,7 +197,7 @@ class HighsSolver(PersistentModelSolver):
                 raise ValueError(f"params: HiGHS rejected option {key}={value!r}: a value out of its range")
         self.options = options
 
-    def build_model(self, batch: ILPBatch) -> Any:
+    def build_model(self, batch: ILPBatch) -> HighsModel:
         hs = self._highspy
         highs = new_highs(hs)
         options = dict(self.options)
@@ -219,19 +240,16 @@ class HighsSolver(PersistentModelSolver):
         lp.row_upper_ = np.concatenate([batch.b, batch.b_eq])
         if relaxation.passModel(lp) != hs.HighsStatus.kOk:
             raise RuntimeError("HiGHS rejected the LP relaxation")
-        # Per-model state: the block-diagonal LP (made on first use), the MIP's cutoff and how
-        # often recent starts were optimal.
         # With an infinite bound an instance may be unbounded, and HiGHS' answer under a cutoff
         # ("nothing below it") would hide that: such models take no start.
-        state = {"lp": lp, "highs": None, "cutoff": np.inf, "hit_rate": 1.0,
-                 "equalities": batch.num_equalities, "integer": batch.integrality,
-                 "starts": bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())}
-        return highs, np.arange(n, dtype=np.int32), relaxation, hs.HighsModelStatus.kOptimal, state
+        return HighsModel(highs, np.arange(n, dtype=np.int32), relaxation, hs.HighsModelStatus.kOptimal, lp,
+                          batch.integrality, batch.num_equalities,
+                          starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()))
 
-    def _block_lp(self, blocks: dict[str, Any]) -> Any:
+    def _block_lp(self, model: HighsModel) -> tuple[Any, np.ndarray]:
         """BLOCK copies of the relaxation's rows side by side, as one warm-started LP."""
-        if blocks["highs"] is None:
-            hs, lp = self._highspy, blocks["lp"]
+        if model.block is None:
+            hs, lp = self._highspy, model.lp
             n, m = lp.num_col_, lp.num_row_
             start = np.asarray(lp.a_matrix_.start_, dtype=np.int64)
             index = np.asarray(lp.a_matrix_.index_, dtype=np.int64)
@@ -256,36 +274,31 @@ class HighsSolver(PersistentModelSolver):
                     highs.setOptionValue(key, option)
             if highs.passModel(big) != hs.HighsStatus.kOk:
                 raise RuntimeError("HiGHS rejected the block relaxation")
-            blocks["highs"] = (highs, np.arange(BLOCK * n, dtype=np.int32))
-        return blocks["highs"]
+            model.block = (highs, np.arange(BLOCK * n, dtype=np.int32))
+        return model.block
 
-    def solve_relaxations(self, model: Any, c: np.ndarray) -> list[np.ndarray | None]:
+    def solve_relaxations(self, model: HighsModel, c: np.ndarray) -> list[np.ndarray | None]:
         if len(c) < MIN_BLOCK:
             return [self.solve_relaxation(model, row) for row in c]
-        _, _, _, optimal, blocks = model
-        highs, columns = self._block_lp(blocks)
+        optimal = model.optimal
+        highs, columns = self._block_lp(model)
 
         def solve_block(costs: np.ndarray) -> Any:
             highs.changeColsCost(len(columns), columns, costs)
             run_highs(highs, self._highspy)
             return highs.getSolution().col_value if highs.getModelStatus() == optimal else None
 
-        return solve_in_blocks(c, BLOCK, solve_block, INTEGRAL_LP_TOL, blocks["integer"])
+        return solve_in_blocks(c, BLOCK, solve_block, INTEGRAL_LP_TOL, model.integer)
 
-    def set_start(self, model: Any, point: np.ndarray) -> None:
-        # Applied in solve_instance after the cost change: changing the model drops a start.
-        self._start = point
-
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
+    def relaxation_multipliers(self, model: HighsModel, c: np.ndarray) -> list[Multipliers | None]:
         # A HiGHS MIP re-solve costs ten times an LP re-solve even when its root closes the gap
         # (knapsacks: root cut separation): with the duals the core's reduced-cost
         # search answers most revisited binary instances without the MIP.
-        _, columns, relaxation, optimal, state = model
-        lp = state["lp"]
+        columns, optimal, lp = model.columns, model.optimal, model.lp
         if len(c) < MIN_BLOCK:
-            highs, size = relaxation, 1
+            highs, size = model.relaxation, 1
         else:
-            (highs, columns), size = self._block_lp(state), BLOCK
+            (highs, columns), size = self._block_lp(model), BLOCK
 
         def solve_block(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             highs.changeColsCost(len(columns), columns, costs)
@@ -297,16 +310,16 @@ class HighsSolver(PersistentModelSolver):
             solution = highs.getSolution()
             return -np.asarray(solution.row_dual).reshape(size, lp.num_row_), np.asarray(solution.col_value)
 
-        return multipliers_in_blocks(c, size, lp.num_row_ - state["equalities"], solve_block)
+        return multipliers_in_blocks(c, size, lp.num_row_ - model.equalities, solve_block)
 
-    def _relaxation_unbounded(self, model: Any, c: np.ndarray) -> bool:
+    def _relaxation_unbounded(self, model: HighsModel, c: np.ndarray) -> bool:
         """Whether the LP relaxation under the costs ``c`` is unbounded (or unbounded or
         infeasible). Asked before the MIP of a model with an infinite bound: HiGHS 1.16's
         branch and bound ran for minutes without end on an unbounded MILP whose relaxation it
         settles in microseconds (fuzz seed 200579). A feasible MILP with an unbounded relaxation
         is unbounded itself (rational data, Meyer 1974); the zero-cost check decides
         feasibility."""
-        _, columns, relaxation, _, _ = model
+        columns, relaxation = model.columns, model.relaxation
         hs = self._highspy
         relaxation.changeColsCost(len(columns), columns, c)
         run_highs(relaxation, hs)
@@ -317,21 +330,22 @@ class HighsSolver(PersistentModelSolver):
             status = relaxation.getModelStatus()
         return status in (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible)
 
-    def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
+    def solve_relaxation(self, model: HighsModel, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP too (it relaxes it, and
         # the exact rows admit no more than the MIP's band): network-flow and assignment rows
         # give one every time, at a fraction of a MIP root's cost.
-        _, columns, relaxation, optimal, state = model
+        columns, relaxation = model.columns, model.relaxation
         relaxation.changeColsCost(len(columns), columns, c)
         run_highs(relaxation, self._highspy)
-        if relaxation.getModelStatus() != optimal:
+        if relaxation.getModelStatus() != model.optimal:
             return None
-        return integral_answer(np.array(relaxation.getSolution().col_value), state["integer"], INTEGRAL_LP_TOL)
+        return integral_answer(np.array(relaxation.getSolution().col_value), model.integer, INTEGRAL_LP_TOL)
 
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
-        highs, columns, _, _, state = model
+    def solve_instance(self, model: HighsModel, c: np.ndarray, start: np.ndarray | None = None
+                       ) -> tuple[Status, np.ndarray | None]:
+        highs, columns = model.highs, model.columns
         hs = self._highspy
-        if not state["starts"] and c.any() and self._relaxation_unbounded(model, c):
+        if not model.starts and c.any() and self._relaxation_unbounded(model, c):
             return infeasible_or_unbounded(self, model, len(c)), None
         highs.changeColsCost(len(columns), columns, c)
         # A known feasible point (the pool's best under these costs) always becomes an
@@ -339,22 +353,21 @@ class HighsSolver(PersistentModelSolver):
         # optimal start prunes alike either way and, as a MIP start, spares HiGHS finding the
         # point. A poor MIP start makes HiGHS explore more nodes than a cold solve; a poor
         # cutoff prunes nothing and costs nothing. With a cutoff, "infeasible" means that no point beats the start.
-        start, self._start = self._start, None
-        if not state["starts"]:
+        if not model.starts:
             start = None
         cutoff = np.inf
         if start is not None:
             start_value = float(c @ start)
             slack = CUTOFF_SLACK * max(1.0, abs(start_value))
             cutoff = start_value + slack
-            if state["hit_rate"] >= START_HIT_RATE:
+            if model.hit_rate >= START_HIT_RATE:
                 solution = hs.HighsSolution()
                 solution.col_value = start.tolist()
                 solution.value_valid = True
                 highs.setSolution(solution)
-        if cutoff != state["cutoff"]:
+        if cutoff != model.cutoff:
             highs.setOptionValue("objective_bound", cutoff)
-            state["cutoff"] = cutoff
+            model.cutoff = cutoff
         run_highs(highs, self._highspy)
         status = highs.getModelStatus()
         if status == hs.HighsModelStatus.kUnknown:
@@ -372,13 +385,13 @@ class HighsSolver(PersistentModelSolver):
             if y is None or float(c @ y) > cutoff:
                 y = start
             start_was_optimal = float(c @ y) >= start_value - slack
-            state["hit_rate"] += HIT_WEIGHT * (start_was_optimal - state["hit_rate"])
+            model.hit_rate += HIT_WEIGHT * (start_was_optimal - model.hit_rate)
             if status in no_point:
                 return Status.OPTIMAL, y
         if status == hs.HighsModelStatus.kOptimal:
             return Status.OPTIMAL, y
         if status in (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible) \
-                and not state["starts"]:  # a finite box is never unbounded
+                and not model.starts:  # a finite box is never unbounded
             return infeasible_or_unbounded(self, model, len(c)), None
         if status in no_point:
             return Status.INFEASIBLE, None

@@ -56,10 +56,10 @@ def test_the_hit_rate_follows_whether_starts_were_optimal():
     batch = family_batch("dense m=8", 32, seed=0)
     solver = _without_search(ilplayer.get_solver("highs"))
     solver.solve(batch)  # fresh costs: the pooled points are rarely optimal for the next one
-    state = solver.model_for(batch)[4]
-    assert state["hit_rate"] < highs_solver.START_HIT_RATE
+    model = solver.model_for(batch)
+    assert model.hit_rate < highs_solver.START_HIT_RATE
     solver.solve(batch)  # the same costs again: every start is the answer
-    assert state["hit_rate"] > 0.9
+    assert model.hit_rate > 0.9
 
 
 def test_the_search_with_equalities_in_blocks_matches_cold_solves():
@@ -100,7 +100,7 @@ def test_presolve_is_on_for_large_models_only_and_params_win():
     def presolve(solver, n):
         batch = ilplayer.ILPBatch(c=np.ones((1, n)), A=np.ones((1, n)), b=np.array([1.0]), lb=np.zeros(n),
                                   ub=np.ones(n))
-        return solver.model_for(batch)[0].getOptionValue("presolve")[1]
+        return solver.model_for(batch).highs.getOptionValue("presolve")[1]
 
     solver = ilplayer.get_solver("highs")
     assert presolve(solver, 16) == "off" and presolve(solver, highs_solver.PRESOLVE_FROM) == "on"

@@ -26,6 +26,7 @@ import logging
 import threading
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,22 @@ def _quiet_pyomo() -> Iterator[None]:
         yield
     finally:
         logger.setLevel(level)
+
+
+@dataclass
+class PyomoModel:
+    """One constraint set's Pyomo model and its solver (``persistent``: the solver holds the
+    model), the variables in no row (``free``), the box's finite lower ends, the LP relaxation
+    ``(model, solver, persistent)`` asked first where an integer is unbounded (else None), and
+    the solver's options for this model."""
+
+    pyomo: Any
+    solver: Any
+    persistent: bool
+    free: np.ndarray
+    lb: np.ndarray
+    relaxation: tuple[Any, Any, bool] | None
+    options: dict[str, Any]
 
 
 class PyomoSolver(PersistentModelSolver):
@@ -195,7 +212,7 @@ class PyomoSolver(PersistentModelSolver):
         with _PYOMO_LOCK:
             return super().solve(batch)
 
-    def build_model(self, batch: ILPBatch) -> Any:
+    def build_model(self, batch: ILPBatch) -> PyomoModel:
         pyo = self._pyo
         m, n = batch.A.shape
         model = pyo.ConcreteModel()
@@ -232,7 +249,7 @@ class PyomoSolver(PersistentModelSolver):
         options = self.options
         if batch.unbounded_integers:
             options = {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
-        return model, solver, persistent, free, batch.finite_lower(), relaxation, options
+        return PyomoModel(model, solver, persistent, free, batch.finite_lower(), relaxation, options)
 
     def _attach(self, model: Any) -> tuple[Any, bool]:
         """A solver for ``model``, and whether it is persistent (holds the model, set once)."""
@@ -266,10 +283,13 @@ class PyomoSolver(PersistentModelSolver):
         condition = self._run(relaxed, solver, persistent, c).solver.termination_condition
         return condition in (TC.infeasibleOrUnbounded, TC.unbounded)
 
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(self, model: PyomoModel, c: np.ndarray, start: np.ndarray | None = None
+                       ) -> tuple[Status, np.ndarray | None]:
         from pyomo.opt import TerminationCondition as TC
 
-        pyomo_model, solver, persistent, free, lb, relaxation, options = model
+        pyomo_model, solver, persistent, relaxation, options = (model.pyomo, model.solver, model.persistent,
+                                                                 model.relaxation, model.options)
+        free, lb = model.free, model.lb
         if relaxation is not None and c.any() and self._relaxation_unbounded(relaxation, c):
             return infeasible_or_unbounded(self, model, len(c)), None
         results = self._run(pyomo_model, solver, persistent, c, options)

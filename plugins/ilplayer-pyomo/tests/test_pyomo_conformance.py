@@ -64,7 +64,7 @@ def test_a_load_failure_is_an_error_with_its_reason_never_optimal(monkeypatch):
         raise RuntimeError("no solution to load")
 
     model = next(iter(solver._models.values()))
-    monkeypatch.setattr(model[1], "load_vars", broken)
+    monkeypatch.setattr(model.solver, "load_vars", broken)
     with pytest.warns(ilplayer.SolverFailureWarning, match="could not be loaded.*no solution to load"):
         y, status = ilplayer.solve(c, A, b, solver=solver)
     assert ilplayer.Status.names(status) == ["error"]

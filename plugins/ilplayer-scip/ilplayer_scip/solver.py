@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -59,13 +60,27 @@ SPEED_PARAMS = ("presolving/maxrounds", "heuristics/emphasis", "separating/empha
 FIRST_SLICE = 0.05
 
 
-def _free_model(model: Any) -> None:
+@dataclass
+class ScipModel:
+    """One constraint set's models: SCIP's on the banded rows (its variables ``y`` and their
+    terms), the same on the exact rows for models with an unbounded integer (made on first
+    use: ``(scip, y, terms)``) and the LP relaxation in SoPlex (made on first use)."""
+
+    scip: Any
+    y: list[Any]
+    terms: list[Any]
+    batch: ILPBatch
+    lp: Any = None
+    exact: tuple[Any, list[Any], list[Any]] | None = None
+
+
+def _free_model(model: ScipModel) -> None:
     """Free a constraint set's SCIP models and its LP relaxation."""
-    model[3]["lp"] = None
-    exact, model[3]["exact"] = model[3]["exact"], None
+    model.lp = None
+    exact, model.exact = model.exact, None
     if exact is not None:
         exact[0].freeProb()
-    model[0].freeProb()
+    model.scip.freeProb()
 
 
 def _free_models(models: Any) -> None:
@@ -89,11 +104,11 @@ class ScipSolver(PersistentModelSolver):
     name = "scip"
     capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
                               Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
+    accepts_start = True
 
     def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
                  warm_start: bool | None = None) -> None:
         super().__init__(time_limit, params, warm_start)
-        self._start: np.ndarray | None = None  # the next instance's start (set_start)
         import pyscipopt
 
         self._scip = pyscipopt
@@ -126,9 +141,8 @@ class ScipSolver(PersistentModelSolver):
             except (KeyError, LookupError, ValueError, TypeError) as exc:
                 raise ValueError(f"params: SCIP rejected {key}={value!r}: {exc}") from exc
 
-    def build_model(self, batch: ILPBatch) -> Any:
-        model, y, terms = self._scip_model(batch, banded=True)
-        return model, y, terms, {"batch": batch, "lp": None, "exact": None}
+    def build_model(self, batch: ILPBatch) -> ScipModel:
+        return ScipModel(*self._scip_model(batch, banded=True), batch)
 
     def _scip_model(self, batch: ILPBatch, banded: bool) -> tuple[Any, list[Any], list[Any]]:
         """A SCIP model of ``batch``'s rows, within the core's band (``banded``) or exact (then
@@ -154,15 +168,14 @@ class ScipSolver(PersistentModelSolver):
                 model.addCons(expression == float(side))
         return model, y, [scip.scip.Term(v) for v in y]
 
-    def dispose_model(self, model: Any) -> None:
+    def dispose_model(self, model: ScipModel) -> None:
         _free_model(model)
 
-    def _relaxation(self, model: Any) -> Any:
+    def _relaxation(self, model: ScipModel) -> Any:
         """The model's LP relaxation in SoPlex (PySCIPOpt's LP, no SCIP around it), made once."""
-        state = model[3]
-        batch = state["batch"]
-        if state["lp"] is None:
-            state["lp"] = lp = self._scip.LP(sense="minimize")
+        batch = model.batch
+        if model.lp is None:
+            model.lp = lp = self._scip.LP(sense="minimize")
             lp.addCols([[]] * batch.num_variables, objs=[0.0] * batch.num_variables,
                        lbs=batch.lb.astype(float).tolist(), ubs=batch.ub.astype(float).tolist())
             # The exact rows, as HiGHS' relaxation has them: within the band a vertex sits 1e-6
@@ -172,9 +185,9 @@ class ScipSolver(PersistentModelSolver):
                 lp.addRow(entries(columns, values), lhs=-lp.infinity(), rhs=float(bound))
             for (columns, values), bound in zip(row_entries(batch.A_eq), batch.b_eq):
                 lp.addRow(entries(columns, values), lhs=float(bound), rhs=float(bound))
-        return state["lp"]
+        return model.lp
 
-    def _relaxation_unbounded(self, model: Any, c: np.ndarray) -> bool:
+    def _relaxation_unbounded(self, model: ScipModel, c: np.ndarray) -> bool:
         """Whether the LP relaxation under the costs ``c`` is unbounded. Asked before the MIP
         of a model with an infinite bound: SCIP searched without end for a point of an
         unbounded MILP (fuzz seed 200115) whose relaxation SoPlex settles at once. A feasible
@@ -186,16 +199,16 @@ class ScipSolver(PersistentModelSolver):
         try:
             lp.solve()
         except Exception:  # "error in LP solver" on some free-variable LPs: let SCIP's MIP decide
-            model[3]["lp"] = None  # built afresh on next use
+            model.lp = None  # built afresh on next use
             return False
         # SoPlex reports an unbounded LP as neither primal nor dual feasible, with a primal ray
         return not lp.isOptimal() and lp.getPrimalRay() is not None
 
-    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]:
+    def relaxation_multipliers(self, model: ScipModel, c: np.ndarray) -> list[Multipliers | None]:
         # A SCIP solve has a fixed cost far above an LP re-solve; SoPlex re-solves the LP
         # relaxation from its last basis (PySCIPOpt's LP, no SCIP around it). With the duals
         # and the LP optimum the core's search answers most instances without the MIP.
-        batch = model[3]["batch"]
+        batch = model.batch
         lp = self._relaxation(model)
 
         def solve_one(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -209,10 +222,6 @@ class ScipSolver(PersistentModelSolver):
             return -np.asarray(lp.getDual())[None, :], np.asarray(lp.getPrimal())
 
         return multipliers_in_blocks(c, 1, batch.num_constraints, solve_one)
-
-    def set_start(self, model: Any, point: np.ndarray) -> None:
-        # Added in solve_instance, once the objective is the instance's own.
-        self._start = point
 
     @staticmethod
     def _to_problem_stage(scip_model: Any) -> None:
@@ -244,14 +253,14 @@ class ScipSolver(PersistentModelSolver):
         scip_model.freeTransform()  # back to the problem stage for the next start and objective
         return status, point, no_bound
 
-    def _race(self, model: Any, c: np.ndarray, start: np.ndarray | None) -> tuple[str, np.ndarray | None, bool]:
+    def _race(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None
+              ) -> tuple[str, np.ndarray | None, bool]:
         """`_optimize` on the exact rows (as SCIP's defaults see them) and the banded ones in turn
         (see FIRST_SLICE), until one answers or the time limit is spent; a time-limit status
         keeps the best point found."""
-        state = model[3]
-        if state["exact"] is None:
-            state["exact"] = self._scip_model(state["batch"], banded=False)
-        models = (state["exact"], model[:3])
+        if model.exact is None:
+            model.exact = self._scip_model(model.batch, banded=False)
+        models = (model.exact, (model.scip, model.y, model.terms))
         budget = self.time_limit if self.time_limit is not None else float("inf")
         spent, slice_, best, turn = 0.0, FIRST_SLICE, None, 0
         while True:
@@ -269,18 +278,16 @@ class ScipSolver(PersistentModelSolver):
                 return status, best, no_bound
             slice_ *= 2
 
-    def solve_instance(self, model: Any, c: np.ndarray) -> tuple[Status, np.ndarray | None]:
-        scip_model, y, terms = model[:3]
-        batch = model[3]["batch"]
+    def solve_instance(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None = None
+                       ) -> tuple[Status, np.ndarray | None]:
+        batch = model.batch
         finite = bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())  # never unbounded
         if not finite and c.any() and self._relaxation_unbounded(model, c):
-            self._start = None
             return infeasible_or_unbounded(self, model, len(c)), None
-        start, self._start = self._start, None
         if batch.unbounded_integers:
             status, point, no_bound = self._race(model, c, start)
-        else:
-            status, point, no_bound = self._optimize(scip_model, y, terms, c, start)
+        else:  # the start is added once the objective is the instance's own
+            status, point, no_bound = self._optimize(model.scip, model.y, model.terms, c, start)
         if status == "optimal":
             return Status.OPTIMAL, point
         if status == "infeasible":
