@@ -18,7 +18,8 @@ from ilplayer.bounds import Bounds, as_bounds, as_integrality, check_bound_value
 from ilplayer.matrices import as_csr, dense, is_sparse
 from ilplayer.types import ILPBatch
 
-__all__ = ["ProblemTensors", "check_cost_map", "dense_tensor", "rows_with_equalities", "validate_problem"]
+__all__ = ["ProblemTensors", "check_cost_map", "check_finite", "dense_tensor", "input_tensor", "rows_with_equalities",
+           "validate_problem"]
 
 def _scipy_from_torch(value: torch.Tensor) -> Any:
     """A 2-D torch sparse tensor (COO or CSR, any device) as a host scipy CSR matrix."""
@@ -34,10 +35,10 @@ def _as_rows(value: Any, name: str) -> Any:
     (not requiring grad) as a host CSR matrix, never densified; anything else a tensor."""
     if isinstance(value, torch.Tensor) and value.layout != torch.strided:
         if value.requires_grad or value.dim() != 2:  # a gradient, or per-instance rows: dense
-            return _as_tensor(value.to_dense(), name)
+            return input_tensor(value.to_dense(), name)
         value = _scipy_from_torch(value)
     if not is_sparse(value):
-        return _as_tensor(value, name)
+        return input_tensor(value, name)
     if len(value.shape) != 2:
         raise ValueError(f"{name}: a sparse matrix must have shape (m, n), got {tuple(value.shape)}")
     csr = as_csr(value)
@@ -54,7 +55,9 @@ def dense_tensor(matrix: Any, device: torch.device) -> Any:
     return matrix
 
 
-def _as_tensor(value: Any, name: str) -> torch.Tensor:
+def input_tensor(value: Any, name: str) -> torch.Tensor:
+    """``value`` (a tensor, a numpy array or a scipy.sparse matrix; floating point) as a dense
+    tensor, refused with its ``name`` otherwise."""
     if isinstance(value, torch.Tensor) and value.layout != torch.strided:
         value = value.to_dense()  # c or b given sparse, or rows that need a gradient
     if is_sparse(value):
@@ -74,7 +77,8 @@ def _as_tensor(value: Any, name: str) -> torch.Tensor:
     return tensor
 
 
-def _check_finite(tensor: torch.Tensor, name: str) -> None:
+def check_finite(tensor: torch.Tensor, name: str) -> None:
+    """Refuse a NaN or infinite entry of ``tensor``, naming ``name`` and the entry's index."""
     if tensor.device.type == "meta" or tensor.numel() == 0:
         return
     finite = torch.isfinite(tensor)
@@ -247,7 +251,7 @@ def _check_rows(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, names: tuple[
         if tensor.device != c.device:
             raise ValueError(f"{name} is on {tensor.device} but c is on {c.device}: "
                              "all inputs must be on one device")
-        _check_finite(tensor, name)
+        check_finite(tensor, name)
 
 
 def rows_with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor | None,
@@ -270,11 +274,11 @@ def check_cost_map(cost_map: Any) -> torch.Tensor | None:
     """``cost_map`` as a float64 (n, d) tensor (None stays None), or a clear error."""
     if cost_map is None:
         return None
-    tensor = _as_tensor(cost_map, "cost_map").detach().to(torch.float64)
+    tensor = input_tensor(cost_map, "cost_map").detach().to(torch.float64)
     if tensor.dim() != 2 or 0 in tensor.shape:
         raise ValueError("cost_map must have shape (num_variables, num_costs): one row per variable of the "
                          f"program, one column per cost entry, got {tuple(tensor.shape)}")
-    _check_finite(tensor, "cost_map")
+    check_finite(tensor, "cost_map")
     return tensor
 
 
@@ -296,13 +300,13 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
         TypeError: an argument is not a floating-point tensor, or a bound is not numeric.
         ValueError: a shape, device or value is wrong; the message names the argument.
     """
-    c = _as_tensor(c, "c")
+    c = input_tensor(c, "c")
     mapping = check_cost_map(cost_map)
     if mapping is not None:
         if c.dim() != 2 or c.shape[-1] != mapping.shape[1]:
             raise ValueError(f"c must have shape (batch, {mapping.shape[1]}) (one cost per column of cost_map "
                              f"{tuple(mapping.shape)}), got {tuple(c.shape)}")
-        _check_finite(c, "c")
+        check_finite(c, "c")
         columns = None if A is None else A.shape[-1]
         if columns is not None and columns != mapping.shape[0]:
             raise ValueError(f"cost_map has {mapping.shape[0]} rows but A has {columns} columns: cost_map needs "
@@ -317,7 +321,7 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
         A = torch.zeros((0, c.shape[-1]), dtype=c.dtype, device=c.device)
         b = torch.zeros((0,), dtype=c.dtype, device=c.device)
     A = _as_rows(A, "A")
-    b = _as_tensor(b, "b")
+    b = input_tensor(b, "b")
     if c.dim() != 2:
         hint = " (use c.unsqueeze(0) for a single instance)" if c.dim() == 1 else ""
         raise ValueError(f"c must have shape (batch, num_variables), got {tuple(c.shape)}{hint}")
@@ -326,7 +330,7 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
         raise ValueError("c is an empty batch (batch size 0): there is nothing to solve")
     if n == 0:
         raise ValueError("c has 0 variables: num_variables must be at least 1")
-    _check_finite(c, "c")
+    check_finite(c, "c")
     _check_rows(c, A, b, ("A", "b"))  # m = 0 rows is a box-only problem
     lb_vec = as_bounds(lb, n, "lb")
     ub_vec = as_bounds(ub, n, "ub")
@@ -337,7 +341,7 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
     if (A_eq is None) != (b_eq is None):
         raise ValueError("A_eq and b_eq must both be given, or both be None (no equalities)")
     if A_eq is not None:
-        A_eq, b_eq = _as_rows(A_eq, "A_eq"), _as_tensor(b_eq, "b_eq")
+        A_eq, b_eq = _as_rows(A_eq, "A_eq"), input_tensor(b_eq, "b_eq")
         _check_rows(c, A_eq, b_eq, ("A_eq", "b_eq"))
         if A_eq.shape[-2] == 0:
             A_eq = b_eq = None

@@ -135,3 +135,38 @@ def test_processes_from_a_guarded_script_solve(tmp_path):
         """)
     assert done.returncode == 0, done.stderr
     assert "['optimal', 'optimal', 'optimal', 'optimal']" in done.stdout
+
+
+LOSS_CASES = {  # loss -> (its constructor on an oracle, the target it takes)
+    "SPOPlus": (lambda oracle: ilplayer.losses.SPOPlus(oracle), "c_true"),
+    "FenchelYoung": (lambda oracle: ilplayer.losses.FenchelYoung(oracle, samples=2, seed=0), "y_true"),
+    "PerturbationGradient": (lambda oracle: ilplayer.losses.PerturbationGradient(oracle), "c_true"),
+    "RegularizedFenchelYoung": (lambda oracle: ilplayer.losses.RegularizedFenchelYoung(oracle), "y_true"),
+    "NCE": (lambda oracle: ilplayer.losses.NCE(oracle, pool=np.eye(3)), "y_true"),
+    "PairwiseLTR": (lambda oracle: ilplayer.losses.PairwiseLTR(oracle, pool=np.eye(3)), "c_true"),
+    "CaVE": (lambda oracle: ilplayer.losses.CaVE(oracle), "y_true"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSS_CASES))
+def test_every_loss_checks_its_inputs_naming_itself_and_the_argument(name):
+    """The checks ilplayer.solve makes: the type, the shape, NaN; each error names the loss
+    and the argument at fault, before anything is solved."""
+    make, target = LOSS_CASES[name]
+    loss = make(ilplayer.Oracle(ilplayer.Program(lb=0, ub=1), solver="bruteforce"))
+    c = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    A, b = torch.ones(1, 3, dtype=torch.float64), torch.tensor([2.0], dtype=torch.float64)
+    good = torch.zeros(4, 3, dtype=torch.float64)
+    with pytest.raises(ValueError, match=rf"^{name}: {target} must have c_pred's shape \(4, 3\) .* got \(4, 2\)"):
+        loss(c, good[:, :2], A, b)
+    with pytest.raises(ValueError, match=rf"^{name}: {target} must be finite; found nan at index \(1, 2\)"):
+        loss(c, good.index_put((torch.tensor(1), torch.tensor(2)), torch.tensor(float("nan"), dtype=torch.float64)),
+             A, b)
+    with pytest.raises(ValueError, match=rf"^{name}: c_pred must be finite; found inf at index \(0, 0\)"):
+        loss(c.detach().index_put((torch.tensor(0), torch.tensor(0)), torch.tensor(float("inf"), dtype=torch.float64)),
+             good, A, b)
+    with pytest.raises(TypeError, match=rf"^{name}: c_pred must be a torch.Tensor .* got list"):
+        loss(c.tolist(), good, A, b)
+    with pytest.raises(TypeError, match=r"A must be a torch.Tensor, a numpy array or a scipy.sparse matrix, got list"):
+        loss(c, good, A.tolist(), b)
+    loss(c, good.long().numpy(), A, b).backward()  # 0/1 decisions or costs as integers are fine

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ilplayer.losses.cost import CostLoss, as_float64, positive_int
+from ilplayer.losses.cost import CostLoss, positive_int
 
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
@@ -97,10 +97,11 @@ class CaVE(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        y_true, = self.checked(c_pred, y_true=y_true)
         problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         signed = -self.sign * c_pred.to(torch.float64)
         targets = signed.detach().cpu().numpy()
-        normals = binding_normals(as_float64(y_true), problem, self.tol)
+        normals = binding_normals(y_true, problem, self.tol)
         projected = np.stack([cone_projection(v, n, self.max_iter) for v, n in zip(targets, normals)])
         target = torch.from_numpy(projected).to(signed.device)
         loss = 1 - torch.nn.functional.cosine_similarity(signed, target, dim=1)

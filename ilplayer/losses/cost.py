@@ -6,24 +6,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 
 from ilplayer.decision_pool import PoolRule, pool_rule
 from ilplayer.gradients.frank_wolfe import FrankWolfe
 from ilplayer.gradients.perturbed import NOISES, perturb, standard_noise
+from ilplayer.problem import check_finite, input_tensor
 
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
     from ilplayer.oracle import Oracle
 
-__all__ = ["CostLoss", "FenchelYoung", "PerturbationGradient", "RegularizedFenchelYoung", "SPOPlus", "as_float64",
-           "positive", "positive_int"]
-
-
-def as_float64(value: Any) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        value = torch.as_tensor(value)
-    return value.to(torch.float64)
+__all__ = ["CostLoss", "FenchelYoung", "PerturbationGradient", "RegularizedFenchelYoung", "SPOPlus", "positive",
+           "positive_int"]
 
 
 class CostLoss(torch.nn.Module):
@@ -51,6 +47,38 @@ class CostLoss(torch.nn.Module):
         training = self.layer.training if self.layer is not None else self.training
         return self.oracle.pool_rule if training else None
 
+    def checked(self, c_pred: Any, **targets: Any) -> list[torch.Tensor]:
+        """``c_pred`` checked (a floating tensor (batch, n), finite) and each target (``c_true``,
+        ``y_true``: a tensor or array of ``c_pred``'s shape, finite) as float64 on ``c_pred``'s
+        device; the checks `ilplayer.solve` makes, each error naming the loss and the argument."""
+        what = type(self).__name__
+        try:
+            if not isinstance(c_pred, torch.Tensor):
+                raise TypeError(f"c_pred must be a torch.Tensor (the model's predicted costs), got "
+                                f"{type(c_pred).__name__}")
+            input_tensor(c_pred, "c_pred")  # floating point
+            if c_pred.dim() != 2:
+                raise ValueError(f"c_pred must have shape (batch, n), got {tuple(c_pred.shape)}")
+            check_finite(c_pred.detach(), "c_pred")
+            checked = []
+            for name, value in targets.items():
+                if isinstance(value, (np.ndarray, list, tuple)):  # 0/1 decisions may come as integers
+                    try:
+                        value = np.asarray(value, dtype=np.float64)
+                    except (TypeError, ValueError):
+                        raise TypeError(f"{name} must be numeric, got a {type(value).__name__} that is not") from None
+                elif isinstance(value, torch.Tensor) and not (value.is_floating_point() or value.is_sparse):
+                    value = value.double()
+                tensor = input_tensor(value, name)
+                if tuple(tensor.shape) != tuple(c_pred.shape):
+                    raise ValueError(f"{name} must have c_pred's shape {tuple(c_pred.shape)} (one row per "
+                                     f"instance), got {tuple(tensor.shape)}")
+                check_finite(tensor, name)
+                checked.append(tensor.to(device=c_pred.device, dtype=torch.float64))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{what}: {exc}") from None
+        return checked
+
     def solve(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1) -> torch.Tensor:
         """Solutions (float64, on ``c``'s device) for costs ``c`` in the program's sense, a
         drawn share answered from the pool."""
@@ -75,13 +103,13 @@ class SPOPlus(CostLoss):
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         sign = self.sign
-        c_true = as_float64(c_true).to(c_pred.device)
+        c_true, = self.checked(c_pred, c_true=c_true)
         if y_true is None:
             y_true, status = self.oracle.solve_batch(c_true, A, b, A_eq, b_eq)
             if not bool((status == 0).all()):
                 raise ValueError("SPOPlus: some true-cost instances have no optimal solution "
                                  f"(statuses {sorted(set(status.tolist()))}); pass y_true")
-        y_true = as_float64(y_true).to(c_pred.device)
+        y_true, = self.checked(c_pred, y_true=y_true)
         pred, true = sign * c_pred.to(torch.float64), sign * c_true  # minimisation form
         y_hat = self.solve(sign * (2 * pred - true), A, b, A_eq, b_eq)  # argmin (2ĉ - c)·y
         loss = ((true - 2 * pred) * y_hat).sum(-1) + 2 * (pred * y_true).sum(-1) - (true * y_true).sum(-1)
@@ -125,9 +153,9 @@ class FenchelYoung(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        y_true, = self.checked(c_pred, y_true=y_true)
         sign = self.sign
         pred = sign * c_pred.to(torch.float64)  # minimisation form
-        y_true = as_float64(y_true).to(c_pred.device)
         noise = standard_noise(self.samples, tuple(pred.shape), self.generator).to(c_pred.device)
         perturbed = perturb(pred.detach(), noise, self.sigma, self.noise).reshape(-1, pred.shape[-1])
         y_samples = self.solve(sign * perturbed, A, b, A_eq, b_eq, copies=self.samples)
@@ -157,8 +185,9 @@ class PerturbationGradient(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        c_true, = self.checked(c_pred, c_true=c_true)
         sign, sigma = self.sign, self.sigma
-        pred, true = sign * c_pred.to(torch.float64), sign * as_float64(c_true).to(c_pred.device)
+        pred, true = sign * c_pred.to(torch.float64), sign * c_true
         high = pred + sigma * true if self.two_sides else pred
         low = pred - sigma * true
         both = torch.cat([high.detach(), low.detach()])
@@ -185,13 +214,13 @@ class RegularizedFenchelYoung(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        y, = self.checked(c_pred, y_true=y_true)
         problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)
         mu, _, _, ok = self.projection.project(self.oracle.solves(self.rule()), problem, pred.detach())
         if not bool(ok.all()):
             raise ValueError(f"RegularizedFenchelYoung: the solver found no solution for instances "
                              f"{torch.nonzero(~ok).flatten().tolist()}")
-        y = as_float64(y_true).to(c_pred.device)
         omega = lambda v: 0.5 * self.lambd * (v * v).sum(-1)
         loss = omega(y) - omega(mu) + (pred * (y - mu)).sum(-1)
         return loss.mean().to(c_pred.dtype)

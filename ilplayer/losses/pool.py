@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ilplayer.decision_pool import PoolRule
-from ilplayer.losses.cost import CostLoss, as_float64
+from ilplayer.losses.cost import CostLoss
 
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
@@ -39,9 +39,10 @@ class _ContrastiveLoss(PoolLoss):
     def margins(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any, A_eq: Any,
                 b_eq: Any) -> torch.Tensor:
         """``c_pred·y_true - c_pred·w`` (B, k) for every pooled ``w``, minimisation form."""
+        y_true, = self.checked(c_pred, y_true=y_true)
         pool = self.decisions(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)
-        return (pred * as_float64(y_true).to(c_pred.device)).sum(-1, keepdim=True) - pred @ pool.T
+        return (pred * y_true).sum(-1, keepdim=True) - pred @ pool.T
 
 
 class NCE(_ContrastiveLoss):
@@ -69,9 +70,10 @@ class _RankLoss(PoolLoss):
                b_eq: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """The pooled decisions' objectives (B, k) under the predicted and the true costs,
         minimisation form."""
+        c_true, = self.checked(c_pred, c_true=c_true)
         pool = self.decisions(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)
-        true = self.sign * as_float64(c_true).to(c_pred.device)
+        true = self.sign * c_true
         return pred @ pool.T, true @ pool.T
 
 
