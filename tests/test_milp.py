@@ -167,7 +167,7 @@ def test_no_search_around_a_start_on_mixed_programs_and_warm_starts_keep_continu
             points = pool.points[:pool.size]
             assert not np.allclose(points[:, 1::2], np.round(points[:, 1::2]))  # not rounded
         solver.solve(pure)
-        if solver._takes_starts() and type(solver).relaxation_multipliers is not \
+        if solver.uses_starts() and type(solver).relaxation_multipliers is not \
                 ilplayer.PersistentModelSolver.relaxation_multipliers:
             assert solver.model_key(pure) in solver._search_gates
     solver.close()
