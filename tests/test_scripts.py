@@ -22,17 +22,20 @@ def test_every_script_answers_help(script):
     assert "usage" in result.stdout.lower(), result.stdout[-500:]
 
 
-# The docs' reader pages include these scripts: each runs to the end in a small setting.
-READER_EXAMPLES = {"examples/read_cvxpy.py": ["--epochs", "3"], "examples/read_pyomo.py": ["--scenarios", "3"],
-                   "examples/read_mps.py": ["--epochs", "3"], "examples/read_gurobipy.py": ["--scenarios", "3"],
-                   "examples/read_pyepo.py": ["--epochs", "1", "--train", "200"]}
+# The docs include these scripts (--8<--): each runs to the end in a small setting.
+INCLUDED_EXAMPLES = {"examples/read_cvxpy.py": ["--epochs", "3"], "examples/read_pyomo.py": ["--scenarios", "3"],
+                     "examples/read_mps.py": ["--epochs", "3"], "examples/read_gurobipy.py": ["--scenarios", "3"],
+                     "examples/read_pyepo.py": ["--epochs", "1", "--train", "200"],
+                     "examples/tsp_spo.py": ["--epochs", "1", "--samples", "60"],
+                     "examples/solve_sudoku.py": ["--puzzles", "3"]}
 
 
-@pytest.mark.parametrize("script", sorted(READER_EXAMPLES))
-def test_reader_examples_run(script):
+@pytest.mark.parametrize("script", sorted(INCLUDED_EXAMPLES))
+def test_included_examples_run(script):
     for module in {"read_cvxpy": "cvxpy", "read_pyomo": "pyomo", "read_gurobipy": "gurobipy",
-                   "read_pyepo": "pyepo", "read_mps": "highspy"}[Path(script).stem].split():
+                   "read_pyepo": "pyepo", "read_mps": "highspy", "tsp_spo": "highspy",
+                   "solve_sudoku": "highspy"}[Path(script).stem].split():
         pytest.importorskip(module)
-    result = subprocess.run([sys.executable, script, *READER_EXAMPLES[script]], cwd=ROOT, capture_output=True,
+    result = subprocess.run([sys.executable, script, *INCLUDED_EXAMPLES[script]], cwd=ROOT, capture_output=True,
                             text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
