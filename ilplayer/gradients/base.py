@@ -58,11 +58,23 @@ class GradientMethod(ABC):
     no_signal_hint: ClassVar[str] = ""
     """What to try when a whole batch gets a zero gradient (the layer's NoSignalWarning)."""
 
-    @abstractmethod
     def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
               ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
               integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``(y, status)`` of the minimisation, with this method's backward attached to ``y``."""
+        return _MethodFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
+
+    @abstractmethod
+    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """The forward solve(s) through ``run``: ``(y, status)``; what the backward needs goes on
+        ``ctx`` (torch's autograd context: ``save_for_backward``, ``needs_input_grad``, ...)."""
+
+    @abstractmethod
+    def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        """The gradients for ``c`` (and, for a method with ``constraint_gradients``, ``A`` and
+        ``b``), in that order; those it leaves out are None."""
 
     def options(self) -> dict[str, Any]:
         """The method's settings by name (for the layer's repr)."""
@@ -71,6 +83,25 @@ class GradientMethod(ABC):
     def __setstate__(self, state: dict[str, Any]) -> None:
         # A method saved while its step was named ``lam`` (before PyEPO's ``lambd``) loads.
         self.__dict__.update({"lambd" if key == "lam" else key: value for key, value in state.items()})
+
+
+class _MethodFunction(torch.autograd.Function):
+    """The autograd function of every method: its forward and backward are the method's own;
+    the arguments and the gradients' places are handled here once."""
+
+    INPUTS = 10  # c, A, b, lb, ub, run, method, A_eq, b_eq, integrality
+
+    @staticmethod
+    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
+                run: LayerSolves, method: GradientMethod, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        ctx.method = method
+        return method.forward(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
+
+    @staticmethod
+    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
+        grads = tuple(ctx.method.backward(ctx, dy))
+        return (*grads, *(None,) * (_MethodFunction.INPUTS - len(grads)))
 
 
 def has_solution(status: torch.Tensor) -> torch.Tensor:

@@ -31,27 +31,6 @@ def blackbox_gradient(y: torch.Tensor, y_moved: torch.Tensor, lambd: float,
     return torch.where(has_solution[:, None], -(y - y_moved) / lambd, torch.zeros_like(y))
 
 
-class _BlackboxFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: Blackbox, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        ctx.lambd = method.lambd
-        return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
-
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
-        if not ctx.needs_input_grad[0]:
-            return (None,) * 10
-        c, y, status = ctx.saved_tensors
-        with torch_threads(ctx.run.threads, dy.device):  # solve again at c + lambda dy
-            moved = dataclasses.replace(ctx.problem, c=c.double() + ctx.lambd * dy.double())
-            y_moved, status_moved, _ = ctx.run.solve(moved)
-            dc = blackbox_gradient(y, y_moved, ctx.lambd, has_solution(status) & has_solution(status_moved))
-        ctx.run.check_signal(dc, dy)
-        return dc.to(dy.dtype), None, None, None, None, None, None, None, None, None
-
-
 @dataclass(frozen=True)
 class Blackbox(GradientMethod):
     """``gradient="blackbox"``: ``lambd`` is the interpolation step (PyEPO's name; the layer's
@@ -66,10 +45,22 @@ class Blackbox(GradientMethod):
             raise ValueError(f"lambd must be a positive number, got {self.lambd!r}")
         object.__setattr__(self, "lambd", float(self.lambd))
 
-    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _BlackboxFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
+    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        ctx.lambd = self.lambd
+        return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
+
+    def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        if not ctx.needs_input_grad[0]:
+            return ()
+        c, y, status = ctx.saved_tensors
+        with torch_threads(ctx.run.threads, dy.device):  # solve again at c + lambda dy
+            moved = dataclasses.replace(ctx.problem, c=c.double() + ctx.lambd * dy.double())
+            y_moved, status_moved, _ = ctx.run.solve(moved)
+            dc = blackbox_gradient(y, y_moved, ctx.lambd, has_solution(status) & has_solution(status_moved))
+        ctx.run.check_signal(dc, dy)
+        return (dc.to(dy.dtype),)
 
     def options(self) -> dict[str, Any]:
         return {"lambd": self.lambd}

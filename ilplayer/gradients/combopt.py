@@ -178,63 +178,6 @@ def combopt_backward(
     return dc, dA, db
 
 
-class _CombOptNetFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: CombOptNet, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
-        if problem.has_continuous and (ctx.needs_input_grad[1] or ctx.needs_input_grad[2]):
-            # The paper's targets y - Delta move by whole units and its mismatch functions are
-            # distances of integer points; with continuous variables the constraint gradient
-            # is not derived: refuse it rather than return something that looks like one.
-            raise ValueError("integrality: gradient='combopt' gives gradients for A and b on pure-integer "
-                             "programs only, and this one has continuous variables; detach A and b (its "
-                             "cost gradient works on mixed-integer programs), or learn the costs with a "
-                             "cost method (gradient='blackbox', 'identity', 'perturbed', or the losses)")
-        y64, status, _ = run.solve(problem)
-        # The backward is torch maths on dense rows: a sparse A (solved sparse) is densified here.
-        A_rows, A_eq_rows = (dense_tensor(x, c.device) for x in (problem.A, problem.A_eq))
-        ctx.equalities = (A_eq_rows, problem.b_eq)
-        y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
-        # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
-        dtype = torch.promote_types(torch.promote_types(c.dtype, A_rows.dtype), b.dtype)
-        dtype = torch.promote_types(dtype, torch.float32)
-        ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
-        ctx.run, ctx.method = run, method
-        ctx.save_for_backward(A_rows, problem.b, y, status)
-        ctx.mark_non_differentiable(status)
-        ctx.dtypes = (c.dtype, dtype)
-        return y, status
-
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
-        A, b, y, status = ctx.saved_tensors
-        c_dtype, dtype = ctx.dtypes
-        lb, ub = ctx.bounds
-        method: CombOptNet = ctx.method
-        need_c, need_A, need_b = ctx.needs_input_grad[:3]
-        m = A.shape[-2]
-        A_eq, b_eq = ctx.equalities
-        A_rows, b_rows = rows_with_equalities(A, b, A_eq, b_eq, y.shape[0], dtype)
-        with torch_threads(ctx.run.threads, dy.device):
-            dc, dA, db = combopt_backward(
-                dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
-                tau=method.tau, basis=method.basis, project_to_box=method.project_to_box,
-                feasibility_tol=method.feasibility_tol, need_constraint_grads=need_A or need_b)
-        if dA is not None and db is not None and A_rows.shape[-2] != m:  # equalities get no gradient
-            dA, db = dA[..., :m, :], db[..., :m]
-            if A.dim() == 2 and dA.dim() == 3:
-                dA = dA.sum(0)
-            if b.dim() == 1 and db.dim() == 2:
-                db = db.sum(0)
-        ctx.run.check_signal(dc, dy, dA, db)
-        return (dc.to(c_dtype) if need_c else None,
-                dA.to(A.dtype) if need_A and dA is not None else None,
-                db.to(b.dtype) if need_b and db is not None else None,
-                None, None, None, None, None, None, None)
-
-
 @dataclass(frozen=True)
 class CombOptNet(GradientMethod):
     """``gradient="combopt"`` (Paulus et al., 2021): gradients for ``c``, ``A`` and ``b``.
@@ -271,10 +214,56 @@ class CombOptNet(GradientMethod):
         object.__setattr__(self, "tau", None if self.tau is None else float(self.tau))
         object.__setattr__(self, "feasibility_tol", float(self.feasibility_tol))
 
-    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _CombOptNetFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
+    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+        if problem.has_continuous and (ctx.needs_input_grad[1] or ctx.needs_input_grad[2]):
+            # The paper's targets y - Delta move by whole units and its mismatch functions are
+            # distances of integer points; with continuous variables the constraint gradient
+            # is not derived: refuse it rather than return something that looks like one.
+            raise ValueError("integrality: gradient='combopt' gives gradients for A and b on pure-integer "
+                             "programs only, and this one has continuous variables; detach A and b (its "
+                             "cost gradient works on mixed-integer programs), or learn the costs with a "
+                             "cost method (gradient='blackbox', 'identity', 'perturbed', or the losses)")
+        y64, status, _ = run.solve(problem)
+        # The backward is torch maths on dense rows: a sparse A (solved sparse) is densified here.
+        A_rows, A_eq_rows = (dense_tensor(x, c.device) for x in (problem.A, problem.A_eq))
+        ctx.equalities = (A_eq_rows, problem.b_eq)
+        y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
+        # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
+        dtype = torch.promote_types(torch.promote_types(c.dtype, A_rows.dtype), b.dtype)
+        dtype = torch.promote_types(dtype, torch.float32)
+        ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
+        ctx.run = run
+        ctx.save_for_backward(A_rows, problem.b, y, status)
+        ctx.mark_non_differentiable(status)
+        ctx.dtypes = (c.dtype, dtype)
+        return y, status
+
+    def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        A, b, y, status = ctx.saved_tensors
+        c_dtype, dtype = ctx.dtypes
+        lb, ub = ctx.bounds
+        need_c, need_A, need_b = ctx.needs_input_grad[:3]
+        m = A.shape[-2]
+        A_eq, b_eq = ctx.equalities
+        A_rows, b_rows = rows_with_equalities(A, b, A_eq, b_eq, y.shape[0], dtype)
+        with torch_threads(ctx.run.threads, dy.device):
+            dc, dA, db = combopt_backward(
+                dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
+                tau=self.tau, basis=self.basis, project_to_box=self.project_to_box,
+                feasibility_tol=self.feasibility_tol, need_constraint_grads=need_A or need_b)
+        if dA is not None and db is not None and A_rows.shape[-2] != m:  # equalities get no gradient
+            dA, db = dA[..., :m, :], db[..., :m]
+            if A.dim() == 2 and dA.dim() == 3:
+                dA = dA.sum(0)
+            if b.dim() == 1 and db.dim() == 2:
+                db = db.sum(0)
+        ctx.run.check_signal(dc, dy, dA, db)
+        return (dc.to(c_dtype) if need_c else None,
+                dA.to(A.dtype) if need_A and dA is not None else None,
+                db.to(b.dtype) if need_b and db is not None else None)
 
     def options(self) -> dict[str, Any]:
         return {"tau": self.tau, "basis": self.basis, "project_to_box": self.project_to_box}

@@ -111,31 +111,6 @@ def face_projection(vertices: torch.Tensor, weights: torch.Tensor, dy: torch.Ten
     return (centred.transpose(-1, -2) @ alpha)[..., 0]
 
 
-class _FrankWolfeFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: FrankWolfe, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
-        mu, vertices, weights, ok = method.project(run.solve, problem, c.detach().double())
-        # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
-        status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)
-        ctx.run, ctx.lambd = run, method.lambd
-        ctx.save_for_backward(vertices, weights, ok)
-        ctx.mark_non_differentiable(status)
-        return mu.to(c.dtype), status
-
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
-        if not ctx.needs_input_grad[0]:
-            return (None,) * 10
-        vertices, weights, ok = ctx.saved_tensors
-        with torch_threads(ctx.run.threads, dy.device):
-            dc = -face_projection(vertices, weights, dy.double()) / ctx.lambd * ok[:, None]
-        ctx.run.check_signal(dc, dy)
-        return (dc.to(dy.dtype),) + (None,) * 9
-
-
 @dataclass(frozen=True)
 class FrankWolfe(GradientMethod):
     """``gradient="frank-wolfe"``: the forward returns ``argmin_{mu in conv(Y)} c·mu + lambd/2
@@ -169,10 +144,26 @@ class FrankWolfe(GradientMethod):
 
         return frank_wolfe_projection(-c / self.lambd, oracle, self.max_iter, self.tol)
 
-    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _FrankWolfeFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
+    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
+        mu, vertices, weights, ok = self.project(run.solve, problem, c.detach().double())
+        # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
+        status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)
+        ctx.run, ctx.lambd = run, self.lambd
+        ctx.save_for_backward(vertices, weights, ok)
+        ctx.mark_non_differentiable(status)
+        return mu.to(c.dtype), status
+
+    def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        if not ctx.needs_input_grad[0]:
+            return ()
+        vertices, weights, ok = ctx.saved_tensors
+        with torch_threads(ctx.run.threads, dy.device):
+            dc = -face_projection(vertices, weights, dy.double()) / ctx.lambd * ok[:, None]
+        ctx.run.check_signal(dc, dy)
+        return (dc.to(dy.dtype),) + (None,) * 9
 
     def options(self) -> dict[str, Any]:
         return {"lambd": self.lambd, "max_iter": self.max_iter, "tol": self.tol}

@@ -21,24 +21,6 @@ def identity_gradient(dy: torch.Tensor, has_solution: torch.Tensor) -> torch.Ten
     return torch.where(has_solution[:, None], -dy, torch.zeros_like(dy))
 
 
-class _IdentityFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
-
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
-        if not ctx.needs_input_grad[0]:
-            return (None,) * 9
-        _, _, status = ctx.saved_tensors
-        with torch_threads(ctx.run.threads, dy.device):
-            dc = identity_gradient(dy.double(), has_solution(status))
-        ctx.run.check_signal(dc, dy)
-        return dc.to(dy.dtype), None, None, None, None, None, None, None, None
-
-
 @dataclass(frozen=True)
 class Identity(GradientMethod):
     """``gradient="identity"``: ``dc = -dy`` on the instances with a solution."""
@@ -46,7 +28,16 @@ class Identity(GradientMethod):
     name: ClassVar[str] = "identity"
     no_signal_hint: ClassVar[str] = "No instance of the batch had a solution to move"
 
-    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _IdentityFunction.apply(c, A, b, lb, ub, run, A_eq, b_eq, integrality)
+    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
+
+    def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        if not ctx.needs_input_grad[0]:
+            return ()
+        _, _, status = ctx.saved_tensors
+        with torch_threads(ctx.run.threads, dy.device):
+            dc = identity_gradient(dy.double(), has_solution(status))
+        ctx.run.check_signal(dc, dy)
+        return (dc.to(dy.dtype),)

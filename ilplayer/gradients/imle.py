@@ -49,55 +49,6 @@ def sum_of_gamma(shape: tuple[int, ...], kappa: float, iterations: int, generato
     return (samples - math.log(iterations)) / kappa
 
 
-class _IMLEFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: IMLE, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
-        samples = method.samples
-        noise = sum_of_gamma((samples, *c.shape), method.kappa, method.iterations,
-                             method.noise_generator(c.device), c.device)
-        perturbed = c.detach().double()[None] + method.sigma * noise
-        y64, status64, _ = run.solve(problem.repeat(samples, perturbed.reshape(-1, c.shape[-1])))
-        y_samples = y64.reshape(samples, *c.shape)
-        solved = has_solution(status64).reshape(samples, c.shape[0])
-        status = status64.reshape(samples, c.shape[0]).amax(0)
-        ctx.run, ctx.method, ctx.problem = run, method, problem
-        ctx.save_for_backward(y_samples, perturbed, solved, c.detach().double())
-        ctx.mark_non_differentiable(status)
-        return perturbed_mean(y_samples, solved).to(c.dtype), status
-
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
-        if not ctx.needs_input_grad[0]:
-            return (None,) * 10
-        y_samples, perturbed, solved, c = ctx.saved_tensors
-        method, samples = ctx.method, y_samples.shape[0]
-        dy64 = dy.detach().double()
-        lambd = method.step(c, dy64)
-        if lambd == 0.0:
-            return (torch.zeros_like(dy),) + (None,) * 9
-        shift = lambd * dy64[None]
-        moved = torch.cat([perturbed + shift, perturbed - shift]) if method.two_sides else perturbed + shift
-        copies = moved.shape[0]
-        y64, status64, _ = ctx.run.solve(ctx.problem.repeat(copies, moved.reshape(-1, dy.shape[-1])))
-        y_moved = y64.reshape(copies, *dy.shape)
-        ok = has_solution(status64).reshape(copies, dy.shape[0])
-        with torch_threads(ctx.run.threads, dy.device):
-            if method.two_sides:
-                high, low = y_moved[:samples], y_moved[samples:]
-                usable = (ok[:samples] & ok[samples:]).to(torch.float64)[..., None]
-                difference, width = (high - low) * usable, 2 * lambd + TINY
-            else:
-                usable = (ok & solved).to(torch.float64)[..., None]
-                difference, width = (y_moved - y_samples) * usable, lambd + TINY
-            dc = difference.sum(0) / (usable.sum(0).clamp(min=1) * width)
-        method.after_backward(dc)
-        ctx.run.check_signal(dc, dy)
-        return (dc.to(dy.dtype),) + (None,) * 9
-
-
 @dataclass(frozen=True)
 class IMLE(GradientMethod):
     """``gradient="imle"``: I-MLE with ``samples`` draws of Sum-of-Gamma noise (``kappa``,
@@ -141,10 +92,50 @@ class IMLE(GradientMethod):
     def after_backward(self, dc: torch.Tensor) -> None:
         """What a backward teaches the method (the adaptive form's alpha)."""
 
-    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _IMLEFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
+    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
+        samples = self.samples
+        noise = sum_of_gamma((samples, *c.shape), self.kappa, self.iterations,
+                             self.noise_generator(c.device), c.device)
+        perturbed = c.detach().double()[None] + self.sigma * noise
+        y64, status64, _ = run.solve(problem.repeat(samples, perturbed.reshape(-1, c.shape[-1])))
+        y_samples = y64.reshape(samples, *c.shape)
+        solved = has_solution(status64).reshape(samples, c.shape[0])
+        status = status64.reshape(samples, c.shape[0]).amax(0)
+        ctx.run, ctx.problem = run, problem
+        ctx.save_for_backward(y_samples, perturbed, solved, c.detach().double())
+        ctx.mark_non_differentiable(status)
+        return perturbed_mean(y_samples, solved).to(c.dtype), status
+
+    def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        if not ctx.needs_input_grad[0]:
+            return ()
+        y_samples, perturbed, solved, c = ctx.saved_tensors
+        samples = y_samples.shape[0]
+        dy64 = dy.detach().double()
+        lambd = self.step(c, dy64)
+        if lambd == 0.0:
+            return (torch.zeros_like(dy),) + (None,) * 9
+        shift = lambd * dy64[None]
+        moved = torch.cat([perturbed + shift, perturbed - shift]) if self.two_sides else perturbed + shift
+        copies = moved.shape[0]
+        y64, status64, _ = ctx.run.solve(ctx.problem.repeat(copies, moved.reshape(-1, dy.shape[-1])))
+        y_moved = y64.reshape(copies, *dy.shape)
+        ok = has_solution(status64).reshape(copies, dy.shape[0])
+        with torch_threads(ctx.run.threads, dy.device):
+            if self.two_sides:
+                high, low = y_moved[:samples], y_moved[samples:]
+                usable = (ok[:samples] & ok[samples:]).to(torch.float64)[..., None]
+                difference, width = (high - low) * usable, 2 * lambd + TINY
+            else:
+                usable = (ok & solved).to(torch.float64)[..., None]
+                difference, width = (y_moved - y_samples) * usable, lambd + TINY
+            dc = difference.sum(0) / (usable.sum(0).clamp(min=1) * width)
+        self.after_backward(dc)
+        ctx.run.check_signal(dc, dy)
+        return (dc.to(dy.dtype),) + (None,) * 9
 
     def options(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "samples": self.samples, "lambd": self.lambd, "two_sides": self.two_sides}

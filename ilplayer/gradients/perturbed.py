@@ -75,40 +75,6 @@ def away_from_zero(c: torch.Tensor) -> torch.Tensor:
     return torch.where(c.abs() < TINY, torch.where(c >= 0, TINY, -TINY).to(c.dtype), c)
 
 
-class _PerturbedFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: Perturbed, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
-        ctx.run, ctx.sigma = run, method.sigma
-        samples, sigma = method.samples, method.sigma
-        noise = standard_noise(samples, tuple(c.shape), method.noise_generator(c.device), c.device)
-        costs = perturb(c.detach().double(), noise, sigma, method.noise)
-        many = problem.repeat(samples, costs.reshape(-1, c.shape[-1]))
-        y64, status64, _ = run.solve(many)
-        y_samples = y64.reshape(samples, *c.shape)
-        solved = has_solution(status64).reshape(samples, c.shape[0])
-        status = status64.reshape(samples, c.shape[0]).amax(0)  # the most severe outcome
-        y = perturbed_mean(y_samples, solved).to(c.dtype)
-        ctx.save_for_backward(y_samples, noise, solved, c.detach().double())
-        ctx.multiplicative, ctx.baseline = method.noise == "multiplicative", method.variance_reduction
-        ctx.mark_non_differentiable(status)
-        return y, status
-
-    @staticmethod
-    def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
-        if not ctx.needs_input_grad[0]:
-            return (None,) * 10
-        y_samples, noise, solved, c = ctx.saved_tensors
-        with torch_threads(ctx.run.threads, dy.device):
-            dc = perturbed_gradient(dy.double(), y_samples, noise, ctx.sigma, solved, ctx.baseline)
-            if ctx.multiplicative:  # the noise is additive in log c: the chain rule's 1 / c
-                dc = dc / away_from_zero(c)
-        ctx.run.check_signal(dc, dy)
-        return dc.to(dy.dtype), None, None, None, None, None, None, None, None, None
-
-
 @dataclass(frozen=True)
 class Perturbed(GradientMethod):
     """``gradient="perturbed"``: the forward returns the mean of ``samples`` solutions under
@@ -144,10 +110,35 @@ class Perturbed(GradientMethod):
         """The noise stream: seeded once per device when ``seed`` is given."""
         return seeded_generator(self._generators, self.seed, device)
 
-    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-        return _PerturbedFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
+    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
+        ctx.run, ctx.sigma = run, self.sigma
+        samples, sigma = self.samples, self.sigma
+        noise = standard_noise(samples, tuple(c.shape), self.noise_generator(c.device), c.device)
+        costs = perturb(c.detach().double(), noise, sigma, self.noise)
+        many = problem.repeat(samples, costs.reshape(-1, c.shape[-1]))
+        y64, status64, _ = run.solve(many)
+        y_samples = y64.reshape(samples, *c.shape)
+        solved = has_solution(status64).reshape(samples, c.shape[0])
+        status = status64.reshape(samples, c.shape[0]).amax(0)  # the most severe outcome
+        y = perturbed_mean(y_samples, solved).to(c.dtype)
+        ctx.save_for_backward(y_samples, noise, solved, c.detach().double())
+        ctx.multiplicative, ctx.baseline = self.noise == "multiplicative", self.variance_reduction
+        ctx.mark_non_differentiable(status)
+        return y, status
+
+    def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        if not ctx.needs_input_grad[0]:
+            return ()
+        y_samples, noise, solved, c = ctx.saved_tensors
+        with torch_threads(ctx.run.threads, dy.device):
+            dc = perturbed_gradient(dy.double(), y_samples, noise, ctx.sigma, solved, ctx.baseline)
+            if ctx.multiplicative:  # the noise is additive in log c: the chain rule's 1 / c
+                dc = dc / away_from_zero(c)
+        ctx.run.check_signal(dc, dy)
+        return (dc.to(dy.dtype),)
 
     def options(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "samples": self.samples, "noise": self.noise}
