@@ -27,7 +27,7 @@ from ilplayer.gradients.base import (
     seeded_generator,
     torch_threads,
 )
-from ilplayer.gradients.perturbed import perturbed_mean
+from ilplayer.gradients.perturbed import perturbed_mean, solve_samples
 from ilplayer.problem import validate_problem
 
 if TYPE_CHECKING:
@@ -100,10 +100,7 @@ class IMLE(GradientMethod):
         noise = sum_of_gamma((samples, *c.shape), self.kappa, self.iterations,
                              self.noise_generator(c.device), c.device)
         perturbed = c.detach().double()[None] + self.sigma * noise
-        y64, status64, _ = run.solve(problem.repeat(samples, perturbed.reshape(-1, c.shape[-1])))
-        y_samples = y64.reshape(samples, *c.shape)
-        solved = has_solution(status64).reshape(samples, c.shape[0])
-        status = status64.reshape(samples, c.shape[0]).amax(0)
+        y_samples, solved, status = solve_samples(run, problem, perturbed)
         ctx.run, ctx.problem = run, problem
         ctx.save_for_backward(y_samples, perturbed, solved, c.detach().double())
         ctx.mark_non_differentiable(status)

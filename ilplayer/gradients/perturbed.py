@@ -23,9 +23,20 @@ from ilplayer.problem import validate_problem
 
 if TYPE_CHECKING:
     from ilplayer.bounds import Bounds
+    from ilplayer.problem import ProblemTensors
 
 __all__ = ["NOISES", "Perturbed", "away_from_zero", "perturb", "perturbed_gradient", "perturbed_mean",
-           "standard_noise"]
+           "solve_samples", "standard_noise"]
+
+
+def solve_samples(run: LayerSolves, problem: ProblemTensors, costs: torch.Tensor
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The perturbed costs (S, B, n) of ``problem``'s instances solved as one batch: the
+    solutions (S, B, n) float64, which have one (S, B), and each instance's most severe status (B,)."""
+    samples, batch = costs.shape[0], costs.shape[1]
+    y64, status64, _ = run.solve(problem.repeat(samples, costs.reshape(-1, costs.shape[-1])))
+    solved = has_solution(status64).reshape(samples, batch)
+    return y64.reshape(costs.shape), solved, status64.reshape(samples, batch).amax(0)
 
 
 def perturbed_mean(y_samples: torch.Tensor, has_solution: torch.Tensor) -> torch.Tensor:
@@ -118,11 +129,7 @@ class Perturbed(GradientMethod):
         samples, sigma = self.samples, self.sigma
         noise = standard_noise(samples, tuple(c.shape), self.noise_generator(c.device), c.device)
         costs = perturb(c.detach().double(), noise, sigma, self.noise)
-        many = problem.repeat(samples, costs.reshape(-1, c.shape[-1]))
-        y64, status64, _ = run.solve(many)
-        y_samples = y64.reshape(samples, *c.shape)
-        solved = has_solution(status64).reshape(samples, c.shape[0])
-        status = status64.reshape(samples, c.shape[0]).amax(0)  # the most severe outcome
+        y_samples, solved, status = solve_samples(run, problem, costs)
         y = perturbed_mean(y_samples, solved).to(c.dtype)
         ctx.save_for_backward(y_samples, noise, solved, c.detach().double())
         ctx.multiplicative, ctx.baseline = self.noise == "multiplicative", self.variance_reduction
