@@ -48,7 +48,6 @@ class Blackbox(GradientMethod):
     def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
                 ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        ctx.lambd = self.lambd
         return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
 
     def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
@@ -56,9 +55,9 @@ class Blackbox(GradientMethod):
             return ()
         c, y, status = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):  # solve again at c + lambda dy
-            moved = dataclasses.replace(ctx.problem, c=c.double() + ctx.lambd * dy.double())
+            moved = dataclasses.replace(ctx.problem, c=c.double() + self.lambd * dy.double())
             y_moved, status_moved, _ = ctx.run.solve(moved)
-            dc = blackbox_gradient(y, y_moved, ctx.lambd, has_solution(status) & has_solution(status_moved))
+            dc = blackbox_gradient(y, y_moved, self.lambd, has_solution(status) & has_solution(status_moved))
         ctx.run.check_signal(dc, dy)
         return (dc.to(dy.dtype),)
 

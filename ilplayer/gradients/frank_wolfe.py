@@ -151,7 +151,7 @@ class FrankWolfe(GradientMethod):
         mu, vertices, weights, ok = self.project(run.solve, problem, c.detach().double())
         # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
         status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)
-        ctx.run, ctx.lambd = run, self.lambd
+        ctx.run = run
         ctx.save_for_backward(vertices, weights, ok)
         ctx.mark_non_differentiable(status)
         return mu.to(c.dtype), status
@@ -161,7 +161,7 @@ class FrankWolfe(GradientMethod):
             return ()
         vertices, weights, ok = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):
-            dc = -face_projection(vertices, weights, dy.double()) / ctx.lambd * ok[:, None]
+            dc = -face_projection(vertices, weights, dy.double()) / self.lambd * ok[:, None]
         ctx.run.check_signal(dc, dy)
         return (dc.to(dy.dtype),) + (None,) * 9
 

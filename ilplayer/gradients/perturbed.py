@@ -125,14 +125,13 @@ class Perturbed(GradientMethod):
                 ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
-        ctx.run, ctx.sigma = run, self.sigma
+        ctx.run = run
         samples, sigma = self.samples, self.sigma
         noise = standard_noise(samples, tuple(c.shape), self.noise_generator(c.device), c.device)
         costs = perturb(c.detach().double(), noise, sigma, self.noise)
         y_samples, solved, status = solve_samples(run, problem, costs)
         y = perturbed_mean(y_samples, solved).to(c.dtype)
         ctx.save_for_backward(y_samples, noise, solved, c.detach().double())
-        ctx.multiplicative, ctx.baseline = self.noise == "multiplicative", self.variance_reduction
         ctx.mark_non_differentiable(status)
         return y, status
 
@@ -141,8 +140,8 @@ class Perturbed(GradientMethod):
             return ()
         y_samples, noise, solved, c = ctx.saved_tensors
         with torch_threads(ctx.run.threads, dy.device):
-            dc = perturbed_gradient(dy.double(), y_samples, noise, ctx.sigma, solved, ctx.baseline)
-            if ctx.multiplicative:  # the noise is additive in log c: the chain rule's 1 / c
+            dc = perturbed_gradient(dy.double(), y_samples, noise, self.sigma, solved, self.variance_reduction)
+            if self.noise == "multiplicative":  # the noise is additive in log c: the chain rule's 1 / c
                 dc = dc / away_from_zero(c)
         ctx.run.check_signal(dc, dy)
         return (dc.to(dy.dtype),)

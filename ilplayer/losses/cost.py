@@ -103,13 +103,15 @@ class SPOPlus(CostLoss):
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         sign = self.sign
-        c_true, = self.checked(c_pred, c_true=c_true)
         if y_true is None:
+            c_true, = self.checked(c_pred, c_true=c_true)
             y_true, status = self.oracle.solve_batch(c_true, A, b, A_eq, b_eq)
             if not bool((status == 0).all()):
                 raise ValueError("SPOPlus: some true-cost instances have no optimal solution "
                                  f"(statuses {sorted(set(status.tolist()))}); pass y_true")
-        y_true, = self.checked(c_pred, y_true=y_true)
+            y_true = y_true.to(device=c_pred.device, dtype=torch.float64)
+        else:
+            c_true, y_true = self.checked(c_pred, c_true=c_true, y_true=y_true)
         pred, true = sign * c_pred.to(torch.float64), sign * c_true  # minimisation form
         y_hat = self.solve(sign * (2 * pred - true), A, b, A_eq, b_eq)  # argmin (2ĉ - c)·y
         loss = ((true - 2 * pred) * y_hat).sum(-1) + 2 * (pred * y_true).sum(-1) - (true * y_true).sum(-1)

@@ -157,7 +157,6 @@ class HighsModel:
     highs: Any
     columns: np.ndarray
     relaxation: Any
-    optimal: Any
     lp: Any
     integer: np.ndarray
     equalities: int
@@ -242,7 +241,7 @@ class HighsSolver(PersistentModelSolver):
             raise RuntimeError("HiGHS rejected the LP relaxation")
         # With an infinite bound an instance may be unbounded, and HiGHS' answer under a cutoff
         # ("nothing below it") would hide that: such models take no start.
-        return HighsModel(highs, np.arange(n, dtype=np.int32), relaxation, hs.HighsModelStatus.kOptimal, lp,
+        return HighsModel(highs, np.arange(n, dtype=np.int32), relaxation, lp,
                           batch.integrality, batch.num_equalities,
                           starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()))
 
@@ -280,7 +279,7 @@ class HighsSolver(PersistentModelSolver):
     def solve_relaxations(self, model: HighsModel, c: np.ndarray) -> list[np.ndarray | None]:
         if len(c) < MIN_BLOCK:
             return [self.solve_relaxation(model, row) for row in c]
-        optimal = model.optimal
+        optimal = self._highspy.HighsModelStatus.kOptimal
         highs, columns = self._block_lp(model)
 
         def solve_block(costs: np.ndarray) -> Any:
@@ -294,7 +293,7 @@ class HighsSolver(PersistentModelSolver):
         # A HiGHS MIP re-solve costs ten times an LP re-solve even when its root closes the gap
         # (knapsacks: root cut separation): with the duals the core's reduced-cost
         # search answers most revisited binary instances without the MIP.
-        columns, optimal, lp = model.columns, model.optimal, model.lp
+        columns, optimal, lp = model.columns, self._highspy.HighsModelStatus.kOptimal, model.lp
         if len(c) < MIN_BLOCK:
             highs, size = model.relaxation, 1
         else:
@@ -337,7 +336,7 @@ class HighsSolver(PersistentModelSolver):
         columns, relaxation = model.columns, model.relaxation
         relaxation.changeColsCost(len(columns), columns, c)
         run_highs(relaxation, self._highspy)
-        if relaxation.getModelStatus() != model.optimal:
+        if relaxation.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
             return None
         return integral_answer(np.array(relaxation.getSolution().col_value), model.integer, INTEGRAL_LP_TOL)
 
