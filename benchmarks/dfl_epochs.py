@@ -2,10 +2,11 @@
 PyEPO's tasks and data, interleaved in one run (the machine is shared: only ratios taken in one
 run mean something).
 
-Each repeat trains every configuration for ``--epochs`` epochs, one after the other; the table
-gives the median seconds per epoch over the repeats and its ratio to PyEPO's same method with
-the same solver (its Gurobi model beside ilplayer on Gurobi, its Pyomo model with HiGHS beside
-ilplayer on HiGHS; one process, its default). torch uses one intra-op thread throughout.
+Each repeat trains every configuration for ``--epochs`` epochs, each method's runs side by side
+(PyEPO's first, then ilplayer's; the order reversed on every other repeat); the table gives the
+median seconds per epoch over the repeats and its ratio to PyEPO's same method with the same
+solver (its Gurobi model beside ilplayer on Gurobi, its Pyomo model with HiGHS beside ilplayer
+on HiGHS; one process, its default). torch uses one intra-op thread throughout.
 
     python benchmarks/dfl_epochs.py --task shortest-path --grid 10 --methods spo+ pfyl dbb \\
         --backends highs gurobi --executors auto processes --repeats 3
@@ -46,8 +47,11 @@ def main() -> None:
     runs += [("ilplayer", method, backend, executor) for method in args.methods
              for backend in args.backends for executor in args.executors]
     seconds: dict[tuple, list[float]] = defaultdict(list)
-    for _ in range(args.repeats):
-        for library, method, backend, executor in runs:
+    for repeat in range(args.repeats):
+        # Each method's runs side by side, PyEPO first on even repeats and last on odd ones:
+        # what runs earlier in the process (memory, solver environments) favours neither.
+        order = [run for method in args.methods for run in runs if run[1] == method]
+        for library, method, backend, executor in order if repeat % 2 == 0 else order[::-1]:
             if library == "pyepo":
                 record = run_pyepo(task, method, epochs=args.epochs, solver=backend)
             else:

@@ -23,7 +23,7 @@ from ilplayer.matrices import as_csr, is_sparse
 from ilplayer.problem import ProblemTensors
 from ilplayer.types import Status
 
-__all__ = ["DecisionPool", "PoolRule", "check_solve_ratio", "pool_rule"]
+__all__ = ["DecisionPool", "PoolRule", "check_solve_ratio", "fingerprint", "pool_rule"]
 
 Solve = Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
 
@@ -82,7 +82,9 @@ def check_solve_ratio(solve_ratio: Any) -> float:
     return float(solve_ratio)
 
 
-def _fingerprint(problem: ProblemTensors) -> bytes:
+def fingerprint(problem: ProblemTensors) -> bytes:
+    """A digest of ``problem``'s constraints (rows, box, integrality, cost map): equal for
+    batches of one program."""
     digest = hashlib.blake2b(digest_size=16)
     for part in (problem.A, problem.b, problem.A_eq, problem.b_eq, problem.cost_map):
         if part is None:
@@ -124,7 +126,11 @@ class PoolRule:
         if not problem.shared_constraints:
             raise ValueError("solve_ratio / pool: a pool holds decisions of one program, so A, b (and A_eq, "
                              "b_eq) must be shared by the batch ((m, n) and (m,)), not given per instance")
-        key = _fingerprint(problem)
+        self.check_key(fingerprint(problem))
+
+    def check_key(self, key: bytes) -> None:
+        """Refuse a batch whose constraints' [`fingerprint`][ilplayer.decision_pool.fingerprint]
+        differs from those of the pool's decisions (the first batch's sets it)."""
         if self._program is None:
             self._program = key
         elif key != self._program:
@@ -156,16 +162,24 @@ class PoolRule:
         if bool(solved.any()):
             self.pool.add(y[solved])
 
-    def refresh(self, problem: ProblemTensors, exact: Solve) -> torch.Tensor:
-        """For the losses that read the whole pool: solve ``problem`` in a drawn share of
-        batches (its answers join the pool); the pool's decisions on ``problem``'s device."""
-        self._check_program(problem)
+    def refresh(self, problem: ProblemTensors | Callable[[], ProblemTensors], exact: Solve,
+                device: torch.device, key: bytes | None = None) -> torch.Tensor:
+        """For the losses that read the whole pool: solve the batch in a drawn share of calls
+        (its answers join the pool); the pool's decisions on ``device``.
+
+        ``problem`` may be a function that builds it, with ``key`` the constraints' fingerprint
+        known beforehand (an immutable program's): then a batch the pool answers is never built."""
+        if key is None:
+            problem = problem() if callable(problem) else problem
+            self._check_program(problem)
+        else:
+            self.check_key(key)
         if self.draw_solve():
-            y, status, _ = exact(problem)
+            y, status, _ = exact(problem() if callable(problem) else problem)
             self.record(y, status)
         else:
             self.pooled_batches += 1
-        return self.pool.decisions.to(problem.device)
+        return self.pool.decisions.to(device)
 
 
 def pool_rule(solve_ratio: Any = 1.0, pool: Any = None, seed: int | None = None) -> PoolRule | None:

@@ -12,9 +12,9 @@ import torch
 from ilplayer.backend_cache import cached_backend
 from ilplayer.bounds import Bounds, exact_dtype
 from ilplayer.dispatch import solve_problem
-from ilplayer.errors import NoGradientWarning, NoSignalWarning, warn_at_user_line
+from ilplayer.errors import NoGradientWarning, warn_at_user_line
 from ilplayer.executors import Backend, ExecutorLike
-from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, LayerSolves
+from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, MethodRun
 from ilplayer.oracle import UNBUILT, Oracle
 from ilplayer.problem import validate_problem
 from ilplayer.program import Program, check_sense
@@ -239,12 +239,14 @@ class ILPLayer(torch.nn.Module):
         self.oracle = oracle
         self.gradient = self.method.name
         self.backward_threads = backward_threads
-        self._warned_no_signal = False
-        self._warned_no_gradient: set[str] = set()
+        self._warned: set[str] = set()  # the warnings given once (an input's lost gradient, no signal)
         self.last_status: torch.Tensor | None = None
         self.last_objective: torch.Tensor | None = None
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        if "_warned" not in state:  # saved before one set held the warnings given (f2c0237 and before)
+            state["_warned"] = set(state.pop("_warned_no_gradient", ())) | (
+                {"no-signal"} if state.pop("_warned_no_signal", False) else set())
         if "oracle" not in state:  # saved before the oracle held the layer's solving (e7a7138 and before)
             program = Program(lb=state.pop("lb"), ub=state.pop("ub"), integrality=state.pop("integrality", None),
                               sense=state.pop("sense"), cost_map=state.pop("cost_map", None))
@@ -281,8 +283,8 @@ class ILPLayer(torch.nn.Module):
         if torch.is_grad_enabled():
             self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
-        run = LayerSolves(solve=oracle.solves(oracle.pool_rule if self.training else None),
-                          check_signal=self._check_signal, threads=self.backward_threads, cost_map=oracle.cost_map)
+        run = MethodRun(solve=oracle.solves(oracle.pool_rule if self.training else None),
+                        threads=self.backward_threads, cost_map=oracle.cost_map, warned=self._warned)
         y, status = self.method.apply(run, cost, A, b, program.lb, program.ub, A_eq, b_eq, program.integrality)
         self.last_status = status
         self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
@@ -292,11 +294,11 @@ class ILPLayer(torch.nn.Module):
         """Warn once per argument when an input that requires grad gets no gradient: A and b
         under a cost-only method, A_eq and b_eq under any."""
         for name, value in inputs.items():
-            if name in self._warned_no_gradient or not getattr(value, "requires_grad", False):
+            if name in self._warned or not getattr(value, "requires_grad", False):
                 continue
             if name in ("A", "b") and self.method.constraint_gradients:
                 continue
-            self._warned_no_gradient.add(name)
+            self._warned.add(name)
             givers = " or ".join(f"gradient={n!r}" for n, m in METHODS.items() if m.constraint_gradients)
             which = (f"only {givers} gives one (the other methods learn costs only)"
                      if name in ("A", "b") else
@@ -305,20 +307,6 @@ class ILPLayer(torch.nn.Module):
                      "of inequality rows in A, b with gradient='combopt'")
             warn_at_user_line(f"ILPLayer(gradient={self.gradient!r}): {name} requires grad but gets "
                               f"no gradient from this layer; {which}.", NoGradientWarning)
-
-    def _check_signal(self, dc: torch.Tensor | None, dy: torch.Tensor, *others: torch.Tensor | None) -> None:
-        """Warn once when a backward pass gives the whole batch an all-zero gradient although
-        the incoming gradient was not zero: the loss is learning nothing."""
-        if self._warned_no_signal or dy.device.type == "meta":
-            return
-        grads = [g for g in (dc, *others) if g is not None]
-        if not grads or not bool(dy.any()) or any(bool(g.any()) for g in grads):
-            return
-        self._warned_no_signal = True
-        warn_at_user_line(f"ILPLayer(gradient={self.gradient!r}): the backward pass gave the whole "
-                          "batch an all-zero gradient although the loss's gradient was not zero. "
-                          f"{self.method.no_signal_hint}.",
-                          NoSignalWarning)
 
     def close(self) -> None:
         """Stop the oracle's worker pool and release the backend's native models (for what it

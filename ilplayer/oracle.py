@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ilplayer.bounds import exact_dtype
-from ilplayer.decision_pool import PoolRule, pool_rule
+from ilplayer.decision_pool import PoolRule, fingerprint, pool_rule
 from ilplayer.dispatch import solve_problem
 from ilplayer.executors import Backend, ExecutorLike, make_executor
 from ilplayer.problem import ProblemTensors, validate_problem
@@ -216,7 +216,17 @@ class Oracle:
                      b_eq: Any = None) -> torch.Tensor:
         """For the losses that read a whole pool: solve ``c`` (in the program's sense) in the
         rule's drawn share of calls, adding the answers; the pool's decisions (k, n), float64."""
-        return pool.refresh(self.min_problem(c, A, b, A_eq, b_eq), self._solve)
+        c = c if isinstance(c, torch.Tensor) else torch.as_tensor(c)
+        build = lambda: self.min_problem(c, A, b, A_eq, b_eq)
+        if A is not None or b is not None or A_eq is not None or b_eq is not None:
+            return pool.refresh(build, self._solve, c.device)
+        # The program's own rows: their fingerprint is computed once (a Program is immutable),
+        # and a batch the pool answers is not validated again.
+        keys = self.__dict__.setdefault("_program_keys", {})
+        kind = (c.dtype, tuple(c.shape[1:]))  # another width or dtype: validated (and refused) anew
+        if kind not in keys:
+            keys[kind] = fingerprint(build())
+        return pool.refresh(build, self._solve, c.device, key=keys[kind])
 
     def _solve(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``problem`` with this oracle's backend and pool: ``(y float64, status, objective)``."""

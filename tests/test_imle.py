@@ -85,14 +85,14 @@ def test_imle_options_are_checked_and_shared_keywords_apply():
 def test_imle_backward_is_torch_on_the_meta_device():
     """The backward's maths never leaves torch: with the solves stubbed by exhaustive answers
     on meta tensors' shapes, the arithmetic runs on the meta device."""
-    from ilplayer.gradients.base import LayerSolves
+    from ilplayer.gradients.base import MethodRun
 
     def solve(problem):
         shape = problem.c.shape
         y = torch.zeros(shape, dtype=torch.float64, device="meta")
         return y, torch.zeros(shape[0], dtype=torch.int8, device="meta"), torch.zeros(shape[0], device="meta")
 
-    run = LayerSolves(solve=solve, check_signal=lambda dc, dy: None, threads=None)
+    run = MethodRun(solve=solve, threads=None)
     c = torch.zeros(2, N, device="meta", dtype=torch.float64, requires_grad=True)
     y, _ = IMLE(samples=2, two_sides=True).apply(run, c, A.to("meta"), B.to("meta"), 0, 1, None, None)
     dc, = torch.autograd.grad(y, c, torch.ones(2, N, device="meta", dtype=torch.float64))

@@ -31,6 +31,7 @@ PyEPO is installed, its own method of the same name runs on the same data and sp
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.gradients import IMLE, AdaptiveIMLE, FrankWolfe, Perturbed
+from ilplayer.gradients import IMLE, AdaptiveIMLE, Blackbox, CombOptNet, FrankWolfe, GradientMethod, Identity, Perturbed
 from ilplayer.layer import ILPLayer
 from ilplayer.losses import (
     NCE,
@@ -53,6 +54,8 @@ from ilplayer.losses import (
     SPOPlus,
 )
 from ilplayer.metrics import regret
+from ilplayer.oracle import Oracle
+from ilplayer.program import Program
 from ilplayer.seeding import derive_seed
 
 __all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "method_fits", "run_method",
@@ -228,11 +231,11 @@ class EpochBatches:
         return -(-self.size // self.batch_size)
 
 
-def _optimal(layer: ILPLayer, task: Task, c: torch.Tensor) -> torch.Tensor:
+def _optimal(oracle: Oracle, c: torch.Tensor) -> torch.Tensor:
     """The optimal decisions (per cost entry) for the costs ``c``."""
-    y, status = layer.oracle.solve_batch(c, **task.constraints())
+    y, status = oracle.solve_batch(c)
     if not bool((status == 0).all()):
-        raise RuntimeError(f"{task.name}: {int((status != 0).sum())} instances not solved to optimality")
+        raise RuntimeError(f"{int((status != 0).sum())} instances not solved to optimality")
     return y
 
 
@@ -242,7 +245,7 @@ def noise_seed_of(method: str, seed: int) -> int:
     return derive_seed(seed, 5 if method in DECISION_METHODS else 6)
 
 
-def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int, solve_ratio: float | None) -> Any:
+def _cost_losses(method: str, oracle: Oracle, y_train: torch.Tensor, seed: int, solve_ratio: float | None) -> Any:
     """The loss module of a cost-loss ``method`` (None for the others); the pool losses start
     from the training decisions, with ``solve_ratio`` (default 0.05), as do the others when a
     ``solve_ratio`` is given."""
@@ -250,16 +253,16 @@ def _cost_losses(method: str, layer: ILPLayer, y_train: torch.Tensor, seed: int,
                               "pool": y_train, "seed": derive_seed(seed, 7)}
     some = {} if solve_ratio is None else pooled  # the solving losses: pooled only when asked
     noise_seed = noise_seed_of(method, seed)
-    builders = {"spo+": lambda: SPOPlus(layer, **some),
-                "pfyl": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed, **some),
-                "pfymul": lambda: FenchelYoung(layer, sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
+    builders = {"spo+": lambda: SPOPlus(oracle, **some),
+                "pfyl": lambda: FenchelYoung(oracle, sigma=1.0, samples=10, seed=noise_seed, **some),
+                "pfymul": lambda: FenchelYoung(oracle, sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
                                                **some),
-                "pg": lambda: PerturbationGradient(layer, sigma=0.1, **some),
-                "nce": lambda: NCE(layer, **pooled), "cmap": lambda: ContrastiveMAP(layer, **pooled),
-                "ptltr": lambda: PointwiseLTR(layer, **pooled), "prltr": lambda: PairwiseLTR(layer, **pooled),
-                "lsltr": lambda: ListwiseLTR(layer, **pooled),
-                "rfy": lambda: RegularizedFenchelYoung(layer, lambd=1.0, **some),
-                "cave": lambda: CaVE(layer, max_iter=3)}
+                "pg": lambda: PerturbationGradient(oracle, sigma=0.1, **some),
+                "nce": lambda: NCE(oracle, **pooled), "cmap": lambda: ContrastiveMAP(oracle, **pooled),
+                "ptltr": lambda: PointwiseLTR(oracle, **pooled), "prltr": lambda: PairwiseLTR(oracle, **pooled),
+                "lsltr": lambda: ListwiseLTR(oracle, **pooled),
+                "rfy": lambda: RegularizedFenchelYoung(oracle, lambd=1.0, **some),
+                "cave": lambda: CaVE(oracle, max_iter=3)}
     return builders[method]() if method in builders else None
 
 
@@ -277,32 +280,34 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     model = torch.nn.Linear(task.x_train.shape[1], task.c_train.shape[1]).double()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     noise_seed = noise_seed_of(method, seed)
-    gradient: Any = {"dbb": "blackbox", "nid": "identity", "dpo": "perturbed", "combopt": "combopt",
-                     "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
-                                         variance_reduction=True),  # PyEPO's default
-                     "imle": IMLE(sigma=1.0, samples=10, lambd=10.0, seed=noise_seed),
-                     "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed),
-                     "rfwo": FrankWolfe(lambd=1.0)}.get(method, "identity")  # the losses solve through it
-    method_options: dict[str, Any] = ({"blackbox_lambda": 10.0} if gradient == "blackbox" else
-                      {"sigma": 1.0, "samples": 10, "seed": noise_seed} if gradient == "perturbed" else {})
+    method_object: GradientMethod = {
+        "dbb": Blackbox(lambd=10.0), "dpo": Perturbed(sigma=1.0, samples=10, seed=noise_seed),
+        "combopt": CombOptNet(),
+        "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
+                            variance_reduction=True),  # PyEPO's default
+        "imle": IMLE(sigma=1.0, samples=10, lambd=10.0, seed=noise_seed),
+        "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed),
+        "rfwo": FrankWolfe(lambd=1.0)}.get(method, Identity())  # the losses solve through the oracle
+    # The task's constraints live in the program (PyEPO's optModel holds them too): the calls
+    # below pass costs alone, and the pool losses skip re-checking the rows per batch.
     # CombOptNet's gradient lives in the program's variables: it gets their costs (below).
     embed = task.embed if method == "combopt" else None
-    layer = ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense, gradient=gradient, executor=executor,
-                     workers=workers, integrality=task.integrality, **method_options,
-                     cost_map=task.embed if embed is None else None)
+    program = Program(A=task.A, b=task.b, A_eq=task.A_eq, b_eq=task.b_eq, lb=task.lb, ub=task.ub,
+                      integrality=task.integrality, sense=task.sense)
+    oracle = Oracle(dataclasses.replace(program, cost_map=task.embed if embed is None else None), solver=solver,
+                    executor=executor, workers=workers)
+    layer = ILPLayer(oracle, method_object)
     # Its exact solves (the true decisions, the test) go through the same map as the others'.
-    reference = layer if embed is None else ILPLayer(task.lb, task.ub, solver=solver, sense=task.sense,
-                                                     gradient="identity", executor=executor, workers=workers,
-                                                     integrality=task.integrality, cost_map=embed)
+    reference = oracle if embed is None else Oracle(dataclasses.replace(program, cost_map=embed), solver=solver,
+                                                    executor=executor, workers=workers)
     sign = 1.0 if task.sense == "min" else -1.0
-    constraints = task.constraints()
-    y_train = _optimal(reference, task, task.c_train)
-    y_test = _optimal(reference, task, task.c_test)
-    losses = _cost_losses(method, layer, y_train, seed, solve_ratio)
+    y_train = _optimal(reference, task.c_train)
+    y_test = _optimal(reference, task.c_test)
+    losses = _cost_losses(method, oracle, y_train, seed, solve_ratio)
 
     def test_regret() -> float:
         with torch.no_grad():
-            decisions = _optimal(reference, task, model(task.x_test))
+            decisions = _optimal(reference, model(task.x_test))
         return regret(task.c_test, decisions, y_test, sense=task.sense)
 
     history = [{"epoch": 0, "regret": test_regret(), "seconds": 0.0}]
@@ -315,26 +320,26 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
             if method == "2s":
                 loss = torch.nn.functional.mse_loss(c_pred, c_true)
             elif method == "spo+":
-                loss = losses(c_pred, c_true, y_true=y_true, **constraints)
+                loss = losses(c_pred, c_true, y_true=y_true)
             elif method in ("pfyl", "pfymul", "nce", "cmap", "rfy", "cave"):  # against the true decisions
-                loss = losses(c_pred, y_true, **constraints)
+                loss = losses(c_pred, y_true)
             elif method in ("pg", "ptltr", "prltr", "lsltr"):  # against the true costs
-                loss = losses(c_pred, c_true, **constraints)
+                loss = losses(c_pred, c_true)
             elif method in ("dbb", "nid"):  # the decision's true objective, to be minimised
-                loss = sign * (c_true * layer(c_pred, **constraints)).sum(-1).mean()
+                loss = sign * (c_true * layer(c_pred)).sum(-1).mean()
             elif method in DECISION_METHODS:  # L1 to the true decision (PyEPO's examples)
-                loss = (layer(c_pred, **constraints) - y_true).abs().sum(-1).mean()
+                loss = (layer(c_pred) - y_true).abs().sum(-1).mean()
             elif embed is not None:  # combopt on the program's variables, its decisions read per edge
-                loss = ((layer(c_pred @ embed.T, **constraints) @ embed - y_true) ** 2).sum(-1).mean()
+                loss = ((layer(c_pred @ embed.T) @ embed - y_true) ** 2).sum(-1).mean()
             else:  # dpo, combopt: distance to the true decision
-                loss = ((layer(c_pred, **constraints) - y_true) ** 2).sum(-1).mean()
+                loss = ((layer(c_pred) - y_true) ** 2).sum(-1).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         seconds = time.perf_counter() - start
         history.append({"epoch": epoch + 1, "regret": test_regret(), "seconds": seconds})
-    layer.close()
-    if reference is not layer:
+    oracle.close()
+    if reference is not oracle:
         reference.close()
     return {"task": task.name, "method": method, "solver": solver, "library": "ilplayer", "seed": seed,
             "executor": executor or "auto", "workers": workers, "epochs": epochs, "lr": lr, "solve_ratio": solve_ratio,

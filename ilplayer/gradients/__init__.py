@@ -11,7 +11,7 @@ is a `GradientMethod` subclass in a module here, added to `METHODS`.
 
 from __future__ import annotations
 
-from ilplayer.gradients.base import GradientMethod, LayerSolves
+from ilplayer.gradients.base import GradientMethod, MethodRun
 from ilplayer.gradients.blackbox import Blackbox, blackbox_gradient
 from ilplayer.gradients.combopt import (
     BASES,
@@ -45,7 +45,7 @@ __all__ = [
     "FrankWolfe",
     "GradientMethod",
     "Identity",
-    "LayerSolves",
+    "MethodRun",
     "Perturbed",
     "blackbox_gradient",
     "combopt_backward",

@@ -1,5 +1,5 @@
 """What every gradient method shares: the interface the layer dispatches to, and what a method
-may use of its layer (its solves, its no-signal check, its thread setting).
+is given to run with (the oracle's solves, the thread setting, the cost map).
 
 A method is an object that holds its own options (``CombOptNet(tau=0.5)``,
 ``Perturbed(sigma=1.0, samples=8)``); `GradientMethod.apply` runs the forward solve(s)
@@ -13,12 +13,13 @@ import contextlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
 from ilplayer.bounds import exact_dtype
+from ilplayer.errors import NoSignalWarning, warn_at_user_line
 from ilplayer.problem import validate_problem
 from ilplayer.types import Status
 
@@ -26,27 +27,28 @@ if TYPE_CHECKING:
     from ilplayer.bounds import Bounds
     from ilplayer.problem import ProblemTensors
 
-__all__ = ["GradientMethod", "LayerSolves", "has_solution", "is_number", "seeded_generator", "solve_exactly",
+__all__ = ["GradientMethod", "MethodRun", "has_solution", "is_number", "seeded_generator", "solve_exactly",
            "torch_threads"]
 
 
 @dataclass(frozen=True)
-class LayerSolves:
-    """What a gradient method may use of the layer that runs it.
+class MethodRun:
+    """What a gradient method is given for one forward pass (by the layer that runs it).
 
     Attributes:
-        solve: ``problem -> (y float64, status, objective)`` with the layer's backend and pool.
-        check_signal: ``(dc, dy, *others)``: warns once when a whole batch got a zero gradient.
+        solve: ``problem -> (y float64, status, objective)``: the oracle's solves (its backend,
+            executor and, in training, its pool rule).
         threads: torch intra-op threads for a CPU backward (None: torch's setting).
-        cost_map: the layer's map (n, d) from cost entries to the program's variables, or None;
-            a method builds its problems with it (``validate_problem(..., cost_map=...)``) and
+        cost_map: the program's map (n, d) from cost entries to its variables, or None; a
+            method builds its problems with it (``validate_problem(..., cost_map=...)``) and
             then works in the cost entries' space: its ``c``, noise and decisions are (B, d).
+        warned: the warnings already given (the all-zero gradient warns once per owner).
     """
 
     solve: Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
-    check_signal: Callable[..., None]
     threads: int | None
     cost_map: torch.Tensor | None = None
+    warned: set[str] = field(default_factory=set)
 
 
 class GradientMethod(ABC):
@@ -58,14 +60,14 @@ class GradientMethod(ABC):
     no_signal_hint: ClassVar[str] = ""
     """What to try when a whole batch gets a zero gradient (the layer's NoSignalWarning)."""
 
-    def apply(self, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+    def apply(self, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
               ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
               integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
         """``(y, status)`` of the minimisation, with this method's backward attached to ``y``."""
         return _MethodFunction.apply(c, A, b, lb, ub, run, self, A_eq, b_eq, integrality)
 
     @abstractmethod
-    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
                 ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """The forward solve(s) through ``run``: ``(y, status)``; what the backward needs goes on
@@ -93,15 +95,31 @@ class _MethodFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds,
-                run: LayerSolves, method: GradientMethod, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
+                run: MethodRun, method: GradientMethod, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        ctx.method = method
+        ctx.method, ctx.run = method, run
         return method.forward(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
 
     @staticmethod
     def backward(ctx: Any, dy: torch.Tensor, _dstatus: torch.Tensor | None) -> tuple[Any, ...]:
-        grads = tuple(ctx.method.backward(ctx, dy))
+        with torch_threads(ctx.run.threads, dy.device):
+            grads = tuple(ctx.method.backward(ctx, dy))
+        _check_signal(ctx.run, ctx.method, dy, grads)
         return (*grads, *(None,) * (_MethodFunction.INPUTS - len(grads)))
+
+
+def _check_signal(run: MethodRun, method: GradientMethod, dy: torch.Tensor, grads: tuple[Any, ...]) -> None:
+    """Warn once when a backward pass gives the whole batch an all-zero gradient although the
+    incoming gradient was not zero: the loss is learning nothing."""
+    if "no-signal" in run.warned or dy.device.type == "meta":
+        return
+    given = [g for g in grads if g is not None]
+    if not given or not bool(dy.any()) or any(bool(g.any()) for g in given):
+        return
+    run.warned.add("no-signal")
+    warn_at_user_line(f"ILPLayer(gradient={method.name!r}): the backward pass gave the whole batch an all-zero "
+                      f"gradient although the loss's gradient was not zero. {method.no_signal_hint}.",
+                      NoSignalWarning)
 
 
 def has_solution(status: torch.Tensor) -> torch.Tensor:
@@ -135,13 +153,13 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def solve_exactly(ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+def solve_exactly(ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
                   ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None, integrality: Any = None
                   ) -> tuple[torch.Tensor, torch.Tensor]:
     """The forward of a cost-only method: the exact solve, with ``c``, ``y`` (float64) and the
-    statuses saved on ``ctx`` (and the problem and ``run`` kept) for its backward."""
+    statuses saved on ``ctx`` (and the problem kept) for its backward."""
     problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
-    ctx.run, ctx.problem = run, problem
+    ctx.problem = problem
     y64, status, _ = run.solve(problem)
     y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))
     ctx.save_for_backward(c.detach(), y64, status)

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from ilplayer.bounds import exact_dtype
-from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, is_number, torch_threads
+from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
 from ilplayer.problem import dense_tensor, rows_with_equalities, validate_problem
 from ilplayer.types import Status
 
@@ -214,7 +214,7 @@ class CombOptNet(GradientMethod):
         object.__setattr__(self, "tau", None if self.tau is None else float(self.tau))
         object.__setattr__(self, "feasibility_tol", float(self.feasibility_tol))
 
-    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
                 ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
@@ -235,7 +235,6 @@ class CombOptNet(GradientMethod):
         dtype = torch.promote_types(torch.promote_types(c.dtype, A_rows.dtype), b.dtype)
         dtype = torch.promote_types(dtype, torch.float32)
         ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
-        ctx.run = run
         ctx.save_for_backward(A_rows, problem.b, y, status)
         ctx.mark_non_differentiable(status)
         ctx.dtypes = (c.dtype, dtype)
@@ -249,18 +248,16 @@ class CombOptNet(GradientMethod):
         m = A.shape[-2]
         A_eq, b_eq = ctx.equalities
         A_rows, b_rows = rows_with_equalities(A, b, A_eq, b_eq, y.shape[0], dtype)
-        with torch_threads(ctx.run.threads, dy.device):
-            dc, dA, db = combopt_backward(
-                dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
-                tau=self.tau, basis=self.basis, project_to_box=self.project_to_box,
-                feasibility_tol=self.feasibility_tol, need_constraint_grads=need_A or need_b)
+        dc, dA, db = combopt_backward(
+            dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
+            tau=self.tau, basis=self.basis, project_to_box=self.project_to_box,
+            feasibility_tol=self.feasibility_tol, need_constraint_grads=need_A or need_b)
         if dA is not None and db is not None and A_rows.shape[-2] != m:  # equalities get no gradient
             dA, db = dA[..., :m, :], db[..., :m]
             if A.dim() == 2 and dA.dim() == 3:
                 dA = dA.sum(0)
             if b.dim() == 1 and db.dim() == 2:
                 db = db.sum(0)
-        ctx.run.check_signal(dc, dy, dA, db)
         return (dc.to(c_dtype) if need_c else None,
                 dA.to(A.dtype) if need_A and dA is not None else None,
                 db.to(b.dtype) if need_b and db is not None else None)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.gradients.base import GradientMethod, LayerSolves, has_solution, is_number, torch_threads
+from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
 from ilplayer.problem import ProblemTensors, validate_problem
 from ilplayer.types import Status
 
@@ -144,14 +144,13 @@ class FrankWolfe(GradientMethod):
 
         return frank_wolfe_projection(-c / self.lambd, oracle, self.max_iter, self.tol)
 
-    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
                 ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
         mu, vertices, weights, ok = self.project(run.solve, problem, c.detach().double())
         # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
         status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)
-        ctx.run = run
         ctx.save_for_backward(vertices, weights, ok)
         ctx.mark_non_differentiable(status)
         return mu.to(c.dtype), status
@@ -160,10 +159,8 @@ class FrankWolfe(GradientMethod):
         if not ctx.needs_input_grad[0]:
             return ()
         vertices, weights, ok = ctx.saved_tensors
-        with torch_threads(ctx.run.threads, dy.device):
-            dc = -face_projection(vertices, weights, dy.double()) / self.lambd * ok[:, None]
-        ctx.run.check_signal(dc, dy)
-        return (dc.to(dy.dtype),) + (None,) * 9
+        dc = -face_projection(vertices, weights, dy.double()) / self.lambd * ok[:, None]
+        return (dc.to(dy.dtype),)
 
     def options(self) -> dict[str, Any]:
         return {"lambd": self.lambd, "max_iter": self.max_iter, "tol": self.tol}

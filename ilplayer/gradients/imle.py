@@ -21,11 +21,10 @@ import torch
 
 from ilplayer.gradients.base import (
     GradientMethod,
-    LayerSolves,
+    MethodRun,
     has_solution,
     is_number,
     seeded_generator,
-    torch_threads,
 )
 from ilplayer.gradients.perturbed import perturbed_mean, solve_samples
 from ilplayer.problem import validate_problem
@@ -92,7 +91,7 @@ class IMLE(GradientMethod):
     def after_backward(self, dc: torch.Tensor) -> None:
         """What a backward teaches the method (the adaptive form's alpha)."""
 
-    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
                 ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
@@ -101,7 +100,7 @@ class IMLE(GradientMethod):
                              self.noise_generator(c.device), c.device)
         perturbed = c.detach().double()[None] + self.sigma * noise
         y_samples, solved, status = solve_samples(run, problem, perturbed)
-        ctx.run, ctx.problem = run, problem
+        ctx.problem = problem
         ctx.save_for_backward(y_samples, perturbed, solved, c.detach().double())
         ctx.mark_non_differentiable(status)
         return perturbed_mean(y_samples, solved).to(c.dtype), status
@@ -114,25 +113,23 @@ class IMLE(GradientMethod):
         dy64 = dy.detach().double()
         lambd = self.step(c, dy64)
         if lambd == 0.0:
-            return (torch.zeros_like(dy),) + (None,) * 9
+            return (torch.zeros_like(dy),)
         shift = lambd * dy64[None]
         moved = torch.cat([perturbed + shift, perturbed - shift]) if self.two_sides else perturbed + shift
         copies = moved.shape[0]
         y64, status64, _ = ctx.run.solve(ctx.problem.repeat(copies, moved.reshape(-1, dy.shape[-1])))
         y_moved = y64.reshape(copies, *dy.shape)
         ok = has_solution(status64).reshape(copies, dy.shape[0])
-        with torch_threads(ctx.run.threads, dy.device):
-            if self.two_sides:
-                high, low = y_moved[:samples], y_moved[samples:]
-                usable = (ok[:samples] & ok[samples:]).to(torch.float64)[..., None]
-                difference, width = (high - low) * usable, 2 * lambd + TINY
-            else:
-                usable = (ok & solved).to(torch.float64)[..., None]
-                difference, width = (y_moved - y_samples) * usable, lambd + TINY
-            dc = difference.sum(0) / (usable.sum(0).clamp(min=1) * width)
+        if self.two_sides:
+            high, low = y_moved[:samples], y_moved[samples:]
+            usable = (ok[:samples] & ok[samples:]).to(torch.float64)[..., None]
+            difference, width = (high - low) * usable, 2 * lambd + TINY
+        else:
+            usable = (ok & solved).to(torch.float64)[..., None]
+            difference, width = (y_moved - y_samples) * usable, lambd + TINY
+        dc = difference.sum(0) / (usable.sum(0).clamp(min=1) * width)
         self.after_backward(dc)
-        ctx.run.check_signal(dc, dy)
-        return (dc.to(dy.dtype),) + (None,) * 9
+        return (dc.to(dy.dtype),)
 
     def options(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "samples": self.samples, "lambd": self.lambd, "two_sides": self.two_sides}

@@ -13,11 +13,10 @@ import torch
 
 from ilplayer.gradients.base import (
     GradientMethod,
-    LayerSolves,
+    MethodRun,
     has_solution,
     is_number,
     seeded_generator,
-    torch_threads,
 )
 from ilplayer.problem import validate_problem
 
@@ -29,7 +28,7 @@ __all__ = ["NOISES", "Perturbed", "away_from_zero", "perturb", "perturbed_gradie
            "solve_samples", "standard_noise"]
 
 
-def solve_samples(run: LayerSolves, problem: ProblemTensors, costs: torch.Tensor
+def solve_samples(run: MethodRun, problem: ProblemTensors, costs: torch.Tensor
                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The perturbed costs (S, B, n) of ``problem``'s instances solved as one batch: the
     solutions (S, B, n) float64, which have one (S, B), and each instance's most severe status (B,)."""
@@ -121,11 +120,10 @@ class Perturbed(GradientMethod):
         """The noise stream: seeded once per device when ``seed`` is given."""
         return seeded_generator(self._generators, self.seed, device)
 
-    def forward(self, ctx: Any, run: LayerSolves, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
+    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
                 ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
-        ctx.run = run
         samples, sigma = self.samples, self.sigma
         noise = standard_noise(samples, tuple(c.shape), self.noise_generator(c.device), c.device)
         costs = perturb(c.detach().double(), noise, sigma, self.noise)
@@ -139,11 +137,9 @@ class Perturbed(GradientMethod):
         if not ctx.needs_input_grad[0]:
             return ()
         y_samples, noise, solved, c = ctx.saved_tensors
-        with torch_threads(ctx.run.threads, dy.device):
-            dc = perturbed_gradient(dy.double(), y_samples, noise, self.sigma, solved, self.variance_reduction)
-            if self.noise == "multiplicative":  # the noise is additive in log c: the chain rule's 1 / c
-                dc = dc / away_from_zero(c)
-        ctx.run.check_signal(dc, dy)
+        dc = perturbed_gradient(dy.double(), y_samples, noise, self.sigma, solved, self.variance_reduction)
+        if self.noise == "multiplicative":  # the noise is additive in log c: the chain rule's 1 / c
+            dc = dc / away_from_zero(c)
         return (dc.to(dy.dtype),)
 
     def options(self) -> dict[str, Any]:
