@@ -29,8 +29,8 @@ LAYERS = [
      "auto_dispatch", "main_guard"),                        # the pool-or-caller choice, the main script's guard
     ("dispatch", "decision_pool", "oracle"),                # batch -> tasks -> answers; pooled answers; the oracle
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
-     "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics", "losses", "losses.solutions",
-     "losses.cost", "losses.pool", "losses.cave", "instances",
+     "gradients.perturbation", "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics",
+     "losses", "losses.solutions", "losses.cost", "losses.pool", "losses.cave", "instances",
      "backend_cache", "separation", "polish", "observations", "equalities"),
     ("layer", "cvxpy_layer"),                               # ILPLayer and solve(); cvxpy problems as layers
     ("constraints",),                                       # learnable constraint sets

@@ -11,7 +11,7 @@ import torch
 
 from ilplayer import ILPLayer
 from ilplayer.gradients import IMLE, AdaptiveIMLE
-from ilplayer.gradients.imle import sum_of_gamma
+from ilplayer.gradients.perturbation import sum_of_gamma
 from tests.host_solvers import require
 from tests.test_pool_losses import FEASIBLE, A, B, N, argbest, data
 

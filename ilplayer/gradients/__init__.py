@@ -4,7 +4,9 @@ as well as its maths (pure torch on the tensors' own device).
 ``combopt`` ([`CombOptNet`][ilplayer.gradients.CombOptNet], Paulus et al., 2021) gives gradients for the cost ``c`` and
 the constraints ``A, b``; ``blackbox`` (`Blackbox`), ``identity`` (`Identity`) and
 ``perturbed`` (`Perturbed`), ``imle`` (`IMLE`), ``aimle`` (`AdaptiveIMLE`)
-and ``frank-wolfe`` (`FrankWolfe`) for ``c`` only. A method is an object holding its options;
+and ``frank-wolfe`` (`FrankWolfe`) for ``c`` only. The sampling methods draw their noise
+from a [`Perturbation`][ilplayer.gradients.Perturbation], which the perturbed Fenchel-Young loss
+takes too. A method is an object holding its options;
 the layer's ``gradient=`` takes one, or its name as a shortcut ([`METHODS`][ilplayer.gradients.METHODS]). A new method
 is a `GradientMethod` subclass in a module here, added to `METHODS`.
 """
@@ -25,6 +27,7 @@ from ilplayer.gradients.combopt import (
 from ilplayer.gradients.frank_wolfe import FrankWolfe
 from ilplayer.gradients.identity import Identity, identity_gradient
 from ilplayer.gradients.imle import IMLE, AdaptiveIMLE
+from ilplayer.gradients.perturbation import NOISES, Perturbation
 from ilplayer.gradients.perturbed import Perturbed, perturbed_gradient, perturbed_mean
 
 METHODS: dict[str, type[GradientMethod]] = {m.name: m for m in (CombOptNet, Blackbox, Identity, Perturbed, IMLE,
@@ -39,6 +42,7 @@ __all__ = [
     "GRADIENTS",
     "IMLE",
     "METHODS",
+    "NOISES",
     "AdaptiveIMLE",
     "Blackbox",
     "CombOptNet",
@@ -46,6 +50,7 @@ __all__ = [
     "GradientMethod",
     "Identity",
     "MethodRun",
+    "Perturbation",
     "Perturbed",
     "blackbox_gradient",
     "combopt_backward",

@@ -12,77 +12,44 @@ layer's backend and executor, the maths is torch on the inputs' device.
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.gradients.base import (
-    GradientMethod,
-    MethodRun,
-    has_solution,
-    is_number,
-    seeded_generator,
-)
+from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
+from ilplayer.gradients.perturbation import TINY, Perturbation
 from ilplayer.gradients.perturbed import perturbed_mean, solve_samples
 from ilplayer.problem import validate_problem
 
 if TYPE_CHECKING:
     from ilplayer.bounds import Bounds
 
-__all__ = ["IMLE", "AdaptiveIMLE", "sum_of_gamma"]
-
-TINY = 1e-7  # PyEPO's _EPS: added to the finite difference's step
-
-
-def sum_of_gamma(shape: tuple[int, ...], kappa: float, iterations: int, generator: torch.Generator | None,
-                 device: torch.device) -> torch.Tensor:
-    """Sum-of-Gamma noise (I-MLE's, PyEPO's ``sumGammaDistribution``): ``(sum_{i<=s}
-    Gamma(1/kappa, kappa/i) - log s) / kappa``, float64 on ``device``."""
-    alpha = torch.full((iterations, *shape), 1.0 / kappa, dtype=torch.float64, device=device)
-    gammas = torch._standard_gamma(alpha, generator=generator)
-    weights = kappa / torch.arange(1, iterations + 1, dtype=torch.float64, device=device)
-    samples = (gammas * weights.view(iterations, *([1] * len(shape)))).sum(0)
-    return (samples - math.log(iterations)) / kappa
+__all__ = ["IMLE", "AdaptiveIMLE"]
 
 
 @dataclass(frozen=True)
-class IMLE(GradientMethod):
-    """``gradient="imle"``: I-MLE with ``samples`` draws of Sum-of-Gamma noise (``kappa``,
-    ``iterations`` terms) of scale ``sigma`` and the finite-difference step ``lambd``
-    (PyEPO's defaults: 10 samples, sigma 1, lambda 10, kappa 5)."""
+class IMLE(Perturbation, GradientMethod):
+    """``gradient="imle"``: I-MLE over its [`Perturbation`][ilplayer.gradients.Perturbation]
+    (by default ``samples=10`` draws of Sum-of-Gamma noise, ``kappa`` 5, ``iterations`` 10
+    terms, of scale ``sigma``; any noise of [`NOISES`][ilplayer.gradients.perturbation.NOISES]
+    is accepted) and the finite-difference step ``lambd`` (PyEPO's defaults: 10 samples,
+    sigma 1, lambda 10, kappa 5)."""
 
-    sigma: float = 1.0
     samples: int = 10
+    noise: str = "sum-of-gamma"
     lambd: float = 10.0
     two_sides: bool = False
-    kappa: float = 5.0
-    iterations: int = 10
-    seed: int | None = None
-    _generators: dict[str, torch.Generator] = field(default_factory=dict, repr=False, compare=False)
     name: ClassVar[str] = "imle"
     no_signal_hint: ClassVar[str] = "The moved solutions equal the perturbed ones; raise lambd (or sigma)"
 
     def __post_init__(self) -> None:
-        for label in ("sigma", "lambd", "kappa"):
-            value = getattr(self, label)
-            if not (is_number(value) and value > 0):
-                raise ValueError(f"{label} must be a positive number, got {value!r}")
-            object.__setattr__(self, label, float(value))
-        for label in ("samples", "iterations"):
-            value = getattr(self, label)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{label} must be a positive integer, got {value!r}")
+        super().__post_init__()
+        if not (is_number(self.lambd) and self.lambd > 0):
+            raise ValueError(f"lambd must be a positive number, got {self.lambd!r}")
+        object.__setattr__(self, "lambd", float(self.lambd))
         if not isinstance(self.two_sides, bool):
             raise ValueError(f"two_sides must be True or False, got {self.two_sides!r}")
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)):
-            raise ValueError(f"seed must be an integer or None, got {self.seed!r}")
-
-    def noise_generator(self, device: torch.device) -> torch.Generator | None:
-        """The noise stream: seeded once per device when ``seed`` is given."""
-        return seeded_generator(self._generators, self.seed, device)
 
     def step(self, c: torch.Tensor, dy: torch.Tensor) -> float:
         """The finite difference's step for this backward."""
@@ -95,10 +62,7 @@ class IMLE(GradientMethod):
                 ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
                 integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
-        samples = self.samples
-        noise = sum_of_gamma((samples, *c.shape), self.kappa, self.iterations,
-                             self.noise_generator(c.device), c.device)
-        perturbed = c.detach().double()[None] + self.sigma * noise
+        perturbed, _ = self.costs(c)
         y_samples, solved, status = solve_samples(run, problem, perturbed)
         ctx.problem = problem
         ctx.save_for_backward(y_samples, perturbed, solved, c.detach().double())
@@ -123,7 +87,7 @@ class IMLE(GradientMethod):
         if self.two_sides:
             high, low = y_moved[:samples], y_moved[samples:]
             usable = (ok[:samples] & ok[samples:]).to(torch.float64)[..., None]
-            difference, width = (high - low) * usable, 2 * lambd + TINY
+            difference, width = (high - low) * usable, 2 * lambd + TINY  # PyEPO's _EPS in the step
         else:
             usable = (ok & solved).to(torch.float64)[..., None]
             difference, width = (y_moved - y_samples) * usable, lambd + TINY

@@ -11,7 +11,7 @@ import torch
 
 from ilplayer.decision_pool import PoolRule, pool_rule
 from ilplayer.gradients.frank_wolfe import FrankWolfe
-from ilplayer.gradients.perturbed import NOISES, perturb, standard_noise
+from ilplayer.gradients.perturbation import Perturbation
 from ilplayer.problem import check_finite, input_tensor
 
 if TYPE_CHECKING:
@@ -141,28 +141,44 @@ class FenchelYoung(CostLoss):
     PyEPO's PFYMul) the costs are ``c_pred * F``, ``F = exp(sigma Z - sigma^2 / 2)`` (signs
     kept), and the gradient ``y - E[F * argmin (c_pred * F)·y']``. Maximisation is the same
     loss on the negated costs. Returns the batch mean.
+
+    The noise is a [`Perturbation`][ilplayer.gradients.Perturbation]: give one as
+    ``perturbation`` (a `Perturbed` or `IMLE` method object is one too, and then shares its
+    stream), or its ``sigma`` (default 1), ``samples`` (8) and ``noise`` ("additive") here;
+    ``seed`` seeds the noise of the latter and the pool's draws.
+
+    Example:
+        >>> loss = FenchelYoung(oracle, perturbation=Perturbation(sigma=0.5, samples=4, seed=0))  # doctest: +SKIP
     """
 
-    def __init__(self, oracle: Oracle | ILPLayer, sigma: float = 1.0, samples: int = 8,
-                 seed: int | None = None, noise: str = "additive", solve_ratio: float = 1.0,
-                 pool: Any = None) -> None:
+    def __init__(self, oracle: Oracle | ILPLayer, sigma: float | None = None, samples: int | None = None,
+                 seed: int | None = None, noise: str | None = None, solve_ratio: float = 1.0,
+                 pool: Any = None, *, perturbation: Perturbation | None = None) -> None:
         super().__init__(oracle, solve_ratio, pool, seed)
-        self.sigma, self.samples = positive("sigma", sigma), positive_int("samples", samples)
-        if noise not in NOISES:
-            raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
-        self.noise = noise
-        self.generator = None if seed is None else torch.Generator().manual_seed(seed)
+        given: dict[str, Any] = {"sigma": sigma, "samples": samples, "noise": noise}
+        if perturbation is None:
+            perturbation = Perturbation(**{key: value for key, value in given.items() if value is not None},
+                                        seed=seed)
+        elif not isinstance(perturbation, Perturbation):
+            raise TypeError(f"perturbation must be an ilplayer.gradients.Perturbation (or a Perturbed or IMLE "
+                            f"method), got {type(perturbation).__name__}")
+        else:
+            for key, value in given.items():
+                if value is not None:
+                    raise ValueError(f"{key}: set it on the perturbation (Perturbation({key}=...)), not beside it")
+        self.perturbation = perturbation
+        """The noise the loss draws (its stream shared with a method object given as ``perturbation``)."""
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
         y_true, = self.checked(c_pred, y_true=y_true)
-        sign = self.sign
+        sign, perturbation = self.sign, self.perturbation
         pred = sign * c_pred.to(torch.float64)  # minimisation form
-        noise = standard_noise(self.samples, tuple(pred.shape), self.generator).to(c_pred.device)
-        perturbed = perturb(pred.detach(), noise, self.sigma, self.noise).reshape(-1, pred.shape[-1])
-        y_samples = self.solve(sign * perturbed, A, b, A_eq, b_eq, copies=self.samples)
-        y_samples = y_samples.reshape(self.samples, *pred.shape)
-        inner = (perturb(pred, noise, self.sigma, self.noise) * y_samples).sum(-1).mean(0)  # E[min]
+        noise = perturbation.draw(tuple(pred.shape), c_pred.device)
+        perturbed = perturbation.perturb(pred.detach(), noise).reshape(-1, pred.shape[-1])
+        y_samples = self.solve(sign * perturbed, A, b, A_eq, b_eq, copies=perturbation.samples)
+        y_samples = y_samples.reshape(perturbation.samples, *pred.shape)
+        inner = (perturbation.perturb(pred, noise) * y_samples).sum(-1).mean(0)  # E[min]
         loss = (pred * y_true).sum(-1) - inner
         return loss.mean().to(c_pred.dtype)
 
