@@ -1,7 +1,7 @@
 """Save layers and their answers with this release, for the test that a later release loads
 them and answers the same (tests/test_checkpoints.py).
 
-    python scripts/save_checkpoints.py tests/data/layers-e7a7138.pt
+    python scripts/save_checkpoints.py tests/data/layers-f2c0237.pt
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ def layers() -> dict[str, ilplayer.ILPLayer]:
         "mixed integer": ilplayer.ILPLayer(0, [1, 1, 1, 1, 3, 3, 3, 3], solver="highs", gradient="identity",
                                            integrality=[1, 1, 1, 1, 0, 0, 0, 0], executor="serial"),
         "threads pool": ilplayer.ILPLayer(-1, 2, solver="highs", executor="threads", workers=2),
+        "imle seeded": ilplayer.ILPLayer(0, 1, solver="highs", gradient="imle", samples=3, seed=5, executor="serial"),
+        "aimle seeded": ilplayer.ILPLayer(0, 1, solver="bruteforce", gradient="aimle", samples=3, seed=6),
+        "frank-wolfe": ilplayer.ILPLayer(0, 1, solver="bruteforce", gradient="frank-wolfe"),
     }
 
 

@@ -129,14 +129,16 @@ def test_a_solver_object_copies_as_a_new_solver_with_the_same_options():
     assert torch.equal(pickle.loads(pickle.dumps(layer))(c, A, b), layer(c, A, b))
 
 
-def test_layers_saved_by_the_previous_release_load_and_answer_the_same():
-    # Written by `python scripts/save_checkpoints.py tests/data/layers-e7a7138.pt` at e7a7138
-    # (before the program, oracle and method were separate objects).
+@pytest.mark.parametrize("commit", ["e7a7138", "f2c0237"])
+def test_layers_saved_by_a_previous_release_load_and_answer_the_same(commit):
+    # Written by `python scripts/save_checkpoints.py tests/data/layers-<commit>.pt` with the
+    # library at that commit: e7a7138 before the program, oracle and method were separate
+    # objects; f2c0237 before the methods' Perturbation and MethodRun (with the I-MLE layers).
     from pathlib import Path
 
     for backend in ("highs", "bruteforce"):
         need(backend)
-    saved = torch.load(Path(__file__).parent / "data" / "layers-e7a7138.pt", weights_only=False)
+    saved = torch.load(Path(__file__).parent / "data" / f"layers-{commit}.pt", weights_only=False)
     c, A, b = saved["inputs"]
     for name, layer in saved["layers"].items():
         y_saved, status_saved = saved["answers"][name]
