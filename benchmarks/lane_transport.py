@@ -28,8 +28,8 @@ def timed(recipe: Any, task: Any) -> tuple[float, float, Any]:
 
 
 def main() -> None:
-    from ilplayer.bench.parallel import dispatched_groups
-    from ilplayer.bench.solvers import rotated
+    from ilplayer.apps.bench.parallel import dispatched_groups
+    from ilplayer.apps.bench.solvers import rotated
     from ilplayer.executors import plan_tasks
     from ilplayer.instances import family_batch
     from ilplayer.workers import ProcessLane, SolverRecipe, ping, start_process_pool, terminate_process_pool

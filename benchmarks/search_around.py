@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 import ilplayer
-from ilplayer.bench import family_batch
-from ilplayer.experiments.decision_focused import knapsack_data
+from ilplayer.apps.bench import family_batch
+from ilplayer.apps.experiments.decision_focused import knapsack_data
 from ilplayer.types import ILPBatch
 
 

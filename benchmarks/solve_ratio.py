@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import torch
 
-from ilplayer.experiments import decision_focused as dfl
+from ilplayer.apps.experiments import decision_focused as dfl
 
 
 def main() -> None:

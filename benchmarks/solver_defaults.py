@@ -26,7 +26,7 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.milp_fuzz import MilpCase, milp_case, slab_case
+from ilplayer.testing.milp_fuzz import MilpCase, milp_case, slab_case
 
 
 def _highs_defaults(case: MilpCase, limit: float) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 import ilplayer
-from ilplayer.bench import family_batch, rotated
+from ilplayer.apps.bench import family_batch, rotated
 from ilplayer.executors import FuturesExecutor
 from ilplayer.workers import start_process_pool
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.experiments import knapsack
+from ilplayer.apps.experiments import knapsack
 from ilplayer.layer import solve
 from ilplayer.seeding import derive_seed
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.commands import parse_int_list
-from ilplayer.experiments import random_constraints, set_cover
+from ilplayer.apps.commands import parse_int_list
+from ilplayer.apps.experiments import random_constraints, set_cover
 from ilplayer.learn import split_holdout
 from ilplayer.training import HiddenConstraintsData, TrainingConfig, train_static_constraints
 

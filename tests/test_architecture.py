@@ -1,8 +1,9 @@
 """The package's layering, read from the imports of its source (no import is executed).
 
 Every import inside ``ilplayer/`` points down the table below (or within its own row, without
-a circle); the demonstrations sit on top and only they and the CLI (its commands) import them; nothing inside
-imports the package face ``ilplayer/__init__.py``. Imports under ``TYPE_CHECKING`` are
+a circle); the applications (``ilplayer/apps/``: the experiments, the benchmarks' kit, the
+command line) sit on top and the library never imports them; only the CLI's commands import
+the experiments; nothing inside imports the package face ``ilplayer/__init__.py``. Imports under ``TYPE_CHECKING`` are
 annotations only: the layers do not count them, the circle test does. CONTRIBUTING.md,
 "Architecture", explains the rows.
 """
@@ -38,11 +39,14 @@ LAYERS = [
     ("training", "ilploss"),                                # the learning loops: CombOptNet's, ILP-Loss'
     ("restarts", "selection"),                              # training runs, in turn or in processes; the one kept
     ("learn",),                                             # learning from the user's data
-    ("testing", "fuzz", "milp_fuzz",                        # tools built on the core
-     "bench", "bench.solvers", "bench.parallel", "bench.targets", "bench.scale"),
-    ("experiments",),                                       # the paper's demonstrations (a package)
-    ("commands", "fuzz_command", "learn_command"),          # what each subcommand does
-    ("cli", "__main__", "__init__"),                        # entry points and the package face
+    ("testing", "testing.fuzz", "testing.milp_fuzz"),       # the conformance kit and its fuzzed cases
+    ("__init__",),                                          # the package face
+    # the applications (ilplayer/apps/): built on the library, never imported by it
+    ("apps", "apps.bench", "apps.bench.solvers", "apps.bench.parallel", "apps.bench.targets",
+     "apps.bench.scale"),                                   # the benchmarks' kit
+    ("apps.experiments",),                                  # the papers' demonstrations (a package)
+    ("apps.commands", "apps.fuzz_command", "apps.learn_command"),  # what each subcommand does
+    ("apps.cli", "__main__"),                               # the command line's entry points
 ]
 RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
 
@@ -54,9 +58,13 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def is_application(module: str) -> bool:
+    return module == "apps" or module.startswith("apps.")
+
+
 def layer_of(module: str) -> int:
-    if module.startswith("experiments"):
-        return RANK["experiments"]
+    if module.startswith("apps.experiments"):
+        return RANK["apps.experiments"]
     return RANK[module]
 
 
@@ -98,7 +106,7 @@ WITH_ANNOTATIONS = {module_name(p): imports_of(p, annotations=True) for p in sor
 
 
 def test_every_module_has_a_layer():
-    missing = [m for m in GRAPH if not m.startswith("experiments") and m not in RANK]
+    missing = [m for m in GRAPH if not m.startswith("apps.experiments") and m not in RANK]
     assert not missing, f"add these modules to LAYERS (and to CONTRIBUTING.md): {missing}"
 
 
@@ -112,10 +120,18 @@ def test_no_module_imports_the_package_face():
     assert not offenders, f"import from the defining module, not from ilplayer: {offenders}"
 
 
-def test_only_the_demonstrations_and_the_cli_import_the_demonstrations():
+def test_the_library_never_imports_the_applications():
+    """Only ``python -m ilplayer`` (``__main__``) reaches into ``ilplayer/apps/`` from outside;
+    annotation-only imports count."""
+    offenders = sorted((m, t) for m, targets in WITH_ANNOTATIONS.items()
+                       if not is_application(m) and m != "__main__" for t in targets if is_application(t))
+    assert not offenders, f"library modules importing the applications: {offenders}"
+
+
+def test_only_the_demonstrations_and_the_commands_import_the_demonstrations():
     offenders = sorted(m for m, targets in GRAPH.items()
-                       if not m.startswith("experiments") and m not in ("cli", "commands")
-                       and any(t.startswith("experiments") for t in targets))
+                       if not m.startswith("apps.experiments") and m not in ("apps.cli", "apps.commands")
+                       and any(t.startswith("apps.experiments") for t in targets))
     assert not offenders, offenders
 
 
@@ -198,7 +214,7 @@ def test_no_module_imports_another_modules_private_name():
 
 
 
-FACES = ("__init__", "bench", "gradients", "losses", "plugin_api", "learn", "testing")
+FACES = ("__init__", "apps.bench", "gradients", "losses", "plugin_api", "learn", "testing")
 """Modules that gather other modules' names for their readers: the package face, the
 subpackages' faces, the plugin authors' API, the learning API and the conformance kit."""
 

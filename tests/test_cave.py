@@ -61,7 +61,7 @@ def test_cave_loss_is_one_minus_the_cosine_to_the_projection(sense):
 def test_cave_plus_matches_pyepos_cave_on_the_shortest_path():
     import pyepo
 
-    from ilplayer.experiments import decision_focused as dfl
+    from ilplayer.apps.experiments import decision_focused as dfl
 
     task = dfl.make_task("shortest-path", 16, 4)
     optmodel = pyepo.model.grb.shortestPathModel(grid=(5, 5))

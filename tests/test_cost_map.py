@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import ilplayer
-from ilplayer.experiments import decision_focused as dfl
+from ilplayer.apps.experiments import decision_focused as dfl
 from ilplayer.formulations import tsp_program
 from ilplayer.gradients import Perturbed
 from ilplayer.losses import CaVE, FenchelYoung, PerturbationGradient, SPOPlus

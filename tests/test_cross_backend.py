@@ -53,7 +53,7 @@ def test_all_available_backends_agree_with_bruteforce_and_each_other():
     assert checked >= 1000
 
 
-# Random Constraints, dense [-5, 5], m = 4, n = 16 (ilplayer.bench.family_batch("dense m=4",
+# Random Constraints, dense [-5, 5], m = 4, n = 16 (ilplayer.apps.bench.family_batch("dense m=4",
 # seed=4), costs after 7 rounds of 1 % moves). HiGHS 1.16 with mip_feasibility_tolerance=1e-9
 # answered -13.823151208437597 (y_0 = -3, y_3 = 0, y_11 = 5) and called it optimal.
 DENSE_M4 = {

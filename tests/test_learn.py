@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import ilplayer
-from ilplayer.cli import main
+from ilplayer.apps.cli import main
 from ilplayer.learn import LEARN_K, DataWarning, LearnConfig, check_solutions, learn_constraints, load_solutions
 from ilplayer.training import TrainingConfig
 

@@ -7,7 +7,7 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.experiments.random_constraints import make_dataset
+from ilplayer.apps.experiments.random_constraints import make_dataset
 from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
 
 

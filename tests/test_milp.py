@@ -15,7 +15,7 @@ import ilplayer
 from ilplayer import Status
 from ilplayer.engine import integral_answer
 from ilplayer.losses import FenchelYoung, SPOPlus
-from ilplayer.milp_fuzz import fuzz_milp_backend, judge_milp, milp_case, milp_cases_for, milp_oracle, slab_case
+from ilplayer.testing.milp_fuzz import fuzz_milp_backend, judge_milp, milp_case, milp_cases_for, milp_oracle, slab_case
 from ilplayer.types import ILPBatch
 from tests.host_solvers import MILP_BACKENDS, require
 
@@ -102,7 +102,7 @@ def test_pure_integer_backends_refuse_clearly(backend):
 
 
 def test_capabilities_are_listed():
-    from ilplayer.commands import solvers_table
+    from ilplayer.apps.commands import solvers_table
 
     rows = {row[0]: row[4] for row in solvers_table()[1:]}
     assert "continuous-variables" in rows["highs"] and "infinite-bounds" in rows["highs"]

@@ -115,8 +115,8 @@ def test_the_library_and_its_commands_do_not_need_pytest():
     out = run_python("""
         import sys
         sys.modules["pytest"] = None  # any import of pytest now fails
-        import ilplayer, ilplayer.cli, ilplayer.bench, ilplayer.executors
-        import ilplayer.experiments.runner, ilplayer.experiments.report
+        import ilplayer, ilplayer.apps.cli, ilplayer.apps.bench, ilplayer.executors
+        import ilplayer.apps.experiments.runner, ilplayer.apps.experiments.report
         print("ok")
     """)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -317,7 +317,7 @@ def test_perturbation_gradient_trains_as_pyepos_on_the_same_batches():
 
     import pyepo
 
-    from ilplayer.experiments import decision_focused as dfl
+    from ilplayer.apps.experiments import decision_focused as dfl
 
     require("gurobi")
     task = dfl.make_task("shortest-path", 160, 4)

@@ -164,7 +164,7 @@ def test_rounded_points_match_the_rounding_of_each_row_alone():
 def test_fresh_costs_are_answered_from_a_rounded_lp_optimum_without_the_mip(backend):
     if backend not in ilplayer.available_solvers():
         pytest.skip(f"backend {backend!r} is not installed")
-    from ilplayer.bench import family_batch
+    from ilplayer.apps.bench import family_batch
 
     batch = family_batch("dense m=1", 48, seed=3, n=5)  # 11^5 box points: enumerable
     solver = ilplayer.get_solver(backend)
@@ -223,7 +223,7 @@ def test_backend_multipliers_and_lp_optimum_certify_each_other(backend, family):
     both are optimal for the LP relaxation, whatever the backend's sign conventions."""
     if backend not in ilplayer.available_solvers():
         pytest.skip(f"backend {backend!r} is not installed")
-    from ilplayer.bench import family_batch
+    from ilplayer.apps.bench import family_batch
 
     batch = family_batch("knapsack", 21, seed=2, n=20)  # one block of 16 and 5 more
     if family == "equalities":  # one equality row: half of the items, exactly

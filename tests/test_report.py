@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ilplayer.cli import main
-from ilplayer.experiments.report import build_report, protocol_cells, write_report
+from ilplayer.apps.cli import main
+from ilplayer.apps.experiments.report import build_report, protocol_cells, write_report
 
 
 def record(task="rc", box="binary", m=2, seed=0, accuracy=0.9, variant=None):

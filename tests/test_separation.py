@@ -68,7 +68,7 @@ def test_an_unknown_init_is_refused_by_name():
 def test_the_default_start_is_separating_only_where_a_variable_takes_more_than_two_values(tmp_path):
     import json
 
-    from ilplayer.cli import main
+    from ilplayer.apps.cli import main
     from ilplayer.learn import default_init
 
     assert default_init(0, 1, 4) == "random"

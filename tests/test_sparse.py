@@ -79,7 +79,7 @@ def test_bad_sparse_input_is_named():
 
 
 def test_grid_network_matches_the_experiments_dense_rows():
-    from ilplayer.experiments.decision_focused import make_task
+    from ilplayer.apps.experiments.decision_focused import make_task
 
     task = make_task("shortest-path", 2, 2, grid=4)
     A_eq, b_eq = grid_network(4)
@@ -88,7 +88,7 @@ def test_grid_network_matches_the_experiments_dense_rows():
 
 def test_bench_scale_measures_one_size_beside_the_direct_model():
     require("highs")
-    from ilplayer.bench.scale import fit_exponent, measure_one
+    from ilplayer.apps.bench.scale import fit_exponent, measure_one
 
     row = measure_one("shortest-path", 6, "highs", 3)
     assert row["optimal"] == 3 and row["objective_gap"] < 1e-6 and row["variables"] == 60

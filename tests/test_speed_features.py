@@ -15,8 +15,8 @@ import torch
 
 import ilplayer
 from ilplayer import PersistentModelSolver, Status, backend_cache
-from ilplayer.bench import FAMILIES, family_batch
-from ilplayer.cli import main
+from ilplayer.apps.bench import FAMILIES, family_batch
+from ilplayer.apps.cli import main
 from ilplayer.engine import SolutionPool
 from tests.host_solvers import EnumerationSolver
 
@@ -161,7 +161,7 @@ def test_bench_command_writes_rows_and_a_plot(tmp_path, capsys):
 
 
 def test_the_ideal_split_times_each_task_alone_and_side_by_side_in_bare_processes():
-    from ilplayer.bench import ideal_split
+    from ilplayer.apps.bench import ideal_split
     from ilplayer.workers import SolverRecipe
 
     data = family_batch("binary m=1", 8, n=8)
@@ -173,7 +173,7 @@ def test_the_ideal_split_times_each_task_alone_and_side_by_side_in_bare_processe
 
 
 def test_the_ideal_split_reports_a_workers_failure_instead_of_waiting_for_it():
-    from ilplayer.bench import ideal_split
+    from ilplayer.apps.bench import ideal_split
     from ilplayer.workers import SolverRecipe
 
     data = family_batch("binary m=1", 8, n=8)  # 256 points per instance, above max_points=1
@@ -195,7 +195,7 @@ def test_bench_solvers_can_time_the_reference_layers_way_beside_the_backends(tmp
 
 
 def test_target_rows_check_each_target_the_run_measured():
-    from ilplayer.bench import target_rows
+    from ilplayer.apps.bench import target_rows
 
     rows = [
         {"benchmark": "solvers", "family": "dense m=8", "n": 16, "backend": "cpsat", "ms_per_instance": 6.0,

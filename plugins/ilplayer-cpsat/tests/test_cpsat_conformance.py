@@ -81,7 +81,7 @@ def test_none_leaves_a_parameter_at_cpsat_own_default(cpsat):
 
 
 def test_the_start_reaches_the_model_as_a_hint_and_warm_answers_match_cold_ones(cpsat):
-    from ilplayer.bench import family_batch
+    from ilplayer.apps.bench import family_batch
 
     batch = family_batch("dense m=4", 12, seed=2)
     warm = cpsat("cpsat")

@@ -4,7 +4,7 @@ First an overview: one row per cell of the paper's main figures (CombOptNet with
 settings) with the baselines found beside it. Then one table per (task, box, method, variant):
 a row per m with the mean ± standard deviation of the held-out accuracy over the runs found,
 their seeds, the box-constrained baseline, the paper's figure and the mean wall time per run.
-The paper's figure comes from `ilplayer.experiments.paper.paper_accuracy`, so records
+The paper's figure comes from `ilplayer.apps.experiments.paper.paper_accuracy`, so records
 written before a figure was known still get it.
 """
 
@@ -17,8 +17,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ilplayer.experiments.decision_focused import task_title
-from ilplayer.experiments.paper import DEVIATIONS, PAPER_STD, paper_accuracy
+from ilplayer.apps.experiments.decision_focused import task_title
+from ilplayer.apps.experiments.paper import DEVIATIONS, PAPER_STD, paper_accuracy
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
                "matching": "Keypoint matching stand-in"}
@@ -276,7 +276,7 @@ def write_report(folder: str | Path, out: str | Path, title: str = "Results",
     path.parent.mkdir(parents=True, exist_ok=True)
     figures: dict[str, str] = {}
     if importlib.util.find_spec("matplotlib") is not None:  # plots need the [demo] extra
-        from ilplayer.experiments.plots import plot_protocol, plot_regret
+        from ilplayer.apps.experiments.plots import plot_protocol, plot_regret
 
         cells = protocol_cells(records)
         if cells:

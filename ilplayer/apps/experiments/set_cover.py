@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ilplayer.experiments.cache import cached
+from ilplayer.apps.experiments.cache import cached
 from ilplayer.instances import MIN_COVER, sample_cover
 from ilplayer.layer import solve
 from ilplayer.training import HiddenConstraintsData

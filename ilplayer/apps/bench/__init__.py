@@ -1,10 +1,10 @@
 """Benchmarks reachable from the command line: ``ilplayer bench solvers | warm | reuse |
 backward | parallel | scale``. Each prints a table; ratios are taken within one run, and every run
-ends with the speed targets its rows can check (`ilplayer.bench.targets`)."""
+ends with the speed targets its rows can check (`ilplayer.apps.bench.targets`)."""
 
 from __future__ import annotations
 
-from ilplayer.bench.parallel import (
+from ilplayer.apps.bench.parallel import (
     EXECUTORS,
     PARALLEL_FAMILIES,
     IdealSplit,
@@ -12,7 +12,7 @@ from ilplayer.bench.parallel import (
     ideal_split,
     parallel_benchmark,
 )
-from ilplayer.bench.solvers import (
+from ilplayer.apps.bench.solvers import (
     MIP_BACKENDS,
     SOLVER_FAMILIES,
     ReferenceLayerSolver,
@@ -23,7 +23,7 @@ from ilplayer.bench.solvers import (
     solvers_benchmark,
     warm_benchmark,
 )
-from ilplayer.bench.targets import plot_rows, print_rows, target_rows
+from ilplayer.apps.bench.targets import plot_rows, print_rows, target_rows
 from ilplayer.instances import BENCH_FAMILIES as FAMILIES
 from ilplayer.instances import check_family, family_batch
 

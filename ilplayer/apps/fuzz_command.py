@@ -12,10 +12,18 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from ilplayer import milp_fuzz
-from ilplayer.commands import print_table
-from ilplayer.fuzz import fuzz_backend, fuzz_cases_for, judge, load_reproducer, oracle, save_reproducer, solve_case
+from ilplayer.apps.commands import print_table
 from ilplayer.plugins import available_solvers, get_solver
+from ilplayer.testing import milp_fuzz
+from ilplayer.testing.fuzz import (
+    fuzz_backend,
+    fuzz_cases_for,
+    judge,
+    load_reproducer,
+    oracle,
+    save_reproducer,
+    solve_case,
+)
 from ilplayer.types import Capability, Status
 
 __all__ = ["default_fuzz_backends", "run_fuzz"]

@@ -1,7 +1,7 @@
-"""What the ``ilplayer`` subcommands do, given their parsed arguments (`ilplayer.cli` parses
+"""What the ``ilplayer`` subcommands do, given their parsed arguments (`ilplayer.apps.cli` parses
 them): ``run_demo``, ``run_experiments``, ``run_bench`` and the ``solvers`` table; ``ilplayer
-fuzz`` and ``ilplayer learn`` have their own modules (`ilplayer.fuzz_command`,
-`ilplayer.learn_command`). Each returns the exit status: 0 done, 1 a wrong answer found, 2 bad input.
+fuzz`` and ``ilplayer learn`` have their own modules (`ilplayer.apps.fuzz_command`,
+`ilplayer.apps.learn_command`). Each returns the exit status: 0 done, 1 a wrong answer found, 2 bad input.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def print_table(rows: list[list[str]]) -> None:
 def run_demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ilplayer.experiments.paper import PAPER
-    from ilplayer.experiments.random_constraints import make_dataset
+    from ilplayer.apps.experiments.paper import PAPER
+    from ilplayer.apps.experiments.random_constraints import make_dataset
     from ilplayer.training import BackendConfig, TrainingConfig, train_static_constraints
 
     print(f"Random Constraints demo: learn {args.m} hidden constraints on {{0,1}}^{args.n} from "
@@ -83,7 +83,7 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"wall time {time.perf_counter() - start:.0f} s")
     if args.plot:
         try:
-            from ilplayer.experiments.plots import plot_training
+            from ilplayer.apps.experiments.plots import plot_training
         except ImportError:  # pragma: no cover - matplotlib is the [demo] extra
             print("no plot: pip install 'ilplayer[demo]' for matplotlib")
             return 0
@@ -125,12 +125,12 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
 
 
 def run_experiments(args: argparse.Namespace) -> int:
-    from ilplayer.experiments.runner import run_decision_focused, run_knapsack, run_static_constraints
+    from ilplayer.apps.experiments.runner import run_decision_focused, run_knapsack, run_static_constraints
     from ilplayer.training import BackendConfig
 
     if args.task in ("shortest-path", "knapsack-regret", "tsp"):
         methods = tuple(args.methods) if args.methods else None
-        from ilplayer.experiments.decision_focused import METHODS, PYEPO_METHODS
+        from ilplayer.apps.experiments.decision_focused import METHODS, PYEPO_METHODS
 
         unknown = sorted(set(methods or ()) - set(METHODS))
         if unknown:
@@ -160,11 +160,11 @@ def run_experiments(args: argparse.Namespace) -> int:
                   + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
     if args.task == "sudoku":
-        from ilplayer.experiments.sudoku_runs import run_command
+        from ilplayer.apps.experiments.sudoku_runs import run_command
 
         return run_command(args, parse_int_list(args.seeds))
     if args.task == "matching":
-        from ilplayer.experiments.runner import run_matching
+        from ilplayer.apps.experiments.runner import run_matching
 
         for p in parse_int_list(args.p):
             for seed in parse_int_list(args.seeds):
@@ -196,10 +196,10 @@ def run_experiments(args: argparse.Namespace) -> int:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from ilplayer import bench
+    from ilplayer.apps import bench
 
     if args.bench == "scale":
-        from ilplayer.bench.scale import SCALE_SIZES, plot_scale, scale_benchmark
+        from ilplayer.apps.bench.scale import SCALE_SIZES, plot_scale, scale_benchmark
 
         sizes: dict[str, tuple[int, ...]] = ({family: tuple(args.sizes) for family in args.families}
                                              if args.sizes else dict(SCALE_SIZES))
@@ -257,7 +257,7 @@ def _write_bench_rows(rows: list[dict[str, object]], json_path: str | None, plot
     import json
     from pathlib import Path
 
-    from ilplayer import bench
+    from ilplayer.apps import bench
 
     targets = bench.target_rows(rows)
     if targets:

@@ -129,7 +129,7 @@ def train_lp_knapsack(train: Any, test: Any, embed_train: torch.Tensor, embed_te
                       ) -> tuple[torch.nn.Module, list[dict[str, float]]]:
     """The knapsack network of `KnapsackNet` trained
     through the LP relaxation; evaluated after greedy rounding with the learned weights."""
-    from ilplayer.experiments.knapsack import KnapsackNet, capacity
+    from ilplayer.apps.experiments.knapsack import KnapsackNet, capacity
 
     torch.manual_seed(derive_seed(seed, 1))
     model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1])).double()

@@ -30,9 +30,9 @@ import numpy as np
 import torch
 
 from ilplayer.errors import SolverFailureWarning
-from ilplayer.fuzz import FuzzReport
 from ilplayer.solver import Solver
 from ilplayer.stdio import quiet_stdout
+from ilplayer.testing.fuzz import FuzzReport
 from ilplayer.types import Status
 
 __all__ = ["MilpCase", "MilpOracle", "fuzz_milp_backend", "judge_milp", "milp_case", "milp_cases_for",

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.experiments.cache import cached
-from ilplayer.experiments.runner import load_record, save_record, versions
-from ilplayer.experiments.sudoku import SudokuSet, decode, make_puzzles, prove_unique, sudoku_rules
+from ilplayer.apps.experiments.cache import cached
+from ilplayer.apps.experiments.runner import load_record, save_record, versions
+from ilplayer.apps.experiments.sudoku import SudokuSet, decode, make_puzzles, prove_unique, sudoku_rules
 from ilplayer.seeding import derive_seed
 
 __all__ = ["SPLITS", "compare_rules", "run_sudoku", "run_visual_sudoku", "sudoku_splits"]
@@ -153,13 +153,13 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
 def run_visual_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "combopt",
                       config: Any = None, solver: str = "highs", sizes: tuple[int, int, int] | None = None,
                       resume: bool = False, progress: bool = True) -> dict[str, Any]:
-    """Visual sudoku (`ilplayer.experiments.visual_sudoku`): the rules are the equalities of
+    """Visual sudoku (`ilplayer.apps.experiments.visual_sudoku`): the rules are the equalities of
     the training and validation puzzles' solved grids; a CNN reads the givens' images (test
     puzzles' images from a pool never seen in training) and learns only through the layer
     with ``method`` (``"combopt"`` or ``"fy"``). The record gives board, cell and digit
     accuracy on the test puzzles and the classifier's ceiling beside them."""
+    from ilplayer.apps.experiments import visual_sudoku as visual
     from ilplayer.equalities import data_equalities
-    from ilplayer.experiments import visual_sudoku as visual
 
     if method not in visual.METHODS:
         raise ValueError(f"method must be one of {visual.METHODS} for visual sudoku, got {method!r} (ILP-Loss' "
@@ -207,7 +207,7 @@ def run_command(args: Any, seeds: list[int]) -> int:
                   f"({len(test)})")
             continue
         if args.visual:
-            from ilplayer.experiments.visual_sudoku import VisualConfig
+            from ilplayer.apps.experiments.visual_sudoku import VisualConfig
 
             config = VisualConfig() if args.epochs is None else VisualConfig(epochs=args.epochs)
             record = run_visual_sudoku(args.size, seed, args.out, method=args.method or "combopt", config=config,

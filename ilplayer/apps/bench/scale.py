@@ -157,7 +157,7 @@ def scale_benchmark(families: tuple[str, ...], backend: str = "highs", sizes: di
     for family in families:
         done = []
         for size in (sizes or SCALE_SIZES)[family]:
-            command = [sys.executable, "-m", "ilplayer.bench.scale", family, str(size), backend, str(instances)]
+            command = [sys.executable, "-m", "ilplayer.apps.bench.scale", family, str(size), backend, str(instances)]
             out = subprocess.run(command, capture_output=True, text=True)
             if out.returncode != 0:
                 report(f"{family} {size}: failed ({out.stderr.strip().splitlines()[-1:]})")

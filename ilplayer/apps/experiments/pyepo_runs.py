@@ -1,4 +1,4 @@
-"""PyEPO 2.2.7's own methods on the tasks of [`decision_focused`][ilplayer.experiments.decision_focused]:
+"""PyEPO 2.2.7's own methods on the tasks of [`decision_focused`][ilplayer.apps.experiments.decision_focused]:
 the same data, splits, initial weights and batches as ilplayer's runs, with PyEPO's Gurobi
 model or its Pyomo model on HiGHS, for side-by-side regret and time per epoch ([pyepo] extra).
 """
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.experiments.decision_focused import (
+from ilplayer.apps.experiments.decision_focused import (
     DECISION_METHODS,
     POOL_METHODS,
     POOL_SOLVE_RATIO,

@@ -44,7 +44,7 @@ OBJECTIVE_TOL = 1e-6
 
 
 FUZZ_CASES = 200
-"""Seeded `ilplayer.fuzz` cases (about 500 instances) every backend is checked on."""
+"""Seeded `ilplayer.testing.fuzz` cases (about 500 instances) every backend is checked on."""
 
 
 def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
@@ -185,11 +185,11 @@ class SolverConformance:
 
 def assert_correct_on_fuzzed_instances(solver: Solver | str, cases: int = FUZZ_CASES,
                                       start: int = 0) -> None:
-    """No wrong ``OPTIMAL`` and no false ``INFEASIBLE`` on seeded `ilplayer.fuzz` cases,
+    """No wrong ``OPTIMAL`` and no false ``INFEASIBLE`` on seeded `ilplayer.testing.fuzz` cases,
     judged against exhaustive enumeration; a failure quotes the first failing case as JSON."""
     import json
 
-    from ilplayer.fuzz import fuzz_backend, fuzz_cases
+    from ilplayer.testing.fuzz import fuzz_backend, fuzz_cases
 
     backend = get_solver(solver) if isinstance(solver, str) else solver
     try:
@@ -204,7 +204,7 @@ def assert_correct_on_fuzzed_instances(solver: Solver | str, cases: int = FUZZ_C
         f"backend {report.backend!r}: {report.count('wrong-optimal')} wrong OPTIMAL and "
         f"{report.count('false-infeasible')} false INFEASIBLE rows on {report.instances} fuzzed "
         f"instances. First: case {case.seed} ({', '.join(case.kinds)}), verdicts {verdicts}, "
-        f"status {Status.names(status)}. Reproducer (ilplayer.fuzz.FuzzCase.from_json):\n"
+        f"status {Status.names(status)}. Reproducer (ilplayer.testing.fuzz.FuzzCase.from_json):\n"
         f"{json.dumps(case.to_json())}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ilplayer.experiments.cache import cached
+from ilplayer.apps.experiments.cache import cached
 from ilplayer.instances import random_constraint_rows, random_costs
 from ilplayer.layer import solve
 from ilplayer.training import HiddenConstraintsData

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.experiments.sudoku import SudokuSet, decode
+from ilplayer.apps.experiments.sudoku import SudokuSet, decode
 
 __all__ = ["METHODS", "DigitNet", "DigitPools", "VisualConfig", "VisualPuzzles", "attach_images", "digit_pools",
            "evaluate_visual", "image_costs", "train_visual"]
@@ -167,7 +167,7 @@ def evaluate_visual(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.
 
 def _score(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.Tensor, oracle: Any,
            batch_size: int = 250) -> dict[str, Any]:
-    """[`evaluate_visual`][ilplayer.experiments.visual_sudoku.evaluate_visual] with an open oracle."""
+    """[`evaluate_visual`][ilplayer.apps.experiments.visual_sudoku.evaluate_visual] with an open oracle."""
     from ilplayer.types import Status
 
     net.eval()
@@ -200,7 +200,7 @@ def _score(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.Tensor, o
 def train_visual(train: VisualPuzzles, validation: VisualPuzzles, pools: DigitPools, A_eq: np.ndarray,
                  b_eq: np.ndarray, *, method: str = "combopt", config: VisualConfig | None = None, seed: int = 0,
                  solver: str = "highs", progress: bool = True) -> tuple[DigitNet, list[dict[str, Any]]]:
-    """Train a [DigitNet][ilplayer.experiments.visual_sudoku.DigitNet] through the layer on
+    """Train a [DigitNet][ilplayer.apps.experiments.visual_sudoku.DigitNet] through the layer on
     (images of the givens, solved grid) pairs; every ``config.validate_every`` steps and at
     each epoch's end the validation puzzles are solved, and the best weights are kept.
     Returns the net and the history."""

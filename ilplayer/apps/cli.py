@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ilplayer.allocator import keep_freed_memory
-from ilplayer.commands import print_table, run_bench, run_demo, run_experiments, solvers_table
+from ilplayer.apps.commands import print_table, run_bench, run_demo, run_experiments, solvers_table
+from ilplayer.apps.experiments.decision_focused import METHODS as DFL_METHODS
 from ilplayer.executors import EXECUTORS
-from ilplayer.experiments.decision_focused import METHODS as DFL_METHODS
 from ilplayer.learn import AUTO_ILPLOSS_K, LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
 
 
@@ -48,7 +48,7 @@ def _json_object(text: str) -> dict:
 
 def _family(text: str) -> str:
     """A benchmark instance family, checked before any benchmark starts."""
-    from ilplayer.bench import check_family
+    from ilplayer.apps.bench import check_family
 
     try:
         return check_family(text)
@@ -375,16 +375,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     keep_freed_memory()  # this process solves too: set up as its workers are
     if args.command == "fuzz":
-        from ilplayer.fuzz_command import run_fuzz
+        from ilplayer.apps.fuzz_command import run_fuzz
         return run_fuzz(args)
     if args.command == "learn":
-        from ilplayer.learn_command import run_learn
+        from ilplayer.apps.learn_command import run_learn
         return run_learn(args)
     if args.command == "solvers":
         print_table(solvers_table())
         return 0
     if args.command == "report":
-        from ilplayer.experiments.report import write_report
+        from ilplayer.apps.experiments.report import write_report
 
         print(f"wrote {write_report(args.folder, args.out, args.title)}")
         return 0

@@ -8,7 +8,7 @@ PyEPO when it is installed):
   flow conservation rows are equalities ``A_eq y = b_eq``; minimise.
 * ``knapsack-regret``: 32 items, 2 weight rows of capacity 20 each; maximise the value.
 * ``tsp``: PyEPO's travelling salesperson (8 nodes by default), a mixed-integer program in
-  its GG or MTZ formulation (`ilplayer.experiments.tsp`): binary arcs, continuous flows
+  its GG or MTZ formulation (`ilplayer.apps.experiments.tsp`): binary arcs, continuous flows
   or orders; the costs per edge reach the program through the layer's ``cost_map``
   (``Task.embed``), so every method works on the edges, as PyEPO's do: losses, noise and
   decisions per edge (CombOptNet's gradient, which lives in the program's variables, gets the
@@ -165,7 +165,7 @@ def make_task(name: str, train_size: int = 1000, test_size: int = 1000, num_feat
         A, b, A_eq, b_eq = weights, np.full(dim, 20.0), None, None
         sense, extra = "max", {"weights": weights, "capacity": [20.0] * dim}
     elif name == "tsp":
-        from ilplayer.experiments.tsp import tsp_data
+        from ilplayer.apps.experiments.tsp import tsp_data
         from ilplayer.formulations import tsp_program
 
         x, c = tsp_data(total, num_features, nodes, deg, noise_width, seed)

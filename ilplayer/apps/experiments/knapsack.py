@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.experiments.cache import cache_dir, cached
+from ilplayer.apps.experiments.cache import cache_dir, cached
 from ilplayer.layer import solve
 from ilplayer.seeding import derive_seed
 from ilplayer.types import Status
@@ -166,7 +166,7 @@ def _load_model(model: str) -> Any:
 
 def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "minilm") -> np.ndarray:
     """Embeddings (float32) from an offline sentence model of
-    [SENTENCE_MODELS][ilplayer.experiments.knapsack.SENTENCE_MODELS] (default MiniLM, 384-d).
+    [SENTENCE_MODELS][ilplayer.apps.experiments.knapsack.SENTENCE_MODELS] (default MiniLM, 384-d).
 
     Each distinct sentence is embedded once; the vectors are kept in
     ``cache_dir()/embeddings/<model>.npz`` across runs.

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.apps.experiments.cache import cached
 from ilplayer.constraints import StaticConstraints
-from ilplayer.experiments.cache import cached
 from ilplayer.seeding import derive_seed, torch_generator
 
 __all__ = ["BlackboxAssignment", "MatchingBackbone", "MatchingData", "make_dataset",

@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
-from ilplayer.experiments import random_constraints, set_cover
-from ilplayer.experiments.paper import DEVIATIONS, ILPLOSS_KNAPSACK, paper_accuracy
+from ilplayer.apps.experiments import random_constraints, set_cover
+from ilplayer.apps.experiments.paper import DEVIATIONS, ILPLOSS_KNAPSACK, paper_accuracy
 from ilplayer.ilploss import ILPLossConfig, train_ilploss
 from ilplayer.observations import split_holdout
 from ilplayer.plugins import preferred_backend
@@ -64,7 +64,7 @@ def save_record(record: dict[str, Any], out_dir: str | Path, name: str,
     if references is None:
         return
     try:
-        from ilplayer.experiments.plots import plot_training
+        from ilplayer.apps.experiments.plots import plot_training
     except ImportError:
         return
     plot_training(record["history"], out / f"{name}.png", name, references)
@@ -124,13 +124,13 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     start = time.perf_counter()
     data = build()
     if method == "mlp":
-        from ilplayer.experiments.baselines import train_mlp_baseline
+        from ilplayer.apps.experiments.baselines import train_mlp_baseline
 
         _, history = train_mlp_baseline(data, epochs=hyper["epochs"], lr=hyper["lr"],
                                         batch_size=hyper["batch_size"], seed=training_seed)
         solver = None
     elif method == "lp":
-        from ilplayer.experiments.lp_baseline import train_lp_static
+        from ilplayer.apps.experiments.lp_baseline import train_lp_static
 
         _, history = train_lp_static(data, epochs=hyper["epochs"], lr=hyper["lr"],
                                      batch_size=hyper["batch_size"], origin=hyper["origin"],
@@ -179,10 +179,10 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     """Train on the knapsack-from-text dataset (one restart per seed) with ``method``
     ("combopt", "ilploss", the "lp" relaxation with greedy rounding, or the "mlp") and write a
     record. ``items`` per instance (the paper's 10; the capacity in proportion,
-    [capacity][ilplayer.experiments.knapsack.capacity]), the sentences embedded by
-    ``sentence_model`` ([SENTENCE_MODELS][ilplayer.experiments.knapsack.SENTENCE_MODELS]);
+    [capacity][ilplayer.apps.experiments.knapsack.capacity]), the sentences embedded by
+    ``sentence_model`` ([SENTENCE_MODELS][ilplayer.apps.experiments.knapsack.SENTENCE_MODELS]);
     ``solver``: default bruteforce up to 2^16 selections, else a MIP backend."""
-    from ilplayer.experiments import knapsack
+    from ilplayer.apps.experiments import knapsack
 
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -222,13 +222,13 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
                                                      solver=solver, config=config)
         accuracy_of = lambda history: selected_record(history)["accuracy"]
     elif method == "lp":
-        from ilplayer.experiments.lp_baseline import train_lp_knapsack
+        from ilplayer.apps.experiments.lp_baseline import train_lp_knapsack
 
         hyper.pop("tau")
         _, history = train_lp_knapsack(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "cvxpylayers"
     else:
-        from ilplayer.experiments.baselines import train_knapsack_mlp
+        from ilplayer.apps.experiments.baselines import train_knapsack_mlp
 
         hyper.pop("tau")
         _, history = train_knapsack_mlp(train, test, embed(train), embed(test), seed=seed, **hyper)
@@ -257,7 +257,7 @@ def run_matching(p: int, seed: int, out_dir: str | Path, *, method: str = "combo
                  solver: str | None = None, plot: bool = True, train_size: int = 4000,
                  val_size: int = 500, test_size: int = 1000, **overrides: Any) -> dict[str, Any]:
     """Keypoint-matching stand-in with ``p`` keypoints (``method`` "combopt" or "bbgm")."""
-    from ilplayer.experiments import matching
+    from ilplayer.apps.experiments import matching
 
     unknown = set(overrides) - set(MATCHING_DEFAULTS)
     if unknown:
@@ -308,8 +308,8 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
     ``"pyomo:highs"`` instead, e.g. PyEPO's Frank-Wolfe on Gurobi beside ilplayer's on HiGHS)."""
     import importlib.util
 
-    from ilplayer.experiments import decision_focused as dfl
-    from ilplayer.experiments.pyepo_runs import run_pyepo
+    from ilplayer.apps.experiments import decision_focused as dfl
+    from ilplayer.apps.experiments.pyepo_runs import run_pyepo
     from ilplayer.plugins import MIP_BACKEND_RANKING, available_solvers
 
     options = dict(task_options or {})
@@ -355,7 +355,7 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
                    f"{100 * record['regret']:.2f} % ({record['seconds_per_epoch']:.1f} s/epoch)")
     if plot:
         try:
-            from ilplayer.experiments.plots import plot_regret
+            from ilplayer.apps.experiments.plots import plot_regret
         except ImportError:
             return records
         plot_regret(records, Path(out_dir) / f"{label}.png", dfl.task_title(task, options))

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ilplayer.allocator import keep_freed_memory
-from ilplayer.bench.solvers import rotated
+from ilplayer.apps.bench.solvers import rotated
 from ilplayer.dispatch import backend_groups, solve_problem
 from ilplayer.executors import Backend, make_executor, plan_tasks
 from ilplayer.instances import family_batch
