@@ -106,8 +106,8 @@ class AdaptiveIMLE(IMLE):
     recent ones, has zero entries, lowered otherwise (PyEPO's AIMLE). ``lambd`` is unused."""
 
     alpha_step: float = 1e-3
-    _state: dict[str, float] = field(default_factory=lambda: {"alpha": 1.0, "nonzero": 1.0}, repr=False,
-                                     compare=False)
+    _state: dict[str, float] = field(default_factory=lambda: {"alpha": 1.0, "nonzero": 1.0}, init=False,
+                                     repr=False, compare=False)
     name: ClassVar[str] = "aimle"
 
     @property

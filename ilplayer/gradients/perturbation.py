@@ -66,7 +66,7 @@ class Perturbation:
     noise: str = "additive"
     kappa: float = 5.0
     iterations: int = 10
-    _generators: dict[str, torch.Generator] = field(default_factory=dict, repr=False, compare=False)
+    _generators: dict[str, torch.Generator] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for label in ("sigma", "kappa"):
