@@ -2,7 +2,7 @@
 the same model read with ``Oracle.from_pyepo``, on HiGHS and on Gurobi. Same data (PyEPO's
 generators), linear model, initial weights and batches; regret by ``pyepo.metric.regret``
 on held-out data; seconds per epoch (one torch thread; PyEPO solves in its own process, its
-default; ilplayer with its default executor).
+default; ilplayer with its default executor, or ``--executor``).
 
     python benchmarks/pyepo_models.py --train 200 --test 200 --epochs 5
 """
@@ -60,7 +60,7 @@ def run(name: str, library: str, solver: str, args: argparse.Namespace) -> dict:
     if library == "pyepo":
         spo = pyepo.func.SPOPlus(optmodel, processes=1)
     else:
-        oracle = ilplayer.Oracle.from_pyepo(optmodel, solver=solver)
+        oracle = ilplayer.Oracle.from_pyepo(optmodel, solver=solver, executor=args.executor)
         spo = ilplayer.losses.SPOPlus(oracle)
     order = np.random.default_rng(args.seed)
     seconds = []
@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--executor", default=None, help="ilplayer's executor (default: the oracle's, auto)")
     args = parser.parse_args()
     torch.set_num_threads(1)  # 2 cores: torch's own threads would compete with the solver's
     print("| model | solver | PyEPO regret | ilplayer regret | PyEPO s/epoch | ilplayer s/epoch | ratio |")
