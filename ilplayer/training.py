@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 import torch
 
+from ilplayer.checkpoint import EpochCheckpoint
 from ilplayer.constraints import ORIGINS, StaticConstraints
 from ilplayer.gradients import BASES
 from ilplayer.layer import ILPLayer
@@ -164,7 +165,8 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
                batch_loss: Callable[[torch.Tensor], tuple[torch.Tensor, dict[str, int]]],
                evaluate: Callable[[], dict[str, float]],
                on_epoch: Callable[[dict[str, float]], None] | None = None,
-               stop: Callable[[dict[str, float]], bool] | None = None) -> list[dict[str, float]]:
+               stop: Callable[[dict[str, float]], bool] | None = None,
+               checkpoint: EpochCheckpoint | None = None) -> list[dict[str, float]]:
     """The loop every trainer shares: per epoch, shuffle (from a stream of ``seed``
     independent of the initialisation's), take the gradient step of ``batch_loss(rows)`` on
     each batch, then ``evaluate()`` without gradients.
@@ -173,10 +175,12 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     epoch (``{"infeasible": 2}`` becomes ``"infeasible_fraction"``). A loss without a gradient
     (every instance of the batch failed) skips the step. Each record holds the epoch, the mean
     training loss, what ``evaluate`` returned and those fractions; ``stop(record)`` ends early.
+    With a ``checkpoint``, the state is saved after every epoch and a run finds its finished
+    epochs there and goes on from the next (``on_epoch`` sees the new epochs only).
     """
     g = torch_generator(seed, 2)
-    history: list[dict[str, float]] = []
-    for epoch in range(epochs):
+    history: list[dict[str, float]] = [] if checkpoint is None else checkpoint.restore(optimizer, g)
+    for epoch in range(len(history), epochs):
         order = torch.randperm(num_examples, generator=g)
         total, counts = 0.0, dict[str, int]()
         for start in range(0, num_examples, batch_size):
@@ -193,6 +197,8 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
             record = {"epoch": epoch + 1, "loss": total / num_examples, **evaluate(),
                       **{f"{key}_fraction": count / num_examples for key, count in counts.items()}}
         history.append(record)
+        if checkpoint is not None:
+            checkpoint.save(optimizer, g, history)
         if on_epoch is not None:
             on_epoch(record)
         if stop is not None and stop(record):

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 
 LAYERS = [
     ("errors", "matrices", "stdio"),                        # public exceptions and warnings; rows; a quiet stdout
-    ("types", "seeding"),                                   # shared records, random streams
+    ("types", "seeding", "checkpoint"),                     # shared records, random streams, a loop's saved state
     ("readers", "readers.rows", "readers.files", "readers.gurobi", "readers.pyomo_model",  # models users have
      "readers.cvxpy_problem", "readers.pyepo_model"),
     ("bounds", "problem", "program", "solver", "engine", "gates", "reduced_costs", "params"),  # input, backends

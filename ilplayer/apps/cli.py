@@ -116,7 +116,8 @@ def _add_learning_experiments(experiment: Any) -> None:
     knap.add_argument("--seeds", default="0", help="restarts: 3, 0-2 or 0,2,5")
     knap.add_argument("--out", default="results")
     knap.add_argument("--epochs", type=int, default=100)
-    knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out")
+    knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out and go on "
+                      "with an interrupted CombOptNet run from its last finished epoch (saved beside the records)")
     knap.add_argument("--items", type=_positive_int, default=10,
                       help="items per knapsack (default 10, the paper's; capacity 10 per item)")
     knap.add_argument("--sentence-model", choices=["minilm", "mpnet"], default="minilm",

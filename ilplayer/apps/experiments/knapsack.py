@@ -216,10 +216,12 @@ class KnapsackNet(torch.nn.Module):
 def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
                    embed_test: torch.Tensor, *, epochs: int = 100, lr: float = 5e-4,
                    batch_size: int = 8, tau: float | None = 0.5, seed: int = 0,
-                   solver: str = "bruteforce", on_epoch: Any = None
+                   solver: str = "bruteforce", on_epoch: Any = None, checkpoint: Any = None
                    ) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """Learn prices and weights jointly from (sentences, optimal selection) pairs: CombOptNet
-    gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5]."""
+    gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5].
+    ``checkpoint``: an [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every
+    epoch to and resume from."""
     from ilplayer.layer import ILPLayer
     from ilplayer.metrics import exact_match
     from ilplayer.training import fit_epochs
@@ -238,7 +240,7 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     try:
         history = fit_epochs(len(train.y), epochs=epochs, batch_size=batch_size, seed=seed,
                              optimizer=torch.optim.Adam(model.parameters(), lr=lr),
-                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch)
+                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, checkpoint=checkpoint)
     finally:
         layer.close()
     return model, history

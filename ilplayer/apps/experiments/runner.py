@@ -20,6 +20,7 @@ import torch
 
 from ilplayer.apps.experiments import random_constraints, set_cover
 from ilplayer.apps.experiments.paper import DEVIATIONS, ILPLOSS_KNAPSACK, paper_accuracy
+from ilplayer.checkpoint import EpochCheckpoint
 from ilplayer.ilploss import ILPLossConfig, train_ilploss
 from ilplayer.observations import split_holdout
 from ilplayer.plugins import preferred_backend
@@ -213,9 +214,15 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
 
     accuracy_of = lambda history: history[-1]["accuracy"]
-    if method == "combopt":
+    resumed_at = 0
+    if method == "combopt":  # hours at 20 items and more: every epoch saved, --resume goes on from it
+        checkpoint = EpochCheckpoint(Path(out_dir) / f"{name}.checkpoint.pt")
+        if not resume:
+            checkpoint.remove()
+        resumed_at = checkpoint.epochs_done()
         _, history = knapsack.train_knapsack(train, test, embed(train), embed(test), seed=seed,
-                                             solver=solver, **hyper)
+                                             solver=solver, checkpoint=checkpoint, **hyper)
+        checkpoint.remove()
     elif method == "ilploss":
         config = knapsack.knapsack_ilploss_config(**overrides)
         _, history = knapsack.train_knapsack_ilploss(train, test, embed(train), embed(test), seed=seed,
@@ -241,7 +248,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         "accuracy": accuracy_of(history), "box_baseline_accuracy": 0.0,
         "paper_accuracy": paper_accuracy("knapsack", "binary", method, record_variant, 1) if items == 10 else None,
         "ilploss_reported": ILPLOSS_KNAPSACK.get(method, {}).get(items), "history": history,
-        "wall_time_s": time.perf_counter() - start, "versions": versions(solver),
+        "wall_time_s": time.perf_counter() - start, "resumed_at_epoch": resumed_at, "versions": versions(solver),
         "deviations_from_paper": DEVIATIONS["knapsack"],
     }
     references: dict[str, Any] = {} if record["paper_accuracy"] is None else {"paper": record["paper_accuracy"]}
