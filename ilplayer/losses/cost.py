@@ -88,7 +88,7 @@ class CostLoss(torch.nn.Module):
 
 class SPOPlus(CostLoss):
     """The SPO+ loss (Elmachtoub & Grigas, "Smart 'Predict, then Optimize'", 2022) for
-    predicted costs, solved with ``layer``'s backend and executor in its ``sense``.
+    predicted costs, solved with ``oracle``'s backend and executor in its program's ``sense``.
 
     For minimisation, with ``w*(c) = argmin c·y``:
     ``SPO+(c_pred, c) = max_y (c - 2 c_pred)·y + 2 c_pred·w*(c) - c·w*(c)``, a convex upper
@@ -96,12 +96,23 @@ class SPOPlus(CostLoss):
     Maximisation is the same loss on the negated costs. Returns the batch mean.
 
     Example:
-        >>> layer = ILPLayer(0, 1, solver="highs")                       # doctest: +SKIP
-        >>> loss = SPOPlus(layer)(c_pred, c_true, A, b)                   # doctest: +SKIP
+        >>> oracle = Oracle(Program(A=A, b=b, lb=0, ub=1), solver="highs")  # doctest: +SKIP
+        >>> loss = SPOPlus(oracle)(c_pred, c_true)                          # doctest: +SKIP
     """
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        """The loss, the mean over the batch.
+
+        Args:
+            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
+            c_true: the true costs, of `c_pred`'s shape.
+            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
+            b: their right-hand sides, (m,) or (batch, m).
+            y_true: the true costs' optimal decisions, of `c_pred`'s shape; solved from `c_true` when None.
+            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
+            b_eq: their right-hand sides.
+        """
         sign = self.sign
         if y_true is None:
             c_true, = self.checked(c_pred, c_true=c_true)
@@ -133,7 +144,7 @@ def positive_int(name: str, value: Any) -> int:
 class FenchelYoung(CostLoss):
     """The perturbed Fenchel-Young loss (Berthet et al., NeurIPS 2020) between predicted costs
     and observed solutions, with ``samples`` perturbations of scale ``sigma`` solved as one
-    batch through ``layer``'s backend and executor, in its ``sense``.
+    batch through ``oracle``'s backend and executor, in its program's ``sense``.
 
     For minimisation, with ``noise="additive"``: ``FY(c_pred, y) = c_pred·y - E[min_y'
     (c_pred + sigma Z)·y']`` (>= 0 in expectation), whose gradient in ``c_pred`` is ``y -
@@ -171,6 +182,16 @@ class FenchelYoung(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        """The loss, the mean over the batch.
+
+        Args:
+            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
+            y_true: the observed optimal decisions, of `c_pred`'s shape (integers accepted).
+            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
+            b: their right-hand sides, (m,) or (batch, m).
+            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
+            b_eq: their right-hand sides.
+        """
         y_true, = self.checked(c_pred, y_true=y_true)
         sign, perturbation = self.sign, self.perturbation
         pred = sign * c_pred.to(torch.float64)  # minimisation form
@@ -203,6 +224,16 @@ class PerturbationGradient(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        """The loss, the mean over the batch.
+
+        Args:
+            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
+            c_true: the true costs, of `c_pred`'s shape.
+            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
+            b: their right-hand sides, (m,) or (batch, m).
+            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
+            b_eq: their right-hand sides.
+        """
         c_true, = self.checked(c_pred, c_true=c_true)
         sign, sigma = self.sign, self.sigma
         pred, true = sign * c_pred.to(torch.float64), sign * c_true
@@ -220,7 +251,7 @@ class RegularizedFenchelYoung(CostLoss):
     """The Fenchel-Young loss of the L2 regulariser ``lambd/2 |y|^2`` (Dalle et al. 2022;
     PyEPO's RFY): ``Omega(y) - Omega(mu) + c_pred·(y - mu)`` (minimisation form), ``mu`` the
     regularised optimum ``argmin_{mu in conv(Y)} c_pred·mu + Omega(mu)`` found by away-step
-    Frank-Wolfe with the layer's solver as its oracle (`ilplayer.gradients.frank_wolfe`,
+    Frank-Wolfe with the oracle's solver as its linear minimiser (`ilplayer.gradients.frank_wolfe`,
     to a gap of ``tol`` or ``max_iter`` steps). Its gradient is ``y - mu``. Returns the batch
     mean. With ``solve_ratio`` < 1 the oracle's drawn share of steps answer from the pool."""
 
@@ -232,6 +263,16 @@ class RegularizedFenchelYoung(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+        """The loss, the mean over the batch.
+
+        Args:
+            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
+            y_true: the observed optimal decisions, of `c_pred`'s shape (integers accepted).
+            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
+            b: their right-hand sides, (m,) or (batch, m).
+            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
+            b_eq: their right-hand sides.
+        """
         y, = self.checked(c_pred, y_true=y_true)
         problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)
