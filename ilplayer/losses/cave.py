@@ -97,16 +97,7 @@ class CaVE(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            y_true: the observed optimal decisions, of `c_pred`'s shape (integers accepted).
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         y_true, = self.checked(c_pred, y_true=y_true)
         problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         signed = -self.sign * c_pred.to(torch.float64)

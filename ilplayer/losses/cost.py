@@ -24,7 +24,15 @@ __all__ = ["CostLoss", "FenchelYoung", "PerturbationGradient", "RegularizedFench
 
 class CostLoss(torch.nn.Module):
     """A loss on predicted costs that solves through ``oracle`` (its backend, executor, sense),
-    with its own ``solve_ratio`` / ``pool`` rule or else the oracle's (in training mode)."""
+    with its own ``solve_ratio`` / ``pool`` rule or else the oracle's (in training mode).
+
+    A loss is called ``loss(c_pred, c_true or y_true, A=None, b=None, A_eq=None, b_eq=None)``:
+    ``c_pred`` the predicted costs (batch, n) in the program's sense (the gradient reaches
+    them); ``c_true`` the true costs or ``y_true`` the observed optimal decisions, of
+    ``c_pred``'s shape (decisions may be integers; SPO+ takes ``c_true`` and, optionally,
+    ``y_true``, solved from ``c_true`` when None); ``A``, ``b`` (``(m, n)`` or ``(batch, m, n)``,
+    ``(m,)`` or ``(batch, m)``) and ``A_eq``, ``b_eq`` the rows for this call, None for the
+    program's. It returns the mean over the batch."""
 
     def __init__(self, oracle: Oracle | ILPLayer, solve_ratio: float = 1.0, pool: Any = None,
                  seed: int | None = None) -> None:
@@ -102,17 +110,7 @@ class SPOPlus(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            c_true: the true costs, of `c_pred`'s shape.
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            y_true: the true costs' optimal decisions, of `c_pred`'s shape; solved from `c_true` when None.
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         sign = self.sign
         if y_true is None:
             c_true, = self.checked(c_pred, c_true=c_true)
@@ -182,16 +180,7 @@ class FenchelYoung(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            y_true: the observed optimal decisions, of `c_pred`'s shape (integers accepted).
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         y_true, = self.checked(c_pred, y_true=y_true)
         sign, perturbation = self.sign, self.perturbation
         pred = sign * c_pred.to(torch.float64)  # minimisation form
@@ -224,16 +213,7 @@ class PerturbationGradient(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            c_true: the true costs, of `c_pred`'s shape.
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         c_true, = self.checked(c_pred, c_true=c_true)
         sign, sigma = self.sign, self.sigma
         pred, true = sign * c_pred.to(torch.float64), sign * c_true
@@ -263,16 +243,7 @@ class RegularizedFenchelYoung(CostLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            y_true: the observed optimal decisions, of `c_pred`'s shape (integers accepted).
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         y, = self.checked(c_pred, y_true=y_true)
         problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)

@@ -52,16 +52,7 @@ class NCE(_ContrastiveLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            y_true: the observed optimal decisions, of `c_pred`'s shape (integers accepted).
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         return self.margins(c_pred, y_true, A, b, A_eq, b_eq).mean(-1).mean().to(c_pred.dtype)
 
 
@@ -72,16 +63,7 @@ class ContrastiveMAP(_ContrastiveLoss):
 
     def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            y_true: the observed optimal decisions, of `c_pred`'s shape (integers accepted).
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         return self.margins(c_pred, y_true, A, b, A_eq, b_eq).amax(-1).mean().to(c_pred.dtype)
 
 
@@ -104,16 +86,7 @@ class PointwiseLTR(_RankLoss):
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            c_true: the true costs, of `c_pred`'s shape.
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         return (pred - true).square().mean(-1).mean().to(c_pred.dtype)
 
@@ -126,16 +99,7 @@ class PairwiseLTR(_RankLoss):
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            c_true: the true costs, of `c_pred`'s shape.
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         best = pred.gather(1, true.argmin(1, keepdim=True))
         loss = torch.relu(best - pred).sum(-1) / max(pred.shape[1] - 1, 1)
@@ -149,16 +113,7 @@ class ListwiseLTR(_RankLoss):
 
     def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
                 A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
-        """The loss, the mean over the batch.
-
-        Args:
-            c_pred: predicted costs (batch, n) in the program's sense; the gradient reaches them.
-            c_true: the true costs, of `c_pred`'s shape.
-            A: inequality rows `A y <= b` for this call, (m, n) or (batch, m, n); None: the program's.
-            b: their right-hand sides, (m,) or (batch, m).
-            A_eq: equality rows `A_eq y = b_eq` for this call; None: the program's.
-            b_eq: their right-hand sides.
-        """
+        """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         target = torch.softmax(-true, dim=1).clamp(min=1e-8)
         return -(torch.log_softmax(-pred, dim=1) * target).sum(-1).mean().to(c_pred.dtype)
