@@ -27,7 +27,7 @@ from ilplayer.types import ILPBatch, SolveResult, Status
 
 __all__ = ["SEARCH_CHUNK", "SEARCH_POINTS", "SEARCH_TOL",
            "ModelHooks", "Multipliers", "SolutionPool", "infeasible_or_unbounded",
-           "integral_answer", "multipliers_in_blocks", "search_chunk", "search_rows", "solve_batch",
+           "integral_answer", "integral_answers", "multipliers_in_blocks", "search_chunk", "search_rows", "solve_batch",
            "solve_in_blocks"]
 
 
@@ -100,12 +100,16 @@ def integral_answer(x: np.ndarray, integer: np.ndarray | None, tol: float) -> np
     """An LP optimum ``x`` as the MILP's answer: rounded on the integer variables when all of
     them are within ``tol`` of an integer (the continuous ones kept), else None. An optimum of
     the relaxation that is integral where the MILP asks is feasible for it, hence optimal."""
+    return integral_answers(np.asarray(x, dtype=np.float64)[None], integer, tol)[0]
+
+
+def integral_answers(x: np.ndarray, integer: np.ndarray | None, tol: float) -> list[np.ndarray | None]:
+    """[`integral_answer`][ilplayer.engine.integral_answer] of each row of ``x`` (k, n), at once."""
     x = np.asarray(x, dtype=np.float64)
-    mask = np.ones(len(x), dtype=bool) if integer is None else integer
-    rounded = np.where(mask, np.rint(x), x)
-    if mask.any() and np.abs(x - rounded)[mask].max() > tol:
-        return None
-    return rounded + 0.0
+    mask = np.ones(x.shape[1], dtype=bool) if integer is None else np.asarray(integer, dtype=bool)
+    rounded = np.where(mask, np.rint(x), x) + 0.0  # + 0.0: no -0.0
+    far = (np.abs(x - rounded)[:, mask] > tol).any(axis=1) if mask.any() else np.zeros(len(x), dtype=bool)
+    return [None if bad else row for row, bad in zip(rounded, far.tolist())]
 
 
 def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float,
@@ -125,7 +129,7 @@ def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float,
             answers += [None] * count
             continue
         x = np.asarray(x, dtype=np.float64).reshape(size, c.shape[1])[:count]
-        answers += [integral_answer(row, integer, tol) for row in x]
+        answers += integral_answers(x, integer, tol)
     return answers
 
 
@@ -234,8 +238,8 @@ def solve_batch(hooks: ModelHooks, model: Any, batch: ILPBatch, pool: SolutionPo
         status[i] = code
         if point is not None:
             y[i] = point
-            if pool is not None:
-                pool.add(batch.round_integers(point))
+            if pool is not None:  # a relaxation's answer is rounded already
+                pool.add(point if relaxed.get(i) is not None and i not in searched else batch.round_integers(point))
     if failures:
         warnings.warn(f"solver {hooks.name!r} failed on {len(failures)} of {k} instances "
                       f"(marked Status.ERROR); first: {failures[0][1]}",

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_csr", "dense", "is_sparse", "nonzero_rows", "row_entries", "stack_rows"]
+__all__ = ["as_csr", "dense", "frozen_csr", "is_sparse", "nonzero_rows", "row_entries", "stack_rows"]
 
 
 def is_sparse(matrix: Any) -> bool:
@@ -27,6 +27,18 @@ def as_csr(matrix: Any) -> Any:
     csr.eliminate_zeros()
     csr.sort_indices()
     return csr
+
+
+def frozen_csr(matrix: Any) -> Any:
+    """``as_csr(matrix)`` made read-only, or ``matrix`` itself when it was made here: a
+    program's rows are frozen once and then shared by every batch, never copied again."""
+    if getattr(matrix, "_ilplayer_frozen", False) and not matrix.data.flags.writeable:  # (a pickle's copy is)
+        return matrix
+    out = as_csr(matrix)
+    for part in (out.data, out.indices, out.indptr):
+        part.flags.writeable = False
+    out._ilplayer_frozen = True
+    return out
 
 
 def dense(matrix: Any) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ilplayer.bounds import Bounds, as_bounds, as_integrality, check_bound_values
-from ilplayer.matrices import as_csr, dense, is_sparse
+from ilplayer.matrices import dense, frozen_csr, is_sparse
 from ilplayer.types import ILPBatch
 
 __all__ = ["ProblemTensors", "check_cost_map", "check_finite", "dense_tensor", "input_tensor", "rows_with_equalities",
@@ -41,7 +41,7 @@ def _as_rows(value: Any, name: str) -> Any:
         return input_tensor(value, name)
     if len(value.shape) != 2:
         raise ValueError(f"{name}: a sparse matrix must have shape (m, n), got {tuple(value.shape)}")
-    csr = as_csr(value)
+    csr = frozen_csr(value)
     if not np.isfinite(csr.data).all():
         raise ValueError(f"{name} must be finite; found {csr.data[~np.isfinite(csr.data)][0]} among its entries")
     return csr

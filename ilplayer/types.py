@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ilplayer.matrices import as_csr, is_sparse, stack_rows
+from ilplayer.matrices import frozen_csr, is_sparse, stack_rows
 
 __all__ = [
     "Capability",
@@ -101,10 +101,7 @@ class LicenseStatus(enum.Enum):
 
 def _frozen_array(array: Any, dtype: Any) -> Any:
     if is_sparse(array):  # a sparse matrix stays sparse: CSR, float64, read-only
-        out = as_csr(array)
-        for part in (out.data, out.indices, out.indptr):
-            part.flags.writeable = False
-        return out
+        return frozen_csr(array)
     out = np.array(array, dtype=dtype, order="C", copy=True)
     out.flags.writeable = False
     return out

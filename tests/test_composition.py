@@ -63,6 +63,30 @@ def test_the_oracle_solves_with_the_programs_rows_or_the_calls(solver):
         assert pickle.loads(pickle.dumps(oracle))(c)[0].equal(expected)
 
 
+def test_the_programs_rows_are_validated_once_and_every_batch_of_costs_always():
+    import scipy.sparse as sparse
+
+    program = Program(A_eq=sparse.csr_matrix(np.array([[1.0, 1.0, 1.0]])), b_eq=[1.0], lb=0, ub=1)
+    oracle = Oracle(program, solver="highs", executor="serial")
+    first, second = oracle.min_problem(costs(0)), oracle.min_problem(costs(1, batch=3))
+    assert second.A_eq is first.A_eq and not second.A_eq.data.flags.writeable  # one frozen copy, shared
+    assert torch.equal(second.c, costs(1, batch=3))
+    full = ilplayer.problem.validate_problem(costs(1, batch=3), None, None, 0, 1, program.A_eq, program.b_eq)
+    assert (full.A_eq != second.A_eq).nnz == 0 and torch.equal(full.b_eq, second.b_eq)
+    bad = costs(2)
+    bad[3, 1] = float("nan")
+    with pytest.raises(ValueError, match=r"c must be finite; found nan at index \(3, 1\)"):
+        oracle.min_problem(bad)
+    with pytest.raises(ValueError, match="A_eq has 3 columns but c has 4 variables"):
+        oracle.min_problem(torch.zeros(2, 4, dtype=torch.float64))
+    with pytest.raises(TypeError, match="c must have a floating-point dtype"):
+        oracle.min_problem(torch.zeros(2, 3, dtype=torch.int64))
+    with pytest.raises(ValueError, match="empty batch"):
+        oracle.min_problem(torch.zeros(0, 3, dtype=torch.float64))
+    assert "_templates" not in copy.deepcopy(oracle).__dict__  # a copy validates anew
+    assert torch.equal(oracle(costs(4))[0], copy.deepcopy(oracle)(costs(4))[0])
+
+
 def test_the_composed_layer_equals_the_keyword_shortcut():
     c, A_grad, b_grad = costs(1).requires_grad_(), A.clone().requires_grad_(), B.clone().requires_grad_()
     composed = ilplayer.ILPLayer(Oracle(Program(lb=0, ub=1), solver="bruteforce"), CombOptNet(tau=0.5))

@@ -13,7 +13,7 @@ from scipy.optimize import linprog
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.engine import integral_answer
+from ilplayer.engine import integral_answer, integral_answers
 from ilplayer.losses import FenchelYoung, SPOPlus
 from ilplayer.testing.milp_fuzz import fuzz_milp_backend, judge_milp, milp_case, milp_cases_for, milp_oracle, slab_case
 from ilplayer.types import ILPBatch
@@ -146,6 +146,9 @@ def test_integral_answer_rounds_integer_variables_only():
     assert integral_answer(np.array([2.0000000001, 0.3]), mask, 1e-9).tolist() == [2.0, 0.3]
     assert integral_answer(np.array([1.5, 0.3]), mask, 1e-9) is None
     assert integral_answer(np.array([1.5, 0.3]), np.zeros(2, bool), 1e-9).tolist() == [1.5, 0.3]
+    rows = integral_answers(np.array([[2.0000000001, 0.3], [1.5, 0.3], [-1e-12, 0.5]]), mask, 1e-9)
+    assert rows[0].tolist() == [2.0, 0.3] and rows[1] is None and rows[2].tolist() == [0.0, 0.5]
+    assert str(rows[2][0]) == "0.0"  # not -0.0
 
 
 @pytest.mark.parametrize("backend", MILP_BACKENDS)
