@@ -108,8 +108,10 @@ def integral_answers(x: np.ndarray, integer: np.ndarray | None, tol: float) -> l
     x = np.asarray(x, dtype=np.float64)
     mask = np.ones(x.shape[1], dtype=bool) if integer is None else np.asarray(integer, dtype=bool)
     rounded = np.where(mask, np.rint(x), x) + 0.0  # + 0.0: no -0.0
-    far = (np.abs(x - rounded)[:, mask] > tol).any(axis=1) if mask.any() else np.zeros(len(x), dtype=bool)
-    return [None if bad else row for row, bad in zip(rounded, list(far))]
+    far: np.ndarray = np.zeros(len(x), dtype=bool)
+    if mask.any():
+        far = np.asarray((np.abs(x - rounded)[:, mask] > tol).any(axis=1))
+    return [None if bad else row for row, bad in zip(rounded, far.tolist())]
 
 
 def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float,
