@@ -12,6 +12,8 @@ separate the sentence model from the rest of the pipeline (data, network, settin
     python scripts/knapsack_gap.py --seeds 0 --out results/knapsack-gap/knapsack-gap.json
     python scripts/knapsack_gap.py --seeds 0 --sentence-model mpnet --no-legible \
         --out results/knapsack-gap/knapsack-gap-mpnet.json
+    python scripts/knapsack_gap.py --seeds 0 --items 20 --no-legible \
+        --out results/knapsack-gap/knapsack-gap-20items.json
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 import torch
 
 from ilplayer.apps.experiments import knapsack
+from ilplayer.apps.experiments.paper import ILPLOSS_KNAPSACK
 from ilplayer.layer import solve
 from ilplayer.seeding import derive_seed
 
@@ -56,6 +59,7 @@ def numbers(net: knapsack.KnapsackNet, x: torch.Tensor) -> tuple[torch.Tensor, t
 
 def supervised_probe(train: knapsack.KnapsackData, test: knapsack.KnapsackData, seed: int,
                      epochs: int = 100, model: str = "minilm") -> dict[str, float]:
+    items = train.y.shape[1]
     torch.manual_seed(derive_seed(seed, 7))
     x_train, x_test = embeddings(train, model), embeddings(test, model)
     net = knapsack.KnapsackNet(x_train.shape[-1])
@@ -72,8 +76,8 @@ def supervised_probe(train: knapsack.KnapsackData, test: knapsack.KnapsackData, 
         price, weight = numbers(net, x_test)
     result = {"prices_rmse": float(((price - test.prices) ** 2).mean().sqrt()),
               "weights_rmse": float(((weight - test.weights) ** 2).mean().sqrt())}
-    capacity = torch.full((len(test.y), 1), float(knapsack.CAPACITY), dtype=torch.float64)
-    y, _ = solve(-price.double(), weight.double()[:, None, :], capacity, 0, 1)
+    capacity = torch.full((len(test.y), 1), knapsack.capacity(items), dtype=torch.float64)
+    y, _ = solve(-price.double(), weight.double()[:, None, :], capacity, 0, 1, solver=knapsack.exact_solver(items))
     result["exact_match_with_probe_numbers"] = float((y == test.y).all(-1).double().mean())
     return result
 
@@ -86,15 +90,19 @@ def main() -> None:
                         help="the sentence model the probes read (default minilm)")
     parser.add_argument("--legible", action=argparse.BooleanOptionalAction, default=True,
                         help="also train on the legible inputs (they do not depend on the sentence model)")
+    parser.add_argument("--items", type=int, default=10, help="items per knapsack (the paper's 10)")
     parser.add_argument("--out", type=Path, default=Path("results/knapsack-gap/knapsack-gap.json"))
     args = parser.parse_args()
     torch.set_num_threads(1)
-    train, test = knapsack.make_dataset(seed=0, train_size=4500, test_size=500, cache=True)
+    train, test = knapsack.make_dataset(seed=0, train_size=4500, test_size=500, cache=True, items=args.items)
     model = args.sentence_model
     results: dict[str, object] = {"what": __doc__.split("\n")[0], "epochs": args.epochs,
-                                  "sentence_model": knapsack.SENTENCE_MODELS[model],
-                                  "paper_accuracy": 64.7, "legible": [], "probe": [],
-                                  "linear_probe": knapsack.embedding_probe(model=model)}
+                                  "sentence_model": knapsack.SENTENCE_MODELS[model], "items": args.items,
+                                  "paper_accuracy": 64.7 if args.items == 10 else None,
+                                  "ilploss_reported": {method: figures.get(args.items)
+                                                       for method, figures in ILPLOSS_KNAPSACK.items()},
+                                  "legible": [], "probe": [],
+                                  "linear_probe": knapsack.embedding_probe(model=model, items=args.items)}
     for seed in (int(s) for s in args.seeds.split(",")):
         start = time.perf_counter()
         if args.legible:

@@ -189,6 +189,35 @@ def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
     assert first_layer.grad is not None and first_layer.grad.abs().sum() > 0
 
 
+def test_knapsack_net_reads_one_or_several_weight_rows_per_item():
+    from ilplayer.apps.experiments import knapsack
+
+    x = torch.randn(3, 10, 8, generator=torch.Generator().manual_seed(0))
+    torch.manual_seed(0)
+    one = knapsack.KnapsackNet(8, capacity=100.0)
+    torch.manual_seed(0)
+    four = knapsack.KnapsackNet(8, capacity=100.0, rows=4)
+    c1, A1, b1 = one(x)
+    c4, A4, b4 = four(x)
+    assert A1.shape == (3, 1, 10) and b1.shape == (3, 1) and A4.shape == (3, 4, 10) and b4.shape == (3, 4)
+    assert torch.all(b4 == 1.0) and (A4 >= 0.15).all() and (A4 <= 0.35).all()
+    assert torch.allclose(torch.linalg.vector_norm(c4, dim=-1), torch.ones(3))
+    # each row is its own output unit: a different weight per row, and all reach the network's input layer
+    assert not torch.allclose(A4[:, 0], A4[:, 1])
+    A4[:, 3].sum().backward()
+    assert four.mlp[2].weight.grad[4].abs().sum() > 0 and four.mlp[2].weight.grad[1].abs().sum() == 0
+
+
+def test_knapsack_ilploss_learns_as_many_weight_rows_as_its_config_asks():
+    from ilplayer.apps.experiments import knapsack
+
+    train, test = knapsack.make_dataset(seed=0, train_size=130, test_size=10)
+    x = lambda d: torch.cat([d.prices[..., None] / 45, d.weights[..., None] / 35], -1).float()
+    config = knapsack.knapsack_ilploss_config(epochs=1, validate_every=1, k=3)
+    model, history = knapsack.train_knapsack_ilploss(train, test, x(train), x(test), config=config)
+    assert model(x(test))[1].shape == (10, 3, 10) and 0.0 <= history[-1]["accuracy"] <= 1.0
+
+
 def test_an_unreadable_cache_entry_is_rebuilt_with_a_warning(private_cache):
     first = set_cover.make_dataset(universe=4, seed=1, train_size=20, test_size=10, cache=True)
     (entry,) = (private_cache / "datasets").glob("wsc-*.pt")

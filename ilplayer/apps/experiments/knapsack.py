@@ -68,12 +68,18 @@ def capacity(items: int) -> float:
     return CAPACITY * items / ITEMS_PER_INSTANCE
 
 
+def exact_solver(items: int) -> str:
+    """The backend that labels and scores knapsacks of ``items`` items: bruteforce up to 16
+    (65,536 selections), HiGHS beyond."""
+    return "bruteforce" if items <= 16 else "highs"
+
+
 def make_instances(count: int, seed: int, solver: str | None = None, items: int = ITEMS_PER_INSTANCE) -> KnapsackData:
     """``count`` instances of ``items`` items: random prices and weights, one sentence per item,
     optimal labels (by ``solver``; default bruteforce up to 16 items, else highs)."""
     if isinstance(items, bool) or not isinstance(items, int) or items < 1:
         raise ValueError(f"items must be a positive integer, got {items!r}")
-    solver = solver or ("bruteforce" if items <= 16 else "highs")
+    solver = solver or exact_solver(items)
     rng = np.random.default_rng([seed, 7] if items == ITEMS_PER_INSTANCE else [seed, 7, items])
     shape = (count, items)
     prices = rng.integers(PRICE_RANGE[0], PRICE_RANGE[1] + 1, shape)
@@ -196,21 +202,25 @@ class KnapsackNet(torch.nn.Module):
     """Sentence embedding of each item -> its price and weight (supplementary): a two-layer MLP
     (hidden 512, ReLU, sigmoid output) scaled to the true ranges, then by 0.01; the capacity is
     fixed to ``capacity`` * 0.01. Returns the ILP ``min c·y s.t. A y <= b``: ``c`` = -prices (unit
-    length), ``A`` (B, 1, items) = weights, ``b`` (B, 1) = ``capacity`` * 0.01."""
+    length), ``A`` (B, rows, items) = weights, ``b`` (B, rows) = ``capacity`` * 0.01.
 
-    def __init__(self, embed_dim: int = 384, hidden: int = 512, capacity: float = CAPACITY) -> None:
+    ``rows`` > 1 reads that many weight rows per item (each a knapsack row under the same
+    capacity), as ILP-Loss' authors do for their knapsack (four rows for the one hidden
+    constraint: a negative one row fails to cut, another may)."""
+
+    def __init__(self, embed_dim: int = 384, hidden: int = 512, capacity: float = CAPACITY, rows: int = 1) -> None:
         super().__init__()
-        self.capacity = capacity
+        self.capacity, self.rows = capacity, rows
         self.mlp = torch.nn.Sequential(torch.nn.Linear(embed_dim, hidden), torch.nn.ReLU(),
-                                       torch.nn.Linear(hidden, 2), torch.nn.Sigmoid())
+                                       torch.nn.Linear(hidden, 1 + rows), torch.nn.Sigmoid())
 
     def forward(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         out = self.mlp(embeddings)
         price = 0.01 * (PRICE_RANGE[0] + (PRICE_RANGE[1] - PRICE_RANGE[0]) * out[..., 0])
-        weight = 0.01 * (WEIGHT_RANGE[0] + (WEIGHT_RANGE[1] - WEIGHT_RANGE[0]) * out[..., 1])
+        weight = 0.01 * (WEIGHT_RANGE[0] + (WEIGHT_RANGE[1] - WEIGHT_RANGE[0]) * out[..., 1:])
         c = -price / torch.linalg.vector_norm(price, dim=-1, keepdim=True)
-        b = torch.full((len(embeddings), 1), 0.01 * self.capacity, dtype=weight.dtype, device=weight.device)
-        return c, weight[:, None, :], b
+        b = torch.full((len(embeddings), self.rows), 0.01 * self.capacity, dtype=weight.dtype, device=weight.device)
+        return c, weight.transpose(-1, -2), b
 
 
 def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
@@ -247,12 +257,12 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
 
 
 def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
-                    ridge: float = 1e-2, model: str = "minilm") -> dict[str, float]:
+                    ridge: float = 1e-2, model: str = "minilm", items: int = ITEMS_PER_INSTANCE) -> dict[str, float]:
     """How precisely the sentence embeddings state the numbers: a ridge-regression probe from
     each item's embedding to its true price and weight (supervision CombOptNet never gets),
-    its held-out RMSE, and the exact-match accuracy of the knapsacks solved with the probe's
-    numbers, an estimate of what a readout of this embedding can reach."""
-    train, test = make_dataset(seed=seed, train_size=train_size, test_size=test_size, cache=True)
+    its held-out RMSE, and the exact-match accuracy of the knapsacks (of ``items`` items)
+    solved with the probe's numbers, an estimate of what a readout of this embedding can reach."""
+    train, test = make_dataset(seed=seed, train_size=train_size, test_size=test_size, cache=True, items=items)
 
     def features(data: KnapsackData) -> np.ndarray:
         vectors = embed_sentences([s for row in data.sentences for s in row], model=model).astype(np.float64)
@@ -268,8 +278,9 @@ def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
         held_out = getattr(test, name).flatten().numpy()
         result[f"{name}_rmse"] = float(np.sqrt(np.mean((estimate - held_out) ** 2)))
         predicted[name] = torch.from_numpy(estimate).reshape(len(test.y), -1)
-    capacities = torch.full((len(test.y), 1), float(CAPACITY), dtype=torch.float64)
-    y, _ = solve(-predicted["prices"], predicted["weights"][:, None, :], capacities, 0, 1)
+    capacities = torch.full((len(test.y), 1), capacity(items), dtype=torch.float64)
+    y, _ = solve(-predicted["prices"], predicted["weights"][:, None, :], capacities, 0, 1,
+                 solver=exact_solver(items))
     result["exact_match_with_probe_numbers"] = float((y == test.y).all(dim=-1).double().mean())
     return result
 
@@ -307,7 +318,7 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
 
     config = config or knapsack_ilploss_config()
     torch.manual_seed(derive_seed(seed, 1))
-    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]))
+    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]), rows=config.k)
     order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
     held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
     y_train = train.y.to(embed_train.dtype)
