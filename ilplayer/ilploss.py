@@ -38,6 +38,7 @@ from typing import Any, ClassVar
 import torch
 
 from ilplayer.bounds import as_bounds
+from ilplayer.checkpoint import EpochCheckpoint
 from ilplayer.constraints import ORIGINS, StaticConstraints
 from ilplayer.ilploss_terms import CoVBalancer, ilp_loss_terms, sample_negatives
 from ilplayer.layer import ILPLayer
@@ -147,6 +148,7 @@ def train_ilploss(
     num_constraints: int | None = None, model: StaticConstraints | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
     validation: tuple[torch.Tensor, torch.Tensor] | None = None, test_every: int = 1,
+    checkpoint: EpochCheckpoint | None = None,
 ) -> tuple[StaticConstraints, list[dict[str, float]]]:
     """Learn ``config.k * m`` constraints with ILP-Loss; called like
     `train_static_constraints` (``data`` has ``lb``, ``ub``,
@@ -187,7 +189,7 @@ def train_ilploss(
     try:
         history = fit_ilploss(constraints, N, config, batch_terms, accuracy, seed=seed,
                               box_width=float((hi - lo).mean()), score_start=False,
-                              test_every=test_every, on_epoch=on_epoch)
+                              test_every=test_every, on_epoch=on_epoch, checkpoint=checkpoint)
     finally:
         layer.close()
     return constraints, history
@@ -197,7 +199,7 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
                 batch_terms: Callable[[torch.Tensor, float, torch.Generator], dict[str, torch.Tensor]],
                 accuracy: Callable[[str], float], *, seed: int, box_width: float, score_start: bool = True,
                 test_every: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
-                clip_norm: float | None = None) -> list[dict[str, float]]:
+                clip_norm: float | None = None, checkpoint: EpochCheckpoint | None = None) -> list[dict[str, float]]:
     """ILP-Loss' loop over ``model``'s parameters: per step, ``batch_terms(rows, temperature,
     generator)`` gives the three terms of a batch of rows, weighted by
     [`CoVBalancer`][ilplayer.ilploss_terms.CoVBalancer]; AdamW with the triangular cyclic rate;
@@ -209,7 +211,10 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     100 %, and picks the state ``model`` ends in (the best trained epoch, earliest among ties,
     as [`selected_record`][ilplayer.selection.selected_record] reads it; with ``score_start`` the untrained
     start is scored too, as epoch 0, but does not compete). ``accuracy("test")`` is
-    measured at every ``test_every``-th validation and at the end. Returns one record per epoch."""
+    measured at every ``test_every``-th validation and at the end. With a ``checkpoint`` every
+    epoch is saved with the loop's whole state (the schedule, the balancer, both random streams,
+    the temperature, the best model so far) and a run stopped part-way goes on from its last
+    epoch, as if it had not stopped. Returns one record per epoch."""
     if isinstance(test_every, bool) or not isinstance(test_every, int) or test_every < 1:
         raise ValueError(f"test_every must be a positive integer, got {test_every!r}")
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
@@ -219,33 +224,41 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
                                                   cycle_momentum=False)
     balancer = CoVBalancer(3)
     shuffle, negatives_g = torch_generator(seed, 2), torch_generator(seed, 3)
-    temperature = config.temperature * box_width
-    best_accuracy, best_state = -1.0, None
-    since_best = since_cooled = 0  # validations without a gain: in all, and since the last cooling
-    validations = 0
-    history: list[dict[str, float]] = []
+    # What the loop keeps between epochs, beside the optimizer and the shuffling stream (a checkpoint saves it).
+    loop: dict[str, Any] = {
+        "temperature": config.temperature * box_width, "best_accuracy": -1.0, "best_state": None,
+        "since_best": 0, "since_cooled": 0,  # validations without a gain: in all, and since the last cooling
+        "validations": 0}
+    # Beside the loop's dict, the objects whose state a checkpoint keeps: restored in place.
+    kept = {"scheduler": scheduler, "balancer": balancer, "negatives": negatives_g}
+    history = [] if checkpoint is None else _restored(checkpoint, optimizer, shuffle, loop, kept)
+
+    def save(finished: bool) -> None:
+        if checkpoint is not None:
+            checkpoint.save(optimizer, shuffle, history, _saved(loop, kept), finished=finished)
 
     def scores(final: bool) -> dict[str, float]:
-        nonlocal validations
-        validations += 1
+        loop["validations"] += 1
         was_training = model.training
         model.eval()
         with torch.no_grad():
             record = {"validation_accuracy": accuracy("validation")}
-            if final or validations % test_every == 0:
+            if final or loop["validations"] % test_every == 0:
                 record["accuracy"] = accuracy("test")
         model.train(was_training)
         return record
 
-    if score_start:
+    if score_start and not history:
         history.append({"epoch": 0, **scores(final=False)})
-    for epoch in range(1, config.epochs + 1):
+    done = int(history[-1]["epoch"]) if history else 0
+    first = config.epochs + 1 if checkpoint is not None and checkpoint.finished else done + 1
+    for epoch in range(first, config.epochs + 1):
         order = torch.randperm(num_examples, generator=shuffle)
         totals = {"loss": 0.0, "pos": 0.0, "neg": 0.0, "var": 0.0, "in_play": 0.0}
         with _torch_threads(1):  # small tensors: a second thread only contends (docs/records/ilploss.md)
             for first in range(0, num_examples, config.batch_size):
                 rows = order[first:first + config.batch_size]
-                terms = batch_terms(rows, temperature, negatives_g)
+                terms = batch_terms(rows, loop["temperature"], negatives_g)
                 loss = balancer(torch.stack([terms["pos"], terms["neg"], terms["var"]]))
                 optimizer.zero_grad()
                 loss.backward()
@@ -257,30 +270,56 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
                 totals["loss"] += loss.item() * share
                 for key in ("pos", "neg", "var", "in_play"):
                     totals[key] += terms[key].item() * share
-        record: dict[str, float] = {"epoch": epoch, **totals, "temperature": temperature}
+        record: dict[str, float] = {"epoch": epoch, **totals, "temperature": loop["temperature"]}
         last = epoch == config.epochs
         if epoch % config.validate_every == 0 or last:
             record.update(scores(final=last))
-            if record["validation_accuracy"] > best_accuracy:
-                best_accuracy, best_state = record["validation_accuracy"], _copy_state(model)
-                since_best = since_cooled = 0
-            else:
-                since_best += 1
-                since_cooled += 1
-                if since_cooled > config.temperature_patience:
-                    temperature *= config.temperature_factor
-                    since_cooled = 0
+            _after_validation(loop, record["validation_accuracy"], model, config)
         history.append(record)
         if on_epoch is not None:
             on_epoch(record)
-        if "validation_accuracy" in record and not last and (
-                record["validation_accuracy"] >= 1.0 or since_best >= config.stop_patience):
-            if "accuracy" not in record:  # the curve ends with a held-out score
-                with torch.no_grad():
-                    record["accuracy"] = accuracy("test")
+        stopping = "validation_accuracy" in record and not last and (
+            record["validation_accuracy"] >= 1.0 or loop["since_best"] >= config.stop_patience)
+        if stopping and "accuracy" not in record:  # the curve ends with a held-out score
+            with torch.no_grad():
+                record["accuracy"] = accuracy("test")
+        save(finished=stopping)
+        if stopping:
             break
-    if best_state is not None:
-        model.load_state_dict(best_state)
+    if loop["best_state"] is not None:
+        model.load_state_dict(loop["best_state"])
+    return history
+
+
+def _after_validation(loop: dict[str, Any], accuracy: float, model: torch.nn.Module, config: ILPLossConfig) -> None:
+    """A validation's consequences: the best model so far, or a stall counted and, after
+    ``config.temperature_patience`` of them, the temperature cut."""
+    if accuracy > loop["best_accuracy"]:
+        loop["best_accuracy"], loop["best_state"] = accuracy, _copy_state(model)
+        loop["since_best"] = loop["since_cooled"] = 0
+        return
+    loop["since_best"] += 1
+    loop["since_cooled"] += 1
+    if loop["since_cooled"] > config.temperature_patience:
+        loop["temperature"] *= config.temperature_factor
+        loop["since_cooled"] = 0
+
+
+def _saved(loop: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint keeps of the loop: its dict and the ``kept`` objects' states."""
+    return {**loop, "scheduler": kept["scheduler"].state_dict(), "balancer": dict(vars(kept["balancer"])),
+            "negatives": kept["negatives"].get_state()}
+
+
+def _restored(checkpoint: EpochCheckpoint, optimizer: torch.optim.Optimizer, shuffle: torch.Generator,
+              loop: dict[str, Any], kept: dict[str, Any]) -> list[dict[str, float]]:
+    """The saved epochs' records, with the optimizer, the shuffling stream, ``loop`` and the
+    ``kept`` objects (the rate schedule, the balancer, the negatives' stream) as they were."""
+    history = checkpoint.restore(optimizer, shuffle, loop)
+    if history:
+        kept["scheduler"].load_state_dict(loop.pop("scheduler"))
+        vars(kept["balancer"]).update(loop.pop("balancer"))
+        kept["negatives"].set_state(loop.pop("negatives"))
     return history
 
 

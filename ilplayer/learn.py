@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ilplayer.checkpoint import fingerprint_tensors, run_folder
 from ilplayer.constraints import StaticConstraints
 from ilplayer.errors import DataWarning
 from ilplayer.ilploss import ILPLossConfig
@@ -149,6 +151,7 @@ def learn_constraints(
     validation_fraction: float = 0.1, restarts: int = 1, test_every: int = 1,
     restart_workers: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
     polish: bool = True, method: str = "auto", equalities: bool = True, time_limit: float | None = SOLVE_SECONDS,
+    checkpoint: str | os.PathLike[str] | None = None,
 ) -> LearnResult:
     """Learn ``num_constraints`` (times ``config.k``) constraints ``A y <= b`` such that
     ``argmin c·y`` over them and the box reproduces the observed ``y`` for each ``c``.
@@ -204,6 +207,11 @@ def learn_constraints(
     rows can make a hard program: a 4x4 sudoku (64 binaries) under ILP-Loss' random start of
     128 rows took HiGHS and Gurobi close to a minute per puzzle to prove infeasible, where the
     learned rules take under a millisecond (docs/records/sudoku.md).
+
+    ``checkpoint`` names a folder where every epoch of every restart (and method) is saved
+    (`EpochCheckpoint`): the same call after a crash, a time limit or a reboot goes on from the
+    last finished epochs and returns what the uninterrupted run would have. The folder remembers
+    the run's data and settings and refuses another run's, naming what differs.
     """
     arguments = dict(locals())
     if method not in (*LEARN_METHODS, "auto"):
@@ -229,8 +237,14 @@ def learn_constraints(
     backend = _with_time_limit(backend or BackendConfig(), box_points(lb, ub, n), time_limit)
     start = time.perf_counter()
     seeds = [restart_seed(seed, restart) for restart in range(restarts)]
-    train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
-                 validation=validation, test_every=test_every, method=method)
+    train: dict[str, Any] = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
+                                 validation=validation, test_every=test_every, method=method)
+    if checkpoint is not None:
+        train["checkpoint"] = run_folder(checkpoint, f"run-{method}.json", {
+            "data": fingerprint_tensors(data.c_train, data.y_train, data.c_test, data.y_test, data.A_eq, data.b_eq,
+                                 *(validation or ())),
+            "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "num_constraints": num_constraints,
+            "seeds": seeds, "solver": backend.solver, "test_every": test_every, **config.as_dict()})
     layer = ILPLayer(lb, ub, solver=backend.solver, solver_options=backend.solver_options,
                      executor=backend.executor, workers=backend.workers)
     equalities_ = (data.A_eq, data.b_eq)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
 
+from ilplayer.checkpoint import EpochCheckpoint
 from ilplayer.constraints import StaticConstraints
 from ilplayer.ilploss import initial_ilploss_constraints, train_ilploss
 from ilplayer.training import initial_constraints, train_static_constraints
@@ -35,6 +37,9 @@ def train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[d
     with the trained epochs, and building a separating start again costs seconds."""
     train = dict(train)
     data, config, method = train["data"], train["config"], train.pop("method")
+    folder = train.pop("checkpoint", None)
+    if folder is not None:  # one file per method and restart: a stopped run goes on from its last epoch
+        train["checkpoint"] = EpochCheckpoint(Path(folder) / f"{method}-seed{run_seed}.pt")
     count = config.k * train["num_constraints"]
     if method == "ilploss":
         start = initial_ilploss_constraints(count, data.num_variables, data.lb, data.ub, config.origin, run_seed)

@@ -166,7 +166,8 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
                evaluate: Callable[[], dict[str, float]],
                on_epoch: Callable[[dict[str, float]], None] | None = None,
                stop: Callable[[dict[str, float]], bool] | None = None,
-               checkpoint: EpochCheckpoint | None = None) -> list[dict[str, float]]:
+               checkpoint: EpochCheckpoint | None = None,
+               loop: dict[str, Any] | None = None) -> list[dict[str, float]]:
     """The loop every trainer shares: per epoch, shuffle (from a stream of ``seed``
     independent of the initialisation's), take the gradient step of ``batch_loss(rows)`` on
     each batch, then ``evaluate()`` without gradients.
@@ -175,12 +176,15 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     epoch (``{"infeasible": 2}`` becomes ``"infeasible_fraction"``). A loss without a gradient
     (every instance of the batch failed) skips the step. Each record holds the epoch, the mean
     training loss, what ``evaluate`` returned and those fractions; ``stop(record)`` ends early.
-    With a ``checkpoint``, the state is saved after every epoch and a run finds its finished
-    epochs there and goes on from the next (``on_epoch`` sees the new epochs only).
+    With a ``checkpoint``, the state is saved after every epoch (with ``loop``, a dict of what
+    the caller's closures keep, restored into it in place) and a run finds its finished epochs
+    there and goes on from the next, or not at all when it had stopped (``on_epoch`` sees the
+    new epochs only).
     """
     g = torch_generator(seed, 2)
-    history: list[dict[str, float]] = [] if checkpoint is None else checkpoint.restore(optimizer, g)
-    for epoch in range(len(history), epochs):
+    history: list[dict[str, float]] = [] if checkpoint is None else checkpoint.restore(optimizer, g, loop)
+    first = epochs if checkpoint is not None and checkpoint.finished else len(history)
+    for epoch in range(first, epochs):
         order = torch.randperm(num_examples, generator=g)
         total, counts = 0.0, dict[str, int]()
         for start in range(0, num_examples, batch_size):
@@ -197,11 +201,12 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
             record = {"epoch": epoch + 1, "loss": total / num_examples, **evaluate(),
                       **{f"{key}_fraction": count / num_examples for key, count in counts.items()}}
         history.append(record)
+        stopping = stop is not None and stop(record)
         if checkpoint is not None:
-            checkpoint.save(optimizer, g, history)
+            checkpoint.save(optimizer, g, history, loop, finished=stopping)
         if on_epoch is not None:
             on_epoch(record)
-        if stop is not None and stop(record):
+        if stopping:
             break
     return history
 
@@ -263,6 +268,7 @@ def train_static_constraints(
     model: StaticConstraints | None = None, target_accuracy: float | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
     validation: tuple[torch.Tensor, torch.Tensor] | None = None, test_every: int = 1,
+    checkpoint: EpochCheckpoint | None = None,
 ) -> tuple[StaticConstraints, list[dict[str, float]]]:
     """Adam on the loss between normalised solutions, as in the supplementary's table.
 
@@ -282,6 +288,9 @@ def train_static_constraints(
     The held-out accuracy is measured on every ``test_every``-th epoch and the last one (with
     1 000 held-out pairs its solves took 15-27 % of the training time on dense m = 4); the
     other records lack ``accuracy``. It never steers training, so the model is the same.
+
+    With a ``checkpoint`` every epoch is saved (the best validation model so far with it) and
+    a run stopped part-way goes on from its last epoch, ``model`` being the same start.
 
     Returns the model and one record per epoch (loss, accuracy, infeasible fraction), after
     the start's record when there is a validation split.
@@ -316,12 +325,11 @@ def train_static_constraints(
         infeasible = int((status == Status.INFEASIBLE).sum())
         return loss_fn(normalize_solution(y, lb, ub), y_true[rows]), {"infeasible": infeasible}
 
-    best: dict[str, Any] = {"accuracy": -1.0, "state": None}
-    evaluated = 0
+    best: dict[str, Any] = {"accuracy": -1.0, "state": None, "evaluated": 0}  # a checkpoint keeps it
 
     def evaluate() -> dict[str, float]:
-        nonlocal evaluated
-        evaluated += 1
+        best["evaluated"] += 1
+        evaluated = best["evaluated"]
         scores = {}
         if evaluated % test_every == 0 or evaluated == config.epochs:
             scores["accuracy"] = exact_match(solved(data.c_test), data.y_test)
@@ -341,7 +349,8 @@ def train_static_constraints(
                               "validation_accuracy": exact_match(solved(validation[0]), validation[1])})
         history = fit_epochs(len(data.c_train), epochs=config.epochs, batch_size=config.batch_size,
                              seed=seed, optimizer=_adam(model, config, data.lb, data.ub, n),
-                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached)
+                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached,
+                             checkpoint=checkpoint, loop=best)
     finally:
         layer.close()
     if best["state"] is not None:

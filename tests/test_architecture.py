@@ -45,7 +45,8 @@ LAYERS = [
     ("apps", "apps.bench", "apps.bench.solvers", "apps.bench.parallel", "apps.bench.targets",
      "apps.bench.scale"),                                   # the benchmarks' kit
     ("apps.experiments",),                                  # the papers' demonstrations (a package)
-    ("apps.commands", "apps.fuzz_command", "apps.learn_command"),  # what each subcommand does
+    ("apps.arguments",),                                    # the argument types the command line shares
+    ("apps.commands", "apps.fuzz_command", "apps.learn_command"),  # what each subcommand does (and learn's options)
     ("apps.cli", "__main__"),                               # the command line's entry points
 ]
 RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}

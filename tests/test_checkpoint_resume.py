@@ -3,10 +3,14 @@ ends with the numbers of the run that was never stopped (fit_epochs, through a r
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 import torch
 
 import ilplayer
+import ilplayer.learn
 from ilplayer.checkpoint import EpochCheckpoint
 from ilplayer.training import fit_epochs
 
@@ -62,3 +66,68 @@ def test_a_checkpoint_of_another_model_is_refused_by_name(tmp_path):
     checkpoint.save(torch.optim.SGD(model.parameters(), lr=0.1), torch.Generator(), [{"epoch": 1, "loss": 0.0}])
     with pytest.raises(ValueError, match=r"other\.pt: its parameters do not match"):
         train(2, checkpoint)
+
+
+class Stopped(Exception):
+    """A crash, a time limit: what ends a run part-way."""
+
+
+def stop_after(epochs: int):
+    def on_epoch(record: dict[str, float]) -> None:
+        if record["epoch"] >= epochs:
+            raise Stopped
+    return on_epoch
+
+
+@pytest.mark.parametrize("method, config", [
+    ("combopt", ilplayer.learn.LearnConfig(epochs=5, batch_size=8)),
+    ("ilploss", ilplayer.learn.ILPLossConfig(epochs=6, batch_size=8, validate_every=2, stop_patience=10)),
+])
+def test_learn_constraints_resumed_from_its_checkpoint_returns_the_uninterrupted_result(tmp_path, method, config):
+    from tests.test_learn import observations
+
+    c, y = observations(150, n=6, seed=4)
+    run = lambda **kw: ilplayer.learn.learn_constraints(c, y, 0, 1, 1, config=config, method=method, seed=2,
+                                                        progress=False, polish=False, **kw)
+    straight = run()
+    with pytest.raises(Stopped):
+        run(checkpoint=tmp_path / "run", on_epoch=stop_after(3))  # stopped in its third epoch
+    saved = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert saved == [f"{method}-seed{ilplayer.learn.restart_seed(2, 0)}.pt", f"run-{method}.json"]
+    resumed = run(checkpoint=tmp_path / "run")
+    assert resumed.history == straight.history and resumed.settings == straight.settings
+    for got, expected in zip(resumed.constraints(), straight.constraints()):
+        assert torch.equal(got, expected)
+    again = run(checkpoint=tmp_path / "run", on_epoch=stop_after(0))  # all saved: not one epoch trained
+    assert again.history == straight.history
+    with pytest.raises(ValueError, match=r"checkpoint: .* holds the epochs of another run \(data: "):
+        ilplayer.learn.learn_constraints(c[:80], y[:80], 0, 1, 1, config=config, method=method, seed=2,
+                                         progress=False, polish=False, checkpoint=tmp_path / "run")
+
+
+def test_ilploss_stopped_early_is_not_trained_past_its_stop_on_resume(tmp_path):
+    from tests.test_learn import observations
+
+    c, y = observations(60, n=5, seed=1)
+    config = ilplayer.learn.ILPLossConfig(epochs=40, batch_size=8, validate_every=1, stop_patience=1)
+    run = lambda: ilplayer.learn.learn_constraints(c, y, 0, 1, 1, config=config, method="ilploss", progress=False,
+                                                   polish=False, checkpoint=tmp_path)
+    first = run()
+    assert first.history[-1]["epoch"] < 40  # stopped by its patience (or at 100 %)
+    assert run().history == first.history
+
+
+def test_learn_command_resumes_from_its_checkpoint_folder(tmp_path, capsys):
+    from ilplayer.apps.cli import main
+    from tests.test_learn import observations
+
+    c, y = observations(80, seed=3)
+    np.savez(tmp_path / "train.npz", c=c, y=y)
+    command = ["learn", str(tmp_path / "train.npz"), "--lb", "0", "--ub", "1", "--num-constraints", "1",
+               "--method", "combopt", "--epochs", "3", "--checkpoint", str(tmp_path / "ck")]
+    assert main([*command, "--json", str(tmp_path / "a.json")]) == 0
+    assert main([*command, "--json", str(tmp_path / "b.json")]) == 0  # every epoch found: nothing trained
+    first, second = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
+    assert first["history"] == second["history"] and first["test_accuracy"] == second["test_accuracy"]
+    assert main([*command[:-4], "--epochs", "4", "--checkpoint", str(tmp_path / "ck")]) == 2
+    assert "holds the epochs of another run (epochs: 3 there, 4 here)" in capsys.readouterr().err

@@ -9,77 +9,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from ilplayer.allocator import keep_freed_memory
+from ilplayer.apps.arguments import EXECUTOR_CHOICES, family, json_object, positive_int, solver_name
 from ilplayer.apps.commands import print_table, run_bench, run_demo, run_experiments, solvers_table
 from ilplayer.apps.experiments.decision_focused import METHODS as DFL_METHODS
-from ilplayer.executors import EXECUTORS
-from ilplayer.learn import AUTO_ILPLOSS_K, LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _solver_name(text: str) -> str:
-    """Resolve a backend name now, so that a typo fails before any work starts."""
-    from ilplayer.plugins import resolve_solver_name
-
-    try:
-        resolve_solver_name(text)
-    except (ValueError, LookupError) as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
-def _json_object(text: str) -> dict:
-    """A JSON object given on the command line (keyword options for a backend)."""
-    import json
-
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"not valid JSON ({exc}): {text}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"must be a JSON object such as '{{\"time_limit\": 10}}', got {text}")
-    return value
-
-
-def _family(text: str) -> str:
-    """A benchmark instance family, checked before any benchmark starts."""
-    from ilplayer.apps.bench import check_family
-
-    try:
-        return check_family(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-EXECUTOR_CHOICES = list(EXECUTORS)  # the library's names, in its order
-
-
-def _bounds(text: str) -> float | list[float]:
-    """``"0"`` or ``"0,0,-5,..."`` (one per variable)."""
-    try:
-        values = [float(part) for part in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number or a comma-separated list, got {text!r}") from None
-    return values[0] if len(values) == 1 else values
+from ilplayer.apps.learn_command import add_learn_parser
+from ilplayer.learn import LEARN_METHODS
 
 
 def _add_demo(commands: Any) -> None:
     """``ilplayer demo``."""
     demo = commands.add_parser("demo", help="learn hidden constraints (Random Constraints, binary)")
-    demo.add_argument("--m", type=_positive_int, default=2, help="number of hidden constraints (default 2)")
-    demo.add_argument("--n", type=_positive_int, default=16, help="number of variables (default 16)")
-    demo.add_argument("--epochs", type=_positive_int, default=100, help="training epochs (paper: 100)")
+    demo.add_argument("--m", type=positive_int, default=2, help="number of hidden constraints (default 2)")
+    demo.add_argument("--n", type=positive_int, default=16, help="number of variables (default 16)")
+    demo.add_argument("--epochs", type=positive_int, default=100, help="training epochs (paper: 100)")
     demo.add_argument("--lr", type=float, default=5e-4, help="Adam learning rate (paper: 5e-4)")
     demo.add_argument("--seed", type=int, default=0, help="dataset and initialisation seed")
-    demo.add_argument("--solver", type=_solver_name, default="bruteforce",
+    demo.add_argument("--solver", type=solver_name, default="bruteforce",
                       help="backend name (ilplayer solvers)")
     demo.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
-    demo.add_argument("--workers", type=_positive_int, default=None,
+    demo.add_argument("--workers", type=positive_int, default=None,
                       help="parallel workers (default: all cores)")
     demo.add_argument("--plot", default="ilplayer-demo.png",
                       help="PNG of accuracy and loss per epoch ('' for none)")
@@ -97,12 +45,12 @@ def _add_learning_experiments(experiment: Any) -> None:
         sub.add_argument("--restarts", default="0",
                          help="training restarts per dataset: 0 (one run, seeded by the dataset "
                               "seed) or 0-1 (the paper's appendix: two per dataset)")
-        sub.add_argument("--solver", type=_solver_name, default=None,
+        sub.add_argument("--solver", type=solver_name, default=None,
                          help="default: bruteforce up to 2^16 points, else a MIP backend")
         sub.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
-        sub.add_argument("--workers", type=_positive_int, default=None)
+        sub.add_argument("--workers", type=positive_int, default=None)
         sub.add_argument("--out", default="results", help="folder for the JSON records and PNGs")
-        sub.add_argument("--epochs", type=_positive_int, default=None,
+        sub.add_argument("--epochs", type=positive_int, default=None,
                          help="(default: 100, the paper's; ilploss: at most 200)")
         sub.add_argument("--method", choices=["combopt", "mlp", "lp", "ilploss"], default="combopt",
                          help="CombOptNet, the MLP baseline (no solver), the LP relaxation "
@@ -118,11 +66,11 @@ def _add_learning_experiments(experiment: Any) -> None:
     knap.add_argument("--epochs", type=int, default=100)
     knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out and go on "
                       "with an interrupted CombOptNet run from its last finished epoch (saved beside the records)")
-    knap.add_argument("--items", type=_positive_int, default=10,
+    knap.add_argument("--items", type=positive_int, default=10,
                       help="items per knapsack (default 10, the paper's; capacity 10 per item)")
     knap.add_argument("--sentence-model", choices=["minilm", "mpnet"], default="minilm",
                       help="offline sentence model: minilm (384-d, default) or mpnet (all-mpnet-base-v2, 768-d)")
-    knap.add_argument("--solver", type=_solver_name, default=None,
+    knap.add_argument("--solver", type=solver_name, default=None,
                       help="backend (default: bruteforce up to 16 items, else a MIP backend)")
     knap.add_argument("--method", choices=["combopt", "mlp", "lp", "ilploss"], default="combopt",
                       help="CombOptNet, the MLP baseline, the LP relaxation with greedy rounding or ILP-Loss "
@@ -137,18 +85,18 @@ def _add_regret_experiments(experiment: Any) -> None:
         sub = experiment.add_parser(task, help=help_text)
         sub.add_argument("--methods", nargs="*", default=None,
                          help=f"{' '.join(DFL_METHODS)} (default: all)")
-        sub.add_argument("--solvers", nargs="*", type=_solver_name, default=None,
+        sub.add_argument("--solvers", nargs="*", type=solver_name, default=None,
                          help="backends (default: every installed MIP backend)")
         sub.add_argument("--seeds", default="0", help="training seeds: 3, 0-2 or 0,2,5")
-        sub.add_argument("--epochs", type=_positive_int, default=10)
-        sub.add_argument("--train-size", type=_positive_int, default=1000)
-        sub.add_argument("--test-size", type=_positive_int, default=1000)
+        sub.add_argument("--epochs", type=positive_int, default=10)
+        sub.add_argument("--train-size", type=positive_int, default=1000)
+        sub.add_argument("--test-size", type=positive_int, default=1000)
         sub.add_argument("--no-pyepo", action="store_true", help="skip PyEPO's own baselines")
         sub.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto",
                          help="where ilplayer solves each batch (auto: threads for backends that "
                               "release the GIL)")
-        sub.add_argument("--workers", type=_positive_int, default=None)
-        sub.add_argument("--pyepo-processes", type=_positive_int, default=1,
+        sub.add_argument("--workers", type=positive_int, default=None)
+        sub.add_argument("--pyepo-processes", type=positive_int, default=1,
                          help="PyEPO's own solver processes (its default: 1)")
         sub.add_argument("--pyepo-solvers", nargs="*", choices=["gurobi", "pyomo:highs"], default=None,
                          help="PyEPO's models to run (default: its Gurobi model beside gurobi, its Pyomo "
@@ -156,12 +104,12 @@ def _add_regret_experiments(experiment: Any) -> None:
         sub.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
         sub.add_argument("--out", default="results/dfl")
         if task == "shortest-path":
-            sub.add_argument("--grid", type=_positive_int, default=5, help="a grid x grid network (default 5)")
+            sub.add_argument("--grid", type=positive_int, default=5, help="a grid x grid network (default 5)")
         if task == "knapsack-regret":
-            sub.add_argument("--items", type=_positive_int, default=32, help="items (default 32)")
-            sub.add_argument("--dim", type=_positive_int, default=2, help="weight rows, capacity 20 each (default 2)")
+            sub.add_argument("--items", type=positive_int, default=32, help="items (default 32)")
+            sub.add_argument("--dim", type=positive_int, default=2, help="weight rows, capacity 20 each (default 2)")
         if task == "tsp":
-            sub.add_argument("--nodes", type=_positive_int, default=8, help="cities (default 8)")
+            sub.add_argument("--nodes", type=positive_int, default=8, help="cities (default 8)")
             sub.add_argument("--formulation", choices=["gg", "mtz"], default="gg",
                              help="Gavish-Graves flows or Miller-Tucker-Zemlin orders (default gg)")
 
@@ -193,90 +141,20 @@ def _add_matching_and_sudoku(experiment: Any) -> None:
     sudoku.add_argument("--seeds", default="0", help="dataset and training seeds: 3, 0-2 or 0,2,5")
     sudoku.add_argument("--equalities", action=argparse.BooleanOptionalAction, default=True,
                         help="find the solved grids' equalities first (default: on; off: the method alone)")
-    sudoku.add_argument("--num-constraints", type=_positive_int, default=None,
+    sudoku.add_argument("--num-constraints", type=positive_int, default=None,
                         help="inequality rows to learn, times the method's k (default: 4 x size^2, the rules)")
-    sudoku.add_argument("--epochs", type=_positive_int, default=None, help="at most this many (method's default)")
+    sudoku.add_argument("--epochs", type=positive_int, default=None, help="at most this many (method's default)")
     sudoku.add_argument("--polish", action=argparse.BooleanOptionalAction, default=True,
                         help="learn's polish step after training (default on; each check solves every training "
                              "puzzle: hours for hundreds of rows)")
-    sudoku.add_argument("--train", type=_positive_int, default=None,
+    sudoku.add_argument("--train", type=positive_int, default=None,
                         help="training puzzles (default 1,000 / 3,000 / 10,000 at 4 / 6 / 9)")
-    sudoku.add_argument("--solver", type=_solver_name, default="highs", help="MIP backend (default highs)")
+    sudoku.add_argument("--solver", type=solver_name, default="highs", help="MIP backend (default highs)")
     sudoku.add_argument("--out", default="results/sudoku")
     sudoku.add_argument("--write-data", default=None, metavar="DIR",
                         help="write each seed's puzzles as DIR/sudoku-SxS-seedN-{train,test}.npz for ilplayer "
                              "learn (train holds the validation puzzles too) and learn nothing")
     sudoku.add_argument("--resume", action="store_true", help="skip runs already recorded in --out")
-
-
-def _add_learn(commands: Any) -> None:
-    """``ilplayer learn FILE``."""
-    learn = commands.add_parser("learn", help="learn hidden constraints from your (cost, solution) pairs")
-    learn.add_argument("train", help="observations: .npz with arrays c (N, n) and y (N, n) "
-                       "(optionally lb, ub), or .csv with columns c0.., y0..")
-    learn.add_argument("--test", default=None, help="held-out observations, same format")
-    learn.add_argument("--test-fraction", type=float, default=LEARN_DEFAULTS["test_fraction"],
-                       help="without --test: the share of TRAIN held out (default 0.2)")
-    learn.add_argument("--lb", type=_bounds, default=None, help="lower bounds: 0 or 0,0,-5,...")
-    learn.add_argument("--ub", type=_bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
-    learn.add_argument("--num-constraints", type=_positive_int, required=True,
-                       help="constraints to learn (times --k)")
-    learn.add_argument("--method", choices=[*LEARN_METHODS, "auto"], default=LEARN_DEFAULTS["method"],
-                       help="auto (default): both, the better on the validation pairs kept; combopt: "
-                            "CombOptNet's gradients through the solver; ilploss: ILP-Loss, no solver while "
-                            "training (docs/learn.md). With auto, --epochs, --lr, --batch-size and --k "
-                            "apply to both methods, the others to theirs")
-    learn.add_argument("--k", type=_positive_int, default=None,
-                       help=f"learn k x num-constraints (default {LearnConfig.k}: steadier, see docs/learn.md; "
-                            f"the CombOptNet paper: 1; ilploss under --method auto: {AUTO_ILPLOSS_K})")
-    learn.add_argument("--validation-fraction", type=float, default=LEARN_DEFAULTS["validation_fraction"],
-                       help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
-    learn.add_argument("--restarts", type=_positive_int, default=LEARN_DEFAULTS["restarts"],
-                       help="train from this many initialisations and keep the best on the "
-                            "validation split (default 1; the paper's appendix: 2)")
-    learn.add_argument("--restart-workers", type=_positive_int, default=None,
-                       help="restarts trained at once, in worker processes (default: one per core, "
-                            "up to --restarts; 1: one after the other). The result is the same")
-    learn.add_argument("--test-every", type=_positive_int, default=LEARN_DEFAULTS["test_every"],
-                       help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
-                            "the model is the same, only the curve is sparser)")
-    learn.add_argument("--epochs", type=_positive_int, default=None,
-                       help=f"at most this many (default: combopt {LearnConfig.epochs}, the paper's; "
-                            f"ilploss {ILPLossConfig.epochs})")
-    learn.add_argument("--lr", type=float, default=None,
-                       help=f"learning rate (default: combopt Adam {LearnConfig.lr}, the paper's; ilploss "
-                            f"the peak of AdamW's cyclic rate, {ILPLossConfig.lr})")
-    learn.add_argument("--batch-size", type=_positive_int, default=None,
-                       help=f"(default: combopt {LearnConfig.batch_size}; ilploss {ILPLossConfig.batch_size})")
-    learn.add_argument("--tau", type=float, default=None,
-                       help="combopt: the gradient's soft-min temperature (paper: 0.5)")
-    learn.add_argument("--temperature", type=float, default=None,
-                       help="ilploss: the negatives' starting soft-min temperature, in box widths (default "
-                            f"{ILPLossConfig.temperature}); cut tenfold when the validation accuracy stalls")
-    learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction, default=None,
-                       help="step the offsets and origins by lr x the box's width, as on [0, 1] "
-                            "(the paper: off; no change on a binary box)")
-    learn.add_argument("--init", choices=list(LearnConfig.init_choices), default=None,
-                       help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
-                            "the box optima and keep every observed solution; auto (default): separating "
-                            "where a variable takes more than two values, else random (docs/learn.md)")
-    learn.add_argument("--polish", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["polish"],
-                       help="refit the trained constraints to what the observations prove and drop spare "
-                            "rows, kept if the validation accuracy does not fall (default: on; the paper: off)")
-    learn.add_argument("--equalities", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["equalities"],
-                       help="find the equalities every observed solution satisfies first and keep them fixed "
-                            "(default: on; see docs/learn.md)")
-    learn.add_argument("--time-limit", type=float, default=LEARN_DEFAULTS["time_limit"],
-                       help=f"seconds per solve (default {LEARN_DEFAULTS['time_limit']:g}); an instance past it "
-                            "counts as wrong: untrained rows can make hard programs")
-    learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
-    learn.add_argument("--solver", type=_solver_name, default=None,
-                       help="backend (default: bruteforce for small boxes, else the preferred MIP backend)")
-    learn.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
-    learn.add_argument("--workers", type=_positive_int, default=None)
-    learn.add_argument("--json", default=None, help="write the record (accuracies, settings, curves) here")
-    learn.add_argument("--out", default=None,
-                       help="save the learned A, b (and A_eq, b_eq), the box and the model here (torch.save)")
 
 
 def _add_bench(commands: Any) -> None:
@@ -288,23 +166,23 @@ def _add_bench(commands: Any) -> None:
     scale.add_argument("--families", nargs="*", default=["shortest-path", "tsp", "knapsack"],
                        choices=["shortest-path", "tsp", "knapsack"])
     scale.add_argument("--backend", choices=["highs", "gurobi"], default="highs")
-    scale.add_argument("--sizes", nargs="*", type=_positive_int, default=None,
+    scale.add_argument("--sizes", nargs="*", type=positive_int, default=None,
                        help="sizes for every family given (grid side, nodes, items; default: each family's)")
-    scale.add_argument("--instances", type=_positive_int, default=8, help="cost vectors per size (default 8)")
+    scale.add_argument("--instances", type=positive_int, default=8, help="cost vectors per size (default 8)")
     scale.add_argument("--json", default=None, help="write the rows as JSON here")
     scale.add_argument("--plot", default=None, help="write the log-log PNG here ([demo] extra)")
     parallel = bench.add_parser("parallel", help="serial vs threads vs processes vs Ray throughput")
     parallel.add_argument("--solver", default=None, help="backend (default: the preferred MIP backend)")
-    parallel.add_argument("--batch", type=_positive_int, default=256)
-    parallel.add_argument("--workers", type=_positive_int, default=2)
-    parallel.add_argument("--repeats", type=_positive_int, default=5)
-    parallel.add_argument("--runs", type=_positive_int, default=1,
+    parallel.add_argument("--batch", type=positive_int, default=256)
+    parallel.add_argument("--workers", type=positive_int, default=2)
+    parallel.add_argument("--repeats", type=positive_int, default=5)
+    parallel.add_argument("--runs", type=positive_int, default=1,
                           help="measure everything this many times with fresh pools, then print the medians "
                                "(a run draws one set of worker processes, whose speeds differ)")
     parallel.add_argument("--executors", nargs="*", default=["serial", "ideal", "threads", "processes", "ray"],
                           help="what to time, interleaved (default: all); ideal = the same tasks in bare "
                                "processes without a pool, the machine's ceiling")
-    parallel.add_argument("--families", nargs="*", type=_family, default=None,
+    parallel.add_argument("--families", nargs="*", type=family, default=None,
                           help="instance families (default: 'binary m=4' 'dense m=4' 'set cover')")
     parallel.add_argument("--json", default=None, help="write the rows as JSON here")
     parallel.add_argument("--plot", default=None, help="write a PNG of the speed-ups here ([demo] extra)")
@@ -315,10 +193,10 @@ def _add_bench(commands: Any) -> None:
                             ("all", "solvers, warm, reuse, backward, and parallel for each backend")):
         sub = bench.add_parser(name, help=help_text)
         if name in ("solvers", "warm", "reuse", "all"):
-            sub.add_argument("--backends", nargs="*", type=_solver_name, default=None,
+            sub.add_argument("--backends", nargs="*", type=solver_name, default=None,
                              help="backends to compare (default: gurobi, cpsat, highs, scip where installed)")
         if name in ("solvers", "warm", "reuse", "all"):
-            sub.add_argument("--families", nargs="*", type=_family, default=None,
+            sub.add_argument("--families", nargs="*", type=family, default=None,
                              help="instance families, e.g. 'dense m=8' 'binary m=8' 'set cover' knapsack")
         if name == "solvers":
             sub.add_argument("--reference", action="store_true",
@@ -328,8 +206,8 @@ def _add_bench(commands: Any) -> None:
                              help="time ilplayer's backends as a layer's forward calls them "
                                   "(validation and the core's box check included)")
         if name in ("solvers", "warm", "all"):
-            sub.add_argument("--n", type=_positive_int, default=16, help="variables (default 16)")
-            sub.add_argument("--batch", type=_positive_int, default=64, help="instances per batch (default 64)")
+            sub.add_argument("--n", type=positive_int, default=16, help="variables (default 16)")
+            sub.add_argument("--batch", type=positive_int, default=64, help="instances per batch (default 64)")
         sub.add_argument("--json", default=None, help="write the rows as JSON here")
         sub.add_argument("--plot", default=None, help="write a PNG of the ratios here ([demo] extra)")
 
@@ -338,14 +216,14 @@ def _add_fuzz(commands: Any) -> None:
     """``ilplayer fuzz``."""
     fuzz = commands.add_parser("fuzz", help="check backends against exhaustive enumeration (--milp: "
                                             "against scipy.optimize.milp)")
-    fuzz.add_argument("--solver", action="append", type=_solver_name, default=None,
+    fuzz.add_argument("--solver", action="append", type=solver_name, default=None,
                       help="backend to check (repeatable; default: every available backend and "
                            "the Pyomo paths to HiGHS and Gurobi)")
-    fuzz.add_argument("--solver-options", type=_json_object, default=None,
+    fuzz.add_argument("--solver-options", type=json_object, default=None,
                       help="keyword options for the one --solver checked, as a JSON object (what "
                            "solver_options takes), e.g. '{\"params\": {\"presolve\": \"on\"}}': check "
                            "native parameter overrides before training with them")
-    fuzz.add_argument("--instances", type=_positive_int, default=10000,
+    fuzz.add_argument("--instances", type=positive_int, default=10000,
                       help="instances per backend (default 10000)")
     fuzz.add_argument("--start", type=int, default=0, help="first case seed")
     fuzz.add_argument("--out", default="fuzz-failures", help="folder for reproducers (JSON)")
@@ -366,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_learning_experiments(experiment)
     _add_regret_experiments(experiment)
     _add_matching_and_sudoku(experiment)
-    _add_learn(commands)
+    add_learn_parser(commands)
     report = commands.add_parser("report", help="a results folder -> a markdown report")
     report.add_argument("folder", nargs="?", default="results")
     report.add_argument("--out", default="docs/records/results.md")

@@ -18,12 +18,87 @@ import numpy as np
 import torch
 
 import ilplayer.learn as learning
+from ilplayer.apps.arguments import EXECUTOR_CHOICES, bounds, positive_int, solver_name
+from ilplayer.learn import AUTO_ILPLOSS_K, LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
 from ilplayer.training import BackendConfig
 from ilplayer.workers import default_workers
 
-__all__ = ["run_learn"]
+__all__ = ["add_learn_parser", "run_learn"]
 
 Config = learning.LearnConfig | learning.ILPLossConfig | learning.AutoConfig
+
+
+def add_learn_parser(commands: Any) -> None:
+    """``ilplayer learn FILE``."""
+    learn = commands.add_parser("learn", help="learn hidden constraints from your (cost, solution) pairs")
+    learn.add_argument("train", help="observations: .npz with arrays c (N, n) and y (N, n) "
+                       "(optionally lb, ub), or .csv with columns c0.., y0..")
+    learn.add_argument("--test", default=None, help="held-out observations, same format")
+    learn.add_argument("--test-fraction", type=float, default=LEARN_DEFAULTS["test_fraction"],
+                       help="without --test: the share of TRAIN held out (default 0.2)")
+    learn.add_argument("--lb", type=bounds, default=None, help="lower bounds: 0 or 0,0,-5,...")
+    learn.add_argument("--ub", type=bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
+    learn.add_argument("--num-constraints", type=positive_int, required=True,
+                       help="constraints to learn (times --k)")
+    learn.add_argument("--method", choices=[*LEARN_METHODS, "auto"], default=LEARN_DEFAULTS["method"],
+                       help="auto (default): both, the better on the validation pairs kept; combopt: "
+                            "CombOptNet's gradients through the solver; ilploss: ILP-Loss, no solver while "
+                            "training (docs/learn.md). With auto, --epochs, --lr, --batch-size and --k "
+                            "apply to both methods, the others to theirs")
+    learn.add_argument("--k", type=positive_int, default=None,
+                       help=f"learn k x num-constraints (default {LearnConfig.k}: steadier, see docs/learn.md; "
+                            f"the CombOptNet paper: 1; ilploss under --method auto: {AUTO_ILPLOSS_K})")
+    learn.add_argument("--validation-fraction", type=float, default=LEARN_DEFAULTS["validation_fraction"],
+                       help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
+    learn.add_argument("--restarts", type=positive_int, default=LEARN_DEFAULTS["restarts"],
+                       help="train from this many initialisations and keep the best on the "
+                            "validation split (default 1; the paper's appendix: 2)")
+    learn.add_argument("--restart-workers", type=positive_int, default=None,
+                       help="restarts trained at once, in worker processes (default: one per core, "
+                            "up to --restarts; 1: one after the other). The result is the same")
+    learn.add_argument("--test-every", type=positive_int, default=LEARN_DEFAULTS["test_every"],
+                       help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
+                            "the model is the same, only the curve is sparser)")
+    learn.add_argument("--epochs", type=positive_int, default=None,
+                       help=f"at most this many (default: combopt {LearnConfig.epochs}, the paper's; "
+                            f"ilploss {ILPLossConfig.epochs})")
+    learn.add_argument("--lr", type=float, default=None,
+                       help=f"learning rate (default: combopt Adam {LearnConfig.lr}, the paper's; ilploss "
+                            f"the peak of AdamW's cyclic rate, {ILPLossConfig.lr})")
+    learn.add_argument("--batch-size", type=positive_int, default=None,
+                       help=f"(default: combopt {LearnConfig.batch_size}; ilploss {ILPLossConfig.batch_size})")
+    learn.add_argument("--tau", type=float, default=None,
+                       help="combopt: the gradient's soft-min temperature (paper: 0.5)")
+    learn.add_argument("--temperature", type=float, default=None,
+                       help="ilploss: the negatives' starting soft-min temperature, in box widths (default "
+                            f"{ILPLossConfig.temperature}); cut tenfold when the validation accuracy stalls")
+    learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction, default=None,
+                       help="step the offsets and origins by lr x the box's width, as on [0, 1] "
+                            "(the paper: off; no change on a binary box)")
+    learn.add_argument("--init", choices=list(LearnConfig.init_choices), default=None,
+                       help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
+                            "the box optima and keep every observed solution; auto (default): separating "
+                            "where a variable takes more than two values, else random (docs/learn.md)")
+    learn.add_argument("--polish", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["polish"],
+                       help="refit the trained constraints to what the observations prove and drop spare "
+                            "rows, kept if the validation accuracy does not fall (default: on; the paper: off)")
+    learn.add_argument("--equalities", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["equalities"],
+                       help="find the equalities every observed solution satisfies first and keep them fixed "
+                            "(default: on; see docs/learn.md)")
+    learn.add_argument("--time-limit", type=float, default=LEARN_DEFAULTS["time_limit"],
+                       help=f"seconds per solve (default {LEARN_DEFAULTS['time_limit']:g}); an instance past it "
+                            "counts as wrong: untrained rows can make hard programs")
+    learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
+    learn.add_argument("--checkpoint", default=None, metavar="DIR",
+                       help="save every epoch in DIR; the same command again goes on from the last "
+                            "finished epoch (a run of an hour stopped by a crash or a time limit)")
+    learn.add_argument("--solver", type=solver_name, default=None,
+                       help="backend (default: bruteforce for small boxes, else the preferred MIP backend)")
+    learn.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
+    learn.add_argument("--workers", type=positive_int, default=None)
+    learn.add_argument("--json", default=None, help="write the record (accuracies, settings, curves) here")
+    learn.add_argument("--out", default=None,
+                       help="save the learned A, b (and A_eq, b_eq), the box and the model here (torch.save)")
 
 
 def run_learn(args: argparse.Namespace) -> int:
@@ -60,13 +135,19 @@ def run_learn(args: argparse.Namespace) -> int:
                  f"{args.num_constraints * config.combopt.k} with combopt (the better kept)")
     print(f"learning {rows} on {c.shape[1]} variables from "
           f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)")
-    result = learning.learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
-                                        test_fraction=args.test_fraction, config=config, seed=args.seed,
-                                        method=args.method, validation_fraction=args.validation_fraction,
-                                        restarts=args.restarts, test_every=args.test_every, polish=args.polish,
-                                        equalities=args.equalities, time_limit=args.time_limit,
-                                        restart_workers=args.restart_workers or min(args.restarts, default_workers()),
-                                        backend=BackendConfig(args.solver, None, args.executor, args.workers))
+    restart_workers = args.restart_workers or min(args.restarts, default_workers())
+    try:
+        result = learning.learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
+                                            test_fraction=args.test_fraction, config=config, seed=args.seed,
+                                            method=args.method, validation_fraction=args.validation_fraction,
+                                            restarts=args.restarts, test_every=args.test_every, polish=args.polish,
+                                            equalities=args.equalities, time_limit=args.time_limit,
+                                            restart_workers=restart_workers,
+                                            checkpoint=args.checkpoint,
+                                            backend=BackendConfig(args.solver, None, args.executor, args.workers))
+    except ValueError as exc:  # a checkpoint folder of another run, a setting refused
+        print(f"ilplayer learn: {exc}", file=sys.stderr)
+        return 2
     _print_result(result)
     _save(args, result)
     return 0

@@ -303,14 +303,16 @@ def knapsack_ilploss_config(**overrides: Any) -> Any:
 def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
                            embed_test: torch.Tensor, *, seed: int = 0, solver: str = "bruteforce",
                            config: Any = None, clip_norm: float | None = None,
-                           on_epoch: Any = None) -> tuple[KnapsackNet, list[dict[str, float]]]:
+                           on_epoch: Any = None, checkpoint: Any = None) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """The same network as `train_knapsack` (prices and weights from the sentences) trained
     with ILP-Loss: each observed selection must satisfy its predicted weight row, and each nearby
     selection that is better under the predicted prices must break that row or become worse (the
     cost is learned, so it is one of the rows a negative can be cut by). Nothing is solved while
     training; 100 training instances validate (temperature, stop, the model kept), and the
     layer solves them and the test instances at each validation. ``clip_norm`` clips the gradients'
-    norm (the authors clip to 0.01; at their settings it changed nothing measurable here)."""
+    norm (the authors clip to 0.01; at their settings it changed nothing measurable here).
+    ``checkpoint``: an [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every
+    epoch to and resume from."""
     from ilplayer.ilploss import fit_ilploss
     from ilplayer.ilploss_terms import ilp_loss_terms, sample_negatives
     from ilplayer.layer import ILPLayer
@@ -343,7 +345,7 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
 
     try:
         history = fit_ilploss(model, len(kept), config, batch_terms, accuracy, seed=seed, box_width=1.0,
-                              on_epoch=on_epoch, clip_norm=clip_norm)
+                              on_epoch=on_epoch, clip_norm=clip_norm, checkpoint=checkpoint)
     finally:
         layer.close()
     return model, history

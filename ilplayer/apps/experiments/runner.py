@@ -214,19 +214,18 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
 
     accuracy_of = lambda history: history[-1]["accuracy"]
-    resumed_at = 0
-    if method == "combopt":  # hours at 20 items and more: every epoch saved, --resume goes on from it
-        checkpoint = EpochCheckpoint(Path(out_dir) / f"{name}.checkpoint.pt")
-        if not resume:
-            checkpoint.remove()
-        resumed_at = checkpoint.epochs_done()
+    # Hours at 20 items and more: every epoch of the two trained methods saved, --resume goes on from it.
+    checkpoint = EpochCheckpoint(Path(out_dir) / f"{name}.checkpoint.pt")
+    if not resume:
+        checkpoint.remove()
+    resumed_at = checkpoint.epochs_done()
+    if method == "combopt":
         _, history = knapsack.train_knapsack(train, test, embed(train), embed(test), seed=seed,
                                              solver=solver, checkpoint=checkpoint, **hyper)
-        checkpoint.remove()
     elif method == "ilploss":
         config = knapsack.knapsack_ilploss_config(**overrides)
         _, history = knapsack.train_knapsack_ilploss(train, test, embed(train), embed(test), seed=seed,
-                                                     solver=solver, config=config)
+                                                     solver=solver, config=config, checkpoint=checkpoint)
         accuracy_of = lambda history: selected_record(history)["accuracy"]
     elif method == "lp":
         from ilplayer.apps.experiments.lp_baseline import train_lp_knapsack
@@ -240,6 +239,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         hyper.pop("tau")
         _, history = train_knapsack_mlp(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "none"
+    checkpoint.remove()
     record = {
         "task": "knapsack", "method": method, "box": "binary", "m": 1, "n": items, "seed": seed,
         "sentence_model": knapsack.SENTENCE_MODELS[sentence_model], "capacity": knapsack.capacity(items),
