@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ilplayer.executors import Backend
+from ilplayer.workers import frozen
 
 __all__ = ["CACHE_SIZE", "cached_backend", "release_solvers"]
 
@@ -49,20 +50,12 @@ def _thread_cache() -> _ThreadCache:
     return cache
 
 
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
 @contextlib.contextmanager
 def cached_backend(name: str, options: dict[str, Any] | None, executor: str | None,
                    workers: int | None, mp_context: str | None) -> Iterator[Backend]:
     """This thread's `Backend` for these settings, built on first
     use; one that cannot be kept (an option that is no key) is closed when the block ends."""
-    key: Any = (name, _freeze(options or {}), executor, workers, mp_context)
+    key: Any = (name, frozen(options or {}), executor, workers, mp_context)
     try:
         hash(key)
     except TypeError:  # an option value that cannot be a key: build afresh, keep nothing

@@ -33,7 +33,7 @@ from ilplayer.solver import Solver
 from ilplayer.types import ILPBatch, SolveResult
 
 __all__ = ["BatchExecutor", "LaneFuture", "ProcessLane", "SolverRecipe", "Task", "TaskFailure",
-           "default_start_method", "default_workers", "one_blas_thread", "ping", "run_task", "solve_task",
+           "default_start_method", "default_workers", "frozen", "one_blas_thread", "ping", "run_task", "solve_task",
            "start_process_pool", "terminate_process_pool"]
 
 Task = list[tuple[np.ndarray, ILPBatch]]
@@ -47,12 +47,25 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def frozen(value: Any) -> Any:
+    """``value`` as a hashable key: dicts as sorted item tuples, lists as tuples (nested)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    return value
+
+
 @dataclass(frozen=True)
 class SolverRecipe:
-    """How a worker builds its own solver: a registered spec and its options. Picklable."""
+    """How a worker builds its own solver: a registered spec and its options. Picklable, and
+    hashable (workers keep one solver per recipe) with option values such as a ``params`` dict."""
 
     spec: SolverSpec
     options: tuple[tuple[str, Any], ...] = ()
+
+    def __hash__(self) -> int:
+        return hash((self.spec, frozen(self.options)))
 
     @classmethod
     def from_name(cls, name: str, options: dict[str, Any] | None = None) -> SolverRecipe:

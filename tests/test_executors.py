@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,24 @@ def test_every_executor_matches_bruteforce_in_input_order(executor, mp_context):
                                solver=mip_backend(), executor=executor, workers=2,
                                mp_context=mp_context)
     assert_same_as_bruteforce(instances, y, status)
+
+
+@pytest.mark.parametrize("executor", ["threads", "processes", "auto"])
+def test_native_params_reach_every_worker_batch_after_batch(executor):
+    """A ``params`` dict among the options (unhashable as it stands) keys each worker's solver:
+    with auto, the third batch, the first on the workers, failed with 'unhashable type'."""
+    if "highs" not in ilplayer.available_solvers():
+        pytest.skip("needs the HiGHS plugin")
+    instances = make_instances("binary-m4", seed=3, batch=16)
+    c, A, b = instances.c, instances.A, instances.b
+    expected, _ = ilplayer.solve(c, A, b, instances.lb, instances.ub, solver="bruteforce")
+    options = {"params": {"presolve": "off"}}
+    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="highs", solver_options=options, executor=executor,
+                           workers=2) as layer:
+        for _ in range(5):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                assert torch.equal(layer(c, A, b), expected)
 
 
 def test_any_concurrent_futures_executor_can_run_the_batch():
