@@ -26,7 +26,7 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.testing.milp_fuzz import MilpCase, milp_case, slab_case
+from ilplayer.testing.milp_fuzz import MilpCase, milp_case, slab_case, tie_knapsack_case
 
 
 def _highs_defaults(case: MilpCase, limit: float) -> str:
@@ -106,12 +106,14 @@ def tuned_params(name: str) -> dict:
     return {key: DEFAULT_PARAMS[key] for key in SPEED_PARAMS}
 
 
-def held_out_cases(slabs: int, random: int, start: int) -> list[MilpCase]:
-    """``slabs`` slab programs and ``random`` fuzz programs with an unbounded integer variable
-    (one cost vector each), from seed ``start`` on: seeds no test uses."""
+def held_out_cases(slabs: int, random: int, start: int, knapsacks: int = 0) -> list[MilpCase]:
+    """``slabs`` slab programs, ``random`` fuzz programs with an unbounded integer variable and
+    ``knapsacks`` near-tie binary knapsacks (one cost vector each), from seed ``start`` on:
+    seeds no test uses."""
     cases = [slab_case(seed) for seed in range(start, start + slabs)]
+    cases += [tie_knapsack_case(seed) for seed in range(start, start + knapsacks)]
     seed = start
-    while len(cases) < slabs + random:
+    while len(cases) < slabs + knapsacks + random:
         case = milp_case(seed, batch=1)
         seed += 1
         if (case.integrality & ~(np.isfinite(case.lb) & np.isfinite(case.ub))).any():
@@ -130,6 +132,8 @@ def main() -> None:
     parser.add_argument("--solvers", nargs="*", default=list(DEFAULTS), choices=list(DEFAULTS))
     parser.add_argument("--slabs", type=int, default=100, help="slab programs (milp_fuzz.slab_case)")
     parser.add_argument("--random", type=int, default=100, help="fuzz programs with an unbounded integer")
+    parser.add_argument("--knapsacks", type=int, default=0,
+                        help="binary knapsacks of near-alike items (milp_fuzz.tie_knapsack_case)")
     parser.add_argument("--start", type=int, default=900_000, help="first seed (held out from the tests)")
     parser.add_argument("--limit", type=float, default=10.0, help="seconds per solve, both sides")
     parser.add_argument("--bound", type=float, default=10.0, help="the ratio an instance must stay under")
@@ -139,10 +143,11 @@ def main() -> None:
     torch.set_num_threads(1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     warnings.simplefilter("ignore")
-    cases = held_out_cases(args.slabs, args.random, args.start)
+    cases = held_out_cases(args.slabs, args.random, args.start, args.knapsacks)
     if args.seeds:
         cases = [case for case in cases if case.seed in args.seeds]
-    print(f"{len(cases)} held-out programs ({args.slabs} slabs, {args.random} fuzz with an unbounded integer), "
+    print(f"{len(cases)} held-out programs ({args.slabs} slabs, {args.random} fuzz with an unbounded integer, "
+          f"{args.knapsacks} near-tie knapsacks), "
           f"time limit {args.limit} s, one thread")
     for name in args.solvers:
         ratios, over, differ = [], [], []

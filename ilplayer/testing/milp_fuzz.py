@@ -36,7 +36,7 @@ from ilplayer.testing.fuzz import FuzzReport
 from ilplayer.types import Status
 
 __all__ = ["MilpCase", "MilpOracle", "fuzz_milp_backend", "judge_milp", "milp_case", "milp_cases_for",
-           "milp_oracle", "save_milp_reproducer", "slab_case", "solve_milp_case"]
+           "milp_oracle", "save_milp_reproducer", "slab_case", "solve_milp_case", "tie_knapsack_case"]
 
 BAND = 1e-6  # the backends' tolerance in the rows
 OBJECTIVE_TOL = 1e-6
@@ -155,6 +155,21 @@ def slab_case(seed: int, feasible: bool | None = None) -> MilpCase:
     return MilpCase(seed=seed, c=c, A=np.stack([row, -row]), b=np.array([rhs, -rhs]), A_eq=np.zeros((0, n)),
                     b_eq=np.zeros(0), lb=lb, ub=ub, integrality=integer,
                     kinds=("slab", "feasible" if feasible else "parity-infeasible"))
+
+
+def tie_knapsack_case(seed: int, items: int = 25) -> MilpCase:
+    """A binary knapsack whose items are nearly alike: weights ``0.2505 ± 0.0005`` under a
+    capacity of 2.5 (ten fit only when light enough) and prices ``0.2 ± 0.0004``, as an
+    untrained network predicts them for every item (ILP-Loss' knapsack at 25 items). Bounded and
+    pure-integer, yet branch and bound without presolve and cuts (the speed settings) meets
+    about C(25, 10) near-ties and need not end within seconds; each backend's own defaults
+    settle it in well under a second."""
+    rng = np.random.default_rng([seed, 53])
+    weights = 0.2505 + 0.0005 * rng.standard_normal(items)
+    prices = 0.2 + 0.0004 * rng.standard_normal(items)
+    return MilpCase(seed=seed, c=-prices[None, :], A=weights[None, :], b=np.array([2.5]),
+                    A_eq=np.zeros((0, items)), b_eq=np.zeros(0), lb=np.zeros(items), ub=np.ones(items),
+                    integrality=np.ones(items, bool), kinds=("tie-knapsack",))
 
 
 def milp_cases_for(instances: int, start: int = 0) -> list[MilpCase]:

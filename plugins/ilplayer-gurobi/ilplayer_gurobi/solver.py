@@ -49,6 +49,12 @@ DEFAULT_PARAMS: dict[str, Any] = {
 # defaults settle at the root ran into every time limit).
 LARGE_FROM = 100
 OWN_DEFAULTS: dict[str, Any] = {"Presolve": -1, "Cuts": -1, "Heuristics": 0.05}
+# A model on the tuned settings that has not ended after this many nodes goes on with Gurobi's
+# own (OWN_DEFAULTS), and keeps them: bounded binary programs can need them too. An untrained
+# 25-item knapsack (near-equal weights and prices) ran into a 2 s limit on 28 of 40 instances
+# (about 115,000 nodes a second) where the defaults answer in 0.26 s; the fuzz families' tiny
+# instances take at most 166 nodes (docs/records/solvers.md, "When the tuning does not pay").
+ESCALATE_NODES = 2000
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 # The core's tolerance in the data, as in the HiGHS and SCIP plugins: rows ``A y <= b +
 # FEASIBILITY_TOL``, equalities a band ``b_eq -/+ FEASIBILITY_TOL``. With rows at ``b`` and
@@ -74,6 +80,7 @@ class GurobiModel:
     relaxed: Any
     batch: ILPBatch
     block: tuple[Any, Any, int] | None = None
+    tuned: bool = True  # on the speed settings (with ESCALATE_NODES), not yet Gurobi's own
 
 
 class GurobiSolver(PersistentModelSolver):
@@ -151,16 +158,23 @@ class GurobiSolver(PersistentModelSolver):
             band = batch.row_band(FEASIBILITY_TOL, equalities=True)
             model.addConstr(batch.A_eq @ x <= batch.b_eq + band)
             model.addConstr(batch.A_eq @ x >= batch.b_eq - band)
-        if batch.num_variables >= LARGE_FROM or batch.unbounded_integers:
-            for key, value in OWN_DEFAULTS.items():
-                if key not in self.params:
-                    model.setParam(key, value)
+        tuned = not (batch.num_variables >= LARGE_FROM or batch.unbounded_integers)
+        if not tuned:
+            self._own_defaults(model)
+        elif "NodeLimit" not in self.params:
+            model.setParam("NodeLimit", ESCALATE_NODES)
         model.update()
         # Continuous columns on the exact rows, as HiGHS' relaxation has them (within the band a
         # vertex sits 1e-6 off the integers): tried first (solve_relaxation). Equalities are
         # equality rows there: as two rows each, a grid's LP was slower.
         relaxation, relaxed = self._relaxation_lp(batch, 1)
-        return GurobiModel(model, x, relaxation, relaxed, batch)
+        return GurobiModel(model, x, relaxation, relaxed, batch, tuned=tuned and "NodeLimit" not in self.params)
+
+    def _own_defaults(self, mip: Any) -> None:
+        """Gurobi's own presolve, cuts and heuristics on ``mip`` (where ``params`` leave them)."""
+        for key, value in OWN_DEFAULTS.items():
+            if key not in self.params:
+                mip.setParam(key, value)
 
     def _relaxation_lp(self, batch: ILPBatch, size: int) -> tuple[Any, Any]:
         """``size`` copies of the LP relaxation side by side (block-diagonal), exact rows:
@@ -250,6 +264,8 @@ class GurobiSolver(PersistentModelSolver):
             x.Start = start
         x.Obj = c
         gmodel.optimize()
+        if model.tuned and gmodel.getAttr("Status") == grb.NODE_LIMIT:
+            self._escalate(model)
         # The model holds x's columns only, so its model-wide X is x's. Read that way, and
         # SolCount only when the status leaves it open, the reads after a solve take about half
         # the time, all of it holding the GIL that a second thread waits for.
@@ -267,6 +283,21 @@ class GurobiSolver(PersistentModelSolver):
         if status == grb.TIME_LIMIT:
             return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"Gurobi ended with status code {status}")
+
+    def _escalate(self, model: GurobiModel) -> None:
+        """A tuned solve past ``ESCALATE_NODES``: the model takes Gurobi's own settings for good,
+        and the instance goes on from where it stopped (its incumbent kept) within what is left
+        of the time limit."""
+        gmodel = model.mip
+        spent = gmodel.getAttr("Runtime")
+        self._own_defaults(gmodel)
+        gmodel.setParam("NodeLimit", float("inf"))
+        model.tuned = False
+        if self.time_limit is not None:
+            gmodel.setParam("TimeLimit", max(self.time_limit - spent, 0.0))
+        gmodel.optimize()
+        if self.time_limit is not None:
+            gmodel.setParam("TimeLimit", self.time_limit)
 
     def close(self) -> None:
         super().close()

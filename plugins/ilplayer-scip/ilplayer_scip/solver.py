@@ -58,6 +58,12 @@ SPEED_PARAMS = ("presolving/maxrounds", "heuristics/emphasis", "separating/empha
 # once. Both are tried in turn, the exact rows first, each try's time limit twice the last
 # one's, starting here (docs/records/solvers.md, "Unbounded integers and the speed settings").
 FIRST_SLICE = 0.05
+# A model on the speed settings that has not ended after this many nodes is built again on
+# SCIP's own (SPEED_PARAMS left at its defaults) and the instance solved there; the model keeps
+# them. Untrained 25-item knapsacks (near-equal weights and prices: bounded binaries) ran into a
+# 2 s limit on each of 20 instances with the speed settings (docs/records/solvers.md, "When the
+# tuning does not pay"); the fuzz families' tiny instances end in far fewer nodes.
+ESCALATE_NODES = 2000
 
 
 @dataclass
@@ -72,6 +78,7 @@ class ScipModel:
     batch: ILPBatch
     lp: Any = None
     exact: tuple[Any, list[Any], list[Any]] | None = None
+    tuned: bool = True  # on the speed settings, stopped at ESCALATE_NODES; then rebuilt on SCIP's own
 
 
 def _free_model(model: ScipModel) -> None:
@@ -142,14 +149,20 @@ class ScipSolver(PersistentModelSolver):
                 raise ValueError(f"params: SCIP rejected {key}={value!r}: {exc}") from exc
 
     def build_model(self, batch: ILPBatch) -> ScipModel:
-        return ScipModel(*self._scip_model(batch, banded=True), batch)
+        tuned = not batch.unbounded_integers and "limits/nodes" not in self.params
+        return ScipModel(*self._scip_model(batch, banded=True, tuned=tuned), batch, tuned=tuned)
 
-    def _scip_model(self, batch: ILPBatch, banded: bool) -> tuple[Any, list[Any], list[Any]]:
+    def _scip_model(self, batch: ILPBatch, banded: bool, tuned: bool | None = None) -> tuple[Any, list[Any], list[Any]]:
         """A SCIP model of ``batch``'s rows, within the core's band (``banded``) or exact (then
-        with SCIP's own feasibility tolerance, as SCIP's defaults solve the user's rows)."""
+        with SCIP's own feasibility tolerance, as SCIP's defaults solve the user's rows); on the
+        speed settings with ``tuned`` (default: unless an integer variable is unbounded), then
+        stopping at ``ESCALATE_NODES``."""
         scip = self._scip
         model = scip.Model()
-        self._configure(model, tuned=not batch.unbounded_integers, exact_rows=not banded)
+        tuned = not batch.unbounded_integers if tuned is None else tuned
+        self._configure(model, tuned=tuned, exact_rows=not banded)
+        if tuned and "limits/nodes" not in self.params:
+            model.setParam("limits/nodes", ESCALATE_NODES)
         # PySCIPOpt takes None for an infinite bound.
         bound = lambda value: float(value) if np.isfinite(value) else None
         y = [model.addVar(vtype="I" if integer else "C", lb=bound(l), ub=bound(u))
@@ -278,6 +291,20 @@ class ScipSolver(PersistentModelSolver):
                 return status, best, no_bound
             slice_ *= 2
 
+    def _escalate(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None, spent: float
+                  ) -> tuple[str, np.ndarray | None, bool]:
+        """A tuned solve past ``ESCALATE_NODES``: the model is built again on SCIP's own settings
+        (kept for its later instances) and the instance solved there from ``start`` (the best
+        point so far) within what is left of the time limit."""
+        model.scip.freeProb()
+        model.scip, model.y, model.terms = self._scip_model(model.batch, banded=True, tuned=False)
+        model.tuned = False
+        limit = None if self.time_limit is None else max(self.time_limit - spent, 1e-3)
+        found = self._optimize(model.scip, model.y, model.terms, c, start, limit)
+        if limit is not None:
+            model.scip.setParam("limits/time", self.time_limit)
+        return found
+
     def solve_instance(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None = None
                        ) -> tuple[Status, np.ndarray | None]:
         batch = model.batch
@@ -287,7 +314,11 @@ class ScipSolver(PersistentModelSolver):
         if batch.unbounded_integers:
             status, point, no_bound = self._race(model, c, start)
         else:  # the start is added once the objective is the instance's own
+            began = time.perf_counter()
             status, point, no_bound = self._optimize(model.scip, model.y, model.terms, c, start)
+            if status == "nodelimit" and model.tuned:
+                status, point, no_bound = self._escalate(model, c, start if point is None else point,
+                                                         time.perf_counter() - began)
         if status == "optimal":
             return Status.OPTIMAL, point
         if status == "infeasible":
