@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +76,11 @@ DEFAULT_OPTIONS: dict[str, Any] = {
 SPEED_OPTIONS = ("mip_heuristic_run_feasibility_jump", "presolve", "mip_detect_symmetry", "mip_allow_restart",
                  "mip_pscost_minreliable", "mip_heuristic_effort", "mip_heuristic_run_rens",
                  "mip_heuristic_run_rins", "mip_heuristic_run_root_reduced_cost", "mip_pool_soft_limit")
+# A model on the speed settings that has not ended after this many nodes goes on with HiGHS' own
+# (SPEED_OPTIONS at its defaults) and keeps them, as the Gurobi and SCIP plugins do: untrained
+# knapsacks of near-alike items took it 12x its defaults' time (docs/records/solvers.md, "When
+# the tuning does not pay"); the fuzz families' tiny instances end in far fewer nodes.
+ESCALATE_NODES = 500
 
 
 # The LP relaxation solved before each MIP only ever sees new costs, so its previous basis stays
@@ -164,6 +170,7 @@ class HighsModel:
     block: tuple[Any, np.ndarray] | None = None
     cutoff: float = np.inf
     hit_rate: float = 1.0
+    tuned: bool = True  # on the speed settings, stopped at ESCALATE_NODES; then on HiGHS' own
 
 
 class HighsSolver(PersistentModelSolver):
@@ -204,6 +211,8 @@ class HighsSolver(PersistentModelSolver):
             options["presolve"] = "on"  # large models: it pays (PRESOLVE_FROM)
         if batch.unbounded_integers:  # a fresh Highs holds HiGHS' defaults: leave them (SPEED_OPTIONS)
             options = {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
+        elif "mip_max_nodes" not in self.params:
+            options["mip_max_nodes"] = ESCALATE_NODES
         for key, value in options.items():
             highs.setOptionValue(key, value)
         # Inequalities, then equalities as rows with both sides: b_eq -/+ the tolerance.
@@ -243,7 +252,8 @@ class HighsSolver(PersistentModelSolver):
         # ("nothing below it") would hide that: such models take no start.
         return HighsModel(highs, np.arange(n, dtype=np.int32), relaxation, lp,
                           batch.integrality, batch.num_equalities,
-                          starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()))
+                          starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()),
+                          tuned=not batch.unbounded_integers and "mip_max_nodes" not in self.params)
 
     def _block_lp(self, model: HighsModel) -> tuple[Any, np.ndarray]:
         """BLOCK copies of the relaxation's rows side by side, as one warm-started LP."""
@@ -340,6 +350,23 @@ class HighsSolver(PersistentModelSolver):
             return None
         return integral_answer(np.array(relaxation.getSolution().col_value), model.integer, INTEGRAL_LP_TOL)
 
+    def _escalate(self, model: HighsModel, spent: float) -> Any:
+        """A tuned solve past ``ESCALATE_NODES``: the model takes HiGHS' own settings for good
+        (``params`` kept) and the instance is solved again within what is left of the time limit;
+        its model status."""
+        highs, fresh = model.highs, new_highs(self._highspy)
+        for key in SPEED_OPTIONS:
+            if key not in self.params:
+                highs.setOptionValue(key, fresh.getOptionValue(key)[1])
+        highs.setOptionValue("mip_max_nodes", fresh.getOptionValue("mip_max_nodes")[1])
+        model.tuned = False
+        if self.time_limit is not None:
+            highs.setOptionValue("time_limit", max(self.time_limit - spent, 1e-3))
+        run_highs(highs, self._highspy)
+        if self.time_limit is not None:
+            highs.setOptionValue("time_limit", self.time_limit)
+        return highs.getModelStatus()
+
     def solve_instance(self, model: HighsModel, c: np.ndarray, start: np.ndarray | None = None
                        ) -> tuple[Status, np.ndarray | None]:
         highs, columns = model.highs, model.columns
@@ -367,8 +394,11 @@ class HighsSolver(PersistentModelSolver):
         if cutoff != model.cutoff:
             highs.setOptionValue("objective_bound", cutoff)
             model.cutoff = cutoff
+        began = time.perf_counter()
         run_highs(highs, self._highspy)
         status = highs.getModelStatus()
+        if status == hs.HighsModelStatus.kSolutionLimit and model.tuned:
+            status = self._escalate(model, time.perf_counter() - began)
         if status == hs.HighsModelStatus.kUnknown:
             # Measured on HiGHS 1.16: an LP re-solved from the basis of an unbounded one may end
             # "Unknown"; from scratch it is decided (fuzz seed 100203).
