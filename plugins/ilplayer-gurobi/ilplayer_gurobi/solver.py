@@ -54,7 +54,7 @@ OWN_DEFAULTS: dict[str, Any] = {"Presolve": -1, "Cuts": -1, "Heuristics": 0.05}
 # 25-item knapsack (near-equal weights and prices) ran into a 2 s limit on 28 of 40 instances
 # (about 115,000 nodes a second) where the defaults answer in 0.26 s; the fuzz families' tiny
 # instances take at most 166 nodes (docs/records/solvers.md, "When the tuning does not pay").
-ESCALATE_NODES = 2000
+ESCALATE_NODES = 500
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 # The core's tolerance in the data, as in the HiGHS and SCIP plugins: rows ``A y <= b +
 # FEASIBILITY_TOL``, equalities a band ``b_eq -/+ FEASIBILITY_TOL``. With rows at ``b`` and

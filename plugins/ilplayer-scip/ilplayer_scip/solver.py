@@ -63,7 +63,7 @@ FIRST_SLICE = 0.05
 # them. Untrained 25-item knapsacks (near-equal weights and prices: bounded binaries) ran into a
 # 2 s limit on each of 20 instances with the speed settings (docs/records/solvers.md, "When the
 # tuning does not pay"); the fuzz families' tiny instances end in far fewer nodes.
-ESCALATE_NODES = 2000
+ESCALATE_NODES = 500
 
 
 @dataclass
