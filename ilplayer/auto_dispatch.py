@@ -3,7 +3,13 @@ faster per instance (`AutoDispatch`; every `BatchExecutor` may carry one)."""
 
 from __future__ import annotations
 
-__all__ = ["AutoDispatch"]
+__all__ = ["SMALL_BATCH_SECONDS", "AutoDispatch"]
+
+SMALL_BATCH_SECONDS = 0.002
+"""A batch the calling thread solves in less than this never goes to the workers: handing it
+over costs about as much as it could save. SPO+ on PyEPO's shortest path (32 LPs answered in
+about 1.4 ms a batch) took 1.2-1.7x the serial epoch when auto probed and chose threads
+(docs/records/readers.md)."""
 
 
 class AutoDispatch:
@@ -24,11 +30,14 @@ class AutoDispatch:
     def __init__(self, probe_every: int = 16, weight: float = 0.25) -> None:
         self.probe_every, self.weight = probe_every, weight
         self.seconds_per_instance: dict[bool, float] = {}  # parallel? -> moving average
+        self.serial_batch_seconds: float | None = None  # moving average of a serial batch's time
         self._warmed: set[bool] = set()  # the ways whose warm-up batch has run
         self._batches = 0
 
     def parallel(self) -> bool:
         """Whether the next batch goes to the workers."""
+        if self.serial_batch_seconds is not None and self.serial_batch_seconds < SMALL_BATCH_SECONDS:
+            return False  # too small to hand over (SMALL_BATCH_SECONDS); still measured serially
         for way in (False, True):
             if way not in self.seconds_per_instance:
                 return way
@@ -40,6 +49,9 @@ class AutoDispatch:
         if parallel not in self._warmed:
             self._warmed.add(parallel)
             return
+        if not parallel:
+            last = self.serial_batch_seconds
+            self.serial_batch_seconds = seconds if last is None else last + self.weight * (seconds - last)
         if instances:
             rate, last = seconds / instances, self.seconds_per_instance.get(parallel)
             self.seconds_per_instance[parallel] = rate if last is None else last + self.weight * (rate - last)

@@ -399,6 +399,19 @@ def test_auto_dispatch_measures_both_ways_then_takes_the_faster_and_probes_the_o
     assert [auto.parallel() for _ in range(4)] == [True, True, True, False]
 
 
+def test_auto_dispatch_keeps_a_batch_too_small_to_hand_over_in_the_calling_thread():
+    from ilplayer.auto_dispatch import SMALL_BATCH_SECONDS
+
+    auto = AutoDispatch(probe_every=2, weight=1.0)
+    auto.parallel()
+    auto.record(False, 1.0, 32)  # serial's warm-up, not timed
+    auto.parallel()
+    auto.record(False, SMALL_BATCH_SECONDS / 2, 32)  # 32 LPs answered in a millisecond
+    assert [auto.parallel() for _ in range(6)] == [False] * 6  # no workers' warm-up, no probes
+    auto.record(False, 10 * SMALL_BATCH_SECONDS, 32)  # the batches grew: the workers are tried again
+    assert auto.parallel() is True
+
+
 def test_auto_executor_answers_every_batch_exactly_whichever_way_it_goes():
     instances = make_instances("per-instance", seed=4, batch=24)
     layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver=mip_backend(),
