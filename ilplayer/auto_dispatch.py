@@ -6,9 +6,9 @@ from __future__ import annotations
 __all__ = ["SMALL_BATCH_SECONDS", "AutoDispatch"]
 
 SMALL_BATCH_SECONDS = 0.002
-"""A batch the calling thread solves in less than this never goes to the workers: handing it
-over costs about as much as it could save. SPO+ on PyEPO's shortest path (32 LPs answered in
-about 1.4 ms a batch) took 1.2-1.7x the serial epoch when auto probed and chose threads
+"""A batch the calling thread solves in less than this many seconds never goes to the workers:
+handing it over costs about as much as it could save. SPO+ on PyEPO's shortest path (a batch of
+32 LPs answered well under it) ran slower when auto probed and chose threads
 (docs/records/readers.md)."""
 
 

@@ -51,9 +51,9 @@ LARGE_FROM = 100
 OWN_DEFAULTS: dict[str, Any] = {"Presolve": -1, "Cuts": -1, "Heuristics": 0.05}
 # A model on the tuned settings that has not ended after this many nodes goes on with Gurobi's
 # own (OWN_DEFAULTS), and keeps them: bounded binary programs can need them too. An untrained
-# 25-item knapsack (near-equal weights and prices) ran into a 2 s limit on 28 of 40 instances
-# (about 115,000 nodes a second) where the defaults answer in 0.26 s; the fuzz families' tiny
-# instances take at most 166 nodes (docs/records/solvers.md, "When the tuning does not pay").
+# 25-item knapsack (near-equal weights and prices) ran into every time limit on most instances
+# where the defaults answer at once; the fuzz families' tiny instances take at most 166 nodes
+# (docs/records/solvers.md, "When the tuning does not pay").
 ESCALATE_NODES = 500
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 # The core's tolerance in the data, as in the HiGHS and SCIP plugins: rows ``A y <= b +

@@ -78,8 +78,8 @@ SPEED_OPTIONS = ("mip_heuristic_run_feasibility_jump", "presolve", "mip_detect_s
                  "mip_heuristic_run_rins", "mip_heuristic_run_root_reduced_cost", "mip_pool_soft_limit")
 # A model on the speed settings that has not ended after this many nodes goes on with HiGHS' own
 # (SPEED_OPTIONS at its defaults) and keeps them, as the Gurobi and SCIP plugins do: untrained
-# knapsacks of near-alike items took it 12x its defaults' time (docs/records/solvers.md, "When
-# the tuning does not pay"); the fuzz families' tiny instances end in far fewer nodes.
+# knapsacks of near-alike items took it many times its defaults' time (docs/records/solvers.md,
+# "When the tuning does not pay"); the fuzz families' tiny instances end in far fewer nodes.
 ESCALATE_NODES = 500
 
 

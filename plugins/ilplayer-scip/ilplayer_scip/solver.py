@@ -60,9 +60,9 @@ SPEED_PARAMS = ("presolving/maxrounds", "heuristics/emphasis", "separating/empha
 FIRST_SLICE = 0.05
 # A model on the speed settings that has not ended after this many nodes is built again on
 # SCIP's own (SPEED_PARAMS left at its defaults) and the instance solved there; the model keeps
-# them. Untrained 25-item knapsacks (near-equal weights and prices: bounded binaries) ran into a
-# 2 s limit on each of 20 instances with the speed settings (docs/records/solvers.md, "When the
-# tuning does not pay"); the fuzz families' tiny instances end in far fewer nodes.
+# them. Untrained 25-item knapsacks (near-equal weights and prices: bounded binaries) ran into
+# every time limit with the speed settings (docs/records/solvers.md, "When the tuning does not
+# pay"); the fuzz families' tiny instances end in far fewer nodes.
 ESCALATE_NODES = 500
 
 
