@@ -39,7 +39,7 @@ class EpochCheckpoint:
     def save(self, optimizer: torch.optim.Optimizer, shuffle: torch.Generator,
              history: list[dict[str, float]], loop: dict[str, Any] | None = None, finished: bool = False) -> None:
         """Write the state after the epochs in ``history``; ``loop``: the loop's own state."""
-        state = {"epochs_done": len(history), "history": history, "optimizer": optimizer.state_dict(),
+        state = {"history": history, "optimizer": optimizer.state_dict(),
                  "parameters": [p.detach().clone() for p in _parameters(optimizer)],
                  "shuffle": shuffle.get_state(), "torch_rng": torch.get_rng_state(),
                  "loop": dict(loop or {}), "finished": finished}

@@ -251,8 +251,8 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     if score_start and not history:
         history.append({"epoch": 0, **scores(final=False)})
     done = int(history[-1]["epoch"]) if history else 0
-    first = config.epochs + 1 if checkpoint is not None and checkpoint.finished else done + 1
-    for epoch in range(first, config.epochs + 1):
+    start_epoch = config.epochs + 1 if checkpoint is not None and checkpoint.finished else done + 1
+    for epoch in range(start_epoch, config.epochs + 1):
         order = torch.randperm(num_examples, generator=shuffle)
         totals = {"loss": 0.0, "pos": 0.0, "neg": 0.0, "var": 0.0, "in_play": 0.0}
         with _torch_threads(1):  # small tensors: a second thread only contends (docs/records/ilploss.md)

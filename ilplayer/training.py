@@ -183,8 +183,8 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     """
     g = torch_generator(seed, 2)
     history: list[dict[str, float]] = [] if checkpoint is None else checkpoint.restore(optimizer, g, loop)
-    first = epochs if checkpoint is not None and checkpoint.finished else len(history)
-    for epoch in range(first, epochs):
+    start_epoch = epochs if checkpoint is not None and checkpoint.finished else len(history)
+    for epoch in range(start_epoch, epochs):
         order = torch.randperm(num_examples, generator=g)
         total, counts = 0.0, dict[str, int]()
         for start in range(0, num_examples, batch_size):

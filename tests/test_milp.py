@@ -286,6 +286,23 @@ def test_speed_settings_give_way_to_the_solvers_defaults_on_bounded_binaries_too
         assert judge_milp(case, milp_oracle(case), y, status) == ["ok"], seed
 
 
+def test_a_node_limit_in_params_keeps_the_speed_settings_and_turns_the_switch_off():
+    batch = ILPBatch(c=np.ones((1, 3)), A=np.ones((1, 3)), b=np.ones(1), lb=np.zeros(3), ub=np.ones(3))
+    require("scip")
+    from ilplayer_scip.solver import ScipSolver
+
+    model = ScipSolver(params={"limits/nodes": 1000}).build_model(batch)
+    assert not model.tuned and model.scip.getParam("presolving/maxrounds") == 0
+    assert model.scip.getParam("limits/nodes") == 1000
+    assert ScipSolver().build_model(batch).tuned
+    require("gurobi")
+    from ilplayer_gurobi.solver import GurobiSolver
+
+    model = GurobiSolver(params={"NodeLimit": 1000}).build_model(batch)
+    assert not model.tuned and model.mip.getParamInfo("Cuts")[2] == 0
+    assert GurobiSolver().build_model(batch).tuned
+
+
 def test_scips_turns_on_banded_and_exact_rows_keep_to_the_time_limit():
     require("scip")
     case = slab_case(5, False)  # neither SCIP's banded nor its exact rows settle it

@@ -161,14 +161,15 @@ class GurobiSolver(PersistentModelSolver):
         tuned = not (batch.num_variables >= LARGE_FROM or batch.unbounded_integers)
         if not tuned:
             self._own_defaults(model)
-        elif "NodeLimit" not in self.params:
+        escalates = tuned and "NodeLimit" not in self.params  # a node limit in params turns the switch off
+        if escalates:
             model.setParam("NodeLimit", ESCALATE_NODES)
         model.update()
         # Continuous columns on the exact rows, as HiGHS' relaxation has them (within the band a
         # vertex sits 1e-6 off the integers): tried first (solve_relaxation). Equalities are
         # equality rows there: as two rows each, a grid's LP was slower.
         relaxation, relaxed = self._relaxation_lp(batch, 1)
-        return GurobiModel(model, x, relaxation, relaxed, batch, tuned=tuned and "NodeLimit" not in self.params)
+        return GurobiModel(model, x, relaxation, relaxed, batch, tuned=escalates)
 
     def _own_defaults(self, mip: Any) -> None:
         """Gurobi's own presolve, cuts and heuristics on ``mip`` (where ``params`` leave them)."""

@@ -149,8 +149,9 @@ class ScipSolver(PersistentModelSolver):
                 raise ValueError(f"params: SCIP rejected {key}={value!r}: {exc}") from exc
 
     def build_model(self, batch: ILPBatch) -> ScipModel:
-        tuned = not batch.unbounded_integers and "limits/nodes" not in self.params
-        return ScipModel(*self._scip_model(batch, banded=True, tuned=tuned), batch, tuned=tuned)
+        # A node limit in params keeps the speed settings but turns the switch to SCIP's own off.
+        escalates = not batch.unbounded_integers and "limits/nodes" not in self.params
+        return ScipModel(*self._scip_model(batch, banded=True), batch, tuned=escalates)
 
     def _scip_model(self, batch: ILPBatch, banded: bool, tuned: bool | None = None) -> tuple[Any, list[Any], list[Any]]:
         """A SCIP model of ``batch``'s rows, within the core's band (``banded``) or exact (then
