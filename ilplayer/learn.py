@@ -34,8 +34,8 @@ from ilplayer.selection import train_and_select
 from ilplayer.separation import INITS
 from ilplayer.training import BackendConfig, SolutionData, TrainingConfig, box_points
 
-__all__ = ["AUTO_ILPLOSS_K", "LEARN_METHODS", "SOLVE_SECONDS", "AutoConfig", "DataWarning", "ILPLossConfig",
-           "LearnConfig", "LearnResult",
+__all__ = ["AUTO_ILPLOSS_K", "LEARN_ILPLOSS", "LEARN_METHODS", "SOLVE_SECONDS", "AutoConfig", "DataWarning",
+           "ILPLossConfig", "LearnConfig", "LearnResult",
            "check_solutions", "default_init", "holdout_size", "learn_constraints", "load_solutions",
            "restart_seed", "split_holdout",
            "with_equalities"]
@@ -61,6 +61,12 @@ AUTO_ILPLOSS_K = 4
 binary Random Constraints m = 8 (the reference generator's datasets) 4 x m held out 83.0-90.5 %
 against 75.7-78.3 % with the authors' 2 x m (docs/records/learn.md, "The default method")."""
 
+LEARN_ILPLOSS = {"k": AUTO_ILPLOSS_K, "epochs": 600, "stop_patience": 30}
+"""What ``learn_constraints`` and ``ilplayer learn`` change in `ILPLossConfig` for ILP-Loss (alone or
+under ``method="auto"``): 4 x num_constraints rows, and 600 epochs with a stop after 30 validations
+without a gain instead of 200 and 10. On binary Random Constraints m = 8 the shorter schedule stopped
+on a plateau that later epochs leave (docs/records/learn.md, "The default method")."""
+
 
 @dataclass(frozen=True)
 class LearnConfig(TrainingConfig):
@@ -79,10 +85,10 @@ class LearnConfig(TrainingConfig):
 @dataclass(frozen=True)
 class AutoConfig:
     """``method="auto"``'s settings: each method's own config (defaults: `LearnConfig` and
-    `ILPLossConfig` with ``k = AUTO_ILPLOSS_K``)."""
+    `ILPLossConfig` with [`LEARN_ILPLOSS`][ilplayer.learn.LEARN_ILPLOSS])."""
 
     combopt: TrainingConfig = field(default_factory=LearnConfig)
-    ilploss: ILPLossConfig = field(default_factory=lambda: ILPLossConfig(k=AUTO_ILPLOSS_K))
+    ilploss: ILPLossConfig = field(default_factory=lambda: ILPLossConfig(**LEARN_ILPLOSS))
 
 
 def _keyword_defaults(function: Callable[..., Any]) -> dict[str, Any]:
@@ -184,7 +190,8 @@ def learn_constraints(
     without a validation split). ``settings["polish"]`` says what happened.
 
     ``method="ilploss"`` trains with ILP-Loss instead ([`train_ilploss`][ilplayer.ilploss.train_ilploss],
-    ``config`` an [`ILPLossConfig`][ilplayer.ilploss.ILPLossConfig], default its own): no solver while
+    ``config`` an [`ILPLossConfig`][ilplayer.ilploss.ILPLossConfig], default one with
+    [`LEARN_ILPLOSS`][ilplayer.learn.LEARN_ILPLOSS]): no solver while
     training, the validation pairs pick the temperature, the stop and the epoch; everything
     after training (restarts, polish, the accuracies) is the same. ``method="combopt"`` trains
     with CombOptNet's gradients alone (``config`` a `TrainingConfig`, default `LearnConfig`).
@@ -287,7 +294,7 @@ def _checked_config(config: Any, method: str, lb: Any, ub: Any, n: int) -> Train
     expected = ILPLossConfig if method == "ilploss" else TrainingConfig
     if config is not None and not isinstance(config, expected):
         raise TypeError(f"config must be a {expected.__name__} for method={method!r}, got {type(config).__name__}")
-    config = config or (ILPLossConfig() if method == "ilploss" else LearnConfig())
+    config = config or (ILPLossConfig(**LEARN_ILPLOSS) if method == "ilploss" else LearnConfig())
     if isinstance(config, TrainingConfig) and config.init == "auto":
         config = config.replace(init=default_init(lb, ub, n))
     return config

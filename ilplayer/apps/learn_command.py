@@ -19,7 +19,7 @@ import torch
 
 import ilplayer.learn as learning
 from ilplayer.apps.arguments import EXECUTOR_CHOICES, bounds, positive_int, solver_name
-from ilplayer.learn import AUTO_ILPLOSS_K, LEARN_DEFAULTS, LEARN_METHODS, ILPLossConfig, LearnConfig
+from ilplayer.learn import AUTO_ILPLOSS_K, LEARN_DEFAULTS, LEARN_ILPLOSS, LEARN_METHODS, ILPLossConfig, LearnConfig
 from ilplayer.training import BackendConfig
 from ilplayer.workers import default_workers
 
@@ -47,7 +47,7 @@ def add_learn_parser(commands: Any) -> None:
                             "apply to both methods, the others to theirs")
     learn.add_argument("--k", type=positive_int, default=None,
                        help=f"learn k x num-constraints (default {LearnConfig.k}: steadier, see docs/learn.md; "
-                            f"the CombOptNet paper: 1; ilploss under --method auto: {AUTO_ILPLOSS_K})")
+                            f"the CombOptNet paper: 1; ilploss, alone or under auto: {AUTO_ILPLOSS_K})")
     learn.add_argument("--validation-fraction", type=float, default=LEARN_DEFAULTS["validation_fraction"],
                        help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
     learn.add_argument("--restarts", type=positive_int, default=LEARN_DEFAULTS["restarts"],
@@ -61,7 +61,7 @@ def add_learn_parser(commands: Any) -> None:
                             "the model is the same, only the curve is sparser)")
     learn.add_argument("--epochs", type=positive_int, default=None,
                        help=f"at most this many (default: combopt {LearnConfig.epochs}, the paper's; "
-                            f"ilploss {ILPLossConfig.epochs})")
+                            f"ilploss {LEARN_ILPLOSS['epochs']})")
     learn.add_argument("--lr", type=float, default=None,
                        help=f"learning rate (default: combopt Adam {LearnConfig.lr}, the paper's; ilploss "
                             f"the peak of AdamW's cyclic rate, {ILPLossConfig.lr})")
@@ -166,7 +166,7 @@ def _config(args: argparse.Namespace) -> Config:
         if args.method not in (method, "auto") and foreign:
             raise ValueError(f"{', '.join(foreign)} belong(s) to --method {method}, not {args.method}")
     configs: dict[str, Callable[..., Any]] = {"combopt": learning.LearnConfig, "ilploss": lambda **kw:
-                                              learning.ILPLossConfig(**{"k": learning.AUTO_ILPLOSS_K, **kw})}
+                                              learning.ILPLossConfig(**{**learning.LEARN_ILPLOSS, **kw})}
     built = {method: configs[method](**given, **{name: value for name, value in own[method].items()
                                                  if value is not None})
              for method in (learning.LEARN_METHODS if args.method == "auto" else (args.method,))}

