@@ -65,6 +65,24 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
     assert 0.0 <= record["accuracy"] <= 1.0 and len(saved["history"]) == 1
 
 
+def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypatch, capsys):
+    """`--epochs` is passed on only when given: ILP-Loss' knapsack default (400) differs from
+    CombOptNet's (100), and a fixed command-line default had overridden it."""
+    from ilplayer.apps.experiments import runner
+
+    calls = []
+
+    def record_call(seed, out, **kwargs):
+        calls.append(kwargs)
+        return {"accuracy": 0.5, "paper_accuracy": None, "wall_time_s": 1.0}
+
+    monkeypatch.setattr(runner, "run_knapsack", record_call)
+    assert main(["experiment", "knapsack", "--method", "ilploss", "--seeds", "0"]) == 0
+    assert main(["experiment", "knapsack", "--method", "ilploss", "--seeds", "0", "--epochs", "7"]) == 0
+    assert "epochs" not in calls[0] and calls[1]["epochs"] == 7
+    assert "knapsack 10 items ilploss restart 0: accuracy 50.0 %" in capsys.readouterr().out
+
+
 def test_mlp_baseline_runs_through_the_experiment_command(tmp_path, monkeypatch):
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))

@@ -149,9 +149,9 @@ def run_experiments(args: argparse.Namespace) -> int:
         return 0
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
-            record = run_knapsack(seed, args.out, epochs=args.epochs, method=args.method,
-                                  resume=args.resume, items=args.items, sentence_model=args.sentence_model,
-                                  solver=args.solver)
+            given = {} if args.epochs is None else {"epochs": args.epochs}
+            record = run_knapsack(seed, args.out, method=args.method, resume=args.resume, items=args.items,
+                                  sentence_model=args.sentence_model, solver=args.solver, **given)
             paper, reported = record["paper_accuracy"], record.get("ilploss_reported")
             print(f"knapsack {args.items} items {args.method} restart {seed}: accuracy "
                   f"{100 * record['accuracy']:.1f} %"
