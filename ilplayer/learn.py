@@ -58,8 +58,8 @@ Its default, ``"auto"``, trains both and keeps the better on the validation pair
 
 AUTO_ILPLOSS_K = 4
 """``method="auto"`` learns ILP-Loss' rows 4 x num_constraints (polish drops the spare ones): on
-binary Random Constraints m = 8 (the reference generator's datasets) 4 x m held out 83.0-90.5 %
-against 75.7-78.3 % with the authors' 2 x m (docs/records/learn.md, "The default method")."""
+binary Random Constraints m = 8 (the reference generator's datasets, 200 epochs) 4 x m held out
+83.0-90.5 % against 75.7-78.3 % with the authors' 2 x m (docs/records/learn.md, "The default method")."""
 
 LEARN_ILPLOSS = {"k": AUTO_ILPLOSS_K, "epochs": 600, "stop_patience": 30}
 """What ``learn_constraints`` and ``ilplayer learn`` change in `ILPLossConfig` for ILP-Loss (alone or
