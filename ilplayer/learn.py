@@ -61,7 +61,7 @@ AUTO_ILPLOSS_K = 4
 binary Random Constraints m = 8 (the reference generator's datasets, 200 epochs) 4 x m held out
 83.0-90.5 % against 75.7-78.3 % with the authors' 2 x m (docs/records/learn.md, "The default method")."""
 
-LEARN_ILPLOSS = {"k": AUTO_ILPLOSS_K, "epochs": 600, "stop_patience": 30}
+LEARN_ILPLOSS: dict[str, Any] = {"k": AUTO_ILPLOSS_K, "epochs": 600, "stop_patience": 30}
 """What ``learn_constraints`` and ``ilplayer learn`` change in `ILPLossConfig` for ILP-Loss (alone or
 under ``method="auto"``): 4 x num_constraints rows, and 600 epochs with a stop after 30 validations
 without a gain instead of 200 and 10. On binary Random Constraints m = 8 the shorter schedule stopped
