@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import warnings
@@ -315,3 +316,24 @@ def test_restart_workers_from_an_unguarded_script_raise_naming_the_guard(tmp_pat
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode != 0
     assert 'without an `if __name__ == "__main__":` guard' in done.stderr and "script.py (line 5)" in done.stderr
+
+
+def test_learn_trains_ilploss_on_its_longer_schedule_by_default(tmp_path):
+    """learn's ILP-Loss (alone, under auto, from Python or the command line) is
+    `ILPLossConfig` with LEARN_ILPLOSS: 4 x m rows, 600 epochs, a stop after 30 validations."""
+    from ilplayer.apps.learn_command import _config
+    from ilplayer.ilploss import ILPLossConfig
+    from ilplayer.learn import LEARN_ILPLOSS, AutoConfig, _checked_config
+
+    expected = ILPLossConfig(**LEARN_ILPLOSS)
+    assert (expected.k, expected.epochs, expected.stop_patience) == (4, 600, 30)
+    assert AutoConfig().ilploss == expected
+    assert _checked_config(None, "ilploss", 0, 1, 4) == expected
+    def given(**options):
+        defaults = dict(method="ilploss", epochs=None, lr=None, batch_size=None, k=None, tau=None,
+                        box_relative_steps=None, init=None, temperature=None)
+        return argparse.Namespace(**{**defaults, **options})
+
+    assert _config(given()) == expected
+    assert _config(given(epochs=50)) == expected.replace(epochs=50)
+    assert _config(given(method="auto")).ilploss == expected
