@@ -64,7 +64,7 @@ def _add_learning_experiments(experiment: Any) -> None:
     knap.add_argument("--seeds", default="0", help="restarts: 3, 0-2 or 0,2,5")
     knap.add_argument("--out", default="results")
     knap.add_argument("--epochs", type=positive_int, default=None,
-                      help="at most this many (default: the method's, combopt 100 as the paper, ilploss 400)")
+                      help="at most this many (default: the method's own)")
     knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out and go on "
                       "with an interrupted CombOptNet run from its last finished epoch (saved beside the records)")
     knap.add_argument("--items", type=positive_int, default=10,

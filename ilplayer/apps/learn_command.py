@@ -19,7 +19,7 @@ import torch
 
 import ilplayer.learn as learning
 from ilplayer.apps.arguments import EXECUTOR_CHOICES, bounds, positive_int, solver_name
-from ilplayer.learn import AUTO_ILPLOSS_K, LEARN_DEFAULTS, LEARN_ILPLOSS, LEARN_METHODS, ILPLossConfig, LearnConfig
+from ilplayer.learn import LEARN_DEFAULTS, LEARN_ILPLOSS, LEARN_METHODS, ILPLossConfig, LearnConfig
 from ilplayer.training import BackendConfig
 from ilplayer.workers import default_workers
 
@@ -47,7 +47,7 @@ def add_learn_parser(commands: Any) -> None:
                             "apply to both methods, the others to theirs")
     learn.add_argument("--k", type=positive_int, default=None,
                        help=f"learn k x num-constraints (default {LearnConfig.k}: steadier, see docs/learn.md; "
-                            f"the CombOptNet paper: 1; ilploss, alone or under auto: {AUTO_ILPLOSS_K})")
+                            f"the CombOptNet paper: 1; ilploss, alone or under auto: {LEARN_ILPLOSS['k']})")
     learn.add_argument("--validation-fraction", type=float, default=LEARN_DEFAULTS["validation_fraction"],
                        help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
     learn.add_argument("--restarts", type=positive_int, default=LEARN_DEFAULTS["restarts"],
