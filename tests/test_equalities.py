@@ -88,7 +88,7 @@ def test_regret_through_equalities_learns_with_blackbox_and_spo_plus():
 
 def test_every_equality_backend_declares_it():
     for name in ilplayer.available_solvers():
-        if name == "pyomo":
+        if name in ("pyomo", "knapsack"):  # knapsack: one inequality row, it refuses A_eq
             continue
         solver = ilplayer.get_solver(name)
         assert ilplayer.Capability.EQUALITY_CONSTRAINTS in solver.capabilities, name

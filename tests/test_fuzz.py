@@ -45,7 +45,8 @@ def test_backend_is_correct_on_fuzzed_instances(name):
         report = fuzz_backend(solver, fuzz_cases(CASES))
     finally:
         solver.close()
-    assert report.instances >= 1900
+    # A one-row backend takes about a fifth of the cases (tests/test_knapsack_solver.py fuzzes it further).
+    assert report.instances >= (1900 if ilplayer.Capability.ONE_ROW_ONLY not in solver.capabilities else 300)
     assert report.count("wrong-optimal") == 0, report.row()
     assert report.count("false-infeasible") == 0, report.row()
     assert report.count("not-infeasible") == 0, report.row()

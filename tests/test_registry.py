@@ -22,7 +22,7 @@ def test_builtin_bruteforce_is_registered_and_available():
 
 def test_unknown_solver_lists_registered_ones_and_suggests_the_closest(builtin_registry):
     with pytest.raises(ilplayer.UnknownSolverError,
-                       match=r"unknown solver 'bruteforse'\. Registered solvers: bruteforce\."
+                       match=r"unknown solver 'bruteforse'\. Registered solvers: bruteforce, knapsack\."
                              r" Did you mean 'bruteforce'\?"):
         ilplayer.get_solver("bruteforse")
 
@@ -161,8 +161,8 @@ def test_entry_point_plugins_are_loaded_once_and_broken_ones_warn(monkeypatch):
     messages = " ".join(str(w.message) for w in record)
     assert "'broken'" in messages and "ModuleNotFoundError" in messages
     assert "'misspelt'" in messages and "ilplayer_register_solver" in messages
-    assert names == ["bruteforce", "fixture-enum", "fixture-missing"]
-    assert ilplayer.available_solvers() == ["bruteforce", "fixture-enum"]
+    assert names == ["bruteforce", "fixture-enum", "fixture-missing", "knapsack"]
+    assert ilplayer.available_solvers() == ["bruteforce", "fixture-enum", "knapsack"]
     c, A, b = random_problem(3)
     y, status = ilplayer.solve(c, A, b, lb=0, ub=1, solver="fixture-enum")
     same_objective(y, ilplayer.solve(c, A, b, lb=0, ub=1)[0], c)
@@ -176,7 +176,7 @@ def test_autoload_can_be_disabled(monkeypatch):
     EntryPoint = importlib.metadata.EntryPoint
     _fresh_registry(monkeypatch, [EntryPoint(name="fixture", value="fixture_plugin", group="ilplayer")])
     monkeypatch.setenv(plugins.AUTOLOAD_ENV, "1")
-    assert ilplayer.list_solvers() == ["bruteforce"]
+    assert ilplayer.list_solvers() == ["bruteforce", "knapsack"]
 
 
 def test_solve_result_rejects_mismatched_shapes():

@@ -16,3 +16,9 @@ def ilplayer_register_solvers(register: Callable[[SolverSpec], None]) -> None:
         distribution="ilplayer",
         description="exact enumeration of the box in torch, on the tensors' device (small boxes)",
     ))
+    register(SolverSpec(
+        name="knapsack",
+        target="ilplayer.solvers.knapsack:KnapsackSolver",
+        distribution="ilplayer",
+        description="exact meet-in-the-middle for programs of one inequality row (knapsacks), in torch",
+    ))

@@ -35,7 +35,7 @@ import torch
 
 from ilplayer.errors import SolverFailureWarning
 from ilplayer.solver import Solver
-from ilplayer.types import Status
+from ilplayer.types import Capability, Status
 
 __all__ = [
     "ROW_KINDS",
@@ -47,6 +47,7 @@ __all__ = [
     "fuzz_case",
     "fuzz_cases",
     "fuzz_cases_for",
+    "in_scope",
     "judge",
     "load_reproducer",
     "oracle",
@@ -325,11 +326,20 @@ def solve_case(case: FuzzCase, solver: Solver | str) -> tuple[np.ndarray, np.nda
     return y.numpy(), status.numpy()
 
 
+def in_scope(case: FuzzCase, capabilities: frozenset[Capability]) -> bool:
+    """Whether a backend with ``capabilities`` takes ``case``: one that declares
+    ``Capability.ONE_ROW_ONLY`` takes at most one row with a non-zero coefficient and no equality."""
+    if Capability.ONE_ROW_ONLY in capabilities:
+        return int((case.A != 0).any(axis=1).sum()) <= 1 and len(case.A_eq) == 0
+    return True
+
+
 def fuzz_backend(solver: Solver, cases: list[FuzzCase], keep: int = 50) -> FuzzReport:
-    """Solve every case with ``solver`` and judge it against the oracle."""
+    """Solve every case in ``solver``'s scope ([in_scope][ilplayer.testing.fuzz.in_scope]) and
+    judge it against the oracle."""
     report = FuzzReport(backend=solver.name)
     start = time.perf_counter()
-    for case in cases:
+    for case in (case for case in cases if in_scope(case, solver.capabilities)):
         reference = oracle(case)
         try:
             y, status = solve_case(case, solver)

@@ -23,7 +23,7 @@ from ilplayer.seeding import derive_seed
 from ilplayer.types import Status
 
 __all__ = ["CAPACITY", "SENTENCE_MODELS", "KnapsackData", "capacity", "embed_sentences", "knapsack_ilploss_config",
-           "make_dataset", "make_instances", "train_knapsack_ilploss"]
+           "make_dataset", "make_instances", "train_knapsack_ilploss", "training_solver"]
 
 ITEMS_PER_INSTANCE = 10
 CAPACITY = 100
@@ -69,9 +69,20 @@ def capacity(items: int) -> float:
 
 
 def exact_solver(items: int) -> str:
-    """The backend that labels and scores knapsacks of ``items`` items: bruteforce up to 16
-    (65,536 selections), HiGHS beyond."""
+    """The backend that labels knapsacks of ``items`` items: bruteforce up to 16 (65,536
+    selections), HiGHS beyond."""
     return "bruteforce" if items <= 16 else "highs"
+
+
+def training_solver(items: int, rows: int = 1) -> str:
+    """The backend that solves the network's knapsacks of ``items`` items and ``rows`` weight
+    rows while training and scoring: bruteforce up to 16 items; beyond, the built-in
+    ``knapsack`` backend for one row (meet in the middle) and HiGHS for more. The untrained
+    network's items weigh nearly the same, and on such knapsacks the MIP backends branch deep
+    (``python benchmarks/knapsack_epoch.py``)."""
+    if items <= 16:
+        return "bruteforce"
+    return "knapsack" if rows == 1 else "highs"
 
 
 def make_instances(count: int, seed: int, solver: str | None = None, items: int = ITEMS_PER_INSTANCE) -> KnapsackData:

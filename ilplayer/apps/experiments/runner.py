@@ -182,7 +182,9 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     record. ``items`` per instance (the paper's 10; the capacity in proportion,
     [capacity][ilplayer.apps.experiments.knapsack.capacity]), the sentences embedded by
     ``sentence_model`` ([SENTENCE_MODELS][ilplayer.apps.experiments.knapsack.SENTENCE_MODELS]);
-    ``solver``: default bruteforce up to 2^16 selections, else a MIP backend."""
+    ``solver``: default [training_solver][ilplayer.apps.experiments.knapsack.training_solver]
+    (bruteforce up to 16 items; beyond, ``knapsack`` for CombOptNet's one row, HiGHS for
+    ILP-Loss' four)."""
     from ilplayer.apps.experiments import knapsack
 
     if method not in METHODS:
@@ -197,7 +199,8 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     record_variant = {k: v for k, v in sorted(overrides.items()) if v != defaults[k]}
     if sentence_model not in knapsack.SENTENCE_MODELS:
         raise ValueError(f"sentence_model must be one of {sorted(knapsack.SENTENCE_MODELS)}, got {sentence_model!r}")
-    solver = solver or preferred_backend(2 ** items)
+    rows = knapsack.knapsack_ilploss_config(**overrides).k if method == "ilploss" else 1
+    solver = solver or knapsack.training_solver(items, rows)
     prefix = "knapsack" if method == "combopt" else f"knapsack-{method}"
     prefix += "" if items == 10 else f"-{items}items"
     prefix += "" if sentence_model == "minilm" else f"-{sentence_model}"
