@@ -101,7 +101,8 @@ class BruteForceSolver(Solver):
                 f"lb/ub: the box holds {total:.3g} integer points ({len(sizes)} variables with "
                 f"{values} values each), more than solver 'bruteforce' enumerates "
                 f"(max_points={self.max_points}). Use a MIP backend (see "
-                "ilplayer.available_solvers()) or raise solver_options={'max_points': ...}.")
+                "ilplayer.available_solvers()), solver 'knapsack' for a program of one row, or raise "
+                "solver_options={'max_points': ...}.")
 
     def check(self, batch: ProblemTensors) -> None:
         self._check_size(batch.lb, batch.ub)
