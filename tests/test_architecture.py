@@ -24,7 +24,7 @@ LAYERS = [
      "readers.cvxpy_problem", "readers.pyepo_model"),
     ("bounds", "problem", "program", "solver", "engine", "gates", "reduced_costs", "params"),  # input, backends
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
-    ("solvers", "solvers.builtin", "solvers.bruteforce"),   # the built-in backend
+    ("solvers", "solvers.builtin", "solvers.bruteforce", "solvers.knapsack"),  # the built-in backends
     ("plugins", "plugin_api"),                              # the registry, the plugin authors' face
     ("executors", "workers", "ray_executor", "allocator",   # pools of workers, their processes (malloc), Ray,
      "auto_dispatch", "main_guard"),                        # the pool-or-caller choice, the main script's guard

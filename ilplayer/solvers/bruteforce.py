@@ -36,7 +36,7 @@ _CHUNK_ELEMENTS = 2**20
 SPARSE_RATIO = 2
 
 
-def _box_points(lb: torch.Tensor, ub: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+def box_points_at(lb: torch.Tensor, ub: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """The box points numbered ``index`` in mixed-radix order (last variable fastest)."""
     sizes = ub - lb + 1
     strides = torch.ones_like(sizes)
@@ -46,7 +46,7 @@ def _box_points(lb: torch.Tensor, ub: torch.Tensor, index: torch.Tensor) -> torc
     return (digits + lb[None, :]).to(torch.float64)
 
 
-def _head_size(sizes: list[int]) -> int:
+def head_size(sizes: list[int]) -> int:
     """How many leading variables form the head box: the tail box (the rest) is the longest
     suffix with at most ~sqrt(points) points, so both tables stay small."""
     total = math.prod(sizes)
@@ -86,9 +86,9 @@ class BruteForceSolver(Solver):
         key = (tuple(lb.tolist()), tuple(ub.tolist()), lb.device)
         if self._tables is None or self._tables[0] != key:
             sizes = (ub - lb + 1).tolist()
-            head = _head_size(sizes)
-            heads = _box_points(lb[:head], ub[:head], torch.arange(math.prod(sizes[:head]), device=lb.device))
-            tails = _box_points(lb[head:], ub[head:], torch.arange(math.prod(sizes[head:]), device=lb.device))
+            head = head_size(sizes)
+            heads = box_points_at(lb[:head], ub[:head], torch.arange(math.prod(sizes[:head]), device=lb.device))
+            tails = box_points_at(lb[head:], ub[head:], torch.arange(math.prod(sizes[head:]), device=lb.device))
             self._tables = (key, (head, heads.T.contiguous(), tails.T.contiguous()))
         return self._tables[1]
 
@@ -158,7 +158,7 @@ class BruteForceSolver(Solver):
                 chunk_best, chunk_index = cost.flatten(1).min(dim=1)
                 keep(chunk_best, chunk_index + (first + sub) * tail_size)
         has_solution = torch.isfinite(best)
-        y = _box_points(lb, ub, best_index)
+        y = box_points_at(lb, ub, best_index)
         status = torch.where(has_solution, int(Status.OPTIMAL), int(Status.INFEASIBLE)).to(torch.int8)
         objective = torch.where(has_solution, best, torch.full_like(best, float("nan")))
         return y, status, objective

@@ -22,7 +22,7 @@ import torch
 from ilplayer.matrices import dense
 from ilplayer.problem import ProblemTensors, dense_tensor
 from ilplayer.solver import Solver
-from ilplayer.solvers.bruteforce import DEFAULT_FEASIBILITY_TOL, _box_points, _head_size
+from ilplayer.solvers.bruteforce import DEFAULT_FEASIBILITY_TOL, box_points_at, head_size
 from ilplayer.types import Capability, ILPBatch, SolveResult, Status
 
 __all__ = ["DEFAULT_MAX_HALF_POINTS", "KnapsackSolver"]
@@ -69,7 +69,7 @@ class KnapsackSolver(Solver):
                              "programs of one inequality row (use a MIP backend, see "
                              "ilplayer.available_solvers(), or 'bruteforce')")
         sizes = [int(u - l + 1) for l, u in zip(lb.tolist(), ub.tolist())]
-        head = _head_size(sizes)
+        head = head_size(sizes)
         largest = max(math.prod(sizes[:head]), math.prod(sizes[head:]))
         if largest > self.max_half_points:
             raise ValueError(
@@ -88,10 +88,10 @@ class KnapsackSolver(Solver):
         key = (tuple(lb.tolist()), tuple(ub.tolist()), lb.device)
         if self._tables is None or self._tables[0] != key:
             sizes = (ub - lb + 1).tolist()
-            head = _head_size(sizes)
+            head = head_size(sizes)
             index = lambda count: torch.arange(count, device=lb.device)
-            heads = _box_points(lb[:head], ub[:head], index(math.prod(sizes[:head])))
-            tails = _box_points(lb[head:], ub[head:], index(math.prod(sizes[head:])))
+            heads = box_points_at(lb[:head], ub[:head], index(math.prod(sizes[:head])))
+            tails = box_points_at(lb[head:], ub[head:], index(math.prod(sizes[head:])))
             self._tables = (key, (head, heads.T.contiguous(), tails.T.contiguous()))
         return self._tables[1]
 
