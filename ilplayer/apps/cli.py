@@ -72,7 +72,8 @@ def _add_learning_experiments(experiment: Any) -> None:
     knap.add_argument("--sentence-model", choices=["minilm", "mpnet"], default="minilm",
                       help="offline sentence model: minilm (384-d, default) or mpnet (all-mpnet-base-v2, 768-d)")
     knap.add_argument("--solver", type=solver_name, default=None,
-                      help="backend (default: bruteforce up to 16 items; beyond, knapsack for one row, highs for more)")
+                      help="backend (default: bruteforce up to 16 items; beyond, knapsack for one row, "
+                           "a MIP backend for more)")
     knap.add_argument("--method", choices=["combopt", "mlp", "lp", "ilploss"], default="combopt",
                       help="CombOptNet, the MLP baseline, the LP relaxation with greedy rounding or ILP-Loss "
                            "(the same network, no solver while training)")

@@ -19,6 +19,7 @@ import torch
 
 from ilplayer.apps.experiments.cache import cache_dir, cached
 from ilplayer.layer import solve
+from ilplayer.plugins import preferred_backend
 from ilplayer.seeding import derive_seed
 from ilplayer.types import Status
 
@@ -77,12 +78,12 @@ def exact_solver(items: int) -> str:
 def training_solver(items: int, rows: int = 1) -> str:
     """The backend that solves the network's knapsacks of ``items`` items and ``rows`` weight
     rows while training and scoring: bruteforce up to 16 items; beyond, the built-in
-    ``knapsack`` backend for one row (meet in the middle) and HiGHS for more. The untrained
-    network's items weigh nearly the same, and on such knapsacks the MIP backends branch deep
-    (``python benchmarks/knapsack_epoch.py``)."""
+    ``knapsack`` backend for one row (meet in the middle) and the preferred MIP backend for more.
+    The untrained network's items weigh nearly the same, and on such knapsacks the MIP backends
+    branch deep (``python benchmarks/knapsack_epoch.py``)."""
     if items <= 16:
         return "bruteforce"
-    return "knapsack" if rows == 1 else "highs"
+    return "knapsack" if rows == 1 else preferred_backend(2 ** items)
 
 
 def make_instances(count: int, seed: int, solver: str | None = None, items: int = ITEMS_PER_INSTANCE) -> KnapsackData:

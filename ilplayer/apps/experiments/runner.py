@@ -183,8 +183,8 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     [capacity][ilplayer.apps.experiments.knapsack.capacity]), the sentences embedded by
     ``sentence_model`` ([SENTENCE_MODELS][ilplayer.apps.experiments.knapsack.SENTENCE_MODELS]);
     ``solver``: default [training_solver][ilplayer.apps.experiments.knapsack.training_solver]
-    (bruteforce up to 16 items; beyond, ``knapsack`` for CombOptNet's one row, HiGHS for
-    ILP-Loss' four)."""
+    (bruteforce up to 16 items; beyond, ``knapsack`` for CombOptNet's one row, the preferred
+    MIP backend for ILP-Loss' four)."""
     from ilplayer.apps.experiments import knapsack
 
     if method not in METHODS:
