@@ -96,8 +96,8 @@ class KnapsackSolver(Solver):
         return self._tables[1]
 
     def _solve(self, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb_np: np.ndarray,
-               ub_np: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        used = self._check(A, 0, lb_np, ub_np)
+               ub_np: np.ndarray, equalities: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        used = self._check(A, equalities, lb_np, ub_np)
         device, batch = c.device, c.shape[0]
         c, A, b = c.to(torch.float64), A.to(torch.float64), b.to(torch.float64).expand(batch, A.shape[-2])
         # An all-zero row holds or fails whatever y is: 0 <= b. The other row, if any, is the knapsack's.
@@ -140,9 +140,8 @@ class KnapsackSolver(Solver):
 
     def solve(self, batch: ILPBatch) -> SolveResult:
         t = lambda array: torch.from_numpy(dense(array).copy())
-        if batch.A_eq.shape[-2]:
-            self._check(t(batch.A), int(batch.A_eq.shape[-2]), batch.lb, batch.ub)
-        y, status, objective = self._solve(t(batch.c), t(batch.A), t(batch.b), batch.lb, batch.ub)
+        y, status, objective = self._solve(t(batch.c), t(batch.A), t(batch.b), batch.lb, batch.ub,
+                                           int(batch.A_eq.shape[-2]))
         return SolveResult(y=y.numpy(), status=status.numpy(), objective=objective.numpy())
 
     def solve_tensors(self, problem: ProblemTensors) -> tuple[Any, Any, Any]:
