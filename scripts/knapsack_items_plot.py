@@ -19,7 +19,9 @@ SERIES = {  # label: record name pattern ({items} part, {seed})
     "ILP-Loss, 400 epochs": "knapsack-ilploss{items}-seed{seed}-default.json",
     "ILP-Loss, 100 epochs": "knapsack-ilploss{items}-seed{seed}-epochs=100.json",
     "CombOptNet": "knapsack{items}-seed{seed}-default.json",
+    "CombOptNet, mpnet": "knapsack{items}-mpnet-seed{seed}-default.json",
 }
+READOUTS = {"minilm": ("MiniLM", "k--"), "mpnet": ("mpnet", "k-.")}  # sentence model: label, line style
 
 
 def restarts(folder: Path, pattern: str, items: int) -> list[float]:
@@ -33,9 +35,10 @@ def restarts(folder: Path, pattern: str, items: int) -> list[float]:
     return found
 
 
-def readout(folder: Path, items: int) -> float | None:
-    """The supervised readout's exact matches (%), the mean of its seeds."""
-    path = folder / ("knapsack-gap.json" if items == 10 else f"knapsack-gap-{items}items.json")
+def readout(folder: Path, items: int, model: str = "minilm") -> float | None:
+    """The supervised readout's exact matches (%) for the sentence ``model``, the mean of its seeds."""
+    name = "knapsack-gap" + ("" if model == "minilm" else f"-{model}")
+    path = folder / (f"{name}.json" if items == 10 else f"{name}-{items}items.json")
     if not path.exists():
         return None
     return 100 * statistics.mean(p["exact_match_with_probe_numbers"] for p in json.loads(path.read_text())["probe"])
@@ -52,17 +55,18 @@ def main() -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for offset, (label, pattern) in zip((-0.3, 0.0, 0.3), SERIES.items()):
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    for offset, (label, pattern) in zip((-0.45, -0.15, 0.15, 0.45), SERIES.items()):
         points = [(k, restarts(args.records, pattern, k)) for k in ITEMS]
         points = [(k, runs) for k, runs in points if runs]
         xs = [k + offset for k, _ in points]
         means = [statistics.mean(runs) for _, runs in points]
         spreads = [statistics.stdev(runs) if len(runs) > 1 else 0.0 for _, runs in points]
         ax.errorbar(xs, means, yerr=spreads, marker="o", capsize=3, label=f"{label} (mean ± std of restarts)")
-    marks = [(k, readout(args.readout, k)) for k in ITEMS]
-    ax.plot(*zip(*[(k, v) for k, v in marks if v is not None]), "k--", marker="s",
-            label="MiniLM readout: exact with the numbers a network reads")
+    for model, (name, style) in READOUTS.items():
+        marks = [(k, v) for k in ITEMS if (v := readout(args.readout, k, model)) is not None]
+        if marks:
+            ax.plot(*zip(*marks), style, marker="s", label=f"{name} readout: exact with the numbers a network reads")
     for method, style in (("ilploss", "^"), ("combopt", "v")):
         reported = ILPLOSS_KNAPSACK[method]
         ax.plot(list(reported), list(reported.values()), linestyle=":", marker=style, color="grey",
@@ -70,9 +74,9 @@ def main() -> None:
     ax.set_xlabel("items per knapsack")
     ax.set_ylabel("held-out knapsacks exactly right (%)")
     ax.set_xticks(ITEMS)
-    ax.set_ylim(0, 70)
-    ax.set_title("Knapsack from sentences (all-MiniLM-L6-v2) by item count")
-    ax.legend(fontsize=7)
+    ax.set_ylim(0, 80)
+    ax.set_title("Knapsack from sentences by item count (MiniLM unless marked mpnet)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(args.out, dpi=120)
     print(f"wrote {args.out}")
