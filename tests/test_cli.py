@@ -96,6 +96,10 @@ def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypat
     assert main(["experiment", "knapsack", "--method", "ilploss", "--seeds", "0", "--epochs", "7"]) == 0
     assert "epochs" not in calls[0] and calls[1]["epochs"] == 7
     assert "knapsack 10 items ilploss restart 0: accuracy 50.0 %" in capsys.readouterr().out
+    assert main(["experiment", "knapsack", "--seeds", "0", "--patience", "20"]) == 0
+    assert calls[2]["patience"] == 20 and "patience" not in calls[0]
+    with pytest.raises(SystemExit, match="--patience: CombOptNet's"):
+        main(["experiment", "knapsack", "--method", "ilploss", "--patience", "20"])
 
 
 def test_mlp_baseline_runs_through_the_experiment_command(tmp_path, monkeypatch):

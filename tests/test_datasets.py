@@ -189,6 +189,44 @@ def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
     assert first_layer.grad is not None and first_layer.grad.abs().sum() > 0
 
 
+def test_knapsack_patience_keeps_the_best_validation_model_and_stops(tmp_path):
+    """``patience``: 100 training instances validate each epoch, the returned model is the best
+    epoch's (its test score is what it scores again), training stops ``patience`` epochs after
+    the best, and a resumed run restores the best model from the checkpoint."""
+    from ilplayer.apps.experiments import knapsack
+    from ilplayer.checkpoint import EpochCheckpoint
+    from ilplayer.metrics import exact_match
+    from ilplayer.selection import selected_record
+
+    train, test = knapsack.make_dataset(seed=0, train_size=140, test_size=30)
+    g = torch.Generator().manual_seed(0)
+
+    def embed(d):
+        noise = torch.randn(*d.prices.shape, 30, generator=g)
+        return torch.cat([d.prices[..., None] / 45, d.weights[..., None] / 35, noise.double()], -1).float()
+
+    x_train, x_test = embed(train), embed(test)
+    model, history = knapsack.train_knapsack(train, test, x_train, x_test, epochs=12, lr=3e-3, patience=2,
+                                             checkpoint=EpochCheckpoint(tmp_path / "run.pt"))
+    assert all("validation_accuracy" in r for r in history)
+    kept = selected_record(history)
+    best_validation = max(r["validation_accuracy"] for r in history)
+    assert kept["validation_accuracy"] == best_validation
+    assert len(history) < 12 and history[-1]["epoch"] - kept["epoch"] == 2  # stopped 2 epochs after the best
+    from ilplayer import ILPLayer
+
+    with torch.no_grad():
+        again = exact_match(ILPLayer(0, 1)(*model(x_test)).double(), test.y)
+    assert again == kept["accuracy"]
+    # Resumed from the finished checkpoint: nothing retrained, the same best model returned.
+    resumed, same = knapsack.train_knapsack(train, test, x_train, x_test, epochs=12, lr=3e-3, patience=2,
+                                            checkpoint=EpochCheckpoint(tmp_path / "run.pt"))
+    assert same == history
+    assert all(torch.equal(a, b) for a, b in zip(resumed.state_dict().values(), model.state_dict().values()))
+    with pytest.raises(ValueError, match="patience must be a positive integer"):
+        knapsack.train_knapsack(train, test, x_train, x_test, epochs=1, patience=0)
+
+
 def test_knapsack_net_reads_one_or_several_weight_rows_per_item():
     from ilplayer.apps.experiments import knapsack
 

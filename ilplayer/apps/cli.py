@@ -65,6 +65,10 @@ def _add_learning_experiments(experiment: Any) -> None:
     knap.add_argument("--out", default="results")
     knap.add_argument("--epochs", type=positive_int, default=None,
                       help="at most this many (default: the method's own)")
+    knap.add_argument("--patience", type=positive_int, default=None,
+                      help="CombOptNet: validate on 100 training instances every epoch, keep the best model and "
+                           "stop after this many epochs without a gain (ILP-Loss' authors' protocol; default: "
+                           "the paper's, the last epoch's model)")
     knap.add_argument("--resume", action="store_true", help="skip restarts already recorded in --out and go on "
                       "with an interrupted CombOptNet run from its last finished epoch (saved beside the records)")
     knap.add_argument("--items", type=positive_int, default=10,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import time
+from typing import Any
 
 __all__ = ["print_table", "run_bench", "run_demo", "run_experiments", "solvers_table"]
 
@@ -149,7 +150,11 @@ def run_experiments(args: argparse.Namespace) -> int:
         return 0
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
-            given = {} if args.epochs is None else {"epochs": args.epochs}
+            given: dict[str, Any] = {} if args.epochs is None else {"epochs": args.epochs}
+            if args.patience is not None:
+                if args.method != "combopt":
+                    raise SystemExit(f"--patience: CombOptNet's (--method combopt); {args.method} has its own stop")
+                given["patience"] = args.patience
             record = run_knapsack(seed, args.out, method=args.method, resume=args.resume, items=args.items,
                                   sentence_model=args.sentence_model, solver=args.solver, **given)
             paper, reported = record["paper_accuracy"], record.get("ilploss_reported")

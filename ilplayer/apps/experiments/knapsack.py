@@ -234,36 +234,66 @@ class KnapsackNet(torch.nn.Module):
         return c, weight.transpose(-1, -2), b
 
 
+KNAPSACK_VALIDATION = 100  # ILP-Loss' split: 4 400 training and 100 validation instances of the 4 500
+
+
 def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
                    embed_test: torch.Tensor, *, epochs: int = 100, lr: float = 5e-4,
                    batch_size: int = 8, tau: float | None = 0.5, seed: int = 0,
-                   solver: str = "bruteforce", on_epoch: Any = None, checkpoint: Any = None
-                   ) -> tuple[KnapsackNet, list[dict[str, float]]]:
+                   solver: str = "bruteforce", patience: int | None = None, on_epoch: Any = None,
+                   checkpoint: Any = None) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """Learn prices and weights jointly from (sentences, optimal selection) pairs: CombOptNet
     gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5].
-    ``checkpoint``: an [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every
-    epoch to and resume from."""
+
+    ``patience``: none (the paper: train ``epochs``, keep the last model), or the ILP-Loss
+    authors' protocol: 100 training instances validate every epoch (the same split as
+    `train_knapsack_ilploss`), the model of the best validation epoch is returned (its
+    record is [selected_record][ilplayer.selection.selected_record]'s), and training stops after
+    ``patience`` epochs without a gain. ``checkpoint``: an
+    [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every epoch to and resume from."""
     from ilplayer.layer import ILPLayer
     from ilplayer.metrics import exact_match
     from ilplayer.training import fit_epochs
 
+    if patience is not None and (isinstance(patience, bool) or not isinstance(patience, int) or patience < 1):
+        raise ValueError(f"patience must be a positive integer or None, got {patience!r}")
     torch.manual_seed(derive_seed(seed, 1))
     model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]))
     layer = ILPLayer(0, 1, solver=solver, tau=tau)
+    kept, held = torch.arange(len(train.y)), None
+    if patience is not None:
+        order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
+        held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
+    best: dict[str, Any] = {"validation": -1.0, "epoch": 0, "state": None}  # saved with the checkpoint
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        rows = kept[rows]
         y = layer(*model(embed_train[rows]))
         return torch.nn.functional.mse_loss(y - 0.5, train.y[rows].to(y.dtype) - 0.5), {}
 
     def evaluate() -> dict[str, float]:
-        return {"accuracy": exact_match(layer(*model(embed_test)).double(), test.y)}
+        scores = {"accuracy": exact_match(layer(*model(embed_test)).double(), test.y)}
+        if held is not None:
+            scores["validation_accuracy"] = exact_match(layer(*model(embed_train[held])).double(), train.y[held])
+        return scores
+
+    def stop(record: dict[str, float]) -> bool:
+        if held is None:
+            return False
+        if record["validation_accuracy"] > best["validation"]:
+            best.update(validation=record["validation_accuracy"], epoch=record["epoch"],
+                        state={k: v.clone() for k, v in model.state_dict().items()})
+        return record["epoch"] - best["epoch"] >= patience
 
     try:
-        history = fit_epochs(len(train.y), epochs=epochs, batch_size=batch_size, seed=seed,
+        history = fit_epochs(len(kept), epochs=epochs, batch_size=batch_size, seed=seed,
                              optimizer=torch.optim.Adam(model.parameters(), lr=lr),
-                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, checkpoint=checkpoint)
+                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=stop,
+                             checkpoint=checkpoint, loop=best)
     finally:
         layer.close()
+    if best["state"] is not None:
+        model.load_state_dict(best["state"])
     return model, history
 
 
@@ -294,9 +324,6 @@ def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
                  solver=exact_solver(items))
     result["exact_match_with_probe_numbers"] = float((y == test.y).all(dim=-1).double().mean())
     return result
-
-
-KNAPSACK_VALIDATION = 100  # ILP-Loss' split: 4 400 training and 100 validation instances of the 4 500
 
 
 def knapsack_ilploss_config(**overrides: Any) -> Any:

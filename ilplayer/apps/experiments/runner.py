@@ -31,7 +31,7 @@ from ilplayer.training import BackendConfig, SolutionData, TrainingConfig, train
 METHODS = ("combopt", "mlp", "lp", "ilploss")
 ILPLOSS_VALIDATION = 100  # ILP-Loss' protocol: 1 500 training pairs and 100 validation pairs of the 1 600
 DEFAULTS = TrainingConfig().as_dict()  # supplementary, hyper-parameter table
-KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5)
+KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, patience=None)
 def versions(solver: str) -> dict[str, str]:
     """What produced a record: the versions, and the two things that decide torch's float
     rounding on a CPU (its vector kernels and its thread count). Same seed, settings, versions
@@ -225,6 +225,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     if method == "combopt":
         _, history = knapsack.train_knapsack(train, test, embed(train), embed(test), seed=seed,
                                              solver=solver, checkpoint=checkpoint, **hyper)
+        accuracy_of = lambda history: selected_record(history)["accuracy"]  # the last, without patience
     elif method == "ilploss":
         config = knapsack.knapsack_ilploss_config(**overrides)
         _, history = knapsack.train_knapsack_ilploss(train, test, embed(train), embed(test), seed=seed,
@@ -233,13 +234,13 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     elif method == "lp":
         from ilplayer.apps.experiments.lp_baseline import train_lp_knapsack
 
-        hyper.pop("tau")
+        hyper.pop("tau"), hyper.pop("patience")
         _, history = train_lp_knapsack(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "cvxpylayers"
     else:
         from ilplayer.apps.experiments.baselines import train_knapsack_mlp
 
-        hyper.pop("tau")
+        hyper.pop("tau"), hyper.pop("patience")
         _, history = train_knapsack_mlp(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "none"
     checkpoint.remove()
