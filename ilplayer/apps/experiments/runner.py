@@ -32,6 +32,8 @@ METHODS = ("combopt", "mlp", "lp", "ilploss")
 ILPLOSS_VALIDATION = 100  # ILP-Loss' protocol: 1 500 training pairs and 100 validation pairs of the 1 600
 DEFAULTS = TrainingConfig().as_dict()  # supplementary, hyper-parameter table
 KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, patience=None)
+
+
 def versions(solver: str) -> dict[str, str]:
     """What produced a record: the versions, and the two things that decide torch's float
     rounding on a CPU (its vector kernels and its thread count). Same seed, settings, versions
