@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 __all__ = ["BackendConfig", "HiddenConstraintsData", "SolutionData", "TrainingConfig", "box_points", "fit_epochs",
-           "initial_constraints", "replace_checked", "train_static_constraints"]
+           "initial_constraints", "keep_if_best", "replace_checked", "train_static_constraints"]
 
 
 ConfigT = TypeVar("ConfigT", bound="DataclassInstance")
@@ -211,6 +211,16 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     return history
 
 
+def keep_if_best(best: dict[str, Any], model: torch.nn.Module, score: float, **extra: Any) -> bool:
+    """Copy ``model``'s parameters into ``best["state"]`` (with ``score`` as ``best["accuracy"]``
+    and ``extra``) when ``score`` beats ``best["accuracy"]``; ties keep the earlier model. ``best``
+    is a loop's own state, so an [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] keeps it."""
+    if score <= best["accuracy"]:
+        return False
+    best.update(accuracy=score, state={k: v.detach().clone() for k, v in model.state_dict().items()}, **extra)
+    return True
+
+
 def known_equalities(data: Any) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     """``data``'s fixed equality rows ``(A_eq, b_eq)``, ``(None, None)`` where it has none: every
     solve in training passes them beside the learned rows."""
@@ -335,9 +345,7 @@ def train_static_constraints(
             scores["accuracy"] = exact_match(solved(data.c_test), data.y_test)
         if validation is not None:
             scores["validation_accuracy"] = exact_match(solved(validation[0]), validation[1])
-            if scores["validation_accuracy"] > best["accuracy"]:
-                best["accuracy"] = scores["validation_accuracy"]
-                best["state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            keep_if_best(best, model, scores["validation_accuracy"])
         return scores
 
     reached = None if target_accuracy is None else (lambda r: r["accuracy"] >= target_accuracy)

@@ -253,7 +253,7 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every epoch to and resume from."""
     from ilplayer.layer import ILPLayer
     from ilplayer.metrics import exact_match
-    from ilplayer.training import fit_epochs
+    from ilplayer.training import fit_epochs, keep_if_best
 
     if patience is not None and (isinstance(patience, bool) or not isinstance(patience, int) or patience < 1):
         raise ValueError(f"patience must be a positive integer or None, got {patience!r}")
@@ -264,7 +264,7 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     if patience is not None:
         order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
         held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
-    best: dict[str, Any] = {"validation": -1.0, "epoch": 0, "state": None}  # saved with the checkpoint
+    best: dict[str, Any] = {"accuracy": -1.0, "epoch": 0, "state": None}  # saved with the checkpoint
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
         rows = kept[rows]
@@ -280,9 +280,7 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     def stop(record: dict[str, float]) -> bool:
         if held is None:
             return False
-        if record["validation_accuracy"] > best["validation"]:
-            best.update(validation=record["validation_accuracy"], epoch=record["epoch"],
-                        state={k: v.clone() for k, v in model.state_dict().items()})
+        keep_if_best(best, model, record["validation_accuracy"], epoch=record["epoch"])
         return record["epoch"] - best["epoch"] >= patience
 
     try:

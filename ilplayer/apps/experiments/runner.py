@@ -218,7 +218,6 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         vectors = knapsack.embed_sentences(flat, model=sentence_model)
         return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
 
-    accuracy_of = lambda history: history[-1]["accuracy"]
     # Hours at 20 items and more: every epoch of the two trained methods saved, --resume goes on from it.
     checkpoint = EpochCheckpoint(Path(out_dir) / f"{name}.checkpoint.pt")
     if not resume:
@@ -227,12 +226,10 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     if method == "combopt":
         _, history = knapsack.train_knapsack(train, test, embed(train), embed(test), seed=seed,
                                              solver=solver, checkpoint=checkpoint, **hyper)
-        accuracy_of = lambda history: selected_record(history)["accuracy"]  # the last, without patience
     elif method == "ilploss":
         config = knapsack.knapsack_ilploss_config(**overrides)
         _, history = knapsack.train_knapsack_ilploss(train, test, embed(train), embed(test), seed=seed,
                                                      solver=solver, config=config, checkpoint=checkpoint)
-        accuracy_of = lambda history: selected_record(history)["accuracy"]
     elif method == "lp":
         from ilplayer.apps.experiments.lp_baseline import train_lp_knapsack
 
@@ -251,7 +248,8 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         "sentence_model": knapsack.SENTENCE_MODELS[sentence_model], "capacity": knapsack.capacity(items),
         "variant": record_variant,
         "hyperparameters": hyper, "solver": solver, "executor": None, "workers": None,
-        "accuracy": accuracy_of(history), "box_baseline_accuracy": 0.0,
+        # the model training returned: the best validation epoch's where there is one, else the last
+        "accuracy": selected_record(history)["accuracy"], "box_baseline_accuracy": 0.0,
         "paper_accuracy": paper_accuracy("knapsack", "binary", method, record_variant, 1) if items == 10 else None,
         "ilploss_reported": ILPLOSS_KNAPSACK.get(method, {}).get(items), "history": history,
         "wall_time_s": time.perf_counter() - start, "resumed_at_epoch": resumed_at, "versions": versions(solver),
