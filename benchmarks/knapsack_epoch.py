@@ -29,7 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)  # the backends solve on one thread each; torch must not compete
 
-    from ilplayer.apps.experiments import knapsack
+    from ilplayer.apps.experiments import knapsack, sentences
     from ilplayer.plugins import available_solvers
 
     train, test = knapsack.make_dataset(seed=0, cache=True, items=args.items)
@@ -37,7 +37,7 @@ def main() -> None:
     def head(data: knapsack.KnapsackData, count: int) -> tuple[knapsack.KnapsackData, torch.Tensor]:
         part = knapsack.KnapsackData(data.sentences[:count], data.prices[:count], data.weights[:count],
                                      data.y[:count])
-        vectors = knapsack.embed_sentences([s for row in part.sentences for s in row])
+        vectors = sentences.embed_sentences([s for row in part.sentences for s in row])
         return part, torch.from_numpy(vectors).reshape(count, args.items, -1)
 
     (train, embed_train), (test, embed_test) = head(train, args.train), head(test, args.test)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.apps.experiments import knapsack
+from ilplayer.apps.experiments import knapsack, sentences
 from ilplayer.apps.experiments.paper import ILPLOSS_KNAPSACK
 from ilplayer.layer import solve
 from ilplayer.seeding import derive_seed
@@ -44,7 +44,7 @@ def legible_inputs(data: knapsack.KnapsackData, width: int = 384) -> torch.Tenso
 
 def embeddings(data: knapsack.KnapsackData, model: str = "minilm") -> torch.Tensor:
     flat = [s for row in data.sentences for s in row]
-    vectors = knapsack.embed_sentences(flat, model=model)
+    vectors = sentences.embed_sentences(flat, model=model)
     return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
 
 
@@ -86,7 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="0", help="restarts, e.g. 0 or 0,1")
     parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--sentence-model", choices=sorted(knapsack.SENTENCE_MODELS), default="minilm",
+    parser.add_argument("--sentence-model", choices=sorted(sentences.SENTENCE_MODELS), default="minilm",
                         help="the sentence model the probes read (default minilm)")
     parser.add_argument("--legible", action=argparse.BooleanOptionalAction, default=True,
                         help="also train on the legible inputs (they do not depend on the sentence model)")
@@ -97,7 +97,7 @@ def main() -> None:
     train, test = knapsack.make_dataset(seed=0, train_size=4500, test_size=500, cache=True, items=args.items)
     model = args.sentence_model
     results: dict[str, object] = {"what": __doc__.split("\n")[0], "epochs": args.epochs,
-                                  "sentence_model": knapsack.SENTENCE_MODELS[model], "items": args.items,
+                                  "sentence_model": sentences.SENTENCE_MODELS[model], "items": args.items,
                                   "paper_accuracy": 64.7 if args.items == 10 else None,
                                   "ilploss_reported": {method: figures.get(args.items)
                                                        for method, figures in ILPLOSS_KNAPSACK.items()},

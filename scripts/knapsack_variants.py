@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.apps.experiments import knapsack
+from ilplayer.apps.experiments import knapsack, sentences
 from ilplayer.layer import ILPLayer
 from ilplayer.metrics import exact_match
 from ilplayer.seeding import derive_seed
@@ -33,7 +33,7 @@ VARIANTS = {  # name: what changes from the paper's settings (100 epochs, Adam 5
 
 def embeddings(data: knapsack.KnapsackData, model: str) -> torch.Tensor:
     flat = [s for row in data.sentences for s in row]
-    vectors = torch.from_numpy(knapsack.embed_sentences(flat, model=model))
+    vectors = torch.from_numpy(sentences.embed_sentences(flat, model=model))
     return vectors.reshape(len(data.sentences), -1, vectors.shape[-1]).double()
 
 
@@ -84,12 +84,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--items", type=int, default=10)
     parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--sentence-model", choices=sorted(knapsack.SENTENCE_MODELS), default="minilm")
+    parser.add_argument("--sentence-model", choices=sorted(sentences.SENTENCE_MODELS), default="minilm")
     parser.add_argument("--out", type=Path, default=Path("results/knapsack-variants/knapsack-variants.json"))
     args = parser.parse_args()
     torch.set_num_threads(1)
     results = {"what": __doc__.split("\n")[0], "seed": args.seed, "items": args.items,
-               "sentence_model": knapsack.SENTENCE_MODELS[args.sentence_model], "runs": {}}
+               "sentence_model": sentences.SENTENCE_MODELS[args.sentence_model], "runs": {}}
     for name in args.variants.split(","):
         start = time.perf_counter()
         history = train(VARIANTS[name], args.seed, args.items, args.sentence_model, args.epochs)

