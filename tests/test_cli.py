@@ -100,6 +100,17 @@ def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypat
     assert calls[2]["patience"] == 20 and "patience" not in calls[0]
     with pytest.raises(SystemExit, match="--patience: CombOptNet's"):
         main(["experiment", "knapsack", "--method", "ilploss", "--patience", "20"])
+    assert main(["experiment", "knapsack", "--method", "ilploss", "--seeds", "0", "--ablation", "samples_per_hop=20",
+                 "--ablation", "lr=2e-3"]) == 0
+    assert calls[3]["samples_per_hop"] == 20 and calls[3]["lr"] == 2e-3
+
+
+def test_knapsack_ablation_of_a_key_the_method_lacks_is_refused_before_any_work(tmp_path):
+    from ilplayer.apps.experiments.runner import run_knapsack
+
+    with pytest.raises(ValueError, match=r"unknown hyper-parameter\(s\) \['samples_per_hop'\] for knapsack"):
+        run_knapsack(0, tmp_path, method="combopt", samples_per_hop=20)
+    assert not any(tmp_path.iterdir())
 
 
 def test_mlp_baseline_runs_through_the_experiment_command(tmp_path, monkeypatch):

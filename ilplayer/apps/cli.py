@@ -82,6 +82,9 @@ def _add_learning_experiments(experiment: Any) -> None:
     knap.add_argument("--method", choices=["combopt", "mlp", "lp", "ilploss"], default="combopt",
                       help="CombOptNet, the MLP baseline, the LP relaxation with greedy rounding or ILP-Loss "
                            "(the same network, no solver while training)")
+    knap.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
+                      help="override a hyper-parameter of the method: lr, batch_size, tau (CombOptNet); "
+                           "samples_per_hop, k, batch_size, lr, stop_patience, ... (ILP-Loss) (repeatable)")
 
 
 def _add_regret_experiments(experiment: Any) -> None:

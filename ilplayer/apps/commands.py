@@ -150,7 +150,8 @@ def run_experiments(args: argparse.Namespace) -> int:
         return 0
     if args.task == "knapsack":
         for seed in parse_int_list(args.seeds):
-            given: dict[str, Any] = {} if args.epochs is None else {"epochs": args.epochs}
+            given: dict[str, Any] = {**({} if args.epochs is None else {"epochs": args.epochs}),
+                                     **parse_ablation(args.ablation)}
             if args.patience is not None:
                 if args.method != "combopt":
                     raise SystemExit(f"--patience: CombOptNet's (--method combopt); {args.method} has its own stop")

@@ -256,14 +256,15 @@ def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
 
 def knapsack_ilploss_config(**overrides: Any) -> Any:
     """ILP-Loss' knapsack settings: as the authors' ``conf/knapsack/ilploss`` (four weight rows
-    per item for the one hidden constraint, 10 random neighbours per size, the batch's other
-    selections as negatives, validation every 8 epochs, a rate rising for 4 epochs and falling
-    for 4, the temperature cut after 4 validations without a gain), but with batches of 10 and a
-    peak rate of 1e-3 (theirs: 40 and 5e-4, which after 48 epochs here scored 12.6 % held out
-    against 23.4 %, docs/records/ilploss.md) and at most 400 epochs, stopped after 20 validations
-    without a gain (theirs: 100 validations or 12 hours). The held-out accuracy was still rising
-    at 100 epochs, the earlier limit: 400 took 10 items from 28.1 to 42.7 %, 15 from 22.5 to 32.1 %
-    (three restarts each, docs/records/experiments.md). ``overrides`` change any of them."""
+    per item for the one hidden constraint, the batch's other selections as negatives, validation
+    every 8 epochs, a rate rising for 4 epochs and falling for 4, the temperature cut after 4
+    validations without a gain), but with batches of 10 and a peak rate of 1e-3 (theirs: 40 and
+    5e-4, which after 48 epochs here scored 12.6 % held out against 23.4 %, docs/records/ilploss.md),
+    10 random neighbours per size at every item count (theirs: as many as items; at 20 items that
+    scored better, docs/records/experiments.md, but the records at 15-30 items use 10) and at most
+    400 epochs, stopped after 20 validations without a gain (theirs: 100 validations or 12 hours).
+    The held-out accuracy was still rising at 100 epochs, the earlier limit: 400 took 10 items from
+    28.1 to 42.7 %, 15 from 22.5 to 32.1 % (three restarts each). ``overrides`` change any of them."""
     from ilplayer.ilploss import ILPLossConfig
 
     return ILPLossConfig(epochs=400, lr=1e-3, batch_size=10, cycle_epochs=4, validate_every=8,
