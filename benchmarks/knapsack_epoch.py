@@ -37,8 +37,7 @@ def main() -> None:
     def head(data: knapsack.KnapsackData, count: int) -> tuple[knapsack.KnapsackData, torch.Tensor]:
         part = knapsack.KnapsackData(data.sentences[:count], data.prices[:count], data.weights[:count],
                                      data.y[:count])
-        vectors = sentences.embed_sentences([s for row in part.sentences for s in row])
-        return part, torch.from_numpy(vectors).reshape(count, args.items, -1)
+        return part, sentences.embed_items(part.sentences)
 
     (train, embed_train), (test, embed_test) = head(train, args.train), head(test, args.test)
     first = None

@@ -42,12 +42,6 @@ def legible_inputs(data: knapsack.KnapsackData, width: int = 384) -> torch.Tenso
     return out
 
 
-def embeddings(data: knapsack.KnapsackData, model: str = "minilm") -> torch.Tensor:
-    flat = [s for row in data.sentences for s in row]
-    vectors = sentences.embed_sentences(flat, model=model)
-    return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
-
-
 def numbers(net: knapsack.KnapsackNet, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The prices and weights a KnapsackNet reads from ``x`` (before the cost's normalisation)."""
     out = net.mlp(x)
@@ -61,7 +55,7 @@ def supervised_probe(train: knapsack.KnapsackData, test: knapsack.KnapsackData, 
                      epochs: int = 100, model: str = "minilm") -> dict[str, float]:
     items = train.y.shape[1]
     torch.manual_seed(derive_seed(seed, 7))
-    x_train, x_test = embeddings(train, model), embeddings(test, model)
+    x_train, x_test = sentences.embed_items(train.sentences, model), sentences.embed_items(test.sentences, model)
     net = knapsack.KnapsackNet(x_train.shape[-1])
     optimizer = torch.optim.Adam(net.parameters(), lr=5e-4)
     g = torch.Generator().manual_seed(derive_seed(seed, 8))

@@ -214,9 +214,7 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     train, test = knapsack.make_dataset(seed=0, train_size=train_size, test_size=test_size, cache=True, items=items)
 
     def embed(data: Any) -> torch.Tensor:
-        flat = [s for row in data.sentences for s in row]
-        vectors = sentences.embed_sentences(flat, model=sentence_model)
-        return torch.from_numpy(vectors).reshape(len(data.sentences), -1, vectors.shape[-1])
+        return sentences.embed_items(data.sentences, model=sentence_model)
 
     # Hours at 20 items and more: every epoch of the two trained methods saved, --resume goes on from it.
     checkpoint = EpochCheckpoint(Path(out_dir) / f"{name}.checkpoint.pt")

