@@ -12,6 +12,7 @@ from ilplayer.allocator import keep_freed_memory
 from ilplayer.apps.arguments import EXECUTOR_CHOICES, family, json_object, positive_int, solver_name
 from ilplayer.apps.commands import print_table, run_bench, run_demo, run_experiments, solvers_table
 from ilplayer.apps.experiments.decision_focused import METHODS as DFL_METHODS
+from ilplayer.apps.experiments.sentences import SENTENCE_MODELS
 from ilplayer.apps.learn_command import add_learn_parser
 from ilplayer.learn import LEARN_METHODS
 
@@ -73,7 +74,7 @@ def _add_learning_experiments(experiment: Any) -> None:
                       "with an interrupted CombOptNet run from its last finished epoch (saved beside the records)")
     knap.add_argument("--items", type=positive_int, default=10,
                       help="items per knapsack (default 10, the paper's; capacity 10 per item)")
-    knap.add_argument("--sentence-model", choices=["minilm", "minilm-layers", "mpnet", "e5"], default="minilm",
+    knap.add_argument("--sentence-model", choices=list(SENTENCE_MODELS), default="minilm",
                       help="offline sentence model: minilm (384-d, default), minilm-layers (MiniLM's seven hidden "
                            "states mean- and max-pooled, 5,376-d), mpnet (all-mpnet-base-v2, 768-d) "
                            "or e5 (multilingual-e5-small, 4-bit, 384-d)")

@@ -94,8 +94,8 @@ def _pool_layers(encoder: Any, texts: list[str], batch_size: int) -> np.ndarray:
             pooled.append(torch.cat([mean, high], 0).permute(1, 0, 2))
     # each pooled state to unit length and the whole to unit length, as the sentence model's own
     # vector: the raw states differ in scale, and a few of their dimensions run to ten and more
-    blocks = torch.nn.functional.normalize(torch.cat(pooled), dim=-1) / len(pooled[0][0]) ** 0.5
-    return blocks.flatten(1).numpy()
+    blocks = torch.cat(pooled)  # (N, 2 * states, d)
+    return (torch.nn.functional.normalize(blocks, dim=-1) / blocks.shape[1] ** 0.5).flatten(1).numpy()
 
 
 def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray]:
