@@ -302,6 +302,33 @@ def test_knapsack_net_identity_output_reads_unbounded_numbers_under_a_capacity_o
         knapsack.KnapsackNet(8, output="tanh")
 
 
+def test_knapsack_net_standardises_its_inputs_on_the_training_embeddings_and_can_read_linearly():
+    from ilplayer.apps.experiments import knapsack
+
+    g = torch.Generator().manual_seed(0)
+    # dimensions of very different spreads and offsets, one constant: a sentence vector's shape
+    x = torch.randn(50, 10, 6, generator=g) * torch.tensor([5.0, 1.0, 1e-2, 1e-3, 2.0, 0.0]) + 3.0
+    net = knapsack.KnapsackNet(6, hidden=0)
+    assert [type(m) for m in net.mlp] == [torch.nn.Linear, torch.nn.Sigmoid] and net.mlp[0].in_features == 6
+    torch.testing.assert_close(net.scale, torch.ones(6))  # identity until standardised
+    net.standardise(x)
+    z = ((x - net.shift) / net.scale).reshape(-1, 6)
+    torch.testing.assert_close(z.mean(0), torch.zeros(6), atol=1e-4, rtol=0)
+    torch.testing.assert_close(z.std(0)[:5], torch.full((5,), 6 ** -0.5), atol=1e-4, rtol=0)
+    assert torch.all(z[:, 5] == 0)  # a constant dimension is centred, not blown up
+    assert all(torch.isfinite(t).all() for t in net(x))
+    assert set(net.state_dict()) >= {"shift", "scale"}  # a saved model keeps its standardisation
+    with pytest.raises(ValueError, match="hidden must be a non-negative integer"):
+        knapsack.KnapsackNet(6, hidden=-1)
+
+
+def test_knapsack_runner_keeps_hidden_and_standardise_to_combopt(tmp_path):
+    from ilplayer.apps.experiments.runner import run_knapsack
+
+    with pytest.raises(ValueError, match="hidden and standardise set CombOptNet's KnapsackNet"):
+        run_knapsack(0, tmp_path, method="mlp", standardise=True)
+
+
 def test_knapsack_ilploss_learns_as_many_weight_rows_as_its_config_asks():
     from ilplayer.apps.experiments import knapsack
 

@@ -130,6 +130,11 @@ class KnapsackNet(torch.nn.Module):
     (hidden 512, ReLU, sigmoid output) scaled to the true ranges, then by 0.01; the capacity is
     fixed to ``capacity`` * 0.01. Returns the ILP ``min c·y s.t. A y <= b``: ``c`` = -prices (unit
     length), ``A`` (B, rows, items) = weights, ``b`` (B, rows) = ``capacity`` * 0.01.
+    ``hidden`` = 0 makes the readout linear (one layer, then the sigmoid).
+
+    The embeddings first pass ``(x - shift) / scale`` (identity until
+    [standardise][ilplayer.apps.experiments.knapsack.KnapsackNet.standardise] sets them from the
+    training embeddings); both are buffers, so a saved model keeps them.
 
     ``rows`` > 1 reads that many weight rows per item (each a knapsack row under the same
     capacity), as ILP-Loss' authors do for their knapsack (four rows for the one hidden
@@ -146,13 +151,31 @@ class KnapsackNet(torch.nn.Module):
         super().__init__()
         if output not in self.OUTPUTS:
             raise ValueError(f"output must be one of {self.OUTPUTS}, got {output!r}")
+        if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 0:
+            raise ValueError(f"hidden must be a non-negative integer (0: a linear readout), got {hidden!r}")
         self.capacity, self.rows, self.output = capacity, rows, output
         head = [torch.nn.Sigmoid()] if output == "ranges" else []
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(embed_dim, hidden), torch.nn.ReLU(),
-                                       torch.nn.Linear(hidden, 1 + rows), *head)
+        body = [torch.nn.Linear(embed_dim, hidden), torch.nn.ReLU()] if hidden else []
+        self.mlp = torch.nn.Sequential(*body, torch.nn.Linear(hidden or embed_dim, 1 + rows), *head)
+        self.register_buffer("shift", torch.zeros(embed_dim))
+        self.register_buffer("scale", torch.ones(embed_dim))
+
+    @torch.no_grad()
+    def standardise(self, embeddings: torch.Tensor) -> None:
+        """Centre each input dimension on its mean over ``embeddings`` (..., embed_dim; the
+        training set's) and divide it by its spread times sqrt(embed_dim), so that every
+        dimension has the same spread and an input about unit length. Adam moves each weight by
+        about the same step, so a dimension's share of a step follows its spread: raw, the few
+        wide dimensions of a sentence vector drown the many narrow ones that carry the numbers.
+        Dimensions constant over ``embeddings`` are only centred."""
+        flat = embeddings.reshape(-1, embeddings.shape[-1]).to(self.shift.dtype)
+        spread = flat.std(0)
+        spread = torch.where(spread > 1e-3 * spread.median(), spread, torch.ones_like(spread))
+        self.shift.copy_(flat.mean(0))
+        self.scale.copy_(spread * flat.shape[-1] ** 0.5)
 
     def forward(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        out = self.mlp(embeddings)
+        out = self.mlp((embeddings - self.shift) / self.scale)
         if self.output == "ranges":
             price = 0.01 * (PRICE_RANGE[0] + (PRICE_RANGE[1] - PRICE_RANGE[0]) * out[..., 0])
             weight = 0.01 * (WEIGHT_RANGE[0] + (WEIGHT_RANGE[1] - WEIGHT_RANGE[0]) * out[..., 1:])
@@ -171,7 +194,8 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
                    embed_test: torch.Tensor, *, epochs: int = 100, lr: float = 5e-4,
                    batch_size: int = 8, tau: float | None = 0.5, seed: int = 0,
                    solver: str = "bruteforce", patience: int | None = None, on_epoch: Any = None,
-                   checkpoint: Any = None) -> tuple[KnapsackNet, list[dict[str, float]]]:
+                   checkpoint: Any = None, hidden: int = 512,
+                   standardise: bool = False) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """Learn prices and weights jointly from (sentences, optimal selection) pairs: CombOptNet
     gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5].
 
@@ -180,7 +204,10 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     `train_knapsack_ilploss`), the model of the best validation epoch is returned (its
     record is [selected_record][ilplayer.selection.selected_record]'s), and training stops after
     ``patience`` epochs without a gain. ``checkpoint``: an
-    [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every epoch to and resume from."""
+    [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every epoch to and resume from.
+    ``hidden``: the network's hidden width (the paper's 512; 0: a linear readout);
+    ``standardise``: standardise the inputs on the training embeddings first
+    ([KnapsackNet.standardise][ilplayer.apps.experiments.knapsack.KnapsackNet.standardise])."""
     from ilplayer.layer import ILPLayer
     from ilplayer.metrics import exact_match
     from ilplayer.training import fit_epochs, keep_if_best
@@ -188,7 +215,9 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     if patience is not None and (isinstance(patience, bool) or not isinstance(patience, int) or patience < 1):
         raise ValueError(f"patience must be a positive integer or None, got {patience!r}")
     torch.manual_seed(derive_seed(seed, 1))
-    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]))
+    model = KnapsackNet(embed_train.shape[-1], hidden=hidden, capacity=capacity(train.y.shape[1]))
+    if standardise:
+        model.standardise(embed_train)
     layer = ILPLayer(0, 1, solver=solver, tau=tau)
     kept, held = torch.arange(len(train.y)), None
     if patience is not None:
