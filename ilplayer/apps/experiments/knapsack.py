@@ -145,6 +145,8 @@ class KnapsackNet(torch.nn.Module):
     they are, unbounded and of either sign, under a capacity of 1)."""
 
     OUTPUTS = ("ranges", "identity")
+    shift: torch.Tensor
+    scale: torch.Tensor
 
     def __init__(self, embed_dim: int = 384, hidden: int = 512, capacity: float = CAPACITY, rows: int = 1,
                  output: str = "ranges") -> None:
