@@ -12,6 +12,8 @@ separate the sentence model from the rest of the pipeline (data, network, settin
     python scripts/knapsack_gap.py --seeds 0 --out results/knapsack-gap/knapsack-gap.json
     python scripts/knapsack_gap.py --seeds 0 --sentence-model mpnet --no-legible \
         --out results/knapsack-gap/knapsack-gap-mpnet.json
+    python scripts/knapsack_gap.py --seeds 0 --sentence-model minilm-layers --standardise --no-legible \
+        --no-mlp-probe --out results/knapsack-gap/knapsack-gap-minilm-layers-standardised.json
     python scripts/knapsack_gap.py --seeds 0 --items 20 --no-legible \
         --out results/knapsack-gap/knapsack-gap-20items.json
 """
@@ -44,7 +46,7 @@ def legible_inputs(data: knapsack.KnapsackData, width: int = 384) -> torch.Tenso
 
 def numbers(net: knapsack.KnapsackNet, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The prices and weights a KnapsackNet reads from ``x`` (before the cost's normalisation)."""
-    out = net.mlp(x)
+    out = net.mlp((x - net.shift) / net.scale)  # as forward: standardised when the net is
     low, high = knapsack.PRICE_RANGE
     price = low + (high - low) * out[..., 0]
     low, high = knapsack.WEIGHT_RANGE
@@ -52,11 +54,13 @@ def numbers(net: knapsack.KnapsackNet, x: torch.Tensor) -> tuple[torch.Tensor, t
 
 
 def supervised_probe(train: knapsack.KnapsackData, test: knapsack.KnapsackData, seed: int,
-                     epochs: int = 100, model: str = "minilm") -> dict[str, float]:
+                     epochs: int = 100, model: str = "minilm", standardise: bool = False) -> dict[str, float]:
     items = train.y.shape[1]
     torch.manual_seed(derive_seed(seed, 7))
     x_train, x_test = sentences.embed_items(train.sentences, model), sentences.embed_items(test.sentences, model)
     net = knapsack.KnapsackNet(x_train.shape[-1])
+    if standardise:
+        net.standardise(x_train)
     optimizer = torch.optim.Adam(net.parameters(), lr=5e-4)
     g = torch.Generator().manual_seed(derive_seed(seed, 8))
     for _ in range(epochs):
@@ -85,6 +89,10 @@ def main() -> None:
     parser.add_argument("--legible", action=argparse.BooleanOptionalAction, default=True,
                         help="also train on the legible inputs (they do not depend on the sentence model)")
     parser.add_argument("--items", type=int, default=10, help="items per knapsack (the paper's 10)")
+    parser.add_argument("--standardise", action="store_true",
+                        help="standardise the embeddings first, as KnapsackNet.standardise does")
+    parser.add_argument("--mlp-probe", action=argparse.BooleanOptionalAction, default=True,
+                        help="also train the supervised KnapsackNet probe (else the ridge probe only)")
     parser.add_argument("--out", type=Path, default=Path("results/knapsack-gap/knapsack-gap.json"))
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -96,7 +104,9 @@ def main() -> None:
                                   "ilploss_reported": {method: figures.get(args.items)
                                                        for method, figures in ILPLOSS_KNAPSACK.items()},
                                   "legible": [], "probe": [],
-                                  "linear_probe": knapsack.embedding_probe(model=model, items=args.items)}
+                                  "standardised": args.standardise,
+                                  "linear_probe": knapsack.embedding_probe(model=model, items=args.items,
+                                                                           standardise=args.standardise)}
     for seed in (int(s) for s in args.seeds.split(",")):
         start = time.perf_counter()
         if args.legible:
@@ -105,7 +115,9 @@ def main() -> None:
             results["legible"].append({"seed": seed, "accuracy": history[-1]["accuracy"],
                                        "best_accuracy": max(h["accuracy"] for h in history),
                                        "wall_time_s": time.perf_counter() - start})
-        results["probe"].append({"seed": seed, **supervised_probe(train, test, seed, args.epochs, model)})
+        if args.mlp_probe:
+            results["probe"].append({"seed": seed, **supervised_probe(train, test, seed, args.epochs, model,
+                                                                      args.standardise)})
         print(json.dumps(results, indent=1), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))

@@ -355,3 +355,7 @@ def test_knapsack_embedding_probe_reports_rmse_and_the_probe_bound(private_cache
     result = embedding_probe(train_size=30, test_size=10)
     assert set(result) == {"prices_rmse", "weights_rmse", "exact_match_with_probe_numbers"}
     assert result["prices_rmse"] > 0 and 0.0 <= result["exact_match_with_probe_numbers"] <= 1.0
+    # standardised, the ridge weighs every dimension alike: another fit of the same embeddings
+    standardised = embedding_probe(train_size=30, test_size=10, standardise=True)
+    assert set(standardised) == set(result) and np.isfinite(list(standardised.values())).all()
+    assert standardised["prices_rmse"] != result["prices_rmse"]

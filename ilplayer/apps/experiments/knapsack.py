@@ -125,6 +125,13 @@ def make_dataset(seed: int = 0, train_size: int = 4500, test_size: int = 500,
     return split(range(train_size)), split(range(train_size, train_size + test_size))
 
 
+def _standard_scale(flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each column's mean, and its spread times sqrt(columns) (1 for a constant column)."""
+    spread = flat.std(0)
+    spread = torch.where(spread > 1e-3 * spread.median(), spread, torch.ones_like(spread))
+    return flat.mean(0), spread * flat.shape[-1] ** 0.5
+
+
 class KnapsackNet(torch.nn.Module):
     """Sentence embedding of each item -> its price and weight (supplementary): a two-layer MLP
     (hidden 512, ReLU, sigmoid output) scaled to the true ranges, then by 0.01; the capacity is
@@ -170,11 +177,9 @@ class KnapsackNet(torch.nn.Module):
         about the same step, so a dimension's share of a step follows its spread: raw, the few
         wide dimensions of a sentence vector drown the many narrow ones that carry the numbers.
         Dimensions constant over ``embeddings`` are only centred."""
-        flat = embeddings.reshape(-1, embeddings.shape[-1]).to(self.shift.dtype)
-        spread = flat.std(0)
-        spread = torch.where(spread > 1e-3 * spread.median(), spread, torch.ones_like(spread))
-        self.shift.copy_(flat.mean(0))
-        self.scale.copy_(spread * flat.shape[-1] ** 0.5)
+        shift, scale = _standard_scale(embeddings.reshape(-1, embeddings.shape[-1]).to(self.shift.dtype))
+        self.shift.copy_(shift)
+        self.scale.copy_(scale)
 
     def forward(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         out = self.mlp((embeddings - self.shift) / self.scale)
@@ -257,18 +262,26 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
 
 
 def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
-                    ridge: float = 1e-2, model: str = "minilm", items: int = ITEMS_PER_INSTANCE) -> dict[str, float]:
+                    ridge: float = 1e-2, model: str = "minilm", items: int = ITEMS_PER_INSTANCE,
+                    standardise: bool = False) -> dict[str, float]:
     """How precisely the sentence embeddings state the numbers: a ridge-regression probe from
     each item's embedding to its true price and weight (supervision CombOptNet never gets),
     its held-out RMSE, and the exact-match accuracy of the knapsacks (of ``items`` items)
-    solved with the probe's numbers, an estimate of what a readout of this embedding can reach."""
+    solved with the probe's numbers, an estimate of what a readout of this embedding can reach.
+    ``standardise``: the embeddings standardised first, as
+    [KnapsackNet.standardise][ilplayer.apps.experiments.knapsack.KnapsackNet.standardise] does
+    (the ridge then weighs every dimension alike)."""
     train, test = make_dataset(seed=seed, train_size=train_size, test_size=test_size, cache=True, items=items)
 
-    def features(data: KnapsackData) -> np.ndarray:
-        vectors = embed_sentences([s for row in data.sentences for s in row], model=model).astype(np.float64)
-        return np.c_[vectors, np.ones(len(vectors))]
+    def embed(data: KnapsackData) -> torch.Tensor:
+        vectors = embed_sentences([s for row in data.sentences for s in row], model=model)
+        return torch.from_numpy(vectors).double()
 
-    x_train, x_test = features(train), features(test)
+    e_train, e_test = embed(train), embed(test)
+    if standardise:
+        shift, scale = _standard_scale(e_train)
+        e_train, e_test = (e_train - shift) / scale, (e_test - shift) / scale
+    x_train, x_test = (np.c_[e.numpy(), np.ones(len(e))] for e in (e_train, e_test))
     gram = x_train.T @ x_train + ridge * np.eye(x_train.shape[1])
     result: dict[str, float] = {}
     predicted = {}
