@@ -103,6 +103,13 @@ def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypat
     assert main(["experiment", "knapsack", "--method", "ilploss", "--seeds", "0", "--ablation", "samples_per_hop=20",
                  "--ablation", "lr=2e-3"]) == 0
     assert calls[3]["samples_per_hop"] == 20 and calls[3]["lr"] == 2e-3
+    assert main(["experiment", "knapsack", "--seeds", "0", "--ablation", "standardise=True",
+                 "--ablation", "hidden=0"]) == 0
+    assert calls[4]["standardise"] is True and calls[4]["hidden"] == 0
+    assert main(["experiment", "knapsack", "--seeds", "0", "--ablation", "standardise=false"]) == 0
+    assert calls[5]["standardise"] is False  # not the truthy string "false"
+    with pytest.raises(SystemExit, match="standardise takes true or false"):
+        main(["experiment", "knapsack", "--seeds", "0", "--ablation", "standardise=yes"])
 
 
 def test_knapsack_ablation_of_a_key_the_method_lacks_is_refused_before_any_work(tmp_path):

@@ -118,8 +118,12 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
                      "margin_neg", "cycle_epochs"):
             overrides[key] = float(value)
         elif key in ("epochs", "batch_size", "k", "iterations", "validate_every", "stop_patience",
-                     "samples_per_hop", "temperature_patience"):
+                     "samples_per_hop", "temperature_patience", "hidden"):
             overrides[key] = int(value)
+        elif key == "standardise":
+            if value.lower() not in ("true", "false"):
+                raise SystemExit(f"--ablation standardise takes true or false, got {value!r}")
+            overrides[key] = value.lower() == "true"
         else:
             overrides[key] = value
     return overrides
