@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -268,6 +270,46 @@ def test_knapsack_patience_keeps_the_best_validation_model_and_stops(tmp_path):
         knapsack.train_knapsack(train, test, x_train, x_test, epochs=1, patience=0)
 
 
+def test_knapsack_cosine_schedule_resumes_where_it_stopped_and_ends_at_rate_zero(tmp_path, monkeypatch):
+    """The cosine's position is the loop's state: a run stopped after 2 of 4 epochs and resumed
+    repeats the uninterrupted run's records exactly, and the last step's rate is 0."""
+    from ilplayer.apps.experiments import knapsack
+    from ilplayer.checkpoint import EpochCheckpoint
+
+    train, test = knapsack.make_dataset(seed=0, train_size=40, test_size=10)
+    x = lambda d: torch.cat([d.prices[..., None] / 45, d.weights[..., None] / 35], -1).float()
+    rates = []
+    step = torch.optim.Adam.step
+
+    def spy(self, *args, **kwargs):
+        rates.append(self.param_groups[0]["lr"])
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", spy)
+    run = lambda epochs, path: knapsack.train_knapsack(train, test, x(train), x(test), epochs=epochs, lr=1e-2,
+                                                        batch_size=8, schedule="cosine",
+                                                        checkpoint=EpochCheckpoint(path))[1]
+    whole = run(4, tmp_path / "whole.pt")
+    assert len(rates) == 20 and rates[0] == 1e-2 and all(a > b for a, b in zip(rates, rates[1:]))
+    assert rates[-1] == pytest.approx(1e-2 * 0.5 * (1 + math.cos(math.pi * 19 / 20)))
+    uninterrupted, rates[:] = list(rates), []
+
+    class Crash(Exception):
+        pass
+
+    def crash(record):
+        if record["epoch"] == 2:
+            raise Crash
+
+    with pytest.raises(Crash):  # after the second epoch's checkpoint
+        knapsack.train_knapsack(train, test, x(train), x(test), epochs=4, lr=1e-2, batch_size=8, schedule="cosine",
+                                checkpoint=EpochCheckpoint(tmp_path / "crashed.pt"), on_epoch=crash)
+    rates.clear()
+    assert run(4, tmp_path / "crashed.pt") == whole and rates == uninterrupted[10:]
+    with pytest.raises(ValueError, match="schedule must be 'constant' or 'cosine'"):
+        knapsack.train_knapsack(train, test, x(train), x(test), epochs=1, schedule="linear")
+
+
 def test_knapsack_net_reads_one_or_several_weight_rows_per_item():
     from ilplayer.apps.experiments import knapsack
 
@@ -325,7 +367,7 @@ def test_knapsack_net_standardises_its_inputs_on_the_training_embeddings_and_can
 def test_knapsack_runner_keeps_hidden_and_standardise_to_combopt(tmp_path):
     from ilplayer.apps.experiments.runner import run_knapsack
 
-    with pytest.raises(ValueError, match="hidden and standardise set CombOptNet's KnapsackNet"):
+    with pytest.raises(ValueError, match="hidden, standardise and schedule set CombOptNet's training"):
         run_knapsack(0, tmp_path, method="mlp", standardise=True)
 
 

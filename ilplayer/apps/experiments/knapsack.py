@@ -9,6 +9,7 @@ the paper used 4 096-d InferSent).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -201,8 +202,8 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
                    embed_test: torch.Tensor, *, epochs: int = 100, lr: float = 5e-4,
                    batch_size: int = 8, tau: float | None = 0.5, seed: int = 0,
                    solver: str = "bruteforce", patience: int | None = None, on_epoch: Any = None,
-                   checkpoint: Any = None, hidden: int = 512,
-                   standardise: bool = False) -> tuple[KnapsackNet, list[dict[str, float]]]:
+                   checkpoint: Any = None, hidden: int = 512, standardise: bool = False,
+                   schedule: str = "constant") -> tuple[KnapsackNet, list[dict[str, float]]]:
     """Learn prices and weights jointly from (sentences, optimal selection) pairs: CombOptNet
     gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5].
 
@@ -214,13 +215,18 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     [`EpochCheckpoint`][ilplayer.checkpoint.EpochCheckpoint] to save every epoch to and resume from.
     ``hidden``: the network's hidden width (the paper's 512; 0: a linear readout);
     ``standardise``: standardise the inputs on the training embeddings first
-    ([KnapsackNet.standardise][ilplayer.apps.experiments.knapsack.KnapsackNet.standardise])."""
+    ([KnapsackNet.standardise][ilplayer.apps.experiments.knapsack.KnapsackNet.standardise]);
+    ``schedule``: the rate ``lr`` throughout (``"constant"``, the paper's) or decayed to 0 over the
+    run's steps by a half cosine (``"cosine"``), so that the last epoch is not one of the swings
+    a constant rate leaves (5-10 points from epoch to epoch at 10 items)."""
     from ilplayer.layer import ILPLayer
     from ilplayer.metrics import exact_match
     from ilplayer.training import fit_epochs, keep_if_best
 
     if patience is not None and (isinstance(patience, bool) or not isinstance(patience, int) or patience < 1):
         raise ValueError(f"patience must be a positive integer or None, got {patience!r}")
+    if schedule not in ("constant", "cosine"):
+        raise ValueError(f"schedule must be 'constant' or 'cosine', got {schedule!r}")
     torch.manual_seed(derive_seed(seed, 1))
     model = KnapsackNet(embed_train.shape[-1], hidden=hidden, capacity=capacity(train.y.shape[1]))
     if standardise:
@@ -230,9 +236,15 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     if patience is not None:
         order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
         held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
-    best: dict[str, Any] = {"accuracy": -1.0, "epoch": 0, "state": None}  # saved with the checkpoint
+    # saved with the checkpoint: the best model so far, and the steps taken (the cosine's position)
+    best: dict[str, Any] = {"accuracy": -1.0, "epoch": 0, "state": None, "step": 0}
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    steps = epochs * -(-len(kept) // batch_size)
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
+        if schedule == "cosine":
+            optimizer.param_groups[0]["lr"] = lr * 0.5 * (1 + math.cos(math.pi * best["step"] / steps))
+            best["step"] += 1
         rows = kept[rows]
         y = layer(*model(embed_train[rows]))
         return torch.nn.functional.mse_loss(y - 0.5, train.y[rows].to(y.dtype) - 0.5), {}
@@ -251,9 +263,8 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
 
     try:
         history = fit_epochs(len(kept), epochs=epochs, batch_size=batch_size, seed=seed,
-                             optimizer=torch.optim.Adam(model.parameters(), lr=lr),
-                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=stop,
-                             checkpoint=checkpoint, loop=best)
+                             optimizer=optimizer, batch_loss=batch_loss, evaluate=evaluate,
+                             on_epoch=on_epoch, stop=stop, checkpoint=checkpoint, loop=best)
     finally:
         layer.close()
     if best["state"] is not None:

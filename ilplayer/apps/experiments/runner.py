@@ -31,7 +31,8 @@ from ilplayer.training import BackendConfig, SolutionData, TrainingConfig, train
 METHODS = ("combopt", "mlp", "lp", "ilploss")
 ILPLOSS_VALIDATION = 100  # ILP-Loss' protocol: 1 500 training pairs and 100 validation pairs of the 1 600
 DEFAULTS = TrainingConfig().as_dict()  # supplementary, hyper-parameter table
-KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, patience=None, hidden=512, standardise=False)
+KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, patience=None, hidden=512, standardise=False,
+                         schedule="constant")
 
 
 def versions(solver: str) -> dict[str, str]:
@@ -199,9 +200,9 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)} for knapsack")
     hyper = {**defaults, **overrides}
     record_variant = {k: v for k, v in sorted(overrides.items()) if v != defaults[k]}
-    if method in ("lp", "mlp") and {"hidden", "standardise"} & set(record_variant):
-        raise ValueError(f"hidden and standardise set CombOptNet's KnapsackNet; the {method} baseline "
-                         "has its own network")
+    if method in ("lp", "mlp") and {"hidden", "standardise", "schedule"} & set(record_variant):
+        raise ValueError(f"hidden, standardise and schedule set CombOptNet's training; the {method} baseline "
+                         "has its own")
     if sentence_model not in sentences.SENTENCE_MODELS:
         raise ValueError(f"sentence_model must be one of {sorted(sentences.SENTENCE_MODELS)}, got {sentence_model!r}")
     rows = knapsack.knapsack_ilploss_config(**overrides).k if method == "ilploss" else 1
@@ -234,14 +235,14 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     elif method == "lp":
         from ilplayer.apps.experiments.lp_baseline import train_lp_knapsack
 
-        for key in ("tau", "patience", "hidden", "standardise"):
+        for key in ("tau", "patience", "hidden", "standardise", "schedule"):
             hyper.pop(key)
         _, history = train_lp_knapsack(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "cvxpylayers"
     else:
         from ilplayer.apps.experiments.baselines import train_knapsack_mlp
 
-        for key in ("tau", "patience", "hidden", "standardise"):
+        for key in ("tau", "patience", "hidden", "standardise", "schedule"):
             hyper.pop(key)
         _, history = train_knapsack_mlp(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "none"
