@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -290,7 +291,7 @@ def test_knapsack_cosine_schedule_resumes_where_it_stopped_and_ends_at_rate_zero
                                                         batch_size=8, schedule="cosine",
                                                         checkpoint=EpochCheckpoint(path))[1]
     whole = run(4, tmp_path / "whole.pt")
-    assert len(rates) == 20 and rates[0] == 1e-2 and all(a > b for a, b in zip(rates, rates[1:]))
+    assert len(rates) == 20 and rates[0] == 1e-2 and all(a > b for a, b in itertools.pairwise(rates))
     assert rates[-1] == pytest.approx(1e-2 * 0.5 * (1 + math.cos(math.pi * 19 / 20)))
     uninterrupted, rates[:] = list(rates), []
 

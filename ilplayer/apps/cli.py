@@ -86,7 +86,8 @@ def _add_learning_experiments(experiment: Any) -> None:
                            "(the same network, no solver while training)")
     knap.add_argument("--ablation", action="append", default=[], metavar="KEY=VALUE",
                       help="override a hyper-parameter of the method: lr, batch_size, tau, hidden (0: a linear "
-                           "readout), standardise=true (the inputs standardised on the training set; CombOptNet); "
+                           "readout), standardise=true (the inputs standardised on the training set), schedule=cosine "
+                           "(CombOptNet); "
                            "samples_per_hop, k, batch_size, lr, stop_patience, ... (ILP-Loss) (repeatable)")
 
 
