@@ -46,7 +46,7 @@ def legible_inputs(data: knapsack.KnapsackData, width: int = 384) -> torch.Tenso
 
 def numbers(net: knapsack.KnapsackNet, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The prices and weights a KnapsackNet reads from ``x`` (before the cost's normalisation)."""
-    out = net.mlp((x - net.shift) / net.scale)  # as forward: standardised when the net is
+    out = net.outputs(x)
     low, high = knapsack.PRICE_RANGE
     price = low + (high - low) * out[..., 0]
     low, high = knapsack.WEIGHT_RANGE

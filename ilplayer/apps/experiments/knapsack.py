@@ -182,8 +182,12 @@ class KnapsackNet(torch.nn.Module):
         self.shift.copy_(shift)
         self.scale.copy_(scale)
 
+    def outputs(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """The network's raw outputs (..., 1 + rows) on the standardised embeddings."""
+        return self.mlp((embeddings - self.shift) / self.scale)
+
     def forward(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        out = self.mlp((embeddings - self.shift) / self.scale)
+        out = self.outputs(embeddings)
         if self.output == "ranges":
             price = 0.01 * (PRICE_RANGE[0] + (PRICE_RANGE[1] - PRICE_RANGE[0]) * out[..., 0])
             weight = 0.01 * (WEIGHT_RANGE[0] + (WEIGHT_RANGE[1] - WEIGHT_RANGE[0]) * out[..., 1:])
@@ -239,7 +243,7 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     # saved with the checkpoint: the best model so far, and the steps taken (the cosine's position)
     best: dict[str, Any] = {"accuracy": -1.0, "epoch": 0, "state": None, "step": 0}
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    steps = epochs * -(-len(kept) // batch_size)
+    steps = epochs * math.ceil(len(kept) / batch_size)
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
         if schedule == "cosine":

@@ -200,9 +200,12 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)} for knapsack")
     hyper = {**defaults, **overrides}
     record_variant = {k: v for k, v in sorted(overrides.items()) if v != defaults[k]}
-    if method in ("lp", "mlp") and {"hidden", "standardise", "schedule"} & set(record_variant):
-        raise ValueError(f"hidden, standardise and schedule set CombOptNet's training; the {method} baseline "
-                         "has its own")
+    if method in ("lp", "mlp"):  # the baselines train their own networks, without a solver
+        if {"hidden", "standardise", "schedule"} & set(record_variant):
+            raise ValueError(f"hidden, standardise and schedule set CombOptNet's training; the {method} baseline "
+                             "has its own")
+        for key in ("tau", "patience", "hidden", "standardise", "schedule"):
+            hyper.pop(key)
     if sentence_model not in sentences.SENTENCE_MODELS:
         raise ValueError(f"sentence_model must be one of {sorted(sentences.SENTENCE_MODELS)}, got {sentence_model!r}")
     rows = knapsack.knapsack_ilploss_config(**overrides).k if method == "ilploss" else 1
@@ -235,15 +238,11 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     elif method == "lp":
         from ilplayer.apps.experiments.lp_baseline import train_lp_knapsack
 
-        for key in ("tau", "patience", "hidden", "standardise", "schedule"):
-            hyper.pop(key)
         _, history = train_lp_knapsack(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "cvxpylayers"
     else:
         from ilplayer.apps.experiments.baselines import train_knapsack_mlp
 
-        for key in ("tau", "patience", "hidden", "standardise", "schedule"):
-            hyper.pop(key)
         _, history = train_knapsack_mlp(train, test, embed(train), embed(test), seed=seed, **hyper)
         solver = "none"
     checkpoint.remove()
