@@ -62,6 +62,7 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
     record = run_knapsack(0, tmp_path / "out", train_size=40, test_size=16, epochs=1)
     saved = json.loads((tmp_path / "out" / "knapsack-seed0-epochs=1.json").read_text())
     assert saved["task"] == "knapsack" and saved["paper_accuracy"] == 64.7
+    assert saved["deviations_from_paper"][0].startswith("sentences embedded by all-MiniLM-L6-v2 (384-d")
     assert 0.0 <= record["accuracy"] <= 1.0 and len(saved["history"]) == 1
 
 

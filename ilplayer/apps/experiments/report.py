@@ -1,11 +1,12 @@
 """``ilplayer report``: a results folder of JSON records -> a markdown report.
 
 First an overview: one row per cell of the paper's main figures (CombOptNet with the paper's
-settings) with the baselines found beside it. Then one table per (task, box, method, variant):
-a row per m with the mean ± standard deviation of the held-out accuracy over the runs found,
-their seeds, the box-constrained baseline, the paper's figure and the mean wall time per run.
-The paper's figure comes from `ilplayer.apps.experiments.paper.paper_accuracy`, so records
-written before a figure was known still get it.
+settings) with the baselines found beside it. Then one table per (task, box, method, variant,
+and the knapsack's sentence model): a row per m (the knapsack: per item count) with the mean ±
+standard deviation of the held-out accuracy over the runs found, their seeds, the
+box-constrained baseline, the paper's figure and the mean wall time per run. The paper's figure
+comes from `ilplayer.apps.experiments.paper.paper_accuracy`, so records written before a figure
+was known still get it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ilplayer.apps.experiments.decision_focused import task_title
-from ilplayer.apps.experiments.paper import DEVIATIONS, PAPER_STD, paper_accuracy
+from ilplayer.apps.experiments.paper import PAPER_STD, deviations, paper_accuracy
+from ilplayer.apps.experiments.sentences import SENTENCE_MODEL_TITLES
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
                "matching": "Keypoint matching stand-in"}
@@ -116,21 +118,36 @@ def _mean_std(values: list[float]) -> str:
     return f"{mean:.1f} ± {std:.1f}"
 
 
-def _variant_label(variant: dict[str, Any], task: str = "", method: str = "combopt") -> str:
+def _variant_label(variant: dict[str, Any], task: str = "", method: str = "combopt",
+                   sentence_model: str = "") -> str:
     """The table's settings: the overrides, or the paper's settings (ILP-Loss: ilplayer's, see
-    docs/records/ilploss.md) and where the task cannot follow the paper (``paper.DEVIATIONS``:
+    docs/records/ilploss.md) and where the task cannot follow the paper (``paper.deviations``:
     the knapsack's sentence model, matching's data and backbone)."""
     shown = {k: ("hard" if k == "tau" and v is None else v) for k, v in variant.items() if k != "epochs"}
     default = "ilplayer's ILP-Loss settings" if method == "ilploss" else "paper's settings"
     label = ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) or default
-    if task in DEVIATIONS:
-        label += " except: " + "; ".join(DEVIATIONS[task])
-    return label
+    found = deviations(task, SENTENCE_MODEL_TITLES.get(sentence_model, sentence_model))
+    return label + " except: " + "; ".join(found) if found else label
+
+
+def _sentence_model(run: dict[str, Any]) -> str:
+    """The knapsack's sentence model as records name it (those written before it was recorded:
+    MiniLM); "" for the other tasks."""
+    if run["task"] != "knapsack":
+        return ""
+    return run.get("sentence_model") or "all-minilm-l6-v2"
+
+
+def _cell(run: dict[str, Any]) -> int:
+    """What a table's rows run over: p for matching, the item count for the knapsack, else m."""
+    if run["task"] == "matching":
+        return run["p"]
+    return run.get("n", 10) if run["task"] == "knapsack" else run["m"]
 
 
 def _paper(run: dict[str, Any]) -> float | None:
     shown = {k: v for k, v in run["variant"].items() if k != "epochs"}
-    if run["task"] == "rc" and run.get("n", 16) != 16:
+    if not _papers_size(run):
         return None
     return paper_accuracy(run["task"], run["box"], run.get("method", "combopt"), shown, run["m"])
 
@@ -149,11 +166,19 @@ def _gap(accuracy: list[float], paper: float | None, task: str) -> str:
     return f"{statistics.fmean(accuracy) - paper:+.1f}"
 
 
+def _papers_size(run: dict[str, Any]) -> bool:
+    """Whether the run has the paper's size: 16 variables for Random Constraints, 10 items for
+    the knapsack (other sizes have no paper figure)."""
+    if run["task"] == "rc":
+        return run.get("n", 16) == 16
+    return run.get("n", 10) == 10 if run["task"] == "knapsack" else True
+
+
 def _paper_std(run: dict[str, Any]) -> float | None:
     """The paper's standard deviation for a cell with the paper's settings, else None."""
     if run.get("method", "combopt") != "combopt" or {k for k in run["variant"] if k != "epochs"}:
         return None
-    if run["task"] == "rc" and run.get("n", 16) != 16:
+    if not _papers_size(run):
         return None
     return PAPER_STD.get((run["task"], run["box"]), {}).get(run["m"])
 
@@ -164,11 +189,12 @@ def protocol_cells(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         if "library" not in record and _paper_std(record) is not None:
-            cells[(record["task"], record["box"], record["m"])].append(record)
+            cells[(record["task"], record["box"], record["m"], _sentence_model(record))].append(record)
     rows = []
-    for (task, box, m), runs in sorted(cells.items()):
+    for (task, box, m, model), runs in sorted(cells.items()):
         accuracy = [100 * r["accuracy"] for r in runs]
-        rows.append({"label": f"{task} {box} m={m}" if task == "rc" else f"{task} m={m}",
+        label = f"{task} {box} m={m}" if task == "rc" else f"{task} m={m}"
+        rows.append({"label": f"{label}, {model}" if model else label,
                      "mean": statistics.fmean(accuracy),
                      "std": statistics.stdev(accuracy) if len(accuracy) > 1 else 0.0,
                      "paper": _paper(runs[0]), "paper_std": _paper_std(runs[0])})
@@ -176,17 +202,19 @@ def protocol_cells(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _cell_label(run: dict[str, Any]) -> str:
-    return f"p={run['p']}" if run["task"] == "matching" else str(run["m"])
+    if run["task"] == "matching":
+        return f"p={run['p']}"
+    return f"{run.get('n', 10)} items" if run["task"] == "knapsack" else str(run["m"])
 
 
 def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
     """One row per (task, box, m) of CombOptNet with the paper's settings, baselines beside."""
     cells: dict[tuple, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
-    for (task, box, method, variant_json), runs in groups.items():
+    for (task, box, method, variant_json, model), runs in groups.items():
         if json.loads(variant_json) and method == "combopt":  # ablations have their own tables
             continue
         for run in runs:
-            cells[(task, box, run["m"])].setdefault(method, []).append(run)
+            cells[(task, box, model, _cell(run))].setdefault(method, []).append(run)
     lines = ["## Overview", "",
              "CombOptNet with the paper's settings beside the paper's mean and the baselines "
              "(mean over the seeds listed in the tables below; MLP, LP and BB-GM runs may use "
@@ -196,7 +224,7 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
              "| task | box | m | CombOptNet | seeds | paper | gap | box-constrained | MLP | LP relaxation | BB-GM "
              "| ILP-Loss |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (task, box, _m), by_method in sorted(cells.items()):
+    for (task, box, model, _), by_method in sorted(cells.items()):
         runs = by_method.get("combopt") or []
         if not runs:
             continue
@@ -209,7 +237,8 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
             found = by_method.get(method)
             return f"{statistics.fmean(100 * r['accuracy'] for r in found):.1f}" if found else "–"
 
-        lines.append(f"| {TASK_TITLES.get(task, task)} | {box} | {_cell_label(runs[0])} | "
+        title = TASK_TITLES.get(task, task) + (f", {model}" if model else "")
+        lines.append(f"| {title} | {box} | {_cell_label(runs[0])} | "
                      f"{_mean_std(accuracy)} | {len(runs)} | {_paper_text(runs[0])} | {gap} | "
                      f"{f'{statistics.fmean(baseline):.1f}' if baseline else '–'} | {mean_of('mlp')} | "
                      f"{mean_of('lp')} | {mean_of('bbgm')} | {mean_of('ilploss')} |")
@@ -225,7 +254,8 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
         if "library" in record:
             continue
         key = (record["task"], record["box"], record.get("method", "combopt"),
-               json.dumps({k: v for k, v in record["variant"].items() if k != "epochs"}, sort_keys=True))
+               json.dumps({k: v for k, v in record["variant"].items() if k != "epochs"}, sort_keys=True),
+               _sentence_model(record))
         groups[key].append(record)
     lines = [f"# {title}", "",
              "Held-out exact-match accuracy (%) — for matching, the per-keypoint matching "
@@ -237,19 +267,20 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
     lines += _overview(groups)
     if figures and "protocol" in figures:
         lines += [f"![ilplayer against the paper]({figures['protocol']})", ""]
-    for (task, box, method, variant_json), runs in sorted(groups.items()):
+    for (task, box, method, variant_json, model), runs in sorted(groups.items()):
         variant = json.loads(variant_json)
         epochs = sorted({r["hyperparameters"]["epochs"] for r in runs})
         solvers = sorted({r["solver"] for r in runs if r["solver"]}) or ["none"]
         lines += [f"## {TASK_TITLES.get(task, task)}, {box} box — {METHOD_TITLES.get(method, method)}, "
-                  f"{_variant_label(variant, task, method)}", "",
+                  f"{_variant_label(variant, task, method, model)}", "",
                   f"Epochs: {', '.join(map(str, epochs))}; solver: {', '.join(solvers)}.", "",
-                  "| m | ilplayer | seeds | box-constrained | paper | ilplayer − paper | wall time per run |",
+                  f"| {'items' if task == 'knapsack' else 'm'} | ilplayer | seeds | box-constrained | paper "
+                  "| ilplayer − paper | wall time per run |",
                   "|---|---|---|---|---|---|---|"]
-        by_m: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        by_cell: dict[int, list[dict[str, Any]]] = defaultdict(list)
         for run in runs:
-            by_m[run["m"]].append(run)
-        for _m, cell in sorted(by_m.items()):
+            by_cell[_cell(run)].append(run)
+        for _, cell in sorted(by_cell.items()):
             accuracy = [100 * r["accuracy"] for r in cell]
             baseline = [100 * r["box_baseline_accuracy"] for r in cell
                         if r.get("box_baseline_accuracy") is not None]

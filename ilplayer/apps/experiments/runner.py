@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from ilplayer.apps.experiments import random_constraints, set_cover
-from ilplayer.apps.experiments.paper import DEVIATIONS, ILPLOSS_KNAPSACK, paper_accuracy
+from ilplayer.apps.experiments.paper import ILPLOSS_KNAPSACK, deviations, paper_accuracy
 from ilplayer.checkpoint import EpochCheckpoint
 from ilplayer.ilploss import ILPLossConfig, train_ilploss
 from ilplayer.observations import split_holdout
@@ -256,7 +256,8 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         "paper_accuracy": paper_accuracy("knapsack", "binary", method, record_variant, 1) if items == 10 else None,
         "ilploss_reported": ILPLOSS_KNAPSACK.get(method, {}).get(items), "history": history,
         "wall_time_s": time.perf_counter() - start, "resumed_at_epoch": resumed_at, "versions": versions(solver),
-        "deviations_from_paper": DEVIATIONS["knapsack"],
+        "deviations_from_paper": deviations(
+            "knapsack", sentences.SENTENCE_MODEL_TITLES[sentences.SENTENCE_MODELS[sentence_model]]),
     }
     references: dict[str, Any] = {} if record["paper_accuracy"] is None else {"paper": record["paper_accuracy"]}
     save_record(record, out_dir, name, references if plot else None)
@@ -292,7 +293,7 @@ def run_matching(p: int, seed: int, out_dir: str | Path, *, method: str = "combo
         "paper_accuracy": paper_accuracy("matching", "binary", method, {}, 2 * p), "history": history,
         "wall_time_s": time.perf_counter() - start,
         "versions": versions(solver if method == "combopt" and solver else "none"),
-        "deviations_from_paper": DEVIATIONS["matching"],
+        "deviations_from_paper": deviations("matching"),
     }
     prefix = "matching" if method == "combopt" else f"matching-{method}"
     name = run_name(prefix, {"p": p, "seed": seed}, record["variant"])

