@@ -35,6 +35,10 @@ def test_report_command_writes_markdown_and_refuses_an_empty_folder(tmp_path):
     with pytest.raises(ValueError, match="no JSON records"):
         main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "r.md")])
     (tmp_path / "runs" / "a.json").write_text(json.dumps(record()))
+    sudoku = {"task": "sudoku", "size": 4, "board_accuracy": 1.0}  # has its own records page
+    partial = {"task": "knapsack", "method": "ilploss", "n": 10, "epochs_done": 557}  # stopped by hand
+    (tmp_path / "runs" / "b.json").write_text(json.dumps(sudoku))
+    (tmp_path / "runs" / "c.json").write_text(json.dumps(partial))
     assert main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "r.md")]) == 0
     assert "| 2 | 90.0 ± 0.0 | 0 |" in (tmp_path / "r.md").read_text()
 
@@ -65,6 +69,15 @@ def test_every_sentence_model_is_described_for_the_records():
     from ilplayer.apps.experiments.sentences import SENTENCE_MODEL_TITLES, SENTENCE_MODELS
 
     assert set(SENTENCE_MODEL_TITLES) == set(SENTENCE_MODELS.values())
+
+
+def test_runs_of_other_lengths_get_their_own_rows_and_the_overview_takes_the_longest():
+    short, long = (dict(record(accuracy=acc), method="ilploss") for acc in (0.5, 0.8))
+    short["hyperparameters"], long["hyperparameters"] = {"epochs": 100}, {"epochs": 400}
+    text = build_report([record(), short, long])
+    assert "| 2, 100 epochs | 50.0 ± 0.0 |" in text and "| 2, 400 epochs | 80.0 ± 0.0 |" in text
+    overview = text.split("## Overview")[1].split("\n## ")[0]
+    assert overview.rstrip().endswith("| 80.0 |")  # ILP-Loss' column: the 400-epoch run alone
 
 
 def test_methods_are_reported_apart():

@@ -52,11 +52,16 @@ Protocol runs are resumable: add `--resume` and a finished record is never recom
 
 
 def load_records(folder: str | Path) -> list[dict[str, Any]]:
-    """Every JSON record of a run under ``folder`` (benchmark tables and other files skipped)."""
+    """Every record under ``folder`` that the report tables: a finished run of the paper's tasks
+    (``ilplayer experiment rc|wsc|knapsack|matching``) or of a cost-learning task. Benchmark
+    tables, partial runs and the experiments with their own records (sudoku:
+    docs/records/sudoku.md) are skipped."""
     records = []
     for path in sorted(Path(folder).rglob("*.json")):
         data = json.loads(path.read_text())
-        if isinstance(data, dict) and "task" in data:
+        if not isinstance(data, dict) or "task" not in data:
+            continue
+        if "library" in data or (data["task"] in TASK_TITLES and "variant" in data):
             records.append(data)
     return records
 
@@ -207,25 +212,32 @@ def _cell_label(run: dict[str, Any]) -> str:
     return f"{run.get('n', 10)} items" if run["task"] == "knapsack" else str(run["m"])
 
 
+def _longest(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs trained for the most epochs: shorter runs of the same settings (ILP-Loss' knapsack
+    at 100 epochs before its default became 400) are not averaged into the overview."""
+    most = max((r["hyperparameters"]["epochs"] for r in runs), default=None)
+    return [r for r in runs if r["hyperparameters"]["epochs"] == most]
+
+
 def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
     """One row per (task, box, m) of CombOptNet with the paper's settings, baselines beside."""
     cells: dict[tuple, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
     for (task, box, method, variant_json, model), runs in groups.items():
-        if json.loads(variant_json) and method == "combopt":  # ablations have their own tables
+        if json.loads(variant_json):  # ablations and other settings have their own tables
             continue
         for run in runs:
             cells[(task, box, model, _cell(run))].setdefault(method, []).append(run)
     lines = ["## Overview", "",
              "CombOptNet with the paper's settings beside the paper's mean and the baselines "
-             "(mean over the seeds listed in the tables below; MLP, LP and BB-GM runs may use "
-             "fewer seeds or epochs, see their tables). Knapsack and matching cannot follow the "
-             "paper offline (another sentence model; stand-in data and backbone): their tables "
-             "say how.", "",
+             "(mean over the seeds listed in the tables below, of the runs with the most epochs; "
+             "MLP, LP and BB-GM runs may use fewer seeds or epochs, see their tables). Knapsack "
+             "and matching cannot follow the paper offline (another sentence model; stand-in data "
+             "and backbone): their tables say how.", "",
              "| task | box | m | CombOptNet | seeds | paper | gap | box-constrained | MLP | LP relaxation | BB-GM "
              "| ILP-Loss |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (task, box, model, _), by_method in sorted(cells.items()):
-        runs = by_method.get("combopt") or []
+        runs = _longest(by_method.get("combopt") or [])
         if not runs:
             continue
         accuracy = [100 * r["accuracy"] for r in runs]
@@ -234,7 +246,7 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
         baseline = [100 * r["box_baseline_accuracy"] for r in runs if r.get("box_baseline_accuracy") is not None]
 
         def mean_of(method: str, by_method: dict = by_method) -> str:
-            found = by_method.get(method)
+            found = _longest(by_method.get(method) or [])
             return f"{statistics.fmean(100 * r['accuracy'] for r in found):.1f}" if found else "–"
 
         title = TASK_TITLES.get(task, task) + (f", {model}" if model else "")
@@ -277,10 +289,10 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
                   f"| {'items' if task == 'knapsack' else 'm'} | ilplayer | seeds | box-constrained | paper "
                   "| ilplayer − paper | wall time per run |",
                   "|---|---|---|---|---|---|---|"]
-        by_cell: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        for run in runs:
-            by_cell[_cell(run)].append(run)
-        for _, cell in sorted(by_cell.items()):
+        by_cell: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
+        for run in runs:  # runs of other lengths apart
+            by_cell[(_cell(run), run["hyperparameters"]["epochs"])].append(run)
+        for (_, cell_epochs), cell in sorted(by_cell.items()):
             accuracy = [100 * r["accuracy"] for r in cell]
             baseline = [100 * r["box_baseline_accuracy"] for r in cell
                         if r.get("box_baseline_accuracy") is not None]
@@ -290,7 +302,8 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
             if len(cell) > len({r["seed"] for r in cell}):  # restarts: more runs than datasets
                 seeds += f" ({len(cell)} runs)"
             wall = statistics.fmean(r["wall_time_s"] for r in cell)
-            lines.append(f"| {_cell_label(cell[0])} | {_mean_std(accuracy)} | {seeds} | "
+            label = _cell_label(cell[0]) + (f", {cell_epochs} epochs" if len(epochs) > 1 else "")
+            lines.append(f"| {label} | {_mean_std(accuracy)} | {seeds} | "
                          f"{_mean_std(baseline) if baseline else '–'} | "
                          f"{paper if paper is not None else '–'} | {gap} | {wall:.0f} s |")
         lines.append("")
