@@ -21,6 +21,8 @@ SERIES = {  # label: record name pattern ({items} part, {seed})
     "CombOptNet": "knapsack{items}-seed{seed}-default.json",
     "CombOptNet, mpnet": "knapsack{items}-mpnet-seed{seed}-default.json",
     "CombOptNet, minilm-layers standardised": "knapsack{items}-minilm-layers-seed{seed}-standardise=True.json",
+    "CombOptNet, minilm-layers standardised, cosine rate":
+        "knapsack{items}-minilm-layers-seed{seed}-schedule=cosine-standardise=True.json",
 }
 READOUTS = {  # record name (before -{K}items): label, line style, which probe
     "knapsack-gap": ("MiniLM readout", "k--", "probe"),
@@ -63,7 +65,8 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 4.2))
-    for offset, (label, pattern) in zip((-0.6, -0.3, 0.0, 0.3, 0.6), SERIES.items()):
+    offsets = [0.3 * (i - (len(SERIES) - 1) / 2) for i in range(len(SERIES))]  # side by side at each K
+    for offset, (label, pattern) in zip(offsets, SERIES.items()):
         points = [(k, restarts(args.records, pattern, k)) for k in ITEMS]
         points = [(k, runs) for k, runs in points if runs]
         xs = [k + offset for k, _ in points]
