@@ -220,7 +220,8 @@ def _longest(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
-    """One row per (task, box, m) of CombOptNet with the paper's settings, baselines beside."""
+    """One row per (task, box, m; the knapsack: sentence model and item count) of CombOptNet with
+    the paper's settings, baselines beside."""
     cells: dict[tuple, dict[str, list[dict[str, Any]]]] = defaultdict(dict)
     for (task, box, method, variant_json, model), runs in groups.items():
         if json.loads(variant_json):  # ablations and other settings have their own tables
