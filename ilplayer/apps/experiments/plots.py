@@ -72,7 +72,8 @@ def plot_protocol(cells: Sequence[dict], path: str | Path, title: str) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(max(6, 0.6 * len(cells)), 4))
+    longest = max(len(c["label"]) for c in cells)  # the labels stand under the bars, turned upright
+    figure, axis = plt.subplots(figsize=(max(6, 0.6 * len(cells)), 3 + 0.07 * longest))
     where = range(len(cells))
     axis.bar([i - 0.2 for i in where], [c["mean"] for c in cells], 0.4, yerr=[c["std"] for c in cells],
              capsize=2, label="ilplayer (mean ± std over its runs)", color="tab:blue")
