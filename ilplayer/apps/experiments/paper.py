@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["ILPLOSS_KNAPSACK", "PAPER", "PAPER_ABLATIONS", "PAPER_MATCHING", "PAPER_STD",
-           "deviations", "paper_accuracy"]
+           "deviations", "paper_accuracy", "papers_size"]
 
 PAPER = {  # paper, Figs. "Random Constraints" and "Weighted Set Covering": mean accuracy (%)
     ("rc", "binary"): {1: 97.8, 2: 94.2, 4: 77.4, 8: 46.5},
@@ -56,6 +56,15 @@ PAPER_ABLATIONS = {
 _MATCHING_DEVIATIONS = ["offline keypoint stand-in instead of SPair-71k images",
                         "backbone: a small MLP trained from scratch at backbone_lr; the paper fine-tunes "
                         "a pretrained VGG16 at 2.5e-6"]
+
+
+_SIZES = {"rc": 16, "knapsack": 10}  # variables of Random Constraints, items of the knapsack
+
+
+def papers_size(task: str, n: int | None) -> bool:
+    """Whether ``n`` (variables; the knapsack's items) is the paper's size for ``task``: the paper
+    has no figure for other sizes. None (records before sizes were recorded) counts as the paper's."""
+    return n is None or _SIZES.get(task, n) == n
 
 
 def deviations(task: str, sentence_model: str = "") -> list[str]:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ilplayer.apps.experiments.decision_focused import task_title
-from ilplayer.apps.experiments.paper import PAPER_STD, deviations, paper_accuracy
-from ilplayer.apps.experiments.sentences import SENTENCE_MODEL_TITLES
+from ilplayer.apps.experiments.paper import PAPER_STD, deviations, paper_accuracy, papers_size
+from ilplayer.apps.experiments.sentences import SENTENCE_MODEL_TITLES, SENTENCE_MODELS
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
                "matching": "Keypoint matching stand-in"}
@@ -140,7 +140,7 @@ def _sentence_model(run: dict[str, Any]) -> str:
     MiniLM); "" for the other tasks."""
     if run["task"] != "knapsack":
         return ""
-    return run.get("sentence_model") or "all-minilm-l6-v2"
+    return run.get("sentence_model") or SENTENCE_MODELS["minilm"]
 
 
 def _cell(run: dict[str, Any]) -> int:
@@ -152,7 +152,7 @@ def _cell(run: dict[str, Any]) -> int:
 
 def _paper(run: dict[str, Any]) -> float | None:
     shown = {k: v for k, v in run["variant"].items() if k != "epochs"}
-    if not _papers_size(run):
+    if not papers_size(run["task"], run.get("n")):
         return None
     return paper_accuracy(run["task"], run["box"], run.get("method", "combopt"), shown, run["m"])
 
@@ -171,19 +171,11 @@ def _gap(accuracy: list[float], paper: float | None, task: str) -> str:
     return f"{statistics.fmean(accuracy) - paper:+.1f}"
 
 
-def _papers_size(run: dict[str, Any]) -> bool:
-    """Whether the run has the paper's size: 16 variables for Random Constraints, 10 items for
-    the knapsack (other sizes have no paper figure)."""
-    if run["task"] == "rc":
-        return run.get("n", 16) == 16
-    return run.get("n", 10) == 10 if run["task"] == "knapsack" else True
-
-
 def _paper_std(run: dict[str, Any]) -> float | None:
     """The paper's standard deviation for a cell with the paper's settings, else None."""
     if run.get("method", "combopt") != "combopt" or {k for k in run["variant"] if k != "epochs"}:
         return None
-    if not _papers_size(run):
+    if not papers_size(run["task"], run.get("n")):
         return None
     return PAPER_STD.get((run["task"], run["box"]), {}).get(run["m"])
 
@@ -209,7 +201,7 @@ def protocol_cells(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _cell_label(run: dict[str, Any]) -> str:
     if run["task"] == "matching":
         return f"p={run['p']}"
-    return f"{run.get('n', 10)} items" if run["task"] == "knapsack" else str(run["m"])
+    return f"{_cell(run)} items" if run["task"] == "knapsack" else str(run["m"])
 
 
 def _longest(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from ilplayer.apps.experiments import random_constraints, set_cover
-from ilplayer.apps.experiments.paper import ILPLOSS_KNAPSACK, deviations, paper_accuracy
+from ilplayer.apps.experiments.paper import ILPLOSS_KNAPSACK, deviations, paper_accuracy, papers_size
 from ilplayer.checkpoint import EpochCheckpoint
 from ilplayer.ilploss import ILPLossConfig, train_ilploss
 from ilplayer.observations import split_holdout
@@ -152,7 +152,7 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         "variant": variant,
         "hyperparameters": hyper, "solver": solver, "executor": executor, "workers": workers,
         "accuracy": accuracy, "box_baseline_accuracy": data.box_baseline_accuracy,
-        "paper_accuracy": paper_accuracy(task, box, method, variant, m) if task == "wsc" or n == 16 else None,
+        "paper_accuracy": paper_accuracy(task, box, method, variant, m) if papers_size(task, n) else None,
         "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver or "none"),
     }
     if task == "wsc":  # the family's rule decides the dataset: records of another rule are not comparable
@@ -253,7 +253,8 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         "hyperparameters": hyper, "solver": solver, "executor": None, "workers": None,
         # the model training returned: the best validation epoch's where there is one, else the last
         "accuracy": selected_record(history)["accuracy"], "box_baseline_accuracy": 0.0,
-        "paper_accuracy": paper_accuracy("knapsack", "binary", method, record_variant, 1) if items == 10 else None,
+        "paper_accuracy": (paper_accuracy("knapsack", "binary", method, record_variant, 1)
+                           if papers_size("knapsack", items) else None),
         "ilploss_reported": ILPLOSS_KNAPSACK.get(method, {}).get(items), "history": history,
         "wall_time_s": time.perf_counter() - start, "resumed_at_epoch": resumed_at, "versions": versions(solver),
         "deviations_from_paper": deviations(
