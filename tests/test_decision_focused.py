@@ -77,7 +77,7 @@ def test_experiment_command_records_runs_and_the_report_has_a_regret_table(tmp_p
     assert "Learning costs: normalised regret" in report and "| spo+ | ilplayer | highs |" in report
     if importlib.util.find_spec("matplotlib") is not None:  # a plot beside the written report
         written = write_report(tmp_path, tmp_path / "docs" / "results.md").read_text()
-        assert "![normalised regret, shortest-path](results-shortest-path.png)" in written
+        assert "![normalised regret, shortest-path](results-shortest-path.png)" in written  # one length: no suffix
         assert (tmp_path / "docs" / "results-shortest-path.png").stat().st_size > 0
     with pytest.raises(SystemExit, match="--methods: unknown"):
         main(["experiment", "shortest-path", "--methods", "spo", "--out", str(tmp_path)])

@@ -121,3 +121,22 @@ def test_protocol_cells_put_the_papers_mean_and_std_beside_ours_and_skip_variant
     text = write_report(tmp_path, tmp_path / "out" / "results.md").read_text()
     assert "![ilplayer against the paper](results-protocol.png)" in text
     assert (tmp_path / "out" / "results-protocol.png").stat().st_size > 0
+
+
+def dfl_record(seed=0, epochs=10, regret=0.1, method="spo+"):
+    return {"task": "shortest-path", "label": "shortest-path", "method": method, "library": "ilplayer",
+            "solver": "highs", "seed": seed, "epochs": epochs, "lr": 0.01, "batch_size": 32,
+            "train_size": 1000, "test_size": 1000, "regret": regret, "seconds_per_epoch": 0.1,
+            "history": [{"regret": 0.5}]}
+
+
+def test_cost_learning_runs_of_other_lengths_get_their_own_tables_and_a_run_found_twice_counts_once():
+    runs = [dfl_record(0, 10, 0.08), dfl_record(1, 10, 0.10), dfl_record(0, 10, 0.08),  # the same run, two folders
+            dfl_record(0, 5, 0.20)]
+    report = build_report(runs)
+    assert "### Shortest path, 5 x 5 grid (PyEPO data), 10 epochs" in report
+    assert "### Shortest path, 5 x 5 grid (PyEPO data), 5 epochs" in report
+    assert "| spo+ | ilplayer | highs | 9.0 ± 1.4 | 0,1 | 0.1 |" in report
+    assert "| spo+ | ilplayer | highs | 20.0 ± 0.0 | 0 | 0.1 |" in report
+    one = build_report([dfl_record(0, 1)])
+    assert "(PyEPO data), 1 epoch\n" in one

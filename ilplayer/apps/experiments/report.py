@@ -6,7 +6,7 @@ and the knapsack's sentence model): a row per m (the knapsack: per item count) w
 standard deviation of the held-out accuracy over the runs found, their seeds, the
 box-constrained baseline, the paper's figure and the mean wall time per run. The paper's figure
 comes from `ilplayer.apps.experiments.paper.paper_accuracy`, so records written before a figure
-was known still get it.
+was known still get it. Last, the cost-learning runs: a regret table per task and training length.
 """
 
 from __future__ import annotations
@@ -67,8 +67,28 @@ def load_records(folder: str | Path) -> list[dict[str, Any]]:
 
 
 def _dfl_title(record: dict[str, Any]) -> str:
-    """The task at its size (records before task sizes were recorded: the defaults)."""
-    return f"{task_title(record['task'], record.get('task_options', {}))} (PyEPO data)"
+    """The task at its size (records before task sizes were recorded: the defaults) and the
+    training's length."""
+    epochs = record["epochs"]
+    return (f"{task_title(record['task'], record.get('task_options', {}))} (PyEPO data), "
+            f"{epochs} epoch{'' if epochs == 1 else 's'}")
+
+
+DFL_SETTINGS = ("epochs", "lr", "batch_size", "train_size", "test_size")
+
+
+def _dfl_tables(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The cost-learning runs by table: one per task and training settings (folders of runs
+    with 5 and 10 epochs are not pooled), keyed by the task's label with ``-{epochs}ep`` where a
+    task has several. A run found twice (the same seed and settings in two folders) counts once."""
+    by_settings: dict[tuple, dict[tuple, dict[str, Any]]] = defaultdict(dict)
+    for record in records:
+        settings = tuple(record.get(key) for key in DFL_SETTINGS)
+        run = (record["method"], record["library"], _where(record), record["seed"])
+        by_settings[(record.get("label", record["task"]), settings)].setdefault(run, record)
+    labels = [label for label, _ in by_settings]
+    return {label if labels.count(label) == 1 else f"{label}-{settings[0]}ep": list(runs.values())
+            for (label, settings), runs in sorted(by_settings.items(), key=lambda item: str(item[0]))}
 
 
 def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | None = None) -> list[str]:
@@ -83,18 +103,14 @@ def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | N
              "gurobi) or its Pyomo model with HiGHS (backend pyomo:highs), on the same data, "
              "splits and initialisation. Produced by `ilplayer experiment shortest-path`, "
              "`knapsack-regret` and `tsp`.", ""]
-    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in records:
-        by_task[record.get("label", record["task"])].append(record)
-    for task, runs in sorted(by_task.items()):
+    for table, runs in _dfl_tables(records).items():
         first = runs[0]
         lines += [f"### {_dfl_title(first)}", "",
-                  f"{first['train_size']} training and {first['test_size']} test instances, "
-                  f"{first['epochs']} epochs; untrained model: "
+                  f"{first['train_size']} training and {first['test_size']} test instances; untrained model: "
                   f"{100 * first['history'][0]['regret']:.1f} %.", "",
                   "| method | library | backend | regret (%) | seeds | s / epoch |", "|---|---|---|---|---|---|"]
-        if figures and task in figures:
-            lines[-3:-2] = [lines[-3], f"![normalised regret, {task}]({figures[task]})", ""]
+        if figures and table in figures:
+            lines[-3:-2] = [lines[-3], f"![normalised regret, {table}]({figures[table]})", ""]
         cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
         for run in runs:
             cells[(run["method"], run["library"], _where(run))].append(run)
@@ -320,11 +336,9 @@ def write_report(folder: str | Path, out: str | Path, title: str = "Results",
             image = path.parent / f"{path.stem}-protocol.png"
             plot_protocol(cells, image, "CombOptNet with the paper's settings against the paper")
             figures["protocol"] = image.name
-        decision_focused = [r for r in records if "library" in r]
-        for task in sorted({r.get("label", r["task"]) for r in decision_focused}):
-            image = path.parent / f"{path.stem}-{task}.png"
-            runs = [r for r in decision_focused if r.get("label", r["task"]) == task]
+        for table, runs in _dfl_tables([r for r in records if "library" in r]).items():
+            image = path.parent / f"{path.stem}-{table}.png"
             plot_regret(runs, image, _dfl_title(runs[0]))
-            figures[task] = image.name
+            figures[table] = image.name
     path.write_text(build_report(records, title, preface, figures))
     return path
