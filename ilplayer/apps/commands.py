@@ -153,6 +153,9 @@ def run_experiments(args: argparse.Namespace) -> int:
                                                                                "formulation") if hasattr(args, key)})
         return 0
     if args.task == "knapsack":
+        recipe = args.recipe or ("best" if args.method == "combopt" else "paper")
+        if recipe == "best" and args.method != "combopt":
+            raise SystemExit(f"--recipe best: CombOptNet's (--method combopt); {args.method} keeps its own settings")
         for seed in parse_int_list(args.seeds):
             given: dict[str, Any] = {**({} if args.epochs is None else {"epochs": args.epochs}),
                                      **parse_ablation(args.ablation)}
@@ -161,7 +164,7 @@ def run_experiments(args: argparse.Namespace) -> int:
                     raise SystemExit(f"--patience: CombOptNet's (--method combopt); {args.method} has its own stop")
                 given["patience"] = args.patience
             record = run_knapsack(seed, args.out, method=args.method, resume=args.resume, items=args.items,
-                                  sentence_model=args.sentence_model, solver=args.solver, **given)
+                                  sentence_model=args.sentence_model, recipe=recipe, solver=args.solver, **given)
             paper, reported = record["paper_accuracy"], record.get("ilploss_reported")
             print(f"knapsack {args.items} items {args.method} restart {seed}: accuracy "
                   f"{100 * record['accuracy']:.1f} %"

@@ -35,7 +35,7 @@ ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --workers 2 --out re
 ilplayer experiment rc --box dense --m 1,2,4,8 --seeds 0-9 --solver gurobi --executor threads \\
     --workers 2 --out results/rc
 ilplayer experiment wsc --m 4,6,8,10 --seeds 0-9 --workers 2 --out results/wsc
-ilplayer experiment knapsack --seeds 0-9 --out results/knapsack
+ilplayer experiment knapsack --recipe paper --seeds 0-9 --out results/knapsack
 ilplayer experiment matching --p 4,5,6,7 --seeds 0-9 --method combopt --out results/matching
 ilplayer experiment matching --p 4,5,6,7 --seeds 0-9 --method bbgm --out results/matching
 ilplayer experiment rc --box binary --m 4 --seeds 0-9 --ablation basis=canonical --out results/rc

@@ -33,6 +33,10 @@ ILPLOSS_VALIDATION = 100  # ILP-Loss' protocol: 1 500 training pairs and 100 val
 DEFAULTS = TrainingConfig().as_dict()  # supplementary, hyper-parameter table
 KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, patience=None, hidden=512, standardise=False,
                          schedule="constant")
+# recipe -> (sentence model, CombOptNet's settings): "paper", MiniLM for its InferSent; "best", what closes
+# the gap to the paper's cell offline (docs/records/experiments.md). Names state the change from the paper's.
+KNAPSACK_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
+    "paper": ("minilm", {}), "best": ("minilm-layers", {"standardise": True, "schedule": "cosine"})}
 
 
 def versions(solver: str) -> dict[str, str]:
@@ -176,22 +180,21 @@ def _train_ilploss(data: Any, config: ILPLossConfig, backend: BackendConfig, see
     return history
 
 
-def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, plot: bool = True,
-                 train_size: int = 4500, test_size: int = 500, method: str = "combopt",
-                 resume: bool = False, items: int = 10, sentence_model: str = "minilm",
-                 **overrides: Any) -> dict[str, Any]:
-    """Train on the knapsack-from-text dataset (one restart per seed) with ``method``
-    ("combopt", "ilploss", the "lp" relaxation with greedy rounding, or the "mlp") and write a
-    record. ``items`` per instance (the paper's 10; the capacity in proportion,
-    [capacity][ilplayer.apps.experiments.knapsack.capacity]), the sentences embedded by
-    ``sentence_model`` ([SENTENCE_MODELS][ilplayer.apps.experiments.sentences.SENTENCE_MODELS]);
-    ``solver``: default [training_solver][ilplayer.apps.experiments.knapsack.training_solver]
-    (bruteforce up to 16 items; beyond, ``knapsack`` for CombOptNet's one row, the preferred
-    MIP backend for ILP-Loss' four)."""
+def _knapsack_settings(method: str, recipe: str, sentence_model: str | None,
+                       overrides: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """``run_knapsack``'s sentence model, hyper-parameters, variant (the change from the paper's
+    settings) and overrides (with the recipe's)."""
     from ilplayer.apps.experiments import knapsack, sentences
 
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if recipe not in KNAPSACK_RECIPES:
+        raise ValueError(f"recipe must be one of {sorted(KNAPSACK_RECIPES)}, got {recipe!r}")
+    recipe_model, recipe_hyper = KNAPSACK_RECIPES[recipe]
+    if recipe_hyper and method != "combopt":
+        raise ValueError(f"recipe {recipe!r} is CombOptNet's (method 'combopt'); {method} keeps its own settings")
+    overrides = {**recipe_hyper, **overrides}
+    sentence_model = sentence_model or recipe_model
     defaults: dict[str, Any] = KNAPSACK_DEFAULTS
     if method == "ilploss":
         defaults = knapsack.knapsack_ilploss_config().as_dict()
@@ -202,12 +205,32 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     record_variant = {k: v for k, v in sorted(overrides.items()) if v != defaults[k]}
     if method in ("lp", "mlp"):  # the baselines train their own networks, without a solver
         if {"hidden", "standardise", "schedule"} & set(record_variant):
-            raise ValueError(f"hidden, standardise and schedule set CombOptNet's training; the {method} baseline "
-                             "has its own")
+            raise ValueError(f"hidden, standardise and schedule set CombOptNet's training; {method} has its own")
         for key in ("tau", "patience", "hidden", "standardise", "schedule"):
             hyper.pop(key)
     if sentence_model not in sentences.SENTENCE_MODELS:
         raise ValueError(f"sentence_model must be one of {sorted(sentences.SENTENCE_MODELS)}, got {sentence_model!r}")
+    return sentence_model, hyper, record_variant, overrides
+
+
+def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, plot: bool = True,
+                 train_size: int = 4500, test_size: int = 500, method: str = "combopt",
+                 resume: bool = False, items: int = 10, sentence_model: str | None = None,
+                 recipe: str = "paper", **overrides: Any) -> dict[str, Any]:
+    """Train on the knapsack-from-text dataset (one restart per seed) with ``method``
+    ("combopt", "ilploss", the "lp" relaxation with greedy rounding, or the "mlp") and write a
+    record. ``items`` per instance (the paper's 10; the capacity in proportion,
+    [capacity][ilplayer.apps.experiments.knapsack.capacity]), the sentences embedded by
+    ``sentence_model`` ([SENTENCE_MODELS][ilplayer.apps.experiments.sentences.SENTENCE_MODELS]),
+    default the ``recipe``'s: "paper" (the paper's settings, MiniLM for its InferSent) or, for
+    CombOptNet, "best" (MiniLM's hidden states, the inputs standardised, a cosine rate;
+    [KNAPSACK_RECIPES][ilplayer.apps.experiments.runner.KNAPSACK_RECIPES]); ``overrides`` win
+    over the recipe's. ``solver``: default [training_solver][ilplayer.apps.experiments.knapsack.training_solver]
+    (bruteforce up to 16 items; beyond, ``knapsack`` for CombOptNet's one row, the preferred
+    MIP backend for ILP-Loss' four)."""
+    from ilplayer.apps.experiments import knapsack, sentences
+
+    sentence_model, hyper, record_variant, overrides = _knapsack_settings(method, recipe, sentence_model, overrides)
     rows = knapsack.knapsack_ilploss_config(**overrides).k if method == "ilploss" else 1
     solver = solver or knapsack.training_solver(items, rows)
     prefix = "knapsack" if method == "combopt" else f"knapsack-{method}"
@@ -284,8 +307,7 @@ def run_matching(p: int, seed: int, out_dir: str | Path, *, method: str = "combo
               for split, size in (("train", train_size), ("val", val_size), ("test", test_size))]
     if method == "combopt":
         solver = solver or preferred_backend(2 ** (p * p))
-    summary, history = matching.train_matching(*splits, method=method, seed=seed, solver=solver,
-                                               **hyper)
+    summary, history = matching.train_matching(*splits, method=method, seed=seed, solver=solver, **hyper)
     record = {
         "task": "matching", "method": method, "box": "binary", "m": 2 * p, "n": p * p, "p": p,
         "seed": seed, "variant": {k: v for k, v in sorted(overrides.items()) if v != MATCHING_DEFAULTS[k]},
