@@ -140,3 +140,13 @@ def test_cost_learning_runs_of_other_lengths_get_their_own_tables_and_a_run_foun
     assert "| spo+ | ilplayer | highs | 20.0 ± 0.0 | 0 | 0.1 |" in report
     one = build_report([dfl_record(0, 1)])
     assert "(PyEPO data), 1 epoch\n" in one
+
+
+def test_the_knapsacks_best_recipe_stands_beside_the_papers_cell_in_the_overview():
+    best = dict(record(task="knapsack", m=1, accuracy=0.7, variant={"schedule": "cosine", "standardise": True}),
+                n=10, sentence_model="all-minilm-l6-v2-layers")
+    other = dict(record(task="knapsack", m=1, variant={"standardise": True}), n=10, sentence_model="all-minilm-l6-v2")
+    overview = build_report([best, other]).split("## Knapsack")[0]
+    assert ("| Knapsack from text, all-minilm-l6-v2-layers, best recipe | binary | 10 items | 70.0 ± 0.0 | 1 "
+            "| 64.7 ± 2.8 | +5.3 |") in overview
+    assert "all-minilm-l6-v2 |" not in overview  # another variant: its own table only
