@@ -278,7 +278,7 @@ def test_speed_settings_never_hang_where_the_solvers_defaults_answer(backend):
 def test_speed_settings_give_way_to_the_solvers_defaults_on_bounded_binaries_too(backend):
     # Near-alike knapsack items (an untrained learner's): with the tuned settings Gurobi ran into a
     # 3 s limit on 5 of these 6 and SCIP on 5 (about 10^5 nodes a second), where their defaults
-    # answer in 0.01-0.3 s. A tuned model past ESCALATE_NODES now goes on with the defaults.
+    # answer in 0.01-0.3 s. An instance past ESCALATE_NODES is finished on their own settings.
     require(backend)
     for seed in range(6):
         case = tie_knapsack_case(seed)
@@ -322,3 +322,50 @@ def test_unbounded_integers_marks_the_models_that_keep_the_solvers_defaults():
     assert batch([0, -np.inf], [1, 1], [True, True]).unbounded_integers
     assert not batch([0, -np.inf], [1, 1], [True, False]).unbounded_integers  # a continuous one
     assert not batch([0, 0], [1, 5], [True, True]).unbounded_integers
+
+
+# How each backend with the per-instance switch says that a model is on its speed settings, with
+# the node budget set again for the next instance.
+ON_SPEED_SETTINGS = {
+    "gurobi": lambda model, budget: (model.mip.getParamInfo("Cuts")[2] == 0
+                                     and model.mip.getParamInfo("Presolve")[2] == 0
+                                     and model.mip.getParamInfo("NodeLimit")[2] == budget),
+    "highs": lambda model, budget: (model.highs.getOptionValue("presolve")[1] == "off"
+                                    and model.highs.getOptionValue("mip_max_nodes")[1] == budget),
+    "scip": lambda model, budget: (model.scip.getParam("presolving/maxrounds") == 0
+                                   and model.scip.getParam("limits/nodes") == budget),
+}
+
+
+@pytest.mark.parametrize("backend", sorted(ON_SPEED_SETTINGS))
+def test_an_instance_past_the_node_budget_is_finished_on_the_solvers_own_and_the_next_starts_tuned(
+        backend, monkeypatch):
+    # The switch once kept the solver's own settings for good after a model's first hard
+    # instance: a dense [-5, 5] model then paid them on every later instance (3-4x on Gurobi).
+    # With a budget of 2 nodes most instances here run past it (more than one: the old switch
+    # fired once a model), each is finished on the solver's own settings, and the model is back
+    # on the speed settings before the next one.
+    import importlib
+
+    from ilplayer.instances import family_batch
+
+    solver = require(backend)
+    module = importlib.import_module(f"ilplayer_{backend}.solver")
+    monkeypatch.setattr(module, "ESCALATE_NODES", 2)
+    finished = []
+    escalate = type(solver)._escalate
+    monkeypatch.setattr(type(solver), "_escalate", lambda self, model, *args: (
+        finished.append(1), escalate(self, model, *args))[1])
+    batch = family_batch("dense m=8", 6, seed=3)
+    switch_off = {"gurobi": "NodeLimit", "highs": "mip_max_nodes", "scip": "limits/nodes"}[backend]
+    plain = ilplayer.get_solver(backend, params={switch_off: 10**9})
+    model, plain_model = solver.build_model(batch), plain.build_model(batch)
+    for c in batch.c:
+        status, y = solver.solve_instance(model, c)
+        plain_status, plain_y = plain.solve_instance(plain_model, c)
+        assert status == plain_status == Status.OPTIMAL
+        assert float(c @ y) == pytest.approx(float(c @ plain_y), abs=1e-6)
+        assert ON_SPEED_SETTINGS[backend](model, 2)
+    assert len(finished) >= 2
+    solver.close()
+    plain.close()

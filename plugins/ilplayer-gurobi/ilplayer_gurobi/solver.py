@@ -49,12 +49,15 @@ DEFAULT_PARAMS: dict[str, Any] = {
 # defaults settle at the root ran into every time limit).
 LARGE_FROM = 100
 OWN_DEFAULTS: dict[str, Any] = {"Presolve": -1, "Cuts": -1, "Heuristics": 0.05}
-# A model on the tuned settings that has not ended after this many nodes goes on with Gurobi's
-# own (OWN_DEFAULTS), and keeps them: bounded binary programs can need them too. An untrained
-# 25-item knapsack (near-equal weights and prices) ran into every time limit on most instances
-# where the defaults answer at once; the fuzz families' tiny instances take at most 166 nodes
-# (docs/records/solvers.md, "When the tuning does not pay").
+# Each instance of a model on the speed settings starts on them with a budget of ESCALATE_NODES
+# branch-and-bound nodes; one that runs past it is finished on Gurobi's own presolve and cuts
+# (FINISH), and the next instance starts on the speed settings again. Untrained 25-item
+# knapsacks (near-equal weights and prices) ran into every time limit without cuts, where cuts
+# settle them in 0.1-0.3 s (Gurobi's heuristics add nothing there and triple a dense instance's
+# time). Kept for good, as the switch once was, a dense [-5, 5] model paid the defaults on every
+# instance after its first hard one: 3-4x (docs/records/solvers.md, "A switch per instance").
 ESCALATE_NODES = 500
+FINISH: dict[str, Any] = {"Presolve": -1, "Cuts": -1}
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
 # The core's tolerance in the data, as in the HiGHS and SCIP plugins: rows ``A y <= b +
 # FEASIBILITY_TOL``, equalities a band ``b_eq -/+ FEASIBILITY_TOL``. With rows at ``b`` and
@@ -80,7 +83,7 @@ class GurobiModel:
     relaxed: Any
     batch: ILPBatch
     block: tuple[Any, Any, int] | None = None
-    tuned: bool = True  # on the speed settings (with ESCALATE_NODES), not yet Gurobi's own
+    tuned: bool = True  # on the speed settings, each instance past ESCALATE_NODES finished on FINISH
 
 
 class GurobiSolver(PersistentModelSolver):
@@ -286,17 +289,21 @@ class GurobiSolver(PersistentModelSolver):
         raise RuntimeError(f"Gurobi ended with status code {status}")
 
     def _escalate(self, model: GurobiModel) -> None:
-        """A tuned solve past ``ESCALATE_NODES``: the model takes Gurobi's own settings for good,
-        and the instance goes on from where it stopped (its incumbent kept) within what is left
-        of the time limit."""
+        """A tuned solve past ``ESCALATE_NODES``: the instance is finished on ``FINISH`` (its
+        incumbent kept, within what is left of the time limit), then the model is put back on
+        the speed settings for the next one."""
         gmodel = model.mip
         spent = gmodel.getAttr("Runtime")
-        self._own_defaults(gmodel)
+        finish = {key: value for key, value in FINISH.items() if key not in self.params}
+        for key, value in finish.items():
+            gmodel.setParam(key, value)
         gmodel.setParam("NodeLimit", float("inf"))
-        model.tuned = False
         if self.time_limit is not None:
             gmodel.setParam("TimeLimit", max(self.time_limit - spent, 0.0))
         gmodel.optimize()
+        for key in finish:
+            gmodel.setParam(key, DEFAULT_PARAMS[key])
+        gmodel.setParam("NodeLimit", ESCALATE_NODES)
         if self.time_limit is not None:
             gmodel.setParam("TimeLimit", self.time_limit)
 

@@ -76,10 +76,13 @@ DEFAULT_OPTIONS: dict[str, Any] = {
 SPEED_OPTIONS = ("mip_heuristic_run_feasibility_jump", "presolve", "mip_detect_symmetry", "mip_allow_restart",
                  "mip_pscost_minreliable", "mip_heuristic_effort", "mip_heuristic_run_rens",
                  "mip_heuristic_run_rins", "mip_heuristic_run_root_reduced_cost", "mip_pool_soft_limit")
-# A model on the speed settings that has not ended after this many nodes goes on with HiGHS' own
-# (SPEED_OPTIONS at its defaults) and keeps them, as the Gurobi and SCIP plugins do: untrained
-# knapsacks of near-alike items took it many times its defaults' time (docs/records/solvers.md,
-# "When the tuning does not pay"); the fuzz families' tiny instances end in far fewer nodes.
+# Each instance of a model on the speed settings starts on them with a budget of ESCALATE_NODES
+# branch-and-bound nodes; one that runs past it is solved again on HiGHS' own (SPEED_OPTIONS at
+# its defaults), and the next instance starts on the speed settings again, as in the Gurobi and
+# SCIP plugins: untrained knapsacks of near-alike items took it many times its defaults' time
+# (docs/records/solvers.md, "When the tuning does not pay"). Kept for good, as the switch once
+# was, a dense [-5, 5] model paid the defaults on every instance after its first hard one, 3x
+# (docs/records/solvers.md, "A switch per instance").
 ESCALATE_NODES = 500
 
 
@@ -170,7 +173,7 @@ class HighsModel:
     block: tuple[Any, np.ndarray] | None = None
     cutoff: float = np.inf
     hit_rate: float = 1.0
-    tuned: bool = True  # on the speed settings, stopped at ESCALATE_NODES; then on HiGHS' own
+    tuned: bool = True  # on the speed settings; an instance past ESCALATE_NODES solved again on HiGHS' own
 
 
 class HighsSolver(PersistentModelSolver):
@@ -203,12 +206,17 @@ class HighsSolver(PersistentModelSolver):
                 raise ValueError(f"params: HiGHS rejected option {key}={value!r}: a value out of its range")
         self.options = options
 
+    def _model_options(self, num_variables: int) -> dict[str, Any]:
+        """The options of a model of ``num_variables`` columns on the speed settings."""
+        options = dict(self.options)
+        if num_variables >= PRESOLVE_FROM and "presolve" not in self.params:
+            options["presolve"] = "on"  # large models: it pays (PRESOLVE_FROM)
+        return options
+
     def build_model(self, batch: ILPBatch) -> HighsModel:
         hs = self._highspy
         highs = new_highs(hs)
-        options = dict(self.options)
-        if batch.num_variables >= PRESOLVE_FROM and "presolve" not in self.params:
-            options["presolve"] = "on"  # large models: it pays (PRESOLVE_FROM)
+        options = self._model_options(batch.num_variables)
         if batch.unbounded_integers:  # a fresh Highs holds HiGHS' defaults: leave them (SPEED_OPTIONS)
             options = {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
         elif "mip_max_nodes" not in self.params:
@@ -351,21 +359,24 @@ class HighsSolver(PersistentModelSolver):
         return integral_answer(np.array(relaxation.getSolution().col_value), model.integer, INTEGRAL_LP_TOL)
 
     def _escalate(self, model: HighsModel, spent: float) -> Any:
-        """A tuned solve past ``ESCALATE_NODES``: the model takes HiGHS' own settings for good
-        (``params`` kept) and the instance is solved again within what is left of the time limit;
-        its model status."""
+        """A tuned solve past ``ESCALATE_NODES``: the instance is solved again on HiGHS' own
+        settings (``params`` kept) within what is left of the time limit, then the model is put
+        back on the speed settings for the next one; the instance's model status."""
         highs, fresh = model.highs, new_highs(self._highspy)
-        for key in SPEED_OPTIONS:
-            if key not in self.params:
-                highs.setOptionValue(key, fresh.getOptionValue(key)[1])
-        highs.setOptionValue("mip_max_nodes", fresh.getOptionValue("mip_max_nodes")[1])
-        model.tuned = False
+        speed = [key for key in SPEED_OPTIONS if key not in self.params]
+        for key in (*speed, "mip_max_nodes"):
+            highs.setOptionValue(key, fresh.getOptionValue(key)[1])
         if self.time_limit is not None:
             highs.setOptionValue("time_limit", max(self.time_limit - spent, 1e-3))
         run_highs(highs, self._highspy)
+        status = highs.getModelStatus()
+        tuned = self._model_options(len(model.columns))
+        for key in speed:
+            highs.setOptionValue(key, tuned[key])
+        highs.setOptionValue("mip_max_nodes", ESCALATE_NODES)
         if self.time_limit is not None:
             highs.setOptionValue("time_limit", self.time_limit)
-        return highs.getModelStatus()
+        return status
 
     def solve_instance(self, model: HighsModel, c: np.ndarray, start: np.ndarray | None = None
                        ) -> tuple[Status, np.ndarray | None]:

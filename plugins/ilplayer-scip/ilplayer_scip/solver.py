@@ -58,11 +58,14 @@ SPEED_PARAMS = ("presolving/maxrounds", "heuristics/emphasis", "separating/empha
 # once. Both are tried in turn, the exact rows first, each try's time limit twice the last
 # one's, starting here (docs/records/solvers.md, "Unbounded integers and the speed settings").
 FIRST_SLICE = 0.05
-# A model on the speed settings that has not ended after this many nodes is built again on
-# SCIP's own (SPEED_PARAMS left at its defaults) and the instance solved there; the model keeps
-# them. Untrained 25-item knapsacks (near-equal weights and prices: bounded binaries) ran into
-# every time limit with the speed settings (docs/records/solvers.md, "When the tuning does not
-# pay"); the fuzz families' tiny instances end in far fewer nodes.
+# Each instance of a model on the speed settings starts on them with a budget of ESCALATE_NODES
+# branch-and-bound nodes; one that runs past it is solved on a second model of the same rows on
+# SCIP's own settings (SPEED_PARAMS at its defaults; built on first use, kept beside the tuned
+# one), and the next instance starts on the speed settings again. Untrained 25-item knapsacks
+# (near-equal weights and prices: bounded binaries) ran into every time limit with the speed
+# settings (docs/records/solvers.md, "When the tuning does not pay"). Kept for good, as the
+# switch once was, a dense [-5, 5] model paid the defaults on every instance after its first
+# hard one, 2-3x (docs/records/solvers.md, "A switch per instance").
 ESCALATE_NODES = 500
 
 
@@ -78,15 +81,17 @@ class ScipModel:
     batch: ILPBatch
     lp: Any = None
     exact: tuple[Any, list[Any], list[Any]] | None = None
-    tuned: bool = True  # on the speed settings, stopped at ESCALATE_NODES; then rebuilt on SCIP's own
+    tuned: bool = True  # on the speed settings; an instance past ESCALATE_NODES solved on ``own``
+    own: tuple[Any, list[Any], list[Any]] | None = None  # the banded rows on SCIP's own settings
 
 
 def _free_model(model: ScipModel) -> None:
     """Free a constraint set's SCIP models and its LP relaxation."""
     model.lp = None
-    exact, model.exact = model.exact, None
-    if exact is not None:
-        exact[0].freeProb()
+    for other in (model.exact, model.own):
+        if other is not None:
+            other[0].freeProb()
+    model.exact = model.own = None
     model.scip.freeProb()
 
 
@@ -294,16 +299,15 @@ class ScipSolver(PersistentModelSolver):
 
     def _escalate(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None, spent: float
                   ) -> tuple[str, np.ndarray | None, bool]:
-        """A tuned solve past ``ESCALATE_NODES``: the model is built again on SCIP's own settings
-        (kept for its later instances) and the instance solved there from ``start`` (the best
-        point so far) within what is left of the time limit."""
-        model.scip.freeProb()
-        model.scip, model.y, model.terms = self._scip_model(model.batch, banded=True, tuned=False)
-        model.tuned = False
+        """A tuned solve past ``ESCALATE_NODES``: the instance is solved from ``start`` (the best
+        point so far) on the constraint set's model on SCIP's own settings, within what is left
+        of the time limit; the next instance starts on the tuned model again."""
+        if model.own is None:
+            model.own = self._scip_model(model.batch, banded=True, tuned=False)
         limit = None if self.time_limit is None else max(self.time_limit - spent, 1e-3)
-        found = self._optimize(model.scip, model.y, model.terms, c, start, limit)
+        found = self._optimize(*model.own, c, start, limit)
         if limit is not None:
-            model.scip.setParam("limits/time", self.time_limit)
+            model.own[0].setParam("limits/time", self.time_limit)
         return found
 
     def solve_instance(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None = None
