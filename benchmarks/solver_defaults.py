@@ -26,7 +26,7 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.testing.milp_fuzz import MilpCase, milp_case, slab_case, tie_knapsack_case
+from ilplayer.testing.milp_fuzz import MilpCase, lattice_case, milp_case, slab_case, tie_knapsack_case
 
 
 def _highs_defaults(case: MilpCase, limit: float) -> str:
@@ -106,14 +106,15 @@ def tuned_params(name: str) -> dict:
     return {key: DEFAULT_PARAMS[key] for key in SPEED_PARAMS}
 
 
-def held_out_cases(slabs: int, random: int, start: int, knapsacks: int = 0) -> list[MilpCase]:
-    """``slabs`` slab programs, ``random`` fuzz programs with an unbounded integer variable and
-    ``knapsacks`` near-tie binary knapsacks (one cost vector each), from seed ``start`` on:
-    seeds no test uses."""
+def held_out_cases(slabs: int, random: int, start: int, knapsacks: int = 0, lattices: int = 0) -> list[MilpCase]:
+    """``slabs`` slab programs, ``random`` fuzz programs with an unbounded integer variable,
+    ``knapsacks`` near-tie binary knapsacks and ``lattices`` programs of fractional equalities
+    over unbounded integers (one cost vector each), from seed ``start`` on: seeds no test uses."""
     cases = [slab_case(seed) for seed in range(start, start + slabs)]
     cases += [tie_knapsack_case(seed) for seed in range(start, start + knapsacks)]
+    cases += [lattice_case(seed) for seed in range(start, start + lattices)]
     seed = start
-    while len(cases) < slabs + knapsacks + random:
+    while len(cases) < slabs + knapsacks + lattices + random:
         case = milp_case(seed, batch=1)
         seed += 1
         if (case.integrality & ~(np.isfinite(case.lb) & np.isfinite(case.ub))).any():
@@ -122,8 +123,13 @@ def held_out_cases(slabs: int, random: int, start: int, knapsacks: int = 0) -> l
 
 
 def _same(ours: str, theirs: str) -> bool:
-    if theirs == "infeasible-or-unbounded":
-        return ours in ("infeasible", "unbounded")
+    """Whether two statuses agree: the same, or one decides what the other leaves open
+    ("infeasible or unbounded")."""
+    open_ = ("infeasible-or-unbounded", "infeasible_or_unbounded")
+    if theirs in open_:
+        return ours in ("infeasible", "unbounded", *open_)
+    if ours in open_:
+        return theirs in ("infeasible", "unbounded")
     return ours == theirs
 
 
@@ -134,6 +140,8 @@ def main() -> None:
     parser.add_argument("--random", type=int, default=100, help="fuzz programs with an unbounded integer")
     parser.add_argument("--knapsacks", type=int, default=0,
                         help="binary knapsacks of near-alike items (milp_fuzz.tie_knapsack_case)")
+    parser.add_argument("--lattices", type=int, default=0,
+                        help="fractional equalities over unbounded integers (milp_fuzz.lattice_case)")
     parser.add_argument("--start", type=int, default=900_000, help="first seed (held out from the tests)")
     parser.add_argument("--limit", type=float, default=10.0, help="seconds per solve, both sides")
     parser.add_argument("--bound", type=float, default=10.0, help="the ratio an instance must stay under")
@@ -143,17 +151,18 @@ def main() -> None:
     torch.set_num_threads(1)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     warnings.simplefilter("ignore")
-    cases = held_out_cases(args.slabs, args.random, args.start, args.knapsacks)
+    cases = held_out_cases(args.slabs, args.random, args.start, args.knapsacks, args.lattices)
     if args.seeds:
         cases = [case for case in cases if case.seed in args.seeds]
     print(f"{len(cases)} held-out programs ({args.slabs} slabs, {args.random} fuzz with an unbounded integer, "
-          f"{args.knapsacks} near-tie knapsacks), "
+          f"{args.knapsacks} near-tie knapsacks, {args.lattices} lattices), "
           f"time limit {args.limit} s, one thread")
     for name in args.solvers:
         ratios, over, differ = [], [], []
+        undecided = 0
         ours_total = theirs_total = 0.0
         options = {"time_limit": args.limit, "params": tuned_params(name) if args.tuned else {}}
-        warm = slab_case(args.start - 1, feasible=True)  # loads each side's library; not timed
+        warm = slab_case(args.start + 10**7, feasible=True)  # loads each side's library; not timed
         DEFAULTS[name](warm, args.limit)
         ilplayer.solve(warm.c, warm.A, warm.b, warm.lb, warm.ub, solver=name, executor="serial",
                        solver_options=options, integrality=warm.integrality)
@@ -174,11 +183,13 @@ def main() -> None:
                 over.append((case.seed, case.kinds[0], round(ours_s * 1e3, 2), round(theirs_s * 1e3, 2)))
             if theirs != "no answer" and not _same(ours, theirs):
                 differ.append((case.seed, case.kinds[0], ours, theirs))
+            undecided += ours == "infeasible_or_unbounded" and theirs in ("infeasible", "unbounded")
         ratio = np.array(ratios)
         label = f"{name} (tuned)" if args.tuned else name
         print(f"{label}: ilplayer {ours_total:.2f} s, defaults {theirs_total:.2f} s; per instance ratio median "
               f"{np.median(ratio):.2f}, max {ratio.max():.2f}; over {args.bound:g}x: {len(over)}; "
-              f"statuses differ: {len(differ)}")
+              f"statuses differ: {len(differ)}; left open (ilplayer 'infeasible or unbounded' where the defaults "
+              f"decided): {undecided}")
         for row in over[:10]:
             print(f"  over: seed {row[0]} ({row[1]}) {row[2]} ms vs {row[3]} ms")
         for row in differ[:10]:

@@ -22,15 +22,11 @@ from ilplayer.executors import Backend, plan_tasks
 from ilplayer.matrices import nonzero_rows
 from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver
-from ilplayer.types import Capability, ILPBatch, SolveResult, Status
+from ilplayer.types import VERIFY_TOL, Capability, ILPBatch, SolveResult, Status
 from ilplayer.workers import BatchExecutor, SolverRecipe, TaskFailure, one_blas_thread, solve_task
 
 __all__ = ["backend_groups", "box_optima", "check_capabilities", "placeholder_solution", "solve_problem"]
 
-VERIFY_TOL = 1e-6  # integrality and constraint tolerance when checking a backend's answer
-# With continuous variables a row is met within the solvers' own feasibility tolerance of
-# their LP, relative to the row's activity: checked at MILP_VERIFY_TOL (1 + |b| + |A||y|).
-MILP_VERIFY_TOL = 1e-5
 
 
 def placeholder_solution(lb: np.ndarray, ub: np.ndarray, integrality: np.ndarray | None = None) -> np.ndarray:
@@ -49,28 +45,8 @@ def placeholder_solution(lb: np.ndarray, ub: np.ndarray, integrality: np.ndarray
 def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str) -> SolveResult:
     y, status = result.y.copy(), result.status.copy()
     solved = np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT))
-    bad = solved & ~np.isfinite(y).all(axis=1)
-    y = np.where(np.isfinite(y), y, 0.0)
-    integer = batch.integrality
-    # Integer variables are rounded (an LP value of -1e-17 becomes 0.0), continuous ones put
-    # back inside their bounds (a solver's 1e-9 outside).
-    rounded = batch.round_integers(y)
-    bad |= solved & (np.abs(y - rounded) > VERIFY_TOL).any(axis=1)
-    slack = lambda bound: VERIFY_TOL * (1 + np.abs(bound))
-    outside = (y < batch.lb - slack(batch.lb)) | (y > batch.ub + slack(batch.ub))
-    bad |= solved & outside.any(axis=1)
-    rounded = np.where(integer, rounded, np.clip(rounded, batch.lb, batch.ub))
-    if integer.all():
-        tol, scale, scale_eq = VERIFY_TOL, 1.0 + np.abs(batch.b), 1.0 + np.abs(batch.b_eq)
-    else:
-        size = np.abs(rounded)
-        tol = MILP_VERIFY_TOL
-        scale = 1.0 + np.abs(batch.b) + times(abs(batch.A), size)
-        scale_eq = 1.0 + np.abs(batch.b_eq) + times(abs(batch.A_eq), size)
-    excess = times(batch.A, rounded) - batch.b
-    bad |= solved & (excess > tol * scale).any(axis=1)
-    gap = np.abs(times(batch.A_eq, rounded) - batch.b_eq)
-    bad |= solved & (gap > tol * scale_eq).any(axis=1)
+    rounded, valid = batch.checked_points(y)
+    bad = solved & ~valid
     if bad.any():
         warnings.warn(f"solver {solver!r} returned an invalid solution (not integral where asked, outside "
                       f"the box or violating A y <= b or A_eq y = b_eq) for instances {rows[bad].tolist()}; they "

@@ -14,6 +14,7 @@ backend only through [`ModelHooks`][ilplayer.engine.ModelHooks].
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from typing import Any, Protocol, Union, cast
@@ -171,16 +172,51 @@ class ModelHooks(Protocol):
                        ) -> tuple[Status, np.ndarray | None]: ...
 
 
+# Branch-and-bound nodes for the zero-cost check that tells an unbounded instance from an
+# infeasible one (`infeasible_or_unbounded`): the fuzz families' checks end at the root.
+CHECK_NODES = 1
+
+
+def in_turns(tries: list[Any], time_limit: float | None, first_slice: float = 0.05) -> Any:
+    """Each of ``tries`` in turn, round and round, each turn's time limit twice the last turn's
+    (from ``first_slice`` seconds), until one answers or ``time_limit`` is spent; its result, or
+    the last one's at the limit. A try takes its time limit in seconds and returns
+    ``(answered, result)``.
+
+    For a model whose search is erratic in its form (banded and exact rows: each was seen to run
+    into any time limit where the other answered at once), so that neither form can hang the
+    instance while the other would answer."""
+    budget = float("inf") if time_limit is None else time_limit
+    spent, slice_, turn = 0.0, first_slice, 0
+    while True:
+        limit = max(min(slice_, budget - spent), 1e-3)
+        began = time.perf_counter()
+        answered, result = tries[turn % len(tries)](limit)
+        spent += time.perf_counter() - began
+        turn += 1
+        if answered or spent >= budget - 1e-3:
+            return result
+        slice_ *= 2
+
+
 def infeasible_or_unbounded(hooks: ModelHooks, model: Any, n: int) -> Status:
     """The status of an instance its solver called unbounded, or "infeasible or unbounded":
-    ``UNBOUNDED`` when the same model with zero costs has a point, else ``INFEASIBLE``. (A MIP
-    solver's "unbounded" may speak of its relaxation's ray alone; with a feasible point and
-    rational data the MILP is unbounded too.)"""
-    code, _ = hooks.solve_instance(model, np.zeros(n))
-    if code == Status.OPTIMAL:
+    ``UNBOUNDED`` when the same model with zero costs has a point, ``INFEASIBLE`` when it has
+    none, ``INFEASIBLE_OR_UNBOUNDED`` when that check was not settled within ``CHECK_NODES``
+    branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context) or the time
+    limit. (A MIP solver's "unbounded" may speak of its relaxation's ray alone; with a feasible
+    point and rational data the MILP is unbounded too.) Finding that point can be as hard as
+    any integer program, where the solver's own answer, "infeasible or unbounded", took
+    milliseconds: unchecked, it ran into every time limit (`milp_fuzz.lattice_case`)."""
+    limit = getattr(hooks, "node_limit", None)
+    with limit(model, CHECK_NODES) if limit is not None else contextlib.nullcontext():
+        code, _ = hooks.solve_instance(model, np.zeros(n))
+    if code in (Status.OPTIMAL, Status.TIME_LIMIT):  # a point: feasible
         return Status.UNBOUNDED
     if code == Status.INFEASIBLE:
         return Status.INFEASIBLE
+    if code == Status.TIME_LIMIT_NO_SOLUTION:
+        return Status.INFEASIBLE_OR_UNBOUNDED
     raise RuntimeError(f"the feasibility check of an unbounded instance ended with {Status(code).name}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ilplayer.engine import (
     Multipliers,
+    in_turns,
     infeasible_or_unbounded,
     integral_answer,
     multipliers_in_blocks,
@@ -42,6 +43,7 @@ __all__ = [
     "dense",
     "hookimpl",
     "import_solver_library",
+    "in_turns",
     "infeasible_or_unbounded",
     "integral_answer",
     "is_sparse",

@@ -15,6 +15,11 @@ import numpy as np
 
 from ilplayer.matrices import frozen_csr, is_sparse, stack_rows
 
+VERIFY_TOL = 1e-6  # integrality and constraint tolerance when checking a backend's answer
+# With continuous variables a row is met within the solvers' own feasibility tolerance of
+# their LP, relative to the row's activity: checked at MILP_VERIFY_TOL (1 + |b| + |A||y|).
+MILP_VERIFY_TOL = 1e-5
+
 __all__ = [
     "Capability",
     "ILPBatch",
@@ -48,6 +53,11 @@ class Status(enum.IntEnum):
     POOLED = 6
     """Answered from a pool of known decisions (``solve_ratio`` < 1): the pooled point of least
     cost, feasible but not proven optimal; no solver was called."""
+    INFEASIBLE_OR_UNBOUNDED = 7
+    """No optimum exists (the solver proved it), and whether the instance is infeasible or
+    unbounded was not settled within the check's node budget (possible only with an infinite
+    bound: a lattice point on fractional equalities can be as hard to find as any integer
+    program); ``y`` is a placeholder."""
 
     @property
     def has_solution(self) -> bool:
@@ -219,6 +229,34 @@ class ILPBatch:
     def round_integers(self, y: np.ndarray) -> np.ndarray:
         """``y`` with its integer variables rounded to the nearest integer (the rest kept)."""
         return np.where(self.integrality, np.rint(y), y) + 0.0  # + 0.0: no -0.0
+
+    def checked_points(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The core's answer check of points ``y`` (k, n): ``(points, valid)``, the points with
+        their integer variables rounded and continuous ones put back inside their bounds, and
+        per point whether it is finite, integral where asked, in the box, and meets ``A y <= b``
+        and ``A_eq y = b_eq`` within ``VERIFY_TOL`` (``MILP_VERIFY_TOL`` relative to the rows'
+        activity where a variable is continuous). The one definition of a feasible answer."""
+        finite = np.isfinite(y).all(axis=1)
+        y = np.where(np.isfinite(y), y, 0.0)
+        integer = self.integrality
+        # Integer variables are rounded (an LP value of -1e-17 becomes 0.0), continuous ones put
+        # back inside their bounds (a solver's 1e-9 outside).
+        rounded = self.round_integers(y)
+        valid = finite & (np.abs(y - rounded) <= VERIFY_TOL).all(axis=1)
+        slack = lambda bound: VERIFY_TOL * (1 + np.abs(bound))
+        valid &= ~((y < self.lb - slack(self.lb)) | (y > self.ub + slack(self.ub))).any(axis=1)
+        rounded = np.where(integer, rounded, np.clip(rounded, self.lb, self.ub))
+        times = lambda matrix: np.asarray(matrix @ rounded.T).T
+        if integer.all():
+            tol, scale, scale_eq = VERIFY_TOL, 1.0 + np.abs(self.b), 1.0 + np.abs(self.b_eq)
+        else:
+            size = np.abs(rounded)
+            tol = MILP_VERIFY_TOL
+            scale = 1.0 + np.abs(self.b) + np.asarray(abs(self.A) @ size.T).T
+            scale_eq = 1.0 + np.abs(self.b_eq) + np.asarray(abs(self.A_eq) @ size.T).T
+        valid &= ~(times(self.A) - self.b > tol * scale).any(axis=1)
+        valid &= ~(np.abs(times(self.A_eq) - self.b_eq) > tol * scale_eq).any(axis=1)
+        return rounded, valid
 
     def with_rows(self, c: np.ndarray | None = None, A: np.ndarray | None = None,
                   b: np.ndarray | None = None, A_eq: np.ndarray | None = None,

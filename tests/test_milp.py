@@ -3,6 +3,7 @@ core's guarantees (answer check, LP first, no search around a start, warm starts
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 
@@ -18,6 +19,7 @@ from ilplayer.losses import FenchelYoung, SPOPlus
 from ilplayer.testing.milp_fuzz import (
     fuzz_milp_backend,
     judge_milp,
+    lattice_case,
     milp_case,
     milp_cases_for,
     milp_oracle,
@@ -369,3 +371,69 @@ def test_an_instance_past_the_node_budget_is_finished_on_the_solvers_own_and_the
     assert len(finished) >= 2
     solver.close()
     plain.close()
+
+
+@pytest.mark.parametrize("backend", MILP_BACKENDS)
+def test_programs_whose_feasibility_is_a_lattice_search_get_an_answer_not_a_hang(backend):
+    # Two fractional equalities over unbounded integers (milp_fuzz.lattice_case): the LP
+    # relaxation is unbounded under most costs, and telling an unbounded program from an
+    # infeasible one means finding a lattice point on the equalities, which ran into every time
+    # limit on HiGHS and Gurobi (status ERROR) where their defaults answer "infeasible or
+    # unbounded" in milliseconds. The check now stops after CHECK_NODES nodes, and every program
+    # here is feasible by construction: no INFEASIBLE, no ERROR, well within the limit.
+    require(backend)
+    for seed in (11, 25, 41):
+        case = lattice_case(seed)
+        began = time.perf_counter()
+        _, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver=backend, executor="serial",
+                                   solver_options={"time_limit": 20.0}, A_eq=case.A_eq, b_eq=case.b_eq,
+                                   integrality=case.integrality)
+        assert Status.names(status)[0] in ("optimal", "unbounded", "infeasible_or_unbounded"), seed
+        assert time.perf_counter() - began < 10.0, seed
+
+
+def test_in_turns_gives_each_try_a_doubling_slice_until_one_answers():
+    from ilplayer.engine import in_turns
+
+    slices = []
+
+    def attempt(name, answers_at):
+        def run(limit):
+            slices.append((name, limit))
+            return limit >= answers_at, name
+        return run
+
+    assert in_turns([attempt("exact", 1.0), attempt("band", 0.3)], None, 0.05) == "band"
+    assert slices == [("exact", 0.05), ("band", 0.1), ("exact", 0.2), ("band", 0.4)]
+    slices.clear()
+    began = time.perf_counter()
+    assert in_turns([attempt("exact", 99.0)], 0.0, 0.05) == "exact"  # no time: one try, its result
+    assert time.perf_counter() - began < 1.0 and len(slices) == 1
+
+
+def test_a_feasibility_check_cut_short_leaves_the_status_open():
+    from ilplayer.engine import infeasible_or_unbounded
+
+    class Hooks:
+        name = "stub-check"
+
+        def __init__(self, code):
+            self.code, self.limits = code, []
+
+        @contextlib.contextmanager
+        def node_limit(self, model, nodes):
+            self.limits.append(nodes)
+            yield
+
+        def solve_instance(self, model, c, start=None):
+            assert not c.any()  # the check: zero costs
+            return self.code, None
+
+    from ilplayer.engine import CHECK_NODES
+
+    for code, expected in ((Status.OPTIMAL, Status.UNBOUNDED), (Status.TIME_LIMIT, Status.UNBOUNDED),
+                           (Status.INFEASIBLE, Status.INFEASIBLE),
+                           (Status.TIME_LIMIT_NO_SOLUTION, Status.INFEASIBLE_OR_UNBOUNDED)):
+        hooks = Hooks(code)
+        assert infeasible_or_unbounded(hooks, None, 3) == expected
+        assert hooks.limits == [CHECK_NODES]

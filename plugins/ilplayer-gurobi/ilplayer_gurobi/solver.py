@@ -3,6 +3,8 @@ worker process), one model per ``(A, b)``; only the objective changes between in
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -53,9 +55,9 @@ OWN_DEFAULTS: dict[str, Any] = {"Presolve": -1, "Cuts": -1, "Heuristics": 0.05}
 # branch-and-bound nodes; one that runs past it is finished on Gurobi's own presolve and cuts
 # (FINISH), and the next instance starts on the speed settings again. Untrained 25-item
 # knapsacks (near-equal weights and prices) ran into every time limit without cuts, where cuts
-# settle them in 0.1-0.3 s (Gurobi's heuristics add nothing there and triple a dense instance's
-# time). Kept for good, as the switch once was, a dense [-5, 5] model paid the defaults on every
-# instance after its first hard one: 3-4x (docs/records/solvers.md, "A switch per instance").
+# settle them at once (Gurobi's heuristics add nothing there and slow a dense instance down).
+# Kept for good, as the switch once was, a dense [-5, 5] model paid the defaults on every
+# instance after its first hard one (docs/records/solvers.md, "A switch per instance").
 ESCALATE_NODES = 500
 FINISH: dict[str, Any] = {"Presolve": -1, "Cuts": -1}
 INTEGRAL_LP_TOL = 1e-9  # an LP vertex this close to integers is taken as the MIP optimum
@@ -284,9 +286,23 @@ class GurobiSolver(PersistentModelSolver):
             batch = model.batch
             finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
             return (Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))), None
-        if status == grb.TIME_LIMIT:
+        if status in (grb.TIME_LIMIT, grb.NODE_LIMIT):  # a limit stopped the search
             return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"Gurobi ended with status code {status}")
+
+    @contextlib.contextmanager
+    def node_limit(self, model: GurobiModel, nodes: int) -> Iterator[None]:
+        """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
+        ``FINISH``); for the core's feasibility check of an unbounded instance."""
+        gmodel, tuned = model.mip, model.tuned
+        before = gmodel.getParamInfo("NodeLimit")[2]
+        gmodel.setParam("NodeLimit", min(before, nodes))
+        model.tuned = False
+        try:
+            yield
+        finally:
+            gmodel.setParam("NodeLimit", before)
+            model.tuned = tuned
 
     def _escalate(self, model: GurobiModel) -> None:
         """A tuned solve past ``ESCALATE_NODES``: the instance is finished on ``FINISH`` (its

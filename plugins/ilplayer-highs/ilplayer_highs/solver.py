@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,7 +83,7 @@ SPEED_OPTIONS = ("mip_heuristic_run_feasibility_jump", "presolve", "mip_detect_s
 # its defaults), and the next instance starts on the speed settings again, as in the Gurobi and
 # SCIP plugins: untrained knapsacks of near-alike items took it many times its defaults' time
 # (docs/records/solvers.md, "When the tuning does not pay"). Kept for good, as the switch once
-# was, a dense [-5, 5] model paid the defaults on every instance after its first hard one, 3x
+# was, a dense [-5, 5] model paid the defaults on every instance after its first hard one
 # (docs/records/solvers.md, "A switch per instance").
 ESCALATE_NODES = 500
 
@@ -174,6 +176,9 @@ class HighsModel:
     cutoff: float = np.inf
     hit_rate: float = 1.0
     tuned: bool = True  # on the speed settings; an instance past ESCALATE_NODES solved again on HiGHS' own
+    exact_first: bool = False  # an unbounded integer: the exact rows' MIP first, then the banded one
+    exact: Any = None  # the MIP on the exact rows (made on first use)
+    batch: ILPBatch | None = None  # the constraint set (``exact_first`` models)
 
 
 class HighsSolver(PersistentModelSolver):
@@ -213,12 +218,16 @@ class HighsSolver(PersistentModelSolver):
             options["presolve"] = "on"  # large models: it pays (PRESOLVE_FROM)
         return options
 
+    def _own_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` without the speed settings that ``params`` leave to HiGHS' defaults."""
+        return {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
+
     def build_model(self, batch: ILPBatch) -> HighsModel:
         hs = self._highspy
         highs = new_highs(hs)
         options = self._model_options(batch.num_variables)
         if batch.unbounded_integers:  # a fresh Highs holds HiGHS' defaults: leave them (SPEED_OPTIONS)
-            options = {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
+            options = self._own_options(options)
         elif "mip_max_nodes" not in self.params:
             options["mip_max_nodes"] = ESCALATE_NODES
         for key, value in options.items():
@@ -261,7 +270,8 @@ class HighsSolver(PersistentModelSolver):
         return HighsModel(highs, np.arange(n, dtype=np.int32), relaxation, lp,
                           batch.integrality, batch.num_equalities,
                           starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()),
-                          tuned=not batch.unbounded_integers and "mip_max_nodes" not in self.params)
+                          tuned=not batch.unbounded_integers and "mip_max_nodes" not in self.params,
+                          exact_first=batch.unbounded_integers, batch=batch if batch.unbounded_integers else None)
 
     def _block_lp(self, model: HighsModel) -> tuple[Any, np.ndarray]:
         """BLOCK copies of the relaxation's rows side by side, as one warm-started LP."""
@@ -378,6 +388,72 @@ class HighsSolver(PersistentModelSolver):
             highs.setOptionValue("time_limit", self.time_limit)
         return status
 
+    def _exact_mip(self, model: HighsModel) -> Any:
+        """The MIP on the exact rows (equalities as equalities), on HiGHS' own settings and its
+        own integrality tolerance (its answers are checked on the core's terms); made once."""
+        if model.exact is None:
+            hs, lp = self._highspy, model.lp
+            highs = new_highs(hs)
+            for key, value in self._own_options(self._model_options(lp.num_col_)).items():
+                if key != "mip_feasibility_tolerance" or key in self.params:
+                    highs.setOptionValue(key, value)
+            lp.integrality_ = [hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
+                               for integer in model.integer]
+            try:
+                if highs.passModel(lp) != hs.HighsStatus.kOk:
+                    raise RuntimeError("HiGHS rejected the model on the exact rows")
+            finally:
+                lp.integrality_ = []
+            model.exact = highs
+        return model.exact
+
+    def _run(self, highs: Any) -> Any:
+        """Run ``highs``; its model status (an "Unknown" run once more from scratch)."""
+        run_highs(highs, self._highspy)
+        status = highs.getModelStatus()
+        if status == self._highspy.HighsModelStatus.kUnknown:
+            # Measured on HiGHS 1.16: an LP re-solved from the basis of an unbounded one may end
+            # "Unknown"; from scratch it is decided (fuzz seed 100203).
+            highs.clearSolver()
+            run_highs(highs, self._highspy)
+            status = highs.getModelStatus()
+        return status
+
+    def _exact_first(self, model: HighsModel, c: np.ndarray) -> tuple[Any, Any]:
+        """A model with an unbounded integer: its MIP on the exact rows first, then, where those
+        have no point on the core's terms, on the core's band within what is left of the time
+        limit; ``(model status, the Highs that answered)``.
+
+        Banded equalities are ranges, which HiGHS' presolve cannot use as equalities: they took
+        many times the defaults' time, and on fractional equalities over unbounded integers HiGHS
+        ran far past its time limit there where the exact rows answer at once
+        (`milp_fuzz.lattice_case`; docs/records/solvers.md, "Lattice points"). The band stays as
+        the second word: float32 data may meet an equality only within it. With HiGHS' tight
+        integrality tolerance (1e-8) the exact rows' search for a lattice point did not end
+        either: they take HiGHS' own, and a point of theirs counts only where it passes the
+        core's answer check."""
+        hs = self._highspy
+        exact = self._exact_mip(model)
+        assert model.batch is not None
+        began = time.perf_counter()
+        exact.changeColsCost(len(model.columns), model.columns, c)
+        status = self._run(exact)
+        if status == hs.HighsModelStatus.kOptimal:
+            point = np.array(exact.getSolution().col_value)[None, :]
+            if model.batch.checked_points(point)[1][0]:
+                return status, exact
+        elif status != hs.HighsModelStatus.kInfeasible:
+            return status, exact  # unbounded, or a limit
+        highs = model.highs  # infeasible on the exact rows, or a point off the core's terms: the band decides
+        highs.changeColsCost(len(model.columns), model.columns, c)
+        if self.time_limit is not None:
+            highs.setOptionValue("time_limit", max(self.time_limit - (time.perf_counter() - began), 1e-3))
+        try:
+            return self._run(highs), highs
+        finally:
+            if self.time_limit is not None:
+                highs.setOptionValue("time_limit", self.time_limit)
+
     def solve_instance(self, model: HighsModel, c: np.ndarray, start: np.ndarray | None = None
                        ) -> tuple[Status, np.ndarray | None]:
         highs, columns = model.highs, model.columns
@@ -406,16 +482,12 @@ class HighsSolver(PersistentModelSolver):
             highs.setOptionValue("objective_bound", cutoff)
             model.cutoff = cutoff
         began = time.perf_counter()
-        run_highs(highs, self._highspy)
-        status = highs.getModelStatus()
+        if model.exact_first:
+            status, highs = self._exact_first(model, c)
+        else:
+            status = self._run(highs)
         if status == hs.HighsModelStatus.kSolutionLimit and model.tuned:
             status = self._escalate(model, time.perf_counter() - began)
-        if status == hs.HighsModelStatus.kUnknown:
-            # Measured on HiGHS 1.16: an LP re-solved from the basis of an unbounded one may end
-            # "Unknown"; from scratch it is decided (fuzz seed 100203).
-            highs.clearSolver()
-            run_highs(highs, self._highspy)
-            status = highs.getModelStatus()
         has_point = highs.getInfo().primal_solution_status == 2  # kSolutionStatusFeasible
         y = np.array(highs.getSolution().col_value) if has_point else None
         no_point = (hs.HighsModelStatus.kInfeasible, hs.HighsModelStatus.kUnboundedOrInfeasible)
@@ -435,6 +507,22 @@ class HighsSolver(PersistentModelSolver):
             return infeasible_or_unbounded(self, model, len(c)), None
         if status in no_point:
             return Status.INFEASIBLE, None
-        if status == hs.HighsModelStatus.kTimeLimit:
+        if status in (hs.HighsModelStatus.kTimeLimit, hs.HighsModelStatus.kSolutionLimit):  # a limit stopped it
             return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"HiGHS ended with model status {highs.modelStatusToString(status)}")
+
+    @contextlib.contextmanager
+    def node_limit(self, model: HighsModel, nodes: int) -> Iterator[None]:
+        """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
+        HiGHS' own settings); for the core's feasibility check of an unbounded instance."""
+        forms = (model.highs, self._exact_mip(model)) if model.exact_first else (model.highs,)
+        before = [highs.getOptionValue("mip_max_nodes")[1] for highs in forms]
+        tuned, model.tuned = model.tuned, False
+        for highs, value in zip(forms, before):
+            highs.setOptionValue("mip_max_nodes", min(value, nodes))
+        try:
+            yield
+        finally:
+            for highs, value in zip(forms, before):
+                highs.setOptionValue("mip_max_nodes", value)
+            model.tuned = tuned

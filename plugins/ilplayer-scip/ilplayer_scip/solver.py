@@ -3,8 +3,10 @@ with ``freeTransform`` between instances; the solve releases the GIL (``optimize
 
 from __future__ import annotations
 
+import contextlib
 import time
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +19,7 @@ from ilplayer.plugin_api import (
     ParameterError,
     PersistentModelSolver,
     Status,
+    in_turns,
     infeasible_or_unbounded,
     multipliers_in_blocks,
     native_value,
@@ -65,7 +68,7 @@ FIRST_SLICE = 0.05
 # (near-equal weights and prices: bounded binaries) ran into every time limit with the speed
 # settings (docs/records/solvers.md, "When the tuning does not pay"). Kept for good, as the
 # switch once was, a dense [-5, 5] model paid the defaults on every instance after its first
-# hard one, 2-3x (docs/records/solvers.md, "A switch per instance").
+# hard one (docs/records/solvers.md, "A switch per instance").
 ESCALATE_NODES = 500
 
 
@@ -279,23 +282,19 @@ class ScipSolver(PersistentModelSolver):
         keeps the best point found."""
         if model.exact is None:
             model.exact = self._scip_model(model.batch, banded=False)
-        models = (model.exact, (model.scip, model.y, model.terms))
-        budget = self.time_limit if self.time_limit is not None else float("inf")
-        spent, slice_, best, turn = 0.0, FIRST_SLICE, None, 0
-        while True:
-            scip_model, y, terms = models[turn % 2]
-            turn += 1
-            limit = max(min(slice_, budget - spent), 1e-3)
-            began = time.perf_counter()
-            status, point, no_bound = self._optimize(scip_model, y, terms, c, start, limit)
-            spent += time.perf_counter() - began
-            if status != "timelimit":
-                return status, point, no_bound
-            if point is not None and (best is None or c @ point < c @ best):
-                best = point
-            if spent >= budget - 1e-3:
-                return status, best, no_bound
-            slice_ *= 2
+        best: list[np.ndarray | None] = [None]
+
+        def on(form: tuple[Any, list[Any], list[Any]]) -> Any:
+            def attempt(limit: float) -> tuple[bool, tuple[str, np.ndarray | None, bool]]:
+                status, point, no_bound = self._optimize(*form, c, start, limit)
+                if status != "timelimit":
+                    return True, (status, point, no_bound)
+                if point is not None and (best[0] is None or c @ point < c @ best[0]):
+                    best[0] = point
+                return False, (status, best[0], no_bound)
+            return attempt
+
+        return in_turns([on(model.exact), on((model.scip, model.y, model.terms))], self.time_limit, FIRST_SLICE)
 
     def _escalate(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None, spent: float
                   ) -> tuple[str, np.ndarray | None, bool]:
@@ -330,6 +329,26 @@ class ScipSolver(PersistentModelSolver):
             return Status.INFEASIBLE, None
         if status in ("inforunbd", "unbounded") or (status == "gaplimit" and no_bound):
             return (Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))), None
-        if status == "timelimit":
+        if status in ("timelimit", "nodelimit"):  # a limit stopped the search
             return (Status.TIME_LIMIT, point) if point is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"SCIP ended with status {status!r}")
+
+    @contextlib.contextmanager
+    def node_limit(self, model: ScipModel, nodes: int) -> Iterator[None]:
+        """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
+        SCIP's own settings); for the core's feasibility check of an unbounded instance."""
+        if model.batch.unbounded_integers and model.exact is None:
+            model.exact = self._scip_model(model.batch, banded=False)
+        forms = [form[0] for form in ((model.scip,), model.exact) if form is not None]
+        for scip_model in forms:
+            self._to_problem_stage(scip_model)
+        before = [scip_model.getParam("limits/nodes") for scip_model in forms]
+        tuned, model.tuned = model.tuned, False
+        for scip_model, value in zip(forms, before):
+            scip_model.setParam("limits/nodes", nodes if value < 0 else min(value, nodes))
+        try:
+            yield
+        finally:
+            for scip_model, value in zip(forms, before):
+                scip_model.setParam("limits/nodes", value)
+            model.tuned = tuned
