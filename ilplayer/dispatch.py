@@ -22,6 +22,7 @@ from ilplayer.executors import Backend, plan_tasks
 from ilplayer.matrices import nonzero_rows
 from ilplayer.problem import ProblemTensors
 from ilplayer.solver import Solver
+from ilplayer.threads import library_threads
 from ilplayer.types import VERIFY_TOL, Capability, ILPBatch, SolveResult, Status
 from ilplayer.workers import BatchExecutor, SolverRecipe, TaskFailure, one_blas_thread, solve_task
 
@@ -206,7 +207,8 @@ def solve_problem(problem: ProblemTensors, backend: Backend | Solver
     device = problem.device
     if Capability.DEVICE_TENSORS in solver.capabilities:
         try:
-            y, status, objective = solver.solve_tensors(problem)
+            with library_threads():  # torch's enumeration: as many threads as the machine has cores free
+                y, status, objective = solver.solve_tensors(problem)
         except Exception as exc:
             warnings.warn(f"solver {solver.name!r} failed on the whole batch: "
                           f"{type(exc).__name__}: {exc}", SolverFailureWarning, stacklevel=2)

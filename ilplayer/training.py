@@ -25,6 +25,7 @@ from ilplayer.metrics import exact_match
 from ilplayer.plugins import preferred_backend
 from ilplayer.seeding import derive_seed, torch_generator
 from ilplayer.separation import INITS, separating_hyperplanes
+from ilplayer.threads import library_threads
 from ilplayer.types import Status
 
 if TYPE_CHECKING:
@@ -187,19 +188,20 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     for epoch in range(start_epoch, epochs):
         order = torch.randperm(num_examples, generator=g)
         total, counts = 0.0, dict[str, int]()
-        for start in range(0, num_examples, batch_size):
-            rows = order[start:start + batch_size]
-            loss, batch_counts = batch_loss(rows)
-            optimizer.zero_grad()
-            if loss.requires_grad:
-                loss.backward()
-                optimizer.step()
-            total += loss.item() * len(rows)
-            for key, count in batch_counts.items():
-                counts[key] = counts.get(key, 0) + count
-        with torch.no_grad():
-            record = {"epoch": epoch + 1, "loss": total / num_examples, **evaluate(),
-                      **{f"{key}_fraction": count / num_examples for key, count in counts.items()}}
+        with library_threads():  # as many of torch's threads as the machine has cores free
+            for start in range(0, num_examples, batch_size):
+                rows = order[start:start + batch_size]
+                loss, batch_counts = batch_loss(rows)
+                optimizer.zero_grad()
+                if loss.requires_grad:
+                    loss.backward()
+                    optimizer.step()
+                total += loss.item() * len(rows)
+                for key, count in batch_counts.items():
+                    counts[key] = counts.get(key, 0) + count
+            with torch.no_grad():
+                record = {"epoch": epoch + 1, "loss": total / num_examples, **evaluate(),
+                          **{f"{key}_fraction": count / num_examples for key, count in counts.items()}}
         history.append(record)
         stopping = stop is not None and stop(record)
         if checkpoint is not None:

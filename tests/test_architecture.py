@@ -18,7 +18,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 
 LAYERS = [
-    ("errors", "matrices", "stdio"),                        # public exceptions and warnings; rows; a quiet stdout
+    ("errors", "matrices", "stdio", "threads"),             # exceptions and warnings; rows; quiet stdout; torch threads
     ("types", "seeding", "checkpoint"),                     # shared records, random streams, a loop's saved state
     ("readers", "readers.rows", "readers.files", "readers.gurobi", "readers.pyomo_model",  # models users have
      "readers.cvxpy_problem", "readers.pyepo_model"),
