@@ -177,6 +177,34 @@ class ModelHooks(Protocol):
 CHECK_NODES = 1
 
 
+class Switch:
+    """Per model on a backend's speed settings: whether its next instance starts on them or on
+    the solver's own. An instance that runs past the node budget on the speed settings sends
+    the next ``streak`` instances straight to the solver's own settings, ``streak`` doubling
+    with each such instance in a row (up to ``max_streak``) and reset by one that ends within
+    the budget. An isolated hard instance (a dense box's) costs one instance on the solver's
+    own settings; a model where every instance is hard (near-tie knapsacks) pays the budget
+    ever more rarely. ``max_streak=0``: every instance starts on the speed settings.
+    Deterministic: the same instances meet the same settings."""
+
+    def __init__(self, max_streak: int = 64) -> None:
+        self.max_streak = max_streak
+        self.own_left = 0
+        self.streak = 0
+
+    def start_tuned(self) -> bool:
+        """Whether the next instance starts on the speed settings (counts it)."""
+        if self.own_left:
+            self.own_left -= 1
+            return False
+        return True
+
+    def record(self, escalated: bool) -> None:
+        """After an instance that started on the speed settings: whether it ran past the budget."""
+        self.streak = min(2 * self.streak or 1, self.max_streak) if escalated else 0
+        self.own_left = self.streak
+
+
 def in_turns(tries: list[Any], time_limit: float | None, first_slice: float = 0.05) -> Any:
     """Each of ``tries`` in turn, round and round, each turn's time limit twice the last turn's
     (from ``first_slice`` seconds), until one answers or ``time_limit`` is spent; its result, or

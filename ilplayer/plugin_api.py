@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ilplayer.engine import (
     Multipliers,
+    Switch,
     in_turns,
     infeasible_or_unbounded,
     integral_answer,
@@ -40,6 +41,7 @@ __all__ = [
     "SolverNotInstalledError",
     "SolverSpec",
     "Status",
+    "Switch",
     "dense",
     "hookimpl",
     "import_solver_library",

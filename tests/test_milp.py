@@ -437,3 +437,43 @@ def test_a_feasibility_check_cut_short_leaves_the_status_open():
         hooks = Hooks(code)
         assert infeasible_or_unbounded(hooks, None, 3) == expected
         assert hooks.limits == [CHECK_NODES]
+
+
+def test_the_switch_sends_a_streak_of_instances_to_the_solvers_own_settings_doubling_with_each_hard_one():
+    from ilplayer.engine import Switch
+
+    switch, starts = Switch(max_streak=4), []
+    hard = iter([True, True, True, True, False, True])  # the tuned starts' outcomes, in turn
+    for _ in range(16):
+        tuned = switch.start_tuned()
+        starts.append(tuned)
+        if tuned:
+            switch.record(next(hard, False))
+    # hard: 1 on own; hard: 2; hard: 4; hard: 4 (the cap); easy: none; hard: 1
+    assert starts == [True, False, True, False, False, True, False, False, False, False,
+                      True, False, False, False, False, True]
+    assert Switch(max_streak=0).start_tuned() and not Switch().own_left
+
+
+@pytest.mark.parametrize("backend", ["gurobi", "scip"])
+def test_a_model_of_hard_instances_pays_the_node_budget_ever_more_rarely(backend, monkeypatch):
+    # Near-tie knapsacks on one model: each instance started tuned once ran its 500 nodes before
+    # the switch (SCIP: 2.3x the time of the switch kept for good). Past the budget, the next
+    # instances go straight to the solver's own settings, a doubling streak.
+    import importlib
+
+    solver = require(backend)
+    module = importlib.import_module(f"ilplayer_{backend}.solver")
+    monkeypatch.setattr(module, "ESCALATE_NODES", 1)
+    case = tie_knapsack_case(0)
+    batch = ILPBatch(c=case.c, A=case.A, b=case.b, lb=case.lb, ub=case.ub)
+    model = solver.build_model(batch)
+    tuned_starts = []
+    start_tuned = model.switch.start_tuned
+    model.switch.start_tuned = lambda: (tuned_starts.append(start_tuned()), tuned_starts[-1])[1]
+    rng = np.random.default_rng(0)
+    for _ in range(7):
+        status, _ = solver.solve_instance(model, case.c[0] + 1e-4 * rng.standard_normal(case.c.shape[1]))
+        assert status == Status.OPTIMAL
+    assert tuned_starts == [True, False, True, False, False, True, False]
+    solver.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,6 +18,7 @@ from ilplayer.plugin_api import (
     PersistentModelSolver,
     ProblemTensors,
     Status,
+    Switch,
     infeasible_or_unbounded,
     integral_answer,
     multipliers_in_blocks,
@@ -86,6 +87,7 @@ class GurobiModel:
     batch: ILPBatch
     block: tuple[Any, Any, int] | None = None
     tuned: bool = True  # on the speed settings, each instance past ESCALATE_NODES finished on FINISH
+    switch: Switch = field(default_factory=Switch)  # which settings the next instance starts on
 
 
 class GurobiSolver(PersistentModelSolver):
@@ -269,9 +271,15 @@ class GurobiSolver(PersistentModelSolver):
         if start is not None:  # a MIP start; it stays set for the solves after it
             x.Start = start
         x.Obj = c
-        gmodel.optimize()
-        if model.tuned and gmodel.getAttr("Status") == grb.NODE_LIMIT:
-            self._escalate(model)
+        if model.tuned and not model.switch.start_tuned():
+            self._escalate(model, 0.0)  # recent instances ran past the budget: straight to FINISH
+        else:
+            gmodel.optimize()
+            if model.tuned:
+                escalated = gmodel.getAttr("Status") == grb.NODE_LIMIT
+                model.switch.record(escalated)
+                if escalated:
+                    self._escalate(model, gmodel.getAttr("Runtime"))
         # The model holds x's columns only, so its model-wide X is x's. Read that way, and
         # SolCount only when the status leaves it open, the reads after a solve take about half
         # the time, all of it holding the GIL that a second thread waits for.
@@ -304,12 +312,11 @@ class GurobiSolver(PersistentModelSolver):
             gmodel.setParam("NodeLimit", before)
             model.tuned = tuned
 
-    def _escalate(self, model: GurobiModel) -> None:
-        """A tuned solve past ``ESCALATE_NODES``: the instance is finished on ``FINISH`` (its
-        incumbent kept, within what is left of the time limit), then the model is put back on
-        the speed settings for the next one."""
+    def _escalate(self, model: GurobiModel, spent: float) -> None:
+        """The instance solved on ``FINISH`` (after a tuned solve past ``ESCALATE_NODES``: its
+        incumbent kept) within what is left of the time limit after ``spent`` seconds, then the
+        model put back on the speed settings for the next one."""
         gmodel = model.mip
-        spent = gmodel.getAttr("Runtime")
         finish = {key: value for key, value in FINISH.items() if key not in self.params}
         for key, value in finish.items():
             gmodel.setParam(key, value)

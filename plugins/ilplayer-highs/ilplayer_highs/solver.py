@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from ilplayer.plugin_api import (
     Multipliers,
     PersistentModelSolver,
     Status,
+    Switch,
     import_solver_library,
     infeasible_or_unbounded,
     integral_answer,
@@ -176,6 +177,9 @@ class HighsModel:
     cutoff: float = np.inf
     hit_rate: float = 1.0
     tuned: bool = True  # on the speed settings; an instance past ESCALATE_NODES solved again on HiGHS' own
+    # Every instance starts on the speed settings: a streak on HiGHS' own cost a dense box more
+    # than it saved (HiGHS' tuned search settles the near-tie knapsacks within the budget).
+    switch: Switch = field(default_factory=lambda: Switch(max_streak=0))
     exact_first: bool = False  # an unbounded integer: the exact rows' MIP first, then the banded one
     exact: Any = None  # the MIP on the exact rows (made on first use)
     batch: ILPBatch | None = None  # the constraint set (``exact_first`` models)
@@ -369,9 +373,10 @@ class HighsSolver(PersistentModelSolver):
         return integral_answer(np.array(relaxation.getSolution().col_value), model.integer, INTEGRAL_LP_TOL)
 
     def _escalate(self, model: HighsModel, spent: float) -> Any:
-        """A tuned solve past ``ESCALATE_NODES``: the instance is solved again on HiGHS' own
-        settings (``params`` kept) within what is left of the time limit, then the model is put
-        back on the speed settings for the next one; the instance's model status."""
+        """The instance solved on HiGHS' own settings (``params`` kept; after a tuned solve past
+        ``ESCALATE_NODES``, again) within what is left of the time limit after ``spent``
+        seconds, then the model put back on the speed settings for the next one; the
+        instance's model status."""
         highs, fresh = model.highs, new_highs(self._highspy)
         speed = [key for key in SPEED_OPTIONS if key not in self.params]
         for key in (*speed, "mip_max_nodes"):
@@ -484,10 +489,15 @@ class HighsSolver(PersistentModelSolver):
         began = time.perf_counter()
         if model.exact_first:
             status, highs = self._exact_first(model, c)
+        elif model.tuned and not model.switch.start_tuned():
+            status = self._escalate(model, 0.0)  # recent instances ran past the budget: HiGHS' own
         else:
             status = self._run(highs)
-        if status == hs.HighsModelStatus.kSolutionLimit and model.tuned:
-            status = self._escalate(model, time.perf_counter() - began)
+            if model.tuned:
+                escalated = status == hs.HighsModelStatus.kSolutionLimit
+                model.switch.record(escalated)
+                if escalated:
+                    status = self._escalate(model, time.perf_counter() - began)
         has_point = highs.getInfo().primal_solution_status == 2  # kSolutionStatusFeasible
         y = np.array(highs.getSolution().col_value) if has_point else None
         no_point = (hs.HighsModelStatus.kInfeasible, hs.HighsModelStatus.kUnboundedOrInfeasible)

@@ -7,7 +7,7 @@ import contextlib
 import time
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from ilplayer.plugin_api import (
     ParameterError,
     PersistentModelSolver,
     Status,
+    Switch,
     in_turns,
     infeasible_or_unbounded,
     multipliers_in_blocks,
@@ -86,6 +87,7 @@ class ScipModel:
     exact: tuple[Any, list[Any], list[Any]] | None = None
     tuned: bool = True  # on the speed settings; an instance past ESCALATE_NODES solved on ``own``
     own: tuple[Any, list[Any], list[Any]] | None = None  # the banded rows on SCIP's own settings
+    switch: Switch = field(default_factory=Switch)  # which settings the next instance starts on
 
 
 def _free_model(model: ScipModel) -> None:
@@ -298,9 +300,9 @@ class ScipSolver(PersistentModelSolver):
 
     def _escalate(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None, spent: float
                   ) -> tuple[str, np.ndarray | None, bool]:
-        """A tuned solve past ``ESCALATE_NODES``: the instance is solved from ``start`` (the best
-        point so far) on the constraint set's model on SCIP's own settings, within what is left
-        of the time limit; the next instance starts on the tuned model again."""
+        """The instance solved from ``start`` (after a tuned solve past ``ESCALATE_NODES``: the
+        best point so far) on the constraint set's model on SCIP's own settings, within what is
+        left of the time limit after ``spent`` seconds."""
         if model.own is None:
             model.own = self._scip_model(model.batch, banded=True, tuned=False)
         limit = None if self.time_limit is None else max(self.time_limit - spent, 1e-3)
@@ -319,10 +321,15 @@ class ScipSolver(PersistentModelSolver):
             status, point, no_bound = self._race(model, c, start)
         else:  # the start is added once the objective is the instance's own
             began = time.perf_counter()
-            status, point, no_bound = self._optimize(model.scip, model.y, model.terms, c, start)
-            if status == "nodelimit" and model.tuned:
-                status, point, no_bound = self._escalate(model, c, start if point is None else point,
-                                                         time.perf_counter() - began)
+            if model.tuned and not model.switch.start_tuned():  # recent instances ran past the budget
+                status, point, no_bound = self._escalate(model, c, start, 0.0)
+            else:
+                status, point, no_bound = self._optimize(model.scip, model.y, model.terms, c, start)
+                if model.tuned:
+                    model.switch.record(status == "nodelimit")
+                    if status == "nodelimit":
+                        status, point, no_bound = self._escalate(model, c, start if point is None else point,
+                                                                 time.perf_counter() - began)
         if status == "optimal":
             return Status.OPTIMAL, point
         if status == "infeasible":
