@@ -61,9 +61,9 @@ class _Look:
         self.wall, self.busy, self.ours = time.monotonic(), _busy_seconds(self.cpus), time.process_time()
         self.threads = _DEFAULT
 
-    def update(self) -> int:
+    def update(self, at_once: bool = False) -> int:
         wall = time.monotonic()
-        if self.busy is None or wall - self.wall < LOOK_EVERY:
+        if self.busy is None or (wall - self.wall < LOOK_EVERY and not at_once):
             return self.threads
         busy, ours = _busy_seconds(self.cpus), time.process_time()
         if busy is None:
@@ -85,24 +85,29 @@ def user_chose_threads() -> bool:
     return torch.get_num_threads() != (_set_by_us[-1] if _set_by_us else _DEFAULT)
 
 
-def chosen_threads() -> int:
+def chosen_threads(settle: float = 0.0) -> int:
     """The intra-op thread count for the library's next piece of work: the cores the rest of the
     machine left free over the last look (at most every ``LOOK_EVERY`` seconds), between one
-    and torch's default; the user's count where they chose one."""
+    and torch's default; the user's count where they chose one. With ``settle`` seconds, a
+    first look waits until that long has passed since the last (a command's start)."""
     if user_chose_threads():
         return torch.get_num_threads()
     with _lock:
+        waited = time.monotonic() - _look.wall
+        if waited < settle:
+            time.sleep(settle - waited)
+            return _look.update(at_once=True)
         return _look.update()
 
 
 @contextlib.contextmanager
-def library_threads() -> Iterator[int]:
+def library_threads(settle: float = 0.0) -> Iterator[int]:
     """torch's intra-op threads set to `chosen_threads` inside, restored after; a user's own
     count is left as it is. Yields the count in force."""
     if user_chose_threads():
         yield torch.get_num_threads()
         return
-    count = chosen_threads()
+    count = chosen_threads(settle)
     before = torch.get_num_threads()
     if count != before:
         torch.set_num_threads(count)

@@ -15,6 +15,9 @@ from ilplayer.apps.experiments.decision_focused import METHODS as DFL_METHODS
 from ilplayer.apps.experiments.sentences import SENTENCE_MODELS
 from ilplayer.apps.learn_command import add_learn_parser
 from ilplayer.learn import LEARN_METHODS
+from ilplayer.threads import library_threads
+
+SETTLE = 0.2  # seconds of a first look at the machine before a command picks torch's threads
 
 
 def _add_demo(commands: Any) -> None:
@@ -272,6 +275,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_fuzz(commands)
     args = parser.parse_args(argv)
     keep_freed_memory()  # this process solves too: set up as its workers are
+    if args.command in ("demo", "learn", "experiment"):  # the benchmarks choose their own threads
+        with library_threads(settle=SETTLE):
+            return _run(args)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "fuzz":
         from ilplayer.apps.fuzz_command import run_fuzz
         return run_fuzz(args)
