@@ -14,6 +14,7 @@ import torch
 __all__ = ["SENSES", "exact_match", "objective", "regret"]
 
 SENSES = ("min", "max")
+_NEGATIVE_TOL = 1e-6  # relative: a regret below -tol (1 + sum |c·y_opt|) is no rounding
 """The optimisation senses the metrics take."""
 _REGRET_GUARD = 1e-7  # PyEPO's guard against an all-zero optimal objective
 
@@ -41,18 +42,30 @@ def objective(c: Any, y: Any) -> torch.Tensor:
     return (c64 * y64.to(c64.device)).sum(-1)
 
 
-def regret(c_true: Any, y_pred: Any, y_opt: Any, sense: str = "min", normalized: bool = True) -> float:
+def regret(c_true: Any, y_pred: Any, y_opt: Any, sense: Any = "min", normalized: bool = True) -> float:
     """Regret of decisions ``y_pred`` under the true costs, against the optimal ``y_opt``.
 
     The regret of one instance is ``c·y_pred - c·y_opt`` when minimising (``c·y_opt - c·y_pred``
     when maximising), never negative for a feasible ``y_pred``. With ``normalized`` the sum over
     the batch is divided by the sum of ``|c·y_opt|`` -- PyEPO's normalised regret, with its
     guard of 1e-7 in the denominator -- else the mean regret per instance is returned.
+
+    ``sense``: ``"min"``, ``"max"``, or the `Program`, `Oracle` or `ILPLayer` whose sense it is.
+    A regret below zero means that ``y_opt`` is not optimal in that sense (a maximisation
+    program scored as a minimisation one, most often): refused with a ``ValueError``.
     """
+    sense = getattr(sense, "sense", sense)
     if sense not in SENSES:
-        raise ValueError(f"sense must be one of {SENSES}, got {sense!r}")
+        raise ValueError(f"sense must be one of {SENSES} (or a Program, Oracle or layer), got {sense!r}")
     predicted, optimal = objective(c_true, y_pred), objective(c_true, y_opt)
     per_instance = predicted - optimal if sense == "min" else optimal - predicted
+    total = per_instance.sum()
+    if total < -_NEGATIVE_TOL * (1.0 + optimal.abs().sum()):
+        other = "max" if sense == "min" else "min"
+        raise ValueError(f"regret: the decisions y_pred beat y_opt by {-total.item():.6g} in total under "
+                         f"sense={sense!r}, so y_opt is not optimal in that sense; for a program that "
+                         f"{'maximises' if other == 'max' else 'minimises'} pass sense={other!r} (or the "
+                         "program, oracle or layer)")
     if not normalized:
         return per_instance.mean().item()
-    return (per_instance.sum() / (optimal.abs().sum() + _REGRET_GUARD)).item()
+    return (total / (optimal.abs().sum() + _REGRET_GUARD)).item()

@@ -227,3 +227,26 @@ def test_the_experiment_help_lists_every_decision_focused_method(capsys):
         main(["experiment", "tsp", "--help"])
     listed = " ".join(capsys.readouterr().out.split())
     assert f"{' '.join(METHODS)} (default: all)" in listed
+
+
+def test_learn_makes_the_folders_of_its_outputs_before_training_and_refuses_what_it_cannot_write(tmp_path,
+                                                                                                   capsys):
+    # The sudoku page's `--out results/x.pt` outside the checkout trained to the end, then lost
+    # the run to "Parent directory results does not exist".
+    import numpy as np
+
+    from tests.test_learn import observations
+
+    c, y = observations(40, seed=3)
+    np.savez(tmp_path / "train.npz", c=c, y=y)
+    command = ["learn", str(tmp_path / "train.npz"), "--lb", "0", "--ub", "1", "--num-constraints", "1",
+               "--method", "combopt", "--epochs", "1"]
+    assert main([*command, "--out", str(tmp_path / "new" / "deeper" / "x.pt"),
+                 "--json", str(tmp_path / "other" / "x.json")]) == 0
+    assert (tmp_path / "new" / "deeper" / "x.pt").is_file() and (tmp_path / "other" / "x.json").is_file()
+    (tmp_path / "a-file").write_text("")
+    capsys.readouterr()
+    assert main([*command, "--out", str(tmp_path / "a-file" / "x.pt")]) == 2
+    err = capsys.readouterr()
+    assert "--out" in err.err and "cannot make its folder" in err.err
+    assert "learning" not in err.out  # refused before training

@@ -252,3 +252,16 @@ def test_a_method_saved_with_its_step_named_lam_loads():
     loaded = Blackbox.__new__(Blackbox)
     loaded.__setstate__(state)
     assert loaded == method and pickle.loads(pickle.dumps(method)) == method
+
+
+def test_losses_refuse_a_y_true_that_is_not_the_programs_decisions():
+    # FenchelYoung took a fractional y_true on a binary program and trained on it.
+    oracle = ilplayer.Oracle(ilplayer.Program(lb=0, ub=1), solver="bruteforce")
+    c = torch.randn(2, 4)
+    A, b = torch.ones(1, 4), torch.tensor([2.0])
+    with pytest.raises(ValueError, match=r"FenchelYoung: y_true .* integral .* row 0, variable 1 is 0.5"):
+        FenchelYoung(oracle)(c, torch.tensor([[1.0, 0.5, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]]), A, b)
+    with pytest.raises(ValueError, match=r"SPOPlus: y_true .* inside the program's box .* row 1, variable 0 is 2"):
+        SPOPlus(oracle)(c, torch.randn(2, 4), A, b, y_true=torch.tensor([[1.0, 0, 0, 0], [2.0, 0, 0, 0]]))
+    relaxed = ilplayer.Oracle(ilplayer.Program(lb=0, ub=1, integrality=[0, 0, 0, 0]), solver="highs")
+    FenchelYoung(relaxed)(c, torch.full((2, 4), 0.5), A, b)  # continuous variables: fractional is fine

@@ -50,3 +50,20 @@ def test_preferred_backend_ranks_in_one_place(monkeypatch):
     assert plugins.preferred_backend(2**4) == "bruteforce"
     with pytest.raises(RuntimeError, match="no MIP backend is installed"):
         plugins.preferred_backend(2**20)
+
+
+def test_regret_takes_the_programs_sense_and_refuses_a_negative_regret():
+    # A PyEPO knapsack (maximisation) scored with the default sense="min" gave -0.335, silently.
+    import pytest
+
+    import ilplayer
+    from ilplayer.metrics import regret
+
+    c = torch.tensor([[3.0, 1.0, 2.0]])
+    y_opt, y_pred = torch.tensor([[1.0, 0.0, 1.0]]), torch.tensor([[1.0, 1.0, 0.0]])  # max: 5 against 4
+    program = ilplayer.Program(lb=0, ub=1, sense="max")
+    assert regret(c, y_pred, y_opt, sense=program) == pytest.approx(1 / 5, abs=1e-6)
+    assert regret(c, y_pred, y_opt, sense="max", normalized=False) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="pass sense='max'"):
+        regret(c, y_pred, y_opt)
+    assert regret(c, y_opt, y_opt) == 0.0

@@ -102,6 +102,10 @@ def add_learn_parser(commands: Any) -> None:
 
 
 def run_learn(args: argparse.Namespace) -> int:
+    unwritable = _make_output_folders(args)
+    if unwritable:
+        print(f"ilplayer learn: {unwritable}", file=sys.stderr)
+        return 2
     try:
         c, y, lb, ub = learning.load_solutions(args.train, args.lb, args.ub)
         train_rows = len(c)  # the rows after them in c_all, y_all are the test file's
@@ -204,6 +208,22 @@ def _print_result(result: learning.LearnResult) -> None:
         if other:
             print(f"polish of {_which_model(other['epoch'])}: validation accuracy {100 * other['accuracy_before']:.1f}"
                   f" -> {100 * other['accuracy_after']:.1f} %, not taken")
+
+
+def _make_output_folders(args: argparse.Namespace) -> str | None:
+    """The folders of ``--json`` and ``--out``, made before training (a run that trained to the
+    end lost its result to a missing folder); what is wrong, or None."""
+    for option, path in (("--json", args.json), ("--out", args.out)):
+        if path is None:
+            continue
+        folder = Path(path).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"{option} {path}: cannot make its folder {folder}: {exc.strerror or exc}"
+        if Path(path).is_dir():
+            return f"{option} {path}: is a folder; give a file name"
+    return None
 
 
 def _save(args: argparse.Namespace, result: learning.LearnResult) -> None:

@@ -82,10 +82,34 @@ class CostLoss(torch.nn.Module):
                     raise ValueError(f"{name} must have c_pred's shape {tuple(c_pred.shape)} (one row per "
                                      f"instance), got {tuple(tensor.shape)}")
                 check_finite(tensor, name)
+                if name == "y_true":
+                    self._check_decisions(tensor)
                 checked.append(tensor.to(device=c_pred.device, dtype=torch.float64))
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{what}: {exc}") from None
         return checked
+
+    def _check_decisions(self, y: torch.Tensor) -> None:
+        """``y_true`` is made of the program's decisions: inside its box and integral where its
+        variables are (within 1e-6). Not checkable through a cost map, or on the meta device."""
+        program = self.oracle.program
+        if program.cost_map is not None or y.device.type == "meta" or y.is_sparse:
+            return
+        values = y.detach().to("cpu", torch.float64).numpy()
+        n = values.shape[-1]
+        as_row = lambda bound: np.broadcast_to(np.asarray(bound.cpu() if isinstance(bound, torch.Tensor) else bound,
+                                                          dtype=np.float64), (n,))
+        lb, ub = as_row(program.lb), as_row(program.ub)
+        integer = np.ones(n, bool) if program.integrality is None else as_row(program.integrality) != 0
+        tol = 1e-6
+        outside = (values < lb - tol) | (values > ub + tol)
+        fractional = integer & (np.abs(values - np.rint(values)) > tol)
+        for bad, what in ((outside, "inside the program's box [lb, ub]"),
+                          (fractional, "integral where the program's variables are integer")):
+            if bad.any():
+                i, j = (int(k) for k in np.argwhere(bad)[0])
+                raise ValueError(f"y_true must be the program's decisions, {what}: row {i}, variable {j} is "
+                                 f"{values[i, j]:g} ({int(bad.sum())} such entries)")
 
     def solve(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1) -> torch.Tensor:
         """Solutions (float64, on ``c``'s device) for costs ``c`` in the program's sense, a
