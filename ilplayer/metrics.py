@@ -14,8 +14,8 @@ import torch
 __all__ = ["SENSES", "exact_match", "objective", "regret"]
 
 SENSES = ("min", "max")
-_NEGATIVE_TOL = 1e-6  # relative: a regret below -tol (1 + sum |c·y_opt|) is no rounding
 """The optimisation senses the metrics take."""
+_NEGATIVE_TOL = 1e-6  # relative: a regret below -tol (1 + sum |c·y_opt|) is no rounding
 _REGRET_GUARD = 1e-7  # PyEPO's guard against an all-zero optimal objective
 
 
