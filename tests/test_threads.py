@@ -66,9 +66,14 @@ def test_the_users_own_count_wins(monkeypatch):
 
 def test_a_look_within_the_interval_keeps_the_last_count(monkeypatch):
     _no_thread_variables(monkeypatch)
-    look = _fake_machine(monkeypatch, others_busy=1.0, seconds=threads.LOOK_EVERY / 10)
-    look.threads = 2
-    assert threads.chosen_threads() == 2  # too soon to look again
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # torch's default here (another test may have set its own)
+        look = _fake_machine(monkeypatch, others_busy=1.0, seconds=threads.LOOK_EVERY / 10)
+        look.threads = 2
+        assert threads.chosen_threads() == 2  # too soon to look again
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_the_training_loop_and_the_bruteforce_solve_run_on_the_librarys_count(monkeypatch):

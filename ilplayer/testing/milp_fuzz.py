@@ -197,7 +197,7 @@ def lattice_case(seed: int) -> MilpCase:
         integer = np.ones(n, bool)
         integer[-1] = False
         lb, ub, kinds = _bounds(rng, integer)
-        if not np.isfinite(lb[:-1] + ub[:-1]).all():
+        if not (np.isfinite(lb[:-1]) & np.isfinite(ub[:-1])).all():
             break
     lb[-1] = ub[-1] = float(rng.integers(-2, 3))
     anchor = np.clip(np.round(rng.normal(0, 2, n)), lb, ub)
