@@ -205,6 +205,23 @@ class Switch:
         self.own_left = self.streak
 
 
+@contextlib.contextmanager
+def capped_nodes(model: Any, forms: list[Any], read: Any, write: Any, nodes: int) -> Any:
+    """A backend's ``node_limit``: each native model of ``forms`` (read and write its node
+    limit; a negative one is none) at most ``nodes`` inside, ``model`` off its speed-setting
+    switch (``model.tuned``), both restored after."""
+    before = [read(form) for form in forms]
+    tuned, model.tuned = model.tuned, False
+    for form, value in zip(forms, before):
+        write(form, nodes if value < 0 else min(value, nodes))
+    try:
+        yield
+    finally:
+        for form, value in zip(forms, before):
+            write(form, value)
+        model.tuned = tuned
+
+
 def in_turns(tries: list[Any], time_limit: float | None, first_slice: float = 0.05) -> Any:
     """Each of ``tries`` in turn, round and round, each turn's time limit twice the last turn's
     (from ``first_slice`` seconds), until one answers or ``time_limit`` is spent; its result, or

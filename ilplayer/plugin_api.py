@@ -12,6 +12,7 @@ from __future__ import annotations
 from ilplayer.engine import (
     Multipliers,
     Switch,
+    capped_nodes,
     in_turns,
     infeasible_or_unbounded,
     integral_answer,
@@ -42,6 +43,7 @@ __all__ = [
     "SolverSpec",
     "Status",
     "Switch",
+    "capped_nodes",
     "dense",
     "hookimpl",
     "import_solver_library",

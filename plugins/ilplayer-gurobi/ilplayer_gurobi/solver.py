@@ -3,8 +3,6 @@ worker process), one model per ``(A, b)``; only the objective changes between in
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -19,6 +17,7 @@ from ilplayer.plugin_api import (
     ProblemTensors,
     Status,
     Switch,
+    capped_nodes,
     infeasible_or_unbounded,
     integral_answer,
     multipliers_in_blocks,
@@ -298,19 +297,11 @@ class GurobiSolver(PersistentModelSolver):
             return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"Gurobi ended with status code {status}")
 
-    @contextlib.contextmanager
-    def node_limit(self, model: GurobiModel, nodes: int) -> Iterator[None]:
+    def node_limit(self, model: GurobiModel, nodes: int) -> Any:
         """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
         ``FINISH``); for the core's feasibility check of an unbounded instance."""
-        gmodel, tuned = model.mip, model.tuned
-        before = gmodel.getParamInfo("NodeLimit")[2]
-        gmodel.setParam("NodeLimit", min(before, nodes))
-        model.tuned = False
-        try:
-            yield
-        finally:
-            gmodel.setParam("NodeLimit", before)
-            model.tuned = tuned
+        return capped_nodes(model, [model.mip], lambda mip: mip.getParamInfo("NodeLimit")[2],
+                            lambda mip, value: mip.setParam("NodeLimit", value), nodes)
 
     def _escalate(self, model: GurobiModel, spent: float) -> None:
         """The instance solved on ``FINISH`` (after a tuned solve past ``ESCALATE_NODES``: its

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +18,7 @@ from ilplayer.plugin_api import (
     PersistentModelSolver,
     Status,
     Switch,
+    capped_nodes,
     import_solver_library,
     infeasible_or_unbounded,
     integral_answer,
@@ -521,18 +520,10 @@ class HighsSolver(PersistentModelSolver):
             return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"HiGHS ended with model status {highs.modelStatusToString(status)}")
 
-    @contextlib.contextmanager
-    def node_limit(self, model: HighsModel, nodes: int) -> Iterator[None]:
+    def node_limit(self, model: HighsModel, nodes: int) -> Any:
         """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
         HiGHS' own settings); for the core's feasibility check of an unbounded instance."""
-        forms = (model.highs, self._exact_mip(model)) if model.exact_first else (model.highs,)
-        before = [highs.getOptionValue("mip_max_nodes")[1] for highs in forms]
-        tuned, model.tuned = model.tuned, False
-        for highs, value in zip(forms, before):
-            highs.setOptionValue("mip_max_nodes", min(value, nodes))
-        try:
-            yield
-        finally:
-            for highs, value in zip(forms, before):
-                highs.setOptionValue("mip_max_nodes", value)
-            model.tuned = tuned
+        forms = [model.highs, self._exact_mip(model)] if model.exact_first else [model.highs]
+        return capped_nodes(model, forms, lambda highs: highs.getOptionValue("mip_max_nodes")[1],
+                            lambda highs, value: highs.setOptionValue("mip_max_nodes", value), nodes)
+

@@ -3,10 +3,8 @@ with ``freeTransform`` between instances; the solve releases the GIL (``optimize
 
 from __future__ import annotations
 
-import contextlib
 import time
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +18,7 @@ from ilplayer.plugin_api import (
     PersistentModelSolver,
     Status,
     Switch,
+    capped_nodes,
     in_turns,
     infeasible_or_unbounded,
     multipliers_in_blocks,
@@ -340,8 +339,7 @@ class ScipSolver(PersistentModelSolver):
             return (Status.TIME_LIMIT, point) if point is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
         raise RuntimeError(f"SCIP ended with status {status!r}")
 
-    @contextlib.contextmanager
-    def node_limit(self, model: ScipModel, nodes: int) -> Iterator[None]:
+    def node_limit(self, model: ScipModel, nodes: int) -> Any:
         """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
         SCIP's own settings); for the core's feasibility check of an unbounded instance."""
         if model.batch.unbounded_integers and model.exact is None:
@@ -349,13 +347,6 @@ class ScipSolver(PersistentModelSolver):
         forms = [form[0] for form in ((model.scip,), model.exact) if form is not None]
         for scip_model in forms:
             self._to_problem_stage(scip_model)
-        before = [scip_model.getParam("limits/nodes") for scip_model in forms]
-        tuned, model.tuned = model.tuned, False
-        for scip_model, value in zip(forms, before):
-            scip_model.setParam("limits/nodes", nodes if value < 0 else min(value, nodes))
-        try:
-            yield
-        finally:
-            for scip_model, value in zip(forms, before):
-                scip_model.setParam("limits/nodes", value)
-            model.tuned = tuned
+        return capped_nodes(model, forms, lambda scip_model: scip_model.getParam("limits/nodes"),
+                            lambda scip_model, value: scip_model.setParam("limits/nodes", value), nodes)
+
