@@ -176,9 +176,9 @@ class HighsModel:
     cutoff: float = np.inf
     hit_rate: float = 1.0
     tuned: bool = True  # on the speed settings; an instance past ESCALATE_NODES solved again on HiGHS' own
-    # Every instance starts on the speed settings: a streak on HiGHS' own cost a dense box more
-    # than it saved (HiGHS' tuned search settles the near-tie knapsacks within the budget).
-    switch: Switch = field(default_factory=lambda: Switch(max_streak=0))
+    # A streak on HiGHS' own costs a dense box a little; without it, sudoku's models (whose
+    # instances run past the budget, and which HiGHS' presolve settles) paid the budget on each.
+    switch: Switch = field(default_factory=Switch)
     exact_first: bool = False  # an unbounded integer: the exact rows' MIP first, then the banded one
     exact: Any = None  # the MIP on the exact rows (made on first use)
     batch: ILPBatch | None = None  # the constraint set (``exact_first`` models)
