@@ -205,6 +205,8 @@ class HighsSolver(PersistentModelSolver):
         if self.time_limit is not None:
             options["time_limit"] = self.time_limit
         probe = new_highs(self._highspy)
+        # HiGHS' own values of what the speed settings change, for the instances finished on them
+        self._own = {key: probe.getOptionValue(key)[1] for key in (*SPEED_OPTIONS, "mip_max_nodes")}
         for key, value in options.items():  # validate names and values once, up front
             found, current = probe.getOptionValue(key)
             if found != self._highspy.HighsStatus.kOk:
@@ -376,10 +378,10 @@ class HighsSolver(PersistentModelSolver):
         ``ESCALATE_NODES``, again) within what is left of the time limit after ``spent``
         seconds, then the model put back on the speed settings for the next one; the
         instance's model status."""
-        highs, fresh = model.highs, new_highs(self._highspy)
+        highs = model.highs
         speed = [key for key in SPEED_OPTIONS if key not in self.params]
         for key in (*speed, "mip_max_nodes"):
-            highs.setOptionValue(key, fresh.getOptionValue(key)[1])
+            highs.setOptionValue(key, self._own[key])
         if self.time_limit is not None:
             highs.setOptionValue("time_limit", max(self.time_limit - spent, 1e-3))
         run_highs(highs, self._highspy)
