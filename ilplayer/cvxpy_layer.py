@@ -72,6 +72,9 @@ class CvxpyILPLayer(torch.nn.Module):
         self.program = Program(**fields)
         self.layer = ILPLayer(Oracle(self.program, solver=solver, **oracle_options), method)
         _refuse_missing_gradients(parts, self.layer, self.program)
+        # Positions, not cvxpy ids: a deep copy of the layer gives its cvxpy objects new ids.
+        self._inputs = [(p.name(), tuple(p.shape), canonical.offsets[p.id]) for p in self.parameters_]
+        self._outputs = [(canonical.variables[v.id][0], tuple(v.shape), v.size) for v in self.variables_]
         self._map = canonical
         self._cost = _sparse(canonical.cost)
         self._rows = _sparse(canonical.rows)
@@ -82,18 +85,17 @@ class CvxpyILPLayer(torch.nn.Module):
         return self.layer.last_status
 
     def _theta(self, values: Sequence[Any]) -> tuple[torch.Tensor, bool]:
-        if len(values) != len(self.parameters_):
-            raise ValueError(f"parameters: the layer takes {len(self.parameters_)} tensors "
-                             f"({', '.join(p.name() for p in self.parameters_)}), got {len(values)}")
+        if len(values) != len(self._inputs):
+            raise ValueError(f"parameters: the layer takes {len(self._inputs)} tensors "
+                             f"({', '.join(name for name, _, _ in self._inputs)}), got {len(values)}")
         tensors = [torch.as_tensor(v, dtype=torch.float64) if not isinstance(v, torch.Tensor) else v
                    for v in values]
         sizes = set()
-        for tensor, parameter in zip(tensors, self.parameters_):
-            shape = tuple(parameter.shape)
+        for tensor, (name, shape, _) in zip(tensors, self._inputs):
             if tuple(tensor.shape) == shape:
                 continue
             if tuple(tensor.shape[1:]) != shape:
-                raise ValueError(f"{parameter.name()}: expected shape {shape} or (batch, *{shape}), got "
+                raise ValueError(f"{name}: expected shape {shape} or (batch, *{shape}), got "
                                  f"{tuple(tensor.shape)}")
             sizes.add(tensor.shape[0])
         if len(sizes) > 1:
@@ -104,10 +106,9 @@ class CvxpyILPLayer(torch.nn.Module):
         pieces = [torch.zeros(batch, self._map.size, dtype=torch.float64, device=device),
                   torch.ones(batch, 1, dtype=torch.float64, device=device)]
         theta = torch.cat(pieces, dim=1)
-        for tensor, parameter in zip(tensors, self.parameters_):
-            if tuple(tensor.shape) == tuple(parameter.shape):
+        for tensor, (_, shape, start) in zip(tensors, self._inputs):
+            if tuple(tensor.shape) == shape:
                 tensor = tensor.unsqueeze(0).expand(batch, *tensor.shape)
-            start = self._map.offsets[parameter.id]
             flat = _flatten(tensor.to(torch.float64), batch)
             theta = torch.cat([theta[:, :start], flat, theta[:, start + flat.shape[1]:]], dim=1)
         return theta, batched
@@ -123,9 +124,8 @@ class CvxpyILPLayer(torch.nn.Module):
         else:
             y = self.layer(c)
         outputs = []
-        for variable in self.variables_:
-            start, shape = self._map.variables[variable.id]
-            value = _unflatten(y[:, start:start + variable.size], shape)
+        for start, shape, size in self._outputs:
+            value = _unflatten(y[:, start:start + size], shape)
             outputs.append(value if batched else value[0])
         return tuple(outputs)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -153,3 +155,30 @@ def test_what_is_not_linear_is_refused_by_name():
     c = cp.Parameter(3, name="c")
     with pytest.raises(ilplayer.UnreadableModelError, match="parameter 'c' has no value"):
         ilplayer.Program.from_cvxpy(cp.Problem(cp.Minimize(c @ x), [x >= 0]))
+
+
+def test_a_deep_copy_answers_as_the_original_also_inside_a_module():
+    x = cp.Variable(3, boolean=True, name="x")
+    c, d = cp.Parameter(3, name="c"), cp.Parameter(name="d")
+    problem = cp.Problem(cp.Maximize(c @ x), [cp.sum(x) <= d])
+    model = torch.nn.Sequential(torch.nn.Identity())
+    model.layer = ilplayer.from_cvxpy(problem, parameters=[c, d], variables=[x])
+    costs = torch.tensor([[1.0, -1.0, 2.0], [3.0, 2.0, 1.0]], dtype=torch.float64, requires_grad=True)
+    capacity = torch.tensor([2.0, 1.0], dtype=torch.float64)
+    copied = copy.deepcopy(model)  # the best-checkpoint pattern
+    (y,), (y_copy,) = model.layer(costs, capacity), copied.layer(costs, capacity)
+    assert torch.equal(y, y_copy) and y_copy.tolist() == [[1.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+    y_copy.sum().backward()
+    assert costs.grad is not None
+
+
+def test_a_problem_that_is_not_dpp_is_refused_naming_the_expression():
+    x = cp.Variable(3, boolean=True, name="x")
+    c, d = cp.Parameter(3, name="c"), cp.Parameter(pos=True, name="d")
+    problem = cp.Problem(cp.Maximize(c @ x), [(d * c) @ x <= 2])
+    with pytest.raises(ilplayer.UnreadableModelError, match=r"constraint .* is not DPP: .*c.* is not affine"):
+        ilplayer.from_cvxpy(problem, parameters=[c, d], variables=[x])
+    # With values, Program.from_cvxpy reads it at those values (nothing is mapped).
+    c.value, d.value = np.array([1.0, 2.0, 3.0]), 2.0
+    program = ilplayer.Program.from_cvxpy(problem)
+    assert program.A.toarray().tolist() == [[2.0, 4.0, 6.0]]

@@ -96,6 +96,31 @@ def _check_linear(problem: Any) -> None:
                                    "e.g. maximising abs(x)); write it with integer variables and linear rows")
 
 
+def _first_non_dpp(expression: Any) -> Any:
+    """The innermost part of ``expression`` that is not DPP (its arguments all are)."""
+    for arg in expression.args:
+        if not arg.is_dpp():
+            return _first_non_dpp(arg)
+    return expression
+
+
+def _check_dpp(problem: Any) -> None:
+    """Name the expression that makes the problem not DPP: the layer's map from parameters to
+    ``(c, A, b)`` must be affine (a product of two parameters is not)."""
+    if problem.is_dpp():
+        return
+    parts = [("the objective", problem.objective.expr)]
+    parts += [(f"constraint {constraint}", constraint) for constraint in problem.constraints]
+    for where, part in parts:
+        if not part.is_dpp():
+            culprit = _first_non_dpp(part)
+            raise UnreadableModelError(
+                f"problem: {where} is not DPP: {culprit} is not affine in the parameters (a product of two "
+                "parameters, or a parameter inside a nonlinear atom); make one factor a constant or a new "
+                "parameter holding the product, as cvxpylayers requires")
+    raise UnreadableModelError("problem: it is not DPP (cvxpy's disciplined parametrized programming)")
+
+
 def _names(variables: list[Any], columns: dict[int, tuple[int, tuple[int, ...]]], n: int) -> list[str]:
     """One name per column: ``x``, ``x[i]``, ``x[i,j]`` (cvxpy's column-major order), and
     ``_aux{j}`` for the columns cvxpy's canonicalisation added."""
@@ -124,6 +149,7 @@ def affine_map(problem: Any) -> AffineMap:
     if not isinstance(problem, cp.Problem):
         raise TypeError(f"problem must be a cvxpy.Problem, got {type(problem).__name__}")
     _check_linear(problem)
+    _check_dpp(problem)
     data, chain, _ = problem.get_problem_data(cp.HIGHS)
     dims = data["dims"]
     if dims.soc or dims.exp or dims.psd or dims.p3d:
@@ -164,11 +190,15 @@ def affine_map(problem: Any) -> AffineMap:
 
 def read_cvxpy(problem: Any) -> dict[str, Any]:
     """The fields of a ``Program`` from a cvxpy problem, its parameters at their values."""
-    canonical = affine_map(problem)
     missing = [p.name() for p in problem.parameters() if p.value is None]
     if missing:
         raise UnreadableModelError(f"problem: parameter {missing[0]!r} has no value; give it one, or make a "
                                    "layer with ilplayer.from_cvxpy(problem, parameters=[...]) whose inputs they are")
+    if problem.parameters() and not problem.is_dpp():
+        from cvxpy.reductions.eval_params import EvalParams
+
+        problem = EvalParams().apply(problem)[0]  # the parameters' values as constants: nothing left to map
+    canonical = affine_map(problem)
     theta = canonical.theta({p.id: p.value for p in problem.parameters()})
     fields = dict(canonical.fields)
     fields.update(canonical.rows_at(theta))
