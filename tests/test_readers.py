@@ -261,6 +261,73 @@ def test_files_that_cannot_be_read_are_refused_with_the_path(tmp_path):
         Program.from_file(quadratic)
 
 
+GOOD_MPS = """NAME          TINY
+ROWS
+ N  obj
+ L  c1
+COLUMNS
+    MARKER                 'MARKER'                 'INTORG'
+    x1        obj       -1.0       c1        1.0
+    x2        obj       -2.0       c1        1.0
+    MARKER                 'MARKER'                 'INTEND'
+RHS
+    rhs       c1        1.5
+BOUNDS
+ UP BND       x1        1
+ UP BND       x2        1
+ENDATA
+"""
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("x2        obj       -2.0", "x2        obj       abc", r"line 8 .* 'abc' is not a number"),
+    ("x1        obj       -1.0", "x1        obj 1 r   ", r"line 7 .* a column line is column row value"),
+    ("ROWS", "ROWZ", r"line 2 .* starts 'ROWZ', which is not an MPS section"),
+    ("x1        obj       -1.0       c1", "x1        obj       -1.0       c9", r"line 7 .* row 'c9' is not declared"),
+    (" UP BND       x2", " UP BND       x3", r"line 14 .* column 'x3' is not declared"),
+    (" UP BND       x2        1", " XX BND       x2        1", r"line 14 .* 'XX' is not a bound type"),
+])
+def test_a_corrupt_mps_file_is_refused_naming_its_line(tmp_path, old, new, message):
+    pytest.importorskip("highspy")
+    good = tmp_path / "good.mps"
+    good.write_text(GOOD_MPS)
+    assert Program.from_file(good).c.tolist() == [-1.0, -2.0]
+    corrupt = tmp_path / "corrupt.mps"
+    corrupt.write_text(GOOD_MPS.replace(old, new))
+    with pytest.raises(UnreadableModelError, match=message):
+        Program.from_file(corrupt)
+
+
+def test_mps_files_the_solvers_write_pass_the_check_in_free_and_fixed_format(tmp_path):
+    gp = pytest.importorskip("gurobipy")
+    highspy = pytest.importorskip("highspy")
+    from ilplayer.readers.mps import check_mps
+
+    for seed in range(20):
+        written = tmp_path / f"gurobi{seed}.mps"
+        gurobipy_model(random_model(seed)).write(str(written))
+        highs = highspy.Highs()
+        highs.setOptionValue("output_flag", False)
+        highs.readModel(str(written))
+        highs.writeModel(str(tmp_path / f"highs{seed}.mps"))
+        for path in (written, tmp_path / f"highs{seed}.mps"):
+            check_mps(path)
+    # Fixed format: names with spaces in their columns.
+    def fixed(code: str, *fields: str) -> str:
+        line = f" {code:<2} " + "".join(f"{field:<10}" if k % 2 == 0 else f"{field:<15}" for k, field in
+                                        enumerate(fields))
+        return line.rstrip()
+
+    spaced = tmp_path / "spaced.mps"
+    spaced.write_text("\n".join(["NAME          SPACED", "ROWS", fixed("N", "obj"), fixed("L", "my c1"), "COLUMNS",
+                                 fixed("", "my x1", "obj", "-1.0", "my c1", "1.0"), "RHS",
+                                 fixed("", "rhs", "my c1", "1.5"), "BOUNDS", fixed("UP", "BND", "my x1", "1"),
+                                 "ENDATA", ""]))
+    check_mps(spaced)
+    assert Program.from_file(spaced).variable_names == ("my x1",)
+    del gp
+
+
 def test_solutions_are_read_back_by_name():
     gp = pytest.importorskip("gurobipy")
     program = Program.from_gurobipy(gurobipy_model(random_model(0)))

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ilplayer.errors import UnreadableModelError
+from ilplayer.readers.mps import check_mps
 from ilplayer.readers.rows import program_fields
 from ilplayer.stdio import quiet_stdout
 
@@ -25,6 +26,8 @@ def read_file(path: str | os.PathLike[str]) -> dict[str, Any]:
                                    f"{', '.join(FORMATS)} (HiGHS's reader)")
     if not path.is_file():
         raise FileNotFoundError(f"path: no file at {str(path)!r}")
+    if ".mps" in path.name.lower():
+        check_mps(path)
     try:
         import highspy
     except ImportError as error:
