@@ -205,6 +205,10 @@ def solve_problem(problem: ProblemTensors, backend: Backend | Solver
     check_capabilities(problem, solver)
     solver.check(problem)  # refuse what the backend cannot do, before solving anything
     device = problem.device
+    if device.type == "meta":
+        raise ValueError(f"c: the inputs are on the meta device, which holds shapes but no values, and solver "
+                         f"{solver.name!r} needs the values; solve on cpu or an accelerator (a gradient method's "
+                         "backward runs on meta by itself, given solutions)")
     if Capability.DEVICE_TENSORS in solver.capabilities:
         try:
             with library_threads():  # torch's enumeration: as many threads as the machine has cores free

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import ilplayer
+from tests.host_solvers import require
 
 c, A, b = torch.zeros(2, 3), torch.ones(1, 3), torch.ones(1)
 
@@ -112,3 +113,12 @@ def test_bounds_are_checked_before_anything_is_solved():
 def test_bad_constraint_module_arguments_are_refused(kwargs, error, message):
     with pytest.raises(error, match=message):
         ilplayer.StaticConstraints(**kwargs)
+
+
+@pytest.mark.parametrize("solver", ["bruteforce", "highs"])
+def test_meta_tensors_through_a_solver_are_refused_naming_the_device(solver):
+    require(solver)
+    meta = {"device": "meta", "dtype": torch.float64}
+    layer = ilplayer.ILPLayer(ilplayer.Oracle(ilplayer.Program(lb=0, ub=1), solver=solver))
+    with pytest.raises(ValueError, match=r"c: the inputs are on the meta device, .* solver '\w+' needs the values"):
+        layer(torch.zeros(2, 3, **meta), torch.ones(2, 1, 3, **meta), torch.ones(2, 1, **meta))
