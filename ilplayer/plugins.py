@@ -141,12 +141,12 @@ def _unknown(name: str, specs: dict[str, SolverSpec]) -> UnknownSolverError:
     base = name.split(":", 1)[0]
     if base in FIRST_PARTY_BACKENDS:
         msg += (f" {base!r} is provided by the distribution {FIRST_PARTY_BACKENDS[base]}: "
-                f"pip install 'ilplayer[{base}]'.")
+                f"pip install -e plugins/{FIRST_PARTY_BACKENDS[base]} from the repository.")
     elif base.lower() in ALIASES:
         msg += f" Did you mean {ALIASES[base.lower()]!r}?"
     elif base.lower() in PYOMO_ONLY:
         msg += (f" {base!r} is reached through the Pyomo bridge: solver='pyomo:{base.lower()}' "
-                "(pip install 'ilplayer[pyomo]').")
+                "(pip install -e plugins/ilplayer-pyomo from the repository).")
     else:
         close = difflib.get_close_matches(name, registered + sorted(FIRST_PARTY_BACKENDS), n=1)
         if close:
@@ -223,7 +223,8 @@ def preferred_backend(box_points: int | None = None) -> str:
         if name in available:
             return name
     raise RuntimeError("no MIP backend is installed (ilplayer ranks "
-                       f"{', '.join(MIP_BACKEND_RANKING)}): pip install 'ilplayer[highs]' (or [all])")
+                       f"{', '.join(MIP_BACKEND_RANKING)}): pip install -e plugins/ilplayer-highs "
+                       "from the repository (the README's test command installs every backend)")
 
 
 def registered_specs() -> dict[str, SolverSpec]:
@@ -237,8 +238,17 @@ def list_solvers() -> list[str]:
 
 
 def available_solvers() -> list[str]:
-    """Names of the registered backends whose libraries are installed and usable."""
-    return [name for name, spec in sorted(_registry.specs().items()) if spec.is_available()]
+    """Names of the registered backends whose libraries are installed and usable; a family
+    (``pyomo``) as its usable members (``pyomo:appsi_highs``, ...)."""
+    names = []
+    for name, spec in sorted(_registry.specs().items()):
+        if not spec.is_available():
+            continue
+        if spec.suffix_option:
+            names += [f"{name}:{member}" for member in spec.load().family_members()]
+        else:
+            names.append(name)
+    return names
 
 
 def register_solver(name: str, solver_class: type[Solver], *, replace: bool = False,

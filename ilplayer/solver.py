@@ -75,6 +75,13 @@ class Solver(ABC):
         return True
 
     @classmethod
+    def family_members(cls) -> tuple[str, ...]:
+        """For a family of backends (``SolverSpec.suffix_option``): the members usable on this
+        machine, the names that follow the colon. Listed by `available_solvers`; other members
+        may still be named."""
+        return ()
+
+    @classmethod
     def license_status(cls) -> LicenseStatus:
         """The licence state; may import the native library and query it."""
         return LicenseStatus.NOT_REQUIRED

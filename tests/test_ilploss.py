@@ -317,7 +317,7 @@ def test_knapsack_demo_with_ilploss(tmp_path, monkeypatch):
                                               ("scip", "serial"), ("gurobi", "serial"), ("highs", "processes")])
 def test_the_backend_only_scores_every_backend_learns_the_same_model(solver, executor):
     if solver not in ilplayer.available_solvers():
-        pytest.skip(f"{solver} is not installed (its plugin: pip install 'ilplayer[{solver}]')")
+        pytest.skip(f"{solver} is not installed (its plugin: pip install -e plugins/ilplayer-{solver})")
     from ilplayer.training import BackendConfig
 
     c, y = observations(200, n=6, seed=5)

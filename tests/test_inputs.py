@@ -88,8 +88,6 @@ def test_all_zero_rows_are_decided_by_their_right_hand_side():
     A = torch.tensor([[[1.0, 1.0], [0.0, 0.0]], [[1.0, 1.0], [0.0, 0.0]]])
     b = torch.tensor([[1.0, 0.0], [1.0, -0.5]])  # 0 <= 0 holds; 0 <= -0.5 does not
     for solver in ilplayer.available_solvers():
-        if solver == "pyomo":
-            solver = "pyomo:appsi_highs"
         y, status = ilplayer.solve(c, A, b, lb=0, ub=1, solver=solver)
         assert Status.names(status) == ["optimal", "infeasible"], solver
         assert y[0].sum() == 1

@@ -39,7 +39,7 @@ def test_twenty_item_knapsacks_match_bruteforce(alike):
 
 def test_thirty_item_knapsacks_match_a_mip_backend():
     if "highs" not in ilplayer.available_solvers():
-        pytest.skip("needs the highs plugin: pip install 'ilplayer[highs]'")
+        pytest.skip("needs the highs plugin: pip install -e plugins/ilplayer-highs")
     c, A, b = _knapsacks(6, 30, seed=4, alike=False)
     y, status = ilplayer.solve(c, A, b, 0, 1, solver="knapsack")
     y_ref, status_ref = ilplayer.solve(c, A, b, 0, 1, solver="highs")

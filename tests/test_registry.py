@@ -39,7 +39,7 @@ def test_unknown_names_users_try_point_at_the_backend_they_mean(name, hint):
 def test_unknown_first_party_backend_says_which_distribution_provides_it(builtin_registry):
     with pytest.raises(ilplayer.UnknownSolverError,
                        match=r"'gurobi' is provided by the distribution ilplayer-gurobi: "
-                             r"pip install 'ilplayer\[gurobi\]'"):
+                             r"pip install -e plugins/ilplayer-gurobi from the repository"):
         ilplayer.solve(torch.zeros(1, 2), torch.ones(1, 2), torch.ones(1), solver="gurobi")
 
 

@@ -40,8 +40,11 @@ def solvers_table() -> list[list[str]]:
             capabilities = ", ".join(sorted(cap.value for cap in cls.capabilities)) or "-"
         elif spec.missing_requirements():
             licence = f"missing {', '.join(spec.missing_requirements())}"
-        rows.append([name, _distribution_version(spec.distribution), "yes" if available else "no",
-                     licence, capabilities])
+        names = [name]
+        if available and spec.suffix_option:  # a family: its usable members
+            names = [f"{name}:{member}" for member in spec.load().family_members()] or [f"{name}:NAME"]
+        rows.extend([shown, _distribution_version(spec.distribution), "yes" if available else "no", licence,
+                     capabilities] for shown in names)
     return rows
 
 

@@ -31,10 +31,10 @@ __all__ = ["default_fuzz_backends", "run_fuzz"]
 
 def default_fuzz_backends() -> list[str]:
     """Every available backend, and the Pyomo paths to HiGHS and Gurobi when Pyomo is there."""
-    names = [name for name in available_solvers() if name != "pyomo"]
-    if "pyomo" in available_solvers():
-        names += ["pyomo:appsi_highs", "pyomo:highs", "pyomo:gurobi_persistent"]
-    return names
+    available = available_solvers()
+    names = [name for name in available if not name.startswith("pyomo:")]
+    return names + [name for name in ("pyomo:appsi_highs", "pyomo:highs", "pyomo:gurobi_persistent")
+                     if name in available]
 
 
 def run_fuzz(args: argparse.Namespace) -> int:

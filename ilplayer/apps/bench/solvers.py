@@ -26,7 +26,7 @@ MIP_BACKENDS = MIP_BACKEND_RANKING
 
 def installed_backends(names: Sequence[str]) -> list[str]:
     available = available_solvers()
-    return [name for name in names if name.split(":")[0] in available]
+    return [name for name in names if name in available or name.split(":")[0] in available]
 
 
 def _solve_ms(solver: Any, batch: ILPBatch, through_layer: bool = False) -> float:

@@ -10,6 +10,6 @@ def ilplayer_register_solvers(register):
         target="ilplayer_cpsat.solver:CpSatSolver",
         requires=("ortools",),
         distribution="ilplayer-cpsat",
-        install_hint="pip install 'ilplayer[cpsat]'",
+        install_hint="pip install -e plugins/ilplayer-cpsat (from the repository)",
         description="OR-Tools CP-SAT (open source; float data scaled to integers, answers verified)",
     ))

@@ -10,6 +10,6 @@ def ilplayer_register_solvers(register):
         target="ilplayer_gurobi.solver:GurobiSolver",
         requires=("gurobipy", "scipy"),  # gurobipy's matrix API needs scipy, undeclared
         distribution="ilplayer-gurobi",
-        install_hint="pip install 'ilplayer[gurobi]'",
+        install_hint="pip install -e plugins/ilplayer-gurobi (from the repository)",
         description="Gurobi MIP solver (commercial; the pip wheel has a size-limited licence)",
     ))

@@ -10,6 +10,6 @@ def ilplayer_register_solvers(register):
         target="ilplayer_highs.solver:HighsSolver",
         requires=("highspy",),
         distribution="ilplayer-highs",
-        install_hint="pip install 'ilplayer[highs]'",
+        install_hint="pip install -e plugins/ilplayer-highs (from the repository)",
         description="HiGHS MIP solver (open source)",
     ))

@@ -10,7 +10,7 @@ def ilplayer_register_solvers(register):
         target="ilplayer_pyomo.solver:PyomoSolver",
         requires=("pyomo",),
         distribution="ilplayer-pyomo",
-        install_hint="pip install 'ilplayer[pyomo]'",
+        install_hint="pip install -e plugins/ilplayer-pyomo (from the repository)",
         description="any Pyomo MIP solver by name: pyomo:appsi_highs, pyomo:gurobi_direct, ...",
         suffix_option="solver_name",
     ))

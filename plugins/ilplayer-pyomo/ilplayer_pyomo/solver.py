@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import importlib.util
 import logging
+import shutil
 import threading
 import warnings
 from collections.abc import Iterator
@@ -91,6 +93,25 @@ def _quiet_pyomo() -> Iterator[None]:
         logger.setLevel(level)
 
 
+# The Pyomo MIP solvers that ilplayer lists where usable, each with the Python module or the
+# executable it needs (any other SolverFactory name may still be given). Looked up with
+# find_spec and which: listing backends imports no solver library.
+LISTED_SOLVERS: dict[str, tuple[str | None, str | None]] = {
+    "appsi_highs": ("highspy", None), "highs": ("highspy", None),
+    "appsi_gurobi": ("gurobipy", None), "gurobi_direct": ("gurobipy", None), "gurobi_persistent": ("gurobipy", None),
+    "appsi_cplex": ("cplex", None), "cplex_direct": ("cplex", None), "cplex_persistent": ("cplex", None),
+    "xpress_direct": ("xpress", None), "xpress_persistent": ("xpress", None), "mosek_direct": ("mosek", None),
+    "appsi_cbc": (None, "cbc"), "cbc": (None, "cbc"), "glpk": (None, "glpsol"), "scip": (None, "scip"),
+}
+
+
+def usable_solvers() -> tuple[str, ...]:
+    """The `LISTED_SOLVERS` whose module or executable is on this machine."""
+    return tuple(name for name, (module, program) in LISTED_SOLVERS.items()
+                 if (module is None or importlib.util.find_spec(module) is not None)
+                 and (program is None or shutil.which(program) is not None))
+
+
 @dataclass
 class PyomoModel:
     """One constraint set's Pyomo model and its solver (``persistent``: the solver holds the
@@ -120,6 +141,10 @@ class PyomoSolver(PersistentModelSolver):
     capabilities = frozenset({Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT,
                               Capability.EQUALITY_CONSTRAINTS, Capability.CONTINUOUS_VARIABLES,
                               Capability.INFINITE_BOUNDS})
+
+    @classmethod
+    def family_members(cls) -> tuple[str, ...]:
+        return usable_solvers()
 
     def __init__(self, solver_name: str | None = None, time_limit: float | None = None,
                  params: dict[str, Any] | None = None) -> None:

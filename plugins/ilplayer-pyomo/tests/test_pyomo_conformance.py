@@ -1,4 +1,5 @@
 import pytest
+import torch
 
 import ilplayer
 from ilplayer.testing import SolverConformance
@@ -22,6 +23,18 @@ def test_unavailable_pyomo_solver_is_refused_with_its_name():
 def test_the_family_name_is_listed_once():
     pytest.importorskip("pyomo", reason="pyomo is not installed")
     assert "pyomo" in ilplayer.list_solvers()
+
+
+def test_available_solvers_lists_usable_members_only():
+    pytest.importorskip("pyomo", reason="pyomo is not installed")
+    available = ilplayer.available_solvers()
+    assert "pyomo" not in available  # the bare family name is not a backend
+    members = [name for name in available if name.startswith("pyomo:")]
+    assert "pyomo:appsi_highs" in members  # highspy is a dependency of the suite
+    c = torch.tensor([[-1.0, -2.0]], dtype=torch.float64)
+    for name in members:
+        y, status = ilplayer.solve(c, torch.ones(1, 2), torch.ones(1), lb=0, ub=1, solver=name)
+        assert ilplayer.Status.names(status) == ["optimal"] and y.tolist() == [[0.0, 1.0]], name
 
 
 class TestPyomoHighsConformance(SolverConformance):

@@ -10,6 +10,6 @@ def ilplayer_register_solvers(register):
         target="ilplayer_scip.solver:ScipSolver",
         requires=("pyscipopt",),
         distribution="ilplayer-scip",
-        install_hint="pip install 'ilplayer[scip]'",
+        install_hint="pip install -e plugins/ilplayer-scip (from the repository)",
         description="SCIP MIP solver (open source)",
     ))
