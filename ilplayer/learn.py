@@ -67,8 +67,8 @@ instead of 200 and 10: the shorter schedule stopped on a plateau that later epoc
 
 @dataclass(frozen=True)
 class LearnConfig(TrainingConfig):
-    """[`learn_constraints`][ilplayer.learn.learn_constraints]' settings: `TrainingConfig`'s fields with learn's own
-    defaults, the ones ``ilplayer learn`` uses: ``k = LEARN_K`` (2) and ``init="auto"``
+    """[`learn_constraints`][ilplayer.learn.learn_constraints]' CombOptNet settings: `TrainingConfig`'s fields with
+    learn's own defaults, the ones ``ilplayer learn`` uses: ``k = LEARN_K`` (2) and ``init="auto"``
     ([`default_init`][ilplayer.learn.default_init]: separating on a box wider than {0, 1}, else random). Set one field
     (``LearnConfig(epochs=10)``) and the others stay learn's; a plain `TrainingConfig`
     is the paper's settings throughout (``k = 1``, random start).
@@ -196,7 +196,8 @@ def learn_constraints(
     returns the result whose final model does better on the validation pairs (on the training
     pairs without them; ties: CombOptNet's); ``settings["auto"]`` gives both scores. Its
     ``config`` is an [`AutoConfig`][ilplayer.learn.AutoConfig] (or None); a `TrainingConfig` or an
-    `ILPLossConfig` names its method alone.
+    `ILPLossConfig` replaces that method's half of it (the other keeps its defaults): name the
+    ``method`` to train one alone.
 
     With ``equalities`` (default) the equalities that every training pair satisfies are found
     first ([`data_equalities`][ilplayer.equalities.data_equalities]: the equations of their affine hull,
@@ -220,10 +221,12 @@ def learn_constraints(
     arguments = dict(locals())
     if method not in (*LEARN_METHODS, "auto"):
         raise ValueError(f"method must be one of {[*LEARN_METHODS, 'auto']}, got {method!r}")
-    if method == "auto":
-        if not isinstance(config, (TrainingConfig, ILPLossConfig)):
-            return _learn_both(AutoConfig() if config is None else config, arguments)
-        method = "ilploss" if isinstance(config, ILPLossConfig) else "combopt"
+    if method == "auto":  # a one-method config is that method's half: one field changed, one setting changed
+        if isinstance(config, ILPLossConfig):
+            config = AutoConfig(ilploss=config)
+        elif isinstance(config, TrainingConfig):
+            config = AutoConfig(combopt=config)
+        return _learn_both(AutoConfig() if config is None else config, arguments)
     config = _checked_config(config, method, lb, ub, np.shape(c_train)[1])
     for name, value in (("num_constraints", num_constraints), ("restarts", restarts),
                         ("restart_workers", restart_workers)):

@@ -33,7 +33,7 @@ def test_learns_a_hidden_budget_from_observations_beyond_the_box_baseline():
     box_optimum = (c < 0).astype(float)
     baseline = (box_optimum[300:] == y[300:]).all(1).mean()
     result = learn_constraints(c[:300], y[:300], 0, 1, 1, c_test=c[300:], y_test=y[300:],
-                               config=TrainingConfig(epochs=15, lr=5e-3), progress=False)
+                               method="combopt", config=TrainingConfig(epochs=15, lr=5e-3), progress=False)
     assert result.test_accuracy > baseline + 0.3, (result.test_accuracy, baseline)
     assert [r["epoch"] for r in result.history] == list(range(16))  # the start, then 15 epochs
     assert result.settings["solver"] == "bruteforce" and result.record()["epochs"] == 15
@@ -44,7 +44,7 @@ def test_learns_a_hidden_budget_from_observations_beyond_the_box_baseline():
 def test_per_variable_bounds_are_learned_on_their_own_box():
     lb, ub = np.array([0, 0, -1, 0]), np.array([1, 2, 1, 3])
     c, y = observations(120, n=4, lb=lb, ub=ub)
-    result = learn_constraints(c, y, lb, ub, 1, config=TrainingConfig(epochs=2), progress=False)
+    result = learn_constraints(c, y, lb, ub, 1, method="combopt", config=TrainingConfig(epochs=2), progress=False)
     assert 0.0 <= result.test_accuracy <= 1.0 and result.settings["lb"] == [0, 0, -1, 0]
 
 
@@ -185,16 +185,18 @@ def test_the_library_and_the_command_learn_the_same_model_with_one_set_of_defaul
     assert main(["learn", str(tmp_path / "data.npz"), "--lb", "0", "--ub", "1", "--num-constraints", "2",
                  "--epochs", "2", "--seed", "5", "--restart-workers", "1", "--out", str(model)]) == 0
     saved = torch.load(model, weights_only=True)
-    result = learn_constraints(c, y, 0, 1, 2, config=LearnConfig(epochs=2), seed=5, progress=False)
+    result = learn_constraints(c, y, 0, 1, 2, method="combopt", config=LearnConfig(epochs=2), seed=5, progress=False)
     A, b = result.constraints()
     assert torch.equal(A, saved["A"]) and torch.equal(b, saved["b"])
     assert result.settings["k"] == LEARN_K and result.settings["test_size"] == 10  # 0.2 held out
     assert result.settings["test_on"].startswith("10 pairs held out")
     # one field set keeps learn's other defaults; a plain TrainingConfig is the paper's
     assert LearnConfig(epochs=1).k == LEARN_K and LearnConfig(epochs=1).init == "auto"
-    paper = learn_constraints(c, y, 0, 1, 2, config=TrainingConfig(epochs=1), progress=False, polish=False)
+    paper = learn_constraints(c, y, 0, 1, 2, method="combopt", config=TrainingConfig(epochs=1), progress=False,
+                              polish=False)
     assert paper.settings["k"] == 1 and paper.settings["init"] == "random"
-    on_train = learn_constraints(c, y, 0, 1, 1, config=LearnConfig(epochs=1), test_fraction=0, progress=False)
+    on_train = learn_constraints(c, y, 0, 1, 1, method="combopt", config=LearnConfig(epochs=1), test_fraction=0,
+                                 progress=False)
     assert on_train.settings["test_on"].startswith("the training pairs")
     with pytest.raises(ValueError, match="test_fraction must be a number in"):
         learn_constraints(c, y, 0, 1, 1, test_fraction=1.5)
@@ -218,7 +220,7 @@ def test_learn_command_reports_a_bad_file_in_one_line_with_exit_2(tmp_path, caps
 def test_the_model_of_the_best_validation_epoch_is_returned():
     c, y = observations(240, seed=1)
     result = learn_constraints(c[:200], y[:200], 0, 1, 1, c_test=c[200:], y_test=y[200:],
-                               config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
+                               method="combopt", config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
                                validation_fraction=0.25)
     start, *epochs = result.history  # the start's record, then one per epoch
     assert start["epoch"] == 0 and [r["epoch"] for r in epochs] == list(range(1, 7))
@@ -229,14 +231,14 @@ def test_the_model_of_the_best_validation_epoch_is_returned():
     # the returned model is that epoch's: its held-out accuracy is the one recorded then
     assert result.test_accuracy == pytest.approx(result.history[chosen]["accuracy"])  # history[0]: the start
     last = learn_constraints(c[:200], y[:200], 0, 1, 1, c_test=c[200:], y_test=y[200:],
-                             config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
+                             method="combopt", config=TrainingConfig(epochs=6, lr=2e-2), progress=False,
                              validation_fraction=0)
     assert last.settings["selected_epoch"] == 6 and "validation_accuracy" not in last.history[0]
 
 
 def test_restarts_keep_the_run_best_on_the_validation_split():
     c, y = observations(240, seed=2)
-    kwargs = dict(c_test=c[200:], y_test=y[200:], config=TrainingConfig(epochs=3, lr=2e-2),
+    kwargs = dict(c_test=c[200:], y_test=y[200:], method="combopt", config=TrainingConfig(epochs=3, lr=2e-2),
                   progress=False, validation_fraction=0.25)
     one = learn_constraints(c[:200], y[:200], 0, 1, 1, **kwargs)
     three = learn_constraints(c[:200], y[:200], 0, 1, 1, restarts=3, **kwargs)
@@ -268,7 +270,8 @@ def test_learn_command_names_the_file_and_row_of_a_beaten_observation(tmp_path, 
 
 def test_a_sparser_held_out_curve_learns_the_same_model():
     c, y = observations(120, seed=3)
-    kwargs = dict(c_test=c[100:], y_test=y[100:], config=TrainingConfig(epochs=7, lr=2e-2), progress=False)
+    kwargs = dict(c_test=c[100:], y_test=y[100:], method="combopt", config=TrainingConfig(epochs=7, lr=2e-2),
+                  progress=False)
     every = learn_constraints(c[:100], y[:100], 0, 1, 1, **kwargs)
     sparse = learn_constraints(c[:100], y[:100], 0, 1, 1, test_every=3, **kwargs)
     assert [r["epoch"] for r in sparse.history if "accuracy" in r] == [0, 3, 6, 7]  # the start, the last
@@ -289,7 +292,7 @@ def test_a_sparser_held_out_curve_learns_the_same_model():
 
 def test_restarts_in_worker_processes_give_the_same_result_as_one_after_the_other():
     c, y = observations(160, seed=4)
-    kwargs = dict(c_test=c[120:], y_test=y[120:], config=TrainingConfig(epochs=3, lr=2e-2),
+    kwargs = dict(c_test=c[120:], y_test=y[120:], method="combopt", config=TrainingConfig(epochs=3, lr=2e-2),
                   progress=False, restarts=2)
     epochs: list[int] = []
     serial = learn_constraints(c[:120], y[:120], 0, 1, 1, **kwargs)
@@ -337,3 +340,20 @@ def test_learn_trains_ilploss_on_its_longer_schedule_by_default(tmp_path):
     assert _config(given()) == expected
     assert _config(given(epochs=50)) == expected.replace(epochs=50)
     assert _config(given(method="auto")).ilploss == expected
+
+
+def test_a_config_changes_the_setting_it_names_and_no_other(monkeypatch):
+    import dataclasses
+
+    from ilplayer import learn
+    from ilplayer.learn import AutoConfig, ILPLossConfig
+
+    seen = []
+    monkeypatch.setattr(learn, "_learn_both", lambda config, arguments: seen.append(config))
+    c, y = np.zeros((4, 3)), np.zeros((4, 3))
+    for config in (None, LearnConfig(epochs=1), ILPLossConfig(**{**learn.LEARN_ILPLOSS, "epochs": 1})):
+        learn_constraints(c, y, 0, 1, 1, config=config, progress=False)
+    default, combopt, ilploss = seen  # each call still runs both methods (method="auto")
+    assert combopt == dataclasses.replace(default, combopt=dataclasses.replace(default.combopt, epochs=1))
+    assert ilploss == dataclasses.replace(default, ilploss=dataclasses.replace(default.ilploss, epochs=1))
+    assert isinstance(default, AutoConfig)

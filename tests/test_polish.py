@@ -62,12 +62,12 @@ def test_rows_survive_unchanged_when_refitting_does_not_help():
 def test_learn_reports_the_polish_and_can_skip_it():
     A, b, c, y = hidden_dense(seed=0, count=200)
     config = TrainingConfig(epochs=2, k=2)
-    polished = learn_constraints(c, y, -3, 3, 2, config=config, progress=False)
+    polished = learn_constraints(c, y, -3, 3, 2, method="combopt", config=config, progress=False)
     summary = polished.settings["polish"]
     assert summary["judged_on"] == "validation" and summary["rows_before"] == 4
     assert summary["accuracy_after"] >= summary["accuracy_before"] or not summary["kept"]
     assert polished.constraints()[0].shape[0] == (summary["rows_after"] if summary["kept"] else 4)
-    plain = learn_constraints(c, y, -3, 3, 2, config=config, progress=False, polish=False)
+    plain = learn_constraints(c, y, -3, 3, 2, method="combopt", config=config, progress=False, polish=False)
     assert plain.settings["polish"] is None and plain.constraints()[0].shape == (4, 6)
 
 

@@ -89,7 +89,7 @@ def test_a_start_no_epoch_beats_on_the_validation_pairs_is_returned_untrained():
     A, b, c, y = hidden_dense(seed=0, count=400)
     # steps far too large for a [-3, 3] box: every epoch lands worse than the separating start
     result = learn_constraints(c[:300], y[:300], -3, 3, 2, c_test=c[300:], y_test=y[300:],
-                               config=TrainingConfig(k=2, init="separating", epochs=2, lr=0.5),
+                               method="combopt", config=TrainingConfig(k=2, init="separating", epochs=2, lr=0.5),
                                validation_fraction=0.25, polish=False, progress=False)
     start, *epochs = result.history
     assert start["epoch"] == 0 and "loss" not in start and [r["epoch"] for r in epochs] == [1, 2]
@@ -104,7 +104,7 @@ def test_polish_also_polishes_the_separating_start_and_keeps_the_better_on_valid
     A, b, c, y = hidden_dense(seed=0, count=400)
     kwargs = dict(c_test=c[300:], y_test=y[300:], validation_fraction=0.25, progress=False)
     config = TrainingConfig(k=2, init="separating", epochs=2, lr=0.002)
-    result = learn_constraints(c[:300], y[:300], -3, 3, 2, config=config, **kwargs)
+    result = learn_constraints(c[:300], y[:300], -3, 3, 2, method="combopt", config=config, **kwargs)
     trained = max(result.history[1:], key=lambda r: (r["validation_accuracy"], -r["epoch"]))
     polished, other = result.settings["polish"], result.settings["polish"]["other"]
     assert {polished["epoch"], other["epoch"]} == {0, trained["epoch"]}
@@ -112,7 +112,8 @@ def test_polish_also_polishes_the_separating_start_and_keeps_the_better_on_valid
     score = lambda summary: summary["accuracy_after" if summary["kept"] else "accuracy_before"]
     assert score(polished) >= score(other)
     # the paper's random start is not a candidate
-    random = learn_constraints(c[:300], y[:300], -3, 3, 2, config=config.replace(init="random"), **kwargs)
+    random = learn_constraints(c[:300], y[:300], -3, 3, 2, method="combopt", config=config.replace(init="random"),
+                               **kwargs)
     assert "other" not in random.settings["polish"]
 
 

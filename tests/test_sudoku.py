@@ -125,13 +125,13 @@ def test_a_coincidence_of_too_few_training_pairs_is_found_again_with_the_validat
     y = rng.integers(0, 2, (60, 5)).astype(float)
     y[:, 4] = 1.0 - y[:, 3]  # a rule
     c = -rng.random((60, 5))
-    result = learn_constraints(c, y, 0, 1, 1, config=LearnConfig(epochs=1), progress=False, test_fraction=0,
-                               validation_fraction=0.5, seed=0)
+    result = learn_constraints(c, y, 0, 1, 1, method="combopt", config=LearnConfig(epochs=1), progress=False,
+                               test_fraction=0, validation_fraction=0.5, seed=0)
     assert result.settings["equalities"]["rows"] == 1
     y[:, 0] = 0.0  # a variable held at 0 in the training half only: a coincidence, not a rule
     y[rng.permutation(60)[:30], 0] = 1.0
-    kept = learn_constraints(c, y, 0, 1, 1, config=LearnConfig(epochs=1), progress=False, test_fraction=0,
-                             validation_fraction=0.5, seed=0)
+    kept = learn_constraints(c, y, 0, 1, 1, method="combopt", config=LearnConfig(epochs=1), progress=False,
+                             test_fraction=0, validation_fraction=0.5, seed=0)
     A_eq, b_eq = (t.numpy() for t in kept.equalities())
     assert satisfied(A_eq, b_eq, y).all()
 
