@@ -76,10 +76,15 @@ class EpochCheckpoint:
 
     def epochs_done(self) -> int:
         """The last epoch the file holds (0 without one)."""
+        return self.saved_epochs()[0]
+
+    def saved_epochs(self) -> tuple[int, bool]:
+        """The last epoch the file holds (0 without one) and whether its loop had stopped."""
         if not self.path.exists():
-            return 0
-        history = torch.load(self.path, weights_only=False)["history"]
-        return int(history[-1]["epoch"]) if history else 0
+            return 0, False
+        state = torch.load(self.path, weights_only=False)
+        history = state["history"]
+        return (int(history[-1]["epoch"]) if history else 0), bool(state.get("finished", False))
 
     def remove(self) -> None:
         """Delete the file (a finished run's record holds what it had)."""
@@ -96,10 +101,13 @@ def fingerprint_tensors(*tensors: Any) -> str:
     return digest.hexdigest()
 
 
-def run_folder(folder: str | os.PathLike[str], name: str, settings: dict[str, Any]) -> Path:
+def run_folder(folder: str | os.PathLike[str], name: str, settings: dict[str, Any],
+               extendable: tuple[str, ...] = ()) -> Path:
     """``folder``, made if needed, for one run's checkpoint files, after checking that it holds
     this run's: the JSON file ``name`` in it records ``settings`` on first use and is compared
-    with them on every later one, so that a stale folder is never mixed into another run."""
+    with them on every later one, so that a stale folder is never mixed into another run. A
+    setting in ``extendable`` (the number of epochs) may grow: the run goes on past its old end,
+    and the record takes the new value."""
     path = Path(folder)
     path.mkdir(parents=True, exist_ok=True)
     settings = json.loads(json.dumps(settings))  # as it reads back: tuples become lists
@@ -107,10 +115,19 @@ def run_folder(folder: str | os.PathLike[str], name: str, settings: dict[str, An
     if record.exists():
         saved = json.loads(record.read_text())
         differs = sorted(key for key in {*saved, *settings} if saved.get(key) != settings.get(key))
+        shorter = [key for key in differs if key in extendable and settings.get(key) < saved.get(key, 0)]
+        if shorter:
+            key = shorter[0]
+            raise ValueError(f"checkpoint: {path} holds a run of {key} {saved[key]}, more than {settings[key]} "
+                             f"here: a run can be extended, not shortened; give {key} >= {saved[key]}, another "
+                             "folder, or delete this one to start over")
+        differs = [key for key in differs if key not in extendable]
         if differs:
             shown = ", ".join(f"{key}: {saved.get(key)!r} there, {settings.get(key)!r} here" for key in differs)
             raise ValueError(f"checkpoint: {path} holds the epochs of another run ({shown}); give another "
                              "folder, or delete this one to start over")
+        if saved != settings:
+            record.write_text(json.dumps(settings, indent=1))
     else:
         record.write_text(json.dumps(settings, indent=1))
     return path

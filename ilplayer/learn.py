@@ -29,6 +29,7 @@ from ilplayer.layer import ILPLayer
 from ilplayer.metrics import exact_match
 from ilplayer.observations import check_solutions, holdout_size, load_solutions, split_holdout
 from ilplayer.plugins import preferred_backend
+from ilplayer.restarts import restart_checkpoint
 from ilplayer.seeding import derive_seed
 from ilplayer.selection import train_and_select
 from ilplayer.separation import INITS
@@ -216,7 +217,11 @@ def learn_constraints(
     ``checkpoint`` names a folder where every epoch of every restart (and method) is saved
     (`EpochCheckpoint`): the same call after a crash, a time limit or a reboot goes on from the
     last finished epochs and returns what the uninterrupted run would have. The folder remembers
-    the run's data and settings and refuses another run's, naming what differs.
+    the run's data and settings and refuses another run's, naming what differs; a larger
+    ``epochs`` extends the run from its last epoch (the result is the shorter run trained on,
+    which can differ from a run of that length from the start where the old last epoch did
+    something a last epoch does: a test score, ILP-Loss' validation). ``settings["resumed_at_epoch"]``
+    is the epoch the kept restart went on from (0: from the start).
     """
     arguments = dict(locals())
     if method not in (*LEARN_METHODS, "auto"):
@@ -251,7 +256,10 @@ def learn_constraints(
             "data": fingerprint_tensors(data.c_train, data.y_train, data.c_test, data.y_test, data.A_eq, data.b_eq,
                                  *(validation or ())),
             "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "num_constraints": num_constraints,
-            "seeds": seeds, "solver": backend.solver, "test_every": test_every, **config.as_dict()})
+            "seeds": seeds, "solver": backend.solver, "test_every": test_every, **config.as_dict()},
+            extendable=("epochs",))
+    resumed = [0] * len(seeds) if checkpoint is None else \
+        [restart_checkpoint(train["checkpoint"], method, run_seed).epochs_done() for run_seed in seeds]
     layer = ILPLayer(lb, ub, solver=backend.solver, solver_options=backend.solver_options,
                      executor=backend.executor, workers=backend.workers)
     equalities_ = (data.A_eq, data.b_eq)
@@ -266,7 +274,7 @@ def learn_constraints(
             runs, kept, selected_epoch, polished = [(found["accuracy_alone"], model, history)], 0, 0, None
         else:
             runs, kept, model, selected_epoch, polished = train_and_select(
-                train, seeds, restart_workers, layer, polish, progress, on_epoch)
+                train, seeds, restart_workers, layer, polish, progress, on_epoch, resumed)
             history = runs[kept][2]
         with torch.no_grad():
             A, b = model()
@@ -283,7 +291,8 @@ def learn_constraints(
                 "selected_epoch": selected_epoch, "restarts": restarts, "test_every": test_every,
                 "selected_restart": kept, "restart_workers": restart_workers,
                 "restart_validation_accuracies": [score for score, _, _ in runs], "polish": polished,
-                "method": method, "equalities": found, "time_limit": (backend.solver_options or {}).get("time_limit"),
+                "method": method, "equalities": found, "resumed_at_epoch": resumed[kept],
+                "time_limit": (backend.solver_options or {}).get("time_limit"),
                 "validation_accuracy": validation_accuracy}
     return LearnResult(model, history, train_accuracy, test_accuracy, settings,
                        time.perf_counter() - start, data.A_eq, data.b_eq)

@@ -16,7 +16,7 @@ from ilplayer.constraints import StaticConstraints
 from ilplayer.ilploss import initial_ilploss_constraints, train_ilploss
 from ilplayer.training import initial_constraints, train_static_constraints
 
-__all__ = ["History", "train_from_start", "train_in_processes"]
+__all__ = ["History", "restart_checkpoint", "train_from_start", "train_in_processes"]
 
 _progress: Any = None  # a worker's queue of epoch records for the caller's progress bar
 
@@ -31,6 +31,11 @@ def _restart_worker_init(progress: Any, torch_threads: int) -> None:
 History = list[dict[str, float]]
 
 
+def restart_checkpoint(folder: str | Path, method: str, run_seed: int) -> EpochCheckpoint:
+    """The checkpoint file of one method's restart in a run's folder."""
+    return EpochCheckpoint(Path(folder) / f"{method}-seed{run_seed}.pt")
+
+
 def train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[dict[str, float]], None] | None
                      ) -> tuple[StaticConstraints, History, StaticConstraints]:
     """`train_static_constraints` from its usual start, returned too: the start competes
@@ -39,7 +44,7 @@ def train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[d
     data, config, method = train["data"], train["config"], train.pop("method")
     folder = train.pop("checkpoint", None)
     if folder is not None:  # one file per method and restart: a stopped run goes on from its last epoch
-        train["checkpoint"] = EpochCheckpoint(Path(folder) / f"{method}-seed{run_seed}.pt")
+        train["checkpoint"] = restart_checkpoint(folder, method, run_seed)
     count = config.k * train["num_constraints"]
     if method == "ilploss":
         start = initial_ilploss_constraints(count, data.num_variables, data.lb, data.ub, config.origin, run_seed)

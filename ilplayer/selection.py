@@ -33,19 +33,25 @@ def selected_record(history: list[dict[str, float]]) -> dict[str, float]:
 
 
 def train_and_select(train: dict[str, Any], seeds: list[int], restart_workers: int, layer: ILPLayer,
-                     polish: bool, progress: bool, on_epoch: Callable[[dict[str, float]], None] | None
+                     polish: bool, progress: bool, on_epoch: Callable[[dict[str, float]], None] | None,
+                     resumed: list[int] | None = None
                      ) -> tuple[list[tuple[float, StaticConstraints, History]], int, StaticConstraints, int,
                                 dict[str, Any] | None]:
     """Train from each seed, keep the restart best on the validation pairs, polish it.
+    ``resumed``: the epochs each restart's checkpoint holds (the bar starts there).
     Returns the runs (validation accuracy, model, history), the kept restart, its final model,
     the epoch that model comes from (0: the start) and the polish summary."""
     config, validation, data = train["config"], train["validation"], train["data"]
     restarts = len(seeds)
+    done = sum(resumed or ())
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=config.epochs * restarts, unit="epoch", dynamic_ncols=True)
+        bar = tqdm(total=config.epochs * restarts, initial=done, unit="epoch", dynamic_ncols=True)
+        if done:
+            bar.write(f"resumed from {train['checkpoint']}: {done} of {config.epochs * restarts} epochs "
+                      f"({train['method']}) done before")
 
     def report(record: dict[str, float]) -> None:
         if bar is not None:

@@ -94,7 +94,10 @@ def test_learn_constraints_resumed_from_its_checkpoint_returns_the_uninterrupted
         run(checkpoint=tmp_path / "run", on_epoch=stop_after(3))  # stopped in its third epoch
     saved = sorted(p.name for p in (tmp_path / "run").iterdir())
     assert saved == [f"{method}-seed{ilplayer.learn.restart_seed(2, 0)}.pt", f"run-{method}.json"]
+    held = EpochCheckpoint(tmp_path / "run" / saved[0]).epochs_done()
+    assert held in (2, 3)  # ILP-Loss saves after its callback, fit_epochs before
     resumed = run(checkpoint=tmp_path / "run")
+    assert resumed.settings.pop("resumed_at_epoch") == held and straight.settings.pop("resumed_at_epoch") == 0
     assert resumed.history == straight.history and resumed.settings == straight.settings
     for got, expected in zip(resumed.constraints(), straight.constraints()):
         assert torch.equal(got, expected)
@@ -129,5 +132,30 @@ def test_learn_command_resumes_from_its_checkpoint_folder(tmp_path, capsys):
     assert main([*command, "--json", str(tmp_path / "b.json")]) == 0  # every epoch found: nothing trained
     first, second = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
     assert first["history"] == second["history"] and first["test_accuracy"] == second["test_accuracy"]
-    assert main([*command[:-4], "--epochs", "4", "--checkpoint", str(tmp_path / "ck")]) == 2
-    assert "holds the epochs of another run (epochs: 3 there, 4 here)" in capsys.readouterr().err
+    assert main([*command[:-4], "--epochs", "2", "--checkpoint", str(tmp_path / "ck")]) == 2
+    assert "holds a run of epochs 3, more than 2 here: a run can be extended, not shortened" in capsys.readouterr().err
+    # A larger --epochs extends the run: the bar starts at the saved epochs, a line says so, the record too.
+    assert main([*command[:-4], "--epochs", "5", "--checkpoint", str(tmp_path / "ck"),
+                 "--json", str(tmp_path / "c.json")]) == 0
+    out, err = capsys.readouterr()
+    assert "resumed from" in out and "3 of 5 epochs (combopt) done before" in out
+    assert " 3/5 " in err.replace("|", " ")  # tqdm's first draw, before the new epochs
+    extended = json.loads((tmp_path / "c.json").read_text())
+    assert extended["resumed_at_epoch"] == 3 and len(extended["history"]) == len(first["history"]) + 2
+    assert extended["history"][:3] == first["history"][:3]  # the saved epochs (the start's record aside)
+
+
+def test_the_progress_bar_of_a_resumed_run_starts_at_its_saved_epochs(tmp_path, capsys):
+    from tests.test_learn import observations
+
+    c, y = observations(60, n=5, seed=1)
+    config = ilplayer.learn.LearnConfig(epochs=4, batch_size=8)
+    run = lambda **kw: ilplayer.learn.learn_constraints(c, y, 0, 1, 1, config=config, method="combopt", polish=False,
+                                                        checkpoint=tmp_path, **kw)
+    with pytest.raises(Stopped):
+        run(progress=False, on_epoch=stop_after(1))
+    result = run(progress=True)
+    out, err = capsys.readouterr()
+    assert f"resumed from {tmp_path}: 1 of 4 epochs (combopt) done before" in out
+    assert " 1/4 " in err.replace("|", " ") and " 0/4 " not in err.replace("|", " ")
+    assert result.settings["resumed_at_epoch"] == 1
