@@ -133,7 +133,9 @@ def check_solutions(c: np.ndarray, y: np.ndarray, lb: Any, ub: Any,
     n = c.shape[1]
     low, high = as_bounds(lb, n, "lb"), as_bounds(ub, n, "ub")
     box_optimum = box_optima(c, low, high)
-    at_box = (y == box_optimum) | (c == 0)
+    # A zero cost on a free variable is a tie over the box: which value y takes there is the
+    # constraints' doing (a sudoku's empty cells), so only a fixed variable counts as decided.
+    at_box = ((y == box_optimum) & (c != 0)) | (low == high)
     found = []
     if at_box.all():
         found.append("every y is the box optimum of its c: no constraint is active in these "

@@ -92,6 +92,12 @@ def test_observations_without_signal_or_with_contradictions_warn():
     c = np.array([[-1.0, 1.0], [1.0, -1.0]])
     with pytest.warns(DataWarning, match="every y is the box optimum"):
         check_solutions(c, np.array([[1.0, 0.0], [0.0, 1.0]]), 0, 1)
+    # Zero costs leave the box's optimum a tie, which the constraints break (a sudoku's empty
+    # cells): there is something to learn.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_solutions(np.array([[-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]]),
+                               np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]), 0, 1) == []
     c = np.array([[-1.0, -1.0], [-1.0, -1.0], [0.5, -1.0]])
     y = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
     with warnings.catch_warnings():
