@@ -51,7 +51,7 @@ def test_experiment_commands_write_one_json_record_and_plot_per_run(tmp_path, mo
     assert "wsc binary m=4 seed=0" in capsys.readouterr().out
 
 
-def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
+def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch, capsys):
 
     import pytest
 
@@ -64,6 +64,8 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch):
     assert saved["task"] == "knapsack" and saved["paper_accuracy"] == 64.7
     assert saved["deviations_from_paper"][0].startswith("sentences embedded by all-MiniLM-L6-v2 (384-d")
     assert 0.0 <= record["accuracy"] <= 1.0 and len(saved["history"]) == 1
+    shown = capsys.readouterr().err  # bars while the sentences are embedded and the epochs run
+    assert "embedding (minilm)" in shown and "combopt seed 0" in shown and "1/1" in shown
 
 
 def test_knapsack_past_the_bruteforce_box_trains_on_the_knapsack_backend(tmp_path, monkeypatch):

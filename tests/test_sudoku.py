@@ -170,6 +170,8 @@ def test_the_command_writes_the_puzzles_for_ilplayer_learn(tmp_path, monkeypatch
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     assert main(["experiment", "sudoku", "--size", "4", "--train", "150", "--write-data", str(tmp_path)]) == 0
+    made = capsys.readouterr().err  # a bar while the puzzles are made and proved unique
+    assert "4x4 puzzles" in made and "1250/1250" in made and "uniqueness (highs)" in made
     c, y, lb, ub = load_solutions(tmp_path / "sudoku-4x4-seed0-train.npz")
     assert c.shape == y.shape == (250, 64) and (lb, ub) == (0.0, 1.0)  # 150 training and 100 validation puzzles
     assert main(["experiment", "sudoku", "--size", "4", "--train", "150", "--out", str(tmp_path)]) == 0

@@ -216,7 +216,7 @@ def _knapsack_settings(method: str, recipe: str, sentence_model: str | None,
 def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, plot: bool = True,
                  train_size: int = 4500, test_size: int = 500, method: str = "combopt",
                  resume: bool = False, items: int = 10, sentence_model: str | None = None,
-                 recipe: str = "paper", **overrides: Any) -> dict[str, Any]:
+                 recipe: str = "paper", progress: bool = True, **overrides: Any) -> dict[str, Any]:
     """Train on the knapsack-from-text dataset (one restart per seed) with ``method``
     ("combopt", "ilploss", the "lp" relaxation with greedy rounding, or the "mlp") and write a
     record. ``items`` per instance (the paper's 10; the capacity in proportion,
@@ -228,6 +228,8 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     over the recipe's. ``solver``: default [training_solver][ilplayer.apps.experiments.knapsack.training_solver]
     (bruteforce up to 16 items; beyond, ``knapsack`` for CombOptNet's one row, the preferred
     MIP backend for ILP-Loss' four)."""
+    from tqdm import tqdm
+
     from ilplayer.apps.experiments import knapsack, sentences
 
     sentence_model, hyper, record_variant, overrides = _knapsack_settings(method, recipe, sentence_model, overrides)
@@ -244,30 +246,41 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
     train, test = knapsack.make_dataset(seed=0, train_size=train_size, test_size=test_size, cache=True, items=items)
 
     def embed(data: Any) -> torch.Tensor:
-        return sentences.embed_items(data.sentences, model=sentence_model)
+        return sentences.embed_items(data.sentences, model=sentence_model, progress=progress)
 
     # Hours at 20 items and more: every epoch of the two trained methods saved, --resume goes on from it.
     checkpoint = EpochCheckpoint(Path(out_dir) / f"{name}.checkpoint.pt")
     if not resume:
         checkpoint.remove()
     resumed_at = checkpoint.epochs_done()
-    if method == "combopt":
-        _, history = knapsack.train_knapsack(train, test, embed(train), embed(test), seed=seed,
-                                             solver=solver, checkpoint=checkpoint, **hyper)
-    elif method == "ilploss":
-        config = knapsack.knapsack_ilploss_config(**overrides)
-        _, history = knapsack.train_knapsack_ilploss(train, test, embed(train), embed(test), seed=seed,
-                                                     solver=solver, config=config, checkpoint=checkpoint)
-    elif method == "lp":
-        from ilplayer.apps.experiments.lp_baseline import train_lp_knapsack
+    embed_train, embed_test = embed(train), embed(test)
+    bar = tqdm(total=hyper["epochs"], initial=resumed_at, desc=f"{method} seed {seed}", unit="epoch",
+               disable=not progress, dynamic_ncols=True)
 
-        _, history = train_lp_knapsack(train, test, embed(train), embed(test), seed=seed, **hyper)
-        solver = "cvxpylayers"
-    else:
-        from ilplayer.apps.experiments.baselines import train_knapsack_mlp
+    def on_epoch(record: dict[str, float]) -> None:
+        bar.update(1)
 
-        _, history = train_knapsack_mlp(train, test, embed(train), embed(test), seed=seed, **hyper)
-        solver = "none"
+    with bar:
+        if method == "combopt":
+            _, history = knapsack.train_knapsack(train, test, embed_train, embed_test, seed=seed, solver=solver,
+                                                 checkpoint=checkpoint, on_epoch=on_epoch, **hyper)
+        elif method == "ilploss":
+            config = knapsack.knapsack_ilploss_config(**overrides)
+            _, history = knapsack.train_knapsack_ilploss(train, test, embed_train, embed_test, seed=seed,
+                                                         solver=solver, config=config, checkpoint=checkpoint,
+                                                         on_epoch=on_epoch)
+        elif method == "lp":
+            from ilplayer.apps.experiments.lp_baseline import train_lp_knapsack
+
+            _, history = train_lp_knapsack(train, test, embed_train, embed_test, seed=seed, on_epoch=on_epoch,
+                                           **hyper)
+            solver = "cvxpylayers"
+        else:
+            from ilplayer.apps.experiments.baselines import train_knapsack_mlp
+
+            _, history = train_knapsack_mlp(train, test, embed_train, embed_test, seed=seed, on_epoch=on_epoch,
+                                            **hyper)
+            solver = "none"
     checkpoint.remove()
     record = {
         "task": "knapsack", "method": method, "box": "binary", "m": 1, "n": items, "seed": seed,

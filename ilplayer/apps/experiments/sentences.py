@@ -120,13 +120,17 @@ def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray
     return lambda texts: encoder.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
 
 
-def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "minilm") -> np.ndarray:
+def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "minilm",
+                    progress: bool = False) -> np.ndarray:
     """Embeddings (float32) from an offline sentence model of
     [SENTENCE_MODELS][ilplayer.apps.experiments.sentences.SENTENCE_MODELS] (default MiniLM, 384-d).
 
     Each distinct sentence is embedded once; the vectors are kept in
-    ``cache_dir()/embeddings/<model>.npz`` across runs.
+    ``cache_dir()/embeddings/<model>.npz`` across runs. ``progress``: a bar over the sentences
+    not yet in the cache.
     """
+    from tqdm import tqdm
+
     if model not in SENTENCE_MODELS:
         raise ValueError(f"model must be one of {sorted(SENTENCE_MODELS)}, got {model!r}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the models ship in packages
@@ -138,9 +142,12 @@ def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "m
     missing = sorted(set(sentences) - set(known))
     encode = _load_model(model, batch_size) if missing else None
     saved = time.monotonic()
+    bar = tqdm(total=len(missing), desc=f"embedding ({model})", unit="sentence",
+               disable=not (progress and missing), dynamic_ncols=True)
     for first in range(0, len(missing), _CHUNK):  # saved as it goes: mpnet takes ~40 min for 41,000
         chunk = missing[first:first + _CHUNK]
         vectors = np.asarray(encode(chunk))  # type: ignore[misc]
+        bar.update(len(chunk))
         known.update(zip(chunk, vectors.astype(_STORED.get(model, np.float32))))
         if first + _CHUNK < len(missing) and time.monotonic() - saved < _SAVE_EVERY_S:
             continue
@@ -149,10 +156,11 @@ def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "m
         tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
         np.savez(tmp, sentences=np.array(list(known)), vectors=np.stack(list(known.values())))
         tmp.replace(path)
+    bar.close()
     return np.stack([known[s] for s in sentences]).astype(np.float32, copy=False)
 
 
-def embed_items(rows: list[list[str]], model: str = "minilm") -> torch.Tensor:
+def embed_items(rows: list[list[str]], model: str = "minilm", progress: bool = False) -> torch.Tensor:
     """The embeddings of instances of one sentence per item: (instances, items, d), float32."""
-    vectors = embed_sentences([s for row in rows for s in row], model=model)
+    vectors = embed_sentences([s for row in rows for s in row], model=model, progress=progress)
     return torch.from_numpy(vectors).reshape(len(rows), -1, vectors.shape[-1])

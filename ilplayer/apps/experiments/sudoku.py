@@ -217,10 +217,12 @@ class SudokuSet:
                             solutions=self.solutions)
 
 
-def make_puzzles(size: int, count: int, seed: int = 0, start_givens: int | None = None) -> SudokuSet:
+def make_puzzles(size: int, count: int, seed: int = 0, start_givens: int | None = None,
+                 progress: bool = False) -> SudokuSet:
     """``count`` puzzles with a unique solution, seeded: a random solved grid, ``start_givens``
     random givens (default: 4 at 4x4, 8 at 6x6, 26 at 9x9) and a differing cell added until the
-    exhaustive search finds one completion (9x9: 30.7 givens on average, 26-39)."""
+    exhaustive search finds one completion (9x9: 30.7 givens on average, 26-39). ``progress``:
+    a bar over the puzzles."""
     box_shape(size)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"count must be a positive integer, got {count!r}")
@@ -228,21 +230,30 @@ def make_puzzles(size: int, count: int, seed: int = 0, start_givens: int | None 
     start = _START_GIVENS[size] if start_givens is None else start_givens
     if not 0 <= start <= size * size:
         raise ValueError(f"start_givens must lie in [0, {size * size}], got {start!r}")
+    from tqdm import tqdm
+
     solutions = np.stack([_random_grid(size, rng) for _ in range(count)])
-    givens = np.stack([_puzzle(s, start, rng) for s in solutions])
+    bar = tqdm(solutions, desc=f"{size}x{size} puzzles", unit="puzzle", disable=not progress, dynamic_ncols=True)
+    givens = np.stack([_puzzle(s, start, rng) for s in bar])
     return SudokuSet(givens, solutions)
 
 
-def prove_unique(puzzles: SudokuSet, solver: str = "highs", **solve_options: Any) -> np.ndarray:
+def prove_unique(puzzles: SudokuSet, solver: str = "highs", progress: bool = False,
+                 **solve_options: Any) -> np.ndarray:
     """Whether each puzzle's solution is its only one, proved by ``solver``: the puzzle's program
     (the rules, every given kept) with the known solution cut off (``y·x <= N**2 - 1``) must
-    be infeasible. Returns a bool per puzzle (False: a second solution, or no proof)."""
+    be infeasible. Returns a bool per puzzle (False: a second solution, or no proof).
+    ``progress``: a bar over the puzzles."""
+    from tqdm import tqdm
+
     from ilplayer.layer import solve
     from ilplayer.types import Status
 
     N = puzzles.size
     A_eq, b_eq = (torch.as_tensor(t) for t in sudoku_rules(N))
     proved = []
+    bar = tqdm(total=len(puzzles), desc=f"uniqueness ({solver})", unit="puzzle", disable=not progress,
+               dynamic_ncols=True)
     for first in range(0, len(puzzles), _PROOF_BATCH):  # the batch's rows are expanded per instance
         part = puzzles[first:first + _PROOF_BATCH]
         givens, y = encode(part.givens), part.targets()
@@ -252,4 +263,6 @@ def prove_unique(puzzles: SudokuSet, solver: str = "highs", **solve_options: Any
         _, status = solve(torch.zeros(len(y), N ** 3, dtype=torch.float64), A, b, 0, 1, solver=solver,
                           A_eq=A_eq, b_eq=b_eq, **solve_options)
         proved.append((status == Status.INFEASIBLE).numpy())
+        bar.update(len(y))
+    bar.close()
     return np.concatenate(proved)

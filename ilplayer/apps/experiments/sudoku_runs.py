@@ -28,17 +28,18 @@ SPLITS = {4: (1000, 100, 1000), 6: (3000, 100, 1000), 9: (10000, 100, 1000)}
 
 
 def sudoku_splits(size: int, seed: int, sizes: tuple[int, int, int] | None = None,
-                  solver: str = "highs") -> tuple[SudokuSet, SudokuSet, SudokuSet, dict[str, Any]]:
+                  solver: str = "highs", progress: bool = False
+                  ) -> tuple[SudokuSet, SudokuSet, SudokuSet, dict[str, Any]]:
     """The (train, validation, test) puzzles of ``seed``, made once and cached; every puzzle's
-    uniqueness proved by ``solver`` (`prove_unique`).
+    uniqueness proved by ``solver`` (`prove_unique`); ``progress``: bars while they are made.
     Returns them and a summary (givens, generation and proof times)."""
     sizes = sizes or SPLITS[size]
 
     def build() -> dict[str, Any]:
         start = time.perf_counter()
-        puzzles = make_puzzles(size, sum(sizes), seed=seed)
+        puzzles = make_puzzles(size, sum(sizes), seed=seed, progress=progress)
         made = time.perf_counter() - start
-        proved = prove_unique(puzzles, solver=solver)
+        proved = prove_unique(puzzles, solver=solver, progress=progress)
         if not proved.all():
             raise RuntimeError(f"{int((~proved).sum())} puzzles of seed {seed} are not proved unique by {solver}")
         return {"givens": torch.as_tensor(puzzles.givens), "solutions": torch.as_tensor(puzzles.solutions),
@@ -111,7 +112,7 @@ def run_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str = "ilpl
     name = _record_name(size, f"{method}-{'equalities' if equalities else 'no-equalities'}", seed, sizes)
     if resume and (done := load_record(out_dir, name)) is not None:
         return done
-    train, validation, test, data_summary = sudoku_splits(size, seed, sizes)
+    train, validation, test, data_summary = sudoku_splits(size, seed, sizes, progress=progress)
     pool = train.concat(validation)
     m = num_constraints or 4 * size * size
     config: ILPLossConfig | TrainingConfig = ILPLossConfig() if method == "ilploss" else LearnConfig()
@@ -168,7 +169,7 @@ def run_visual_sudoku(size: int, seed: int, out_dir: str | Path, *, method: str 
     name = _record_name(size, f"visual-{method}", seed, sizes)
     if resume and (done := load_record(out_dir, name)) is not None:
         return done
-    train, validation, test, data_summary = sudoku_splits(size, seed, sizes)
+    train, validation, test, data_summary = sudoku_splits(size, seed, sizes, progress=progress)
     start = time.perf_counter()
     A_eq, b_eq = data_equalities(train.concat(validation).targets())
     rules_s = time.perf_counter() - start
@@ -199,7 +200,7 @@ def run_command(args: Any, seeds: list[int]) -> int:
         if args.write_data:
             folder = Path(args.write_data)
             folder.mkdir(parents=True, exist_ok=True)
-            train, validation, test, _ = sudoku_splits(args.size, seed, sizes)
+            train, validation, test, _ = sudoku_splits(args.size, seed, sizes, progress=True)
             stem = folder / f"sudoku-{args.size}x{args.size}-seed{seed}"
             train.concat(validation).save_npz(f"{stem}-train.npz")
             test.save_npz(f"{stem}-test.npz")
