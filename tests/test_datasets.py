@@ -366,7 +366,7 @@ def test_knapsack_net_standardises_its_inputs_on_the_training_embeddings_and_can
 
 
 def test_knapsack_runner_keeps_hidden_and_standardise_to_combopt(tmp_path):
-    from ilplayer.apps.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.knapsack_runs import run_knapsack
 
     with pytest.raises(ValueError, match="hidden, standardise and schedule set CombOptNet's training"):
         run_knapsack(0, tmp_path, method="mlp", standardise=True)

