@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import math
 import multiprocessing
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import Any, Union
@@ -130,6 +131,12 @@ class FuturesExecutor(BatchExecutor):
             future.result()
 
     def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+        if self.kind == "processes" and self._owned and multiprocessing.current_process().daemon:
+            # A daemonic process (a DataLoader worker) cannot have children: threads, said once.
+            warnings.warn("executor='processes': this is a daemonic process (a DataLoader worker?), which cannot "
+                          "start worker processes; its batches are solved in threads instead", RuntimeWarning,
+                          stacklevel=4)
+            self.kind = "threads"
         if self.kind == "threads":  # BLAS's threads are the process's: limited while ours run
             with one_blas_thread():
                 return self._run(recipe, tasks)

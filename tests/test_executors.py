@@ -469,3 +469,36 @@ def test_workers_run_blas_on_one_thread(monkeypatch):
     finally:
         executor.close()
     assert _blas_threads(0) == before
+
+
+def test_a_processes_layer_in_dataloader_workers_solves_in_threads_and_says_so(tmp_path):
+    pytest.importorskip("highspy")
+    script = tmp_path / "loader.py"
+    script.write_text(textwrap.dedent("""
+        import warnings, torch, ilplayer
+
+        class Data(torch.utils.data.Dataset):
+            def __init__(self):
+                program = ilplayer.Program(lb=0, ub=1, A=torch.ones(1, 4), b=torch.tensor([2.0]))
+                self.layer = ilplayer.ILPLayer(ilplayer.Oracle(program, solver="highs", executor="processes",
+                                                               workers=2))
+
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, i):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    y = self.layer(-torch.arange(4.0)[None] - i)[0]
+                return y, " | ".join(str(w.message) for w in caught)
+
+        if __name__ == "__main__":
+            for y, said in torch.utils.data.DataLoader(Data(), batch_size=2, num_workers=2):
+                print(y.tolist(), said[0])
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("[[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]]") for line in lines)
+    assert "daemonic process (a DataLoader worker?), which cannot start worker processes; its batches are solved " \
+           "in threads instead" in done.stdout
