@@ -267,6 +267,9 @@ class ILPLayer(torch.nn.Module):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # torch.compile: the solve leaves Python and NumPy; dynamo is told not to trace it (one graph
+    # break at the layer, the model's own layers compiled), rather than fail to, line by line.
+    @torch.compiler.disable
     def forward(self, c: torch.Tensor, A: torch.Tensor | None = None, b: torch.Tensor | None = None,
                 A_eq: torch.Tensor | None = None, b_eq: torch.Tensor | None = None) -> torch.Tensor:
         """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m); without

@@ -236,7 +236,6 @@ class CombOptNet(GradientMethod):
         dtype = torch.promote_types(dtype, torch.float32)
         ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
         ctx.save_for_backward(A_rows, problem.b, y, status)
-        ctx.mark_non_differentiable(status)
         ctx.dtypes = (c.dtype, dtype)
         return y, status
 

@@ -152,7 +152,6 @@ class FrankWolfe(GradientMethod):
         # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
         status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)
         ctx.save_for_backward(vertices, weights, ok)
-        ctx.mark_non_differentiable(status)
         return mu.to(c.dtype), status
 
     def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:

@@ -66,7 +66,6 @@ class IMLE(Perturbation, GradientMethod):
         y_samples, solved, status = solve_samples(run, problem, perturbed)
         ctx.problem = problem
         ctx.save_for_backward(y_samples, perturbed, solved, c.detach().double())
-        ctx.mark_non_differentiable(status)
         return perturbed_mean(y_samples, solved).to(c.dtype), status
 
     def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:

@@ -81,7 +81,6 @@ class Perturbed(Perturbation, GradientMethod):
         y_samples, solved, status = solve_samples(run, problem, costs)
         y = perturbed_mean(y_samples, solved).to(c.dtype)
         ctx.save_for_backward(y_samples, noise, solved, c.detach().double())
-        ctx.mark_non_differentiable(status)
         return y, status
 
     def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ilplayer.decision_pool import PoolRule, pool_rule
+from ilplayer.gradients.base import transformed
 from ilplayer.gradients.frank_wolfe import FrankWolfe
 from ilplayer.gradients.perturbation import Perturbation
 from ilplayer.problem import check_finite, input_tensor
@@ -33,6 +34,12 @@ class CostLoss(torch.nn.Module):
     ``y_true``, solved from ``c_true`` when None); ``A``, ``b`` (``(m, n)`` or ``(batch, m, n)``,
     ``(m,)`` or ``(batch, m)``) and ``A_eq``, ``b_eq`` the rows for this call, None for the
     program's. It returns the mean over the batch."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Each loss's forward solves: torch.compile is told not to trace it (see ILPLayer.forward).
+        super().__init_subclass__(**kwargs)
+        if "forward" in vars(cls):
+            cls.forward = torch.compiler.disable(cls.forward)
 
     def __init__(self, oracle: Oracle | ILPLayer, solve_ratio: float = 1.0, pool: Any = None,
                  seed: int | None = None) -> None:
@@ -91,11 +98,15 @@ class CostLoss(torch.nn.Module):
 
     def _check_decisions(self, y: torch.Tensor) -> None:
         """``y_true`` is made of the program's decisions: inside its box and integral where its
-        variables are (within 1e-6). Not checkable through a cost map, or on the meta device."""
+        variables are (within 1e-6). Not checkable through a cost map, on the meta device, or
+        inside a torch.func transform (its tensors hold no values to read)."""
         program = self.oracle.program
         if program.cost_map is not None or y.device.type == "meta" or y.is_sparse:
             return
-        values = y.detach().to("cpu", torch.float64).numpy()
+        host = y.detach().to("cpu", torch.float64)
+        if transformed(host):  # under torch.func even a copy of a plain tensor is wrapped
+            return
+        values = host.numpy()
         n = values.shape[-1]
         as_row = lambda bound: np.broadcast_to(np.asarray(bound.cpu() if isinstance(bound, torch.Tensor) else bound,
                                                           dtype=np.float64), (n,))
