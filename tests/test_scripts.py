@@ -3,6 +3,7 @@ an import that breaks (a renamed function, a moved module) fails here, not in a 
 
 from __future__ import annotations
 
+import concurrent.futures
 import subprocess
 import sys
 from pathlib import Path
@@ -14,10 +15,20 @@ SCRIPTS = sorted(path.relative_to(ROOT) for folder in ("benchmarks", "scripts", 
                  for path in (ROOT / folder).glob("*.py"))
 
 
+@pytest.fixture(scope="module")
+def help_runs():
+    """Every script's ``--help``, started together a few at a time: each is an interpreter
+    importing torch and ilplayer, mostly waiting on one core, and one after the other they were
+    the suite's slowest file."""
+    run = lambda script: subprocess.run([sys.executable, str(script), "--help"], cwd=ROOT, capture_output=True,
+                                        text=True, timeout=300, check=False)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        yield {script: pool.submit(run, script) for script in SCRIPTS}
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=str)
-def test_every_script_answers_help(script):
-    result = subprocess.run([sys.executable, str(script), "--help"], cwd=ROOT, capture_output=True, text=True,
-                            timeout=120, check=False)
+def test_every_script_answers_help(script, help_runs):
+    result = help_runs[script].result()
     assert result.returncode == 0, result.stderr[-2000:]
     assert "usage" in result.stdout.lower(), result.stdout[-500:]
 

@@ -103,8 +103,10 @@ def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | N
              "(lr 1e-2, batch 32). `ilplayer` rows use ilplayer's methods on the backend named; "
              "`pyepo` rows are PyEPO 2.2.7's own implementation with its Gurobi model (backend "
              "gurobi) or its Pyomo model with HiGHS (backend pyomo:highs), on the same data, "
-             "splits and initialisation. Produced by `ilplayer experiment shortest-path`, "
-             "`knapsack-regret` and `tsp`.", ""]
+             "splits and initialisation. A sampling method's two rows are one run in two libraries on "
+             "the shortest path (the same noise draws); on the knapsack its draws are not aligned (PFYL's "
+             "regrets part at the first epoch), so there its two rows are two runs and their gap holds "
+             "chance too. Produced by `ilplayer experiment shortest-path`, `knapsack-regret` and `tsp`.", ""]
     for table, runs in _dfl_tables(records).items():
         first = runs[0]
         lines += [f"### {_dfl_title(first)}", "",
