@@ -19,6 +19,7 @@ from ilplayer.oracle import UNBUILT, Oracle
 from ilplayer.problem import validate_problem
 from ilplayer.program import Program, check_sense
 from ilplayer.solver import Solver
+from ilplayer.transforms import untraced
 
 __all__ = ["ILPLayer", "solve"]
 
@@ -269,7 +270,7 @@ class ILPLayer(torch.nn.Module):
 
     # torch.compile: the solve leaves Python and NumPy; dynamo is told not to trace it (one graph
     # break at the layer, the model's own layers compiled), rather than fail to, line by line.
-    @torch.compiler.disable
+    @untraced
     def forward(self, c: torch.Tensor, A: torch.Tensor | None = None, b: torch.Tensor | None = None,
                 A_eq: torch.Tensor | None = None, b_eq: torch.Tensor | None = None) -> torch.Tensor:
         """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m); without

@@ -20,6 +20,7 @@ from ilplayer.executors import Backend, ExecutorLike, make_executor
 from ilplayer.problem import ProblemTensors, check_finite, validate_problem
 from ilplayer.program import Program
 from ilplayer.solver import Solver
+from ilplayer.transforms import untraced
 from ilplayer.workers import BatchExecutor
 
 __all__ = ["Oracle", "as_input"]
@@ -171,7 +172,7 @@ class Oracle:
             b = torch.zeros((0,), dtype=c.dtype, device=c.device)
         return c, A, b, A_eq, b_eq
 
-    @torch.compiler.disable  # a solve: not traced by torch.compile (ILPLayer.forward says why)
+    @untraced  # a solve: not traced by torch.compile (ILPLayer.forward says why)
     def __call__(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None,
                  b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
         """The exact solutions for costs ``c`` (B, n) in the program's sense: ``(y, status)``,
@@ -181,7 +182,7 @@ class Oracle:
         y, status, _ = self._solve(problem)
         return y.to(exact_dtype(problem.c.dtype, problem.lb, problem.ub)), status
 
-    @torch.compiler.disable  # a solve: not traced by torch.compile (ILPLayer.forward says why)
+    @untraced  # a solve: not traced by torch.compile (ILPLayer.forward says why)
     def solve_batch(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None,
                     copies: int = 1, pool: PoolRule | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """The solutions in the program's ``sense``, without autograd (for losses that solve

@@ -18,7 +18,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ilplayer"
 
 LAYERS = [
-    ("errors", "matrices", "stdio", "threads"),             # exceptions and warnings; rows; quiet stdout; torch threads
+    ("errors", "matrices", "stdio", "threads", "transforms"),  # errors; rows; stdout; threads; torch.func
     ("types", "seeding", "checkpoint"),                     # shared records, random streams, a loop's saved state
     ("readers", "readers.rows", "readers.mps", "readers.files", "readers.gurobi",  # models users have
      "readers.pyomo_model", "readers.cvxpy_problem", "readers.pyepo_model"),

@@ -21,6 +21,7 @@ import torch
 from ilplayer.bounds import exact_dtype
 from ilplayer.errors import NoSignalWarning, warn_at_user_line
 from ilplayer.problem import validate_problem
+from ilplayer.transforms import transformed
 from ilplayer.types import Status
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from ilplayer.problem import ProblemTensors
 
 __all__ = ["GradientMethod", "MethodRun", "has_solution", "is_number", "seeded_generator", "solve_exactly",
-           "torch_threads", "transformed"]
+           "torch_threads"]
 
 
 @dataclass(frozen=True)
@@ -205,12 +206,6 @@ def _check_signal(run: MethodRun, method: GradientMethod, dy: torch.Tensor, grad
     warn_at_user_line(f"ILPLayer(gradient={method.name!r}): the backward pass gave the whole batch an all-zero "
                       f"gradient although the loss's gradient was not zero. {method.no_signal_hint}.",
                       NoSignalWarning)
-
-
-def transformed(tensor: torch.Tensor) -> bool:
-    """Whether ``tensor`` is wrapped by a torch.func transform (vmap's batched tensors hold no
-    value a Python ``if`` can read)."""
-    return bool(torch._C._functorch.is_functorch_wrapped_tensor(tensor))
 
 
 def has_solution(status: torch.Tensor) -> torch.Tensor:

@@ -10,10 +10,10 @@ import numpy as np
 import torch
 
 from ilplayer.decision_pool import PoolRule, pool_rule
-from ilplayer.gradients.base import transformed
 from ilplayer.gradients.frank_wolfe import FrankWolfe
 from ilplayer.gradients.perturbation import Perturbation
 from ilplayer.problem import check_finite, input_tensor
+from ilplayer.transforms import transformed, untraced
 
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
@@ -39,7 +39,7 @@ class CostLoss(torch.nn.Module):
         # Each loss's forward solves: torch.compile is told not to trace it (see ILPLayer.forward).
         super().__init_subclass__(**kwargs)
         if "forward" in vars(cls):
-            cls.forward = torch.compiler.disable(cls.forward)
+            cls.forward = untraced(cls.forward)
 
     def __init__(self, oracle: Oracle | ILPLayer, solve_ratio: float = 1.0, pool: Any = None,
                  seed: int | None = None) -> None:
