@@ -76,15 +76,10 @@ class EpochCheckpoint:
 
     def epochs_done(self) -> int:
         """The last epoch the file holds (0 without one)."""
-        return self.saved_epochs()[0]
-
-    def saved_epochs(self) -> tuple[int, bool]:
-        """The last epoch the file holds (0 without one) and whether its loop had stopped."""
         if not self.path.exists():
-            return 0, False
-        state = torch.load(self.path, weights_only=False)
-        history = state["history"]
-        return (int(history[-1]["epoch"]) if history else 0), bool(state.get("finished", False))
+            return 0
+        history = torch.load(self.path, weights_only=False)["history"]
+        return int(history[-1]["epoch"]) if history else 0
 
     def remove(self) -> None:
         """Delete the file (a finished run's record holds what it had)."""

@@ -158,6 +158,7 @@ class _MethodFunction(torch.autograd.Function):
              ) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
         return vmapped(info.batch_size, in_dims, c, A, b, lb, ub, run, method, needs, A_eq, b_eq, integrality)
 
+
 def vmapped(size: int, in_dims: tuple[int | None, ...], c: torch.Tensor, A: torch.Tensor, b: torch.Tensor,
             lb: Bounds, ub: Bounds, run: MethodRun, method: GradientMethod, needs: tuple[bool, ...],
             A_eq: torch.Tensor | None, b_eq: torch.Tensor | None, integrality: Any

@@ -90,8 +90,10 @@ class _Reader:
             return None
         if len(tokens) not in (3, 5):
             return "a column line is column row value [row value]"
-        self.columns.add(tokens[0])
-        return self._pairs(tokens[1:], "a column line is column row value [row value]")
+        why = self._pairs(tokens[1:], "a column line is column row value [row value]")
+        if why is None:  # declared only by a line that reads (the free and fixed readings are both tried)
+            self.columns.add(tokens[0])
+        return why
 
     def _bound(self, tokens: list[str]) -> str | None:
         kind = tokens[0].upper() if tokens else ""
