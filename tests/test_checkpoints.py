@@ -50,7 +50,9 @@ def test_copies_answer_as_the_original_on_every_backend_and_executor(backend, ex
     if executor == "threads" and backend.startswith("pyomo"):
         pytest.skip("the Pyomo bridge holds the GIL: executor='threads' is refused for it")
     c, A, b = problem()
-    layer = ilplayer.ILPLayer(0, 1, solver=backend, executor=executor, workers=2)
+    # one process a pool: each copy starts its own, and a worker's start (an interpreter
+    # importing torch) is what this test pays for, not the solve
+    layer = ilplayer.ILPLayer(0, 1, solver=backend, executor=executor, workers=1 if executor == "processes" else 2)
     copies = {"before a forward pass": copy.deepcopy(layer)}
     try:
         y = layer(c, A, b)
