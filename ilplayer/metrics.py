@@ -1,7 +1,9 @@
-"""Scores of predicted solutions: exact match (constraint learning) and regret (cost learning).
+"""Scores of predicted solutions: exact match (constraint learning), regret (cost learning) and
+the post-hoc regret of decisions made under predicted constraints (two-stage).
 
 Every function takes torch tensors or NumPy arrays of shape (B, n) and returns a Python float
-(or, for [`objective`][ilplayer.metrics.objective], one value per instance).
+(or, for [`objective`][ilplayer.metrics.objective], one value per instance;
+[`post_hoc_regret`][ilplayer.two_stage.post_hoc_regret] returns its scores per instance).
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["SENSES", "exact_match", "objective", "regret"]
+from ilplayer.two_stage import PostHocRegret, post_hoc_regret
+
+__all__ = ["SENSES", "PostHocRegret", "exact_match", "objective", "post_hoc_regret", "regret"]
 
 SENSES = ("min", "max")
 """The optimisation senses the metrics take."""

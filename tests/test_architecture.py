@@ -30,8 +30,8 @@ LAYERS = [
      "auto_dispatch", "main_guard"),                        # the pool-or-caller choice, the main script's guard
     ("dispatch", "decision_pool", "oracle"),                # batch -> tasks -> answers; pooled answers; the oracle
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
-     "gradients.perturbation", "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "metrics",
-     "losses", "losses.solutions", "losses.cost", "losses.pool", "losses.cave", "instances",
+     "gradients.perturbation", "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "two_stage", "metrics",
+     "losses", "losses.solutions", "losses.cost", "losses.pool", "losses.cave", "losses.post_hoc", "instances",
      "backend_cache", "separation", "polish", "observations", "equalities"),
     ("layer", "cvxpy_layer"),                               # ILPLayer and solve(); cvxpy problems as layers
     ("constraints",),                                       # learnable constraint sets
@@ -215,9 +215,10 @@ def test_no_module_imports_another_modules_private_name():
 
 
 
-FACES = ("__init__", "apps.bench", "gradients", "losses", "plugin_api", "learn", "testing")
+FACES = ("__init__", "apps.bench", "gradients", "losses", "metrics", "plugin_api", "learn", "testing")
 """Modules that gather other modules' names for their readers: the package face, the
-subpackages' faces, the plugin authors' API, the learning API and the conformance kit."""
+subpackages' faces, the scores (``ilplayer.metrics``, the two-stage ones among them), the plugin
+authors' API, the learning API and the conformance kit."""
 
 
 def test_no_module_but_a_face_re_exports_another_modules_names():

@@ -1,0 +1,149 @@
+"""The post-hoc regret as a training loss for predicted constraint parameters, with a perturbed
+(Monte-Carlo) gradient: Gaussian smoothing of Stage 1 and Stage 2 together."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.bounds import as_bounds
+from ilplayer.oracle import Oracle
+from ilplayer.program import Program
+from ilplayer.transforms import untraced
+from ilplayer.two_stage import CHANGES, TwoStage
+from ilplayer.types import Status
+
+__all__ = ["PostHocRegretLoss"]
+
+
+class PostHocRegretLoss(torch.nn.Module):
+    """The post-hoc regret of the decisions Stage 1 takes under predicted right-hand sides
+    ``b_pred`` (and rows ``A_pred``), with a perturbed gradient for them.
+
+    The loss is the regret smoothed by Gaussian noise on the predictions,
+    ``E[R(b_pred + sigma * e)]``, estimated with ``samples`` antithetic pairs ``+-e``; its
+    gradient is the smoothing's own, ``E[(R(b + sigma e) - R(b - sigma e)) e] / (2 sigma)``
+    (Stage 1 and Stage 2 are black boxes to it: any program the backend solves, integer or
+    mixed, any parameter of the rows). Each pair costs two Stage-1 and two Stage-2 solves per
+    instance. A Stage 1 without a decision stands on the box point nearest zero (Hu et al.'s
+    choice); an instance without a true optimum or Stage-2 decision adds nothing.
+
+    Args:
+        program: the [Program][ilplayer.Program] (box, integrality, sense, and its rows where
+            the call gives none).
+        solver: the backend of both stages.
+        changes: what Stage 2 may change, as in [post_hoc_regret][ilplayer.metrics.post_hoc_regret].
+        sigma: the noise scale, in the predictions' units.
+        samples: antithetic pairs per instance and call.
+        seed: the noise stream's seed.
+        **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``, ...).
+    """
+
+    def __init__(self, program: Program, solver: Any = "highs", changes: str = "any", sigma: float = 1.0,
+                 samples: int = 1, seed: int = 0, **oracle_options: Any) -> None:
+        super().__init__()
+        if changes not in CHANGES:
+            raise ValueError(f"changes must be one of {CHANGES}, got {changes!r}")
+        if not (isinstance(sigma, (int, float)) and np.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma must be a positive number, got {sigma!r}")
+        if not (isinstance(samples, int) and samples >= 1):
+            raise ValueError(f"samples must be a positive integer (antithetic pairs), got {samples!r}")
+        self.program, self.changes, self.sigma, self.samples = program, changes, float(sigma), samples
+        self.stages = TwoStage(program, solver, **oracle_options)
+        self.stage1 = Oracle(program, solver=solver, **oracle_options)
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def _stage1(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any) -> torch.Tensor:
+        """Stage 1's decisions (float64); the box point nearest zero where it found none."""
+        y1, status = self.stage1(c, A, b, A_eq, b_eq)
+        y1 = y1.to("cpu", torch.float64)
+        lost = torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)
+        if lost.any():
+            n = y1.shape[1]
+            y1[lost] = torch.from_numpy(np.clip(0.0, as_bounds(self.program.lb, n, "lb"),
+                                                as_bounds(self.program.ub, n, "ub")))
+        return y1
+
+    @untraced  # solves: not traced by torch.compile (ILPLayer.forward says why)
+    def forward(self, b_pred: torch.Tensor | None = None, A_pred: torch.Tensor | None = None, *, c: Any = None,
+                A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None, penalty: Any = 0.0,
+                drop_penalty: Any = None, optimal: Any = None) -> torch.Tensor:
+        """The mean smoothed post-hoc regret of the batch.
+
+        Args:
+            b_pred: (B, m) the predicted right-hand sides of Stage 1's rows (None: the true ``b``).
+            A_pred: (B, m, n) the predicted rows (None: the true ``A``).
+            c, A, b, A_eq, b_eq: the true parameters (shared or per instance; omitted: the
+                program's), as [post_hoc_regret][ilplayer.metrics.post_hoc_regret] takes them.
+            penalty, drop_penalty: Stage 2's prices of a unit added and dropped (scalars, (n,)
+                or (B, n)).
+            optimal: (B,) the true optima, where known (saves a solve per instance).
+        """
+        predicted = [value for value in (b_pred, A_pred) if value is not None]
+        if not predicted:
+            raise ValueError("b_pred and A_pred are both None: give the predicted parameters the loss is for")
+        B, copies = predicted[0].shape[0], 2 * self.samples
+        program = self.program
+        c = program.c if c is None else c
+        if A is None and b is None:
+            A, b = program.A, program.b
+        if A_eq is None and b_eq is None:
+            A_eq, b_eq = program.A_eq, program.b_eq
+        # vectors per instance; rows stay shared where they are (2-D), dense
+        c, b, b_eq = (_per_instance(value, B, 1) for value in (c, b, b_eq))
+        A, A_eq = (_per_instance(value, B, 3) for value in (A, A_eq))
+        if optimal is None:
+            y_opt, status = self.stages.optimum(c, A, b, A_eq, b_eq)
+            optimal = (c * y_opt.to(torch.float64)).sum(-1)
+            optimal[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = float("nan")
+        noises = {}
+        rows = {"A": A, "b": b}
+        for name, prediction in (("b", b_pred), ("A", A_pred)):
+            if prediction is None:
+                continue
+            base = prediction.detach().to("cpu", torch.float64)
+            noise = torch.randn((self.samples, *base.shape), generator=self.generator, dtype=torch.float64)
+            noises[name] = noise
+            rows[name] = torch.cat([base + self.sigma * noise, base - self.sigma * noise]).flatten(0, 1)
+        # the copies' batch: the + and - draws of every pair, B instances each (shared rows stay)
+        def stack(value: Any, ndim: int = 1) -> Any:
+            if not isinstance(value, torch.Tensor) or value.dim() <= ndim:
+                return value
+            return value.repeat(copies, *([1] * (value.dim() - 1)))
+
+        rows = {name: value if name in noises else stack(value, 2 if name == "A" else 1)
+                for name, value in rows.items()}
+        y1 = self._stage1(stack(c), rows["A"], rows["b"], stack(A_eq, 2), stack(b_eq))
+        scores = self.stages.score(y1, stack(c), stack(A, 2), stack(b), stack(A_eq, 2), stack(b_eq),
+                                   penalty=stack(_per_instance(penalty, B, 1, scalar=True)),
+                                   drop_penalty=stack(_per_instance(drop_penalty, B, 1, scalar=True)),
+                                   changes=self.changes,
+                                   optimal=stack(torch.as_tensor(optimal, dtype=torch.float64), 0))
+        regret = torch.nan_to_num(scores.regret, nan=0.0).reshape(2, self.samples, B)
+        loss = regret.mean(dim=(0, 1)).mean()
+        slope = (regret[0] - regret[1]) / (2 * self.sigma)  # (samples, B)
+        for given, noise in ((b_pred, noises.get("b")), (A_pred, noises.get("A"))):
+            if given is None or noise is None or not given.requires_grad:
+                continue
+            grad = (slope.reshape(*slope.shape, *([1] * (noise.dim() - 2))) * noise).mean(0) / B
+            grad = grad.to(given.device, given.dtype)
+            # the value is the loss's; its gradient reaches the prediction as the estimate
+            loss = loss + (given * grad).sum() - (given.detach() * grad).sum()
+        return loss.to(predicted[0].device)
+
+    def close(self) -> None:
+        """Release both stages' backends and pools."""
+        self.stage1.close()
+        self.stages.close()
+
+
+def _per_instance(value: Any, B: int, ndim: int, scalar: bool = False) -> Any:
+    """``value`` as a float64 host tensor, a shared one of ``ndim`` dims expanded to B instances
+    (rows: ``ndim`` 3, kept shared); None stays None, and with ``scalar`` a number stays one."""
+    if value is None or (scalar and np.ndim(value) == 0):
+        return value
+    tensor = torch.as_tensor(np.asarray(value) if not isinstance(value, torch.Tensor) else value)
+    tensor = tensor.detach().to("cpu", torch.float64)
+    return tensor.expand(B, *tensor.shape) if tensor.dim() == ndim else tensor
