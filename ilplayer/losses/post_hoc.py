@@ -100,10 +100,10 @@ class PostHocRegretLoss(torch.nn.Module):
             optimal[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = float("nan")
         noises = {}
         rows = {"A": A, "b": b}
-        for name, prediction in (("b", b_pred), ("A", A_pred)):
-            if prediction is None:
+        for name, made in (("b", b_pred), ("A", A_pred)):
+            if made is None:
                 continue
-            base = prediction.detach().to("cpu", torch.float64)
+            base = made.detach().to("cpu", torch.float64)
             noise = torch.randn((self.samples, *base.shape), generator=self.generator, dtype=torch.float64)
             noises[name] = noise
             rows[name] = torch.cat([base + self.sigma * noise, base - self.sigma * noise]).flatten(0, 1)
@@ -124,10 +124,10 @@ class PostHocRegretLoss(torch.nn.Module):
         regret = torch.nan_to_num(scores.regret, nan=0.0).reshape(2, self.samples, B)
         loss = regret.mean(dim=(0, 1)).mean()
         slope = (regret[0] - regret[1]) / (2 * self.sigma)  # (samples, B)
-        for given, noise in ((b_pred, noises.get("b")), (A_pred, noises.get("A"))):
-            if given is None or noise is None or not given.requires_grad:
+        for given, drawn in ((b_pred, noises.get("b")), (A_pred, noises.get("A"))):
+            if given is None or drawn is None or not given.requires_grad:
                 continue
-            grad = (slope.reshape(*slope.shape, *([1] * (noise.dim() - 2))) * noise).mean(0) / B
+            grad = (slope.reshape(*slope.shape, *([1] * (drawn.dim() - 2))) * drawn).mean(0) / B
             grad = grad.to(given.device, given.dtype)
             # the value is the loss's; its gradient reaches the prediction as the estimate
             loss = loss + (given * grad).sum() - (given.detach() * grad).sum()
