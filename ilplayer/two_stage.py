@@ -202,7 +202,11 @@ def post_hoc_regret(program: Program, y_stage1: Any, c: Any = None, A: Any = Non
         y_stage1: (B, n) the decisions made under the predicted parameters, integral on the
             integer variables. (A Stage 1 that found no decision decides what stands in for it:
             Hu et al. use all zeros.)
-        c, A, b, A_eq, b_eq: the true parameters.
+        c: the true costs, (n,) or (B, n).
+        A: the true inequality rows, (m, n) or (B, m, n).
+        b: their right-hand sides, (m,) or (B, m).
+        A_eq: the true equality rows.
+        b_eq: their right-hand sides.
         penalty: the cost of one unit changed: a scalar, one per variable (n,) or per instance
             and variable (B, n); non-negative.
         changes: ``"any"`` (either way), ``"add"`` (only increases: the ores of an alloy are

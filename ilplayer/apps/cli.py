@@ -256,6 +256,29 @@ def _add_fuzz(commands: Any) -> None:
                            "against scipy.optimize.milp, on the backends that solve them")
 
 
+def _add_two_stage(experiment: Any) -> None:
+    """``ilplayer experiment nsp``: predicted constraints, scored by the post-hoc regret."""
+    from ilplayer.apps.experiments.two_stage_runs import METHODS as TWO_STAGE_METHODS
+
+    nsp = experiment.add_parser("nsp", help="nurse scheduling with unknown demand, post-hoc regret (docs/two-stage.md)")
+    nsp.add_argument("--methods", nargs="+", choices=TWO_STAGE_METHODS, default=list(TWO_STAGE_METHODS),
+                     help="the two-stage baselines, the squared-error network, CombOptNet's gradient, the post-hoc "
+                          "regret's perturbed gradient (default: all)")
+    nsp.add_argument("--factors", nargs="+", type=float, default=None,
+                     help="penalty factors f (default: the paper's 0.25 0.5 1 2 4 8)")
+    nsp.add_argument("--draws", type=positive_int, default=10, help="penalty draws per factor (default 10)")
+    nsp.add_argument("--setting", type=int, choices=range(10), default=0,
+                     help="the preferences and capacities of setting K (0-9; default 0)")
+    nsp.add_argument("--train", type=positive_int, default=None, help="training instances (default: all 210)")
+    nsp.add_argument("--test", type=positive_int, default=None, help="test instances (default: all 90)")
+    nsp.add_argument("--epochs", action="append", default=[], metavar="METHOD=N",
+                     help="epochs of combopt (default 10) or post-hoc (default 4), repeatable")
+    nsp.add_argument("--solver", type=solver_name, default="highs", help="MIP backend (default highs)")
+    nsp.add_argument("--data", default=None, help="the NSP folder (default: $ILPLAYER_NSP_DATA or shared/data/nsp-2s "
+                                                  "beside the repository)")
+    nsp.add_argument("--out", default="results/nsp")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ilplayer", description="Differentiable ILP layers.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -266,6 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _add_learning_experiments(experiment)
     _add_regret_experiments(experiment)
     _add_matching_and_sudoku(experiment)
+    _add_two_stage(experiment)
     add_learn_parser(commands)
     report = commands.add_parser("report", help="a results folder -> a markdown report")
     report.add_argument("folder", nargs="?", default="results")

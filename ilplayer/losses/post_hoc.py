@@ -75,10 +75,14 @@ class PostHocRegretLoss(torch.nn.Module):
         Args:
             b_pred: (B, m) the predicted right-hand sides of Stage 1's rows (None: the true ``b``).
             A_pred: (B, m, n) the predicted rows (None: the true ``A``).
-            c, A, b, A_eq, b_eq: the true parameters (shared or per instance; omitted: the
-                program's), as [post_hoc_regret][ilplayer.metrics.post_hoc_regret] takes them.
-            penalty, drop_penalty: Stage 2's prices of a unit added and dropped (scalars, (n,)
-                or (B, n)).
+            c: the true costs (shared or per instance; omitted: the program's).
+            A: the true rows (omitted with ``b``: the program's).
+            b: their true right-hand sides.
+            A_eq: the true equality rows (omitted with ``b_eq``: the program's).
+            b_eq: their right-hand sides.
+            penalty: Stage 2's price of a unit added (and dropped, without ``drop_penalty``): a
+                scalar, (n,) or (B, n).
+            drop_penalty: its price of a unit dropped, where it differs.
             optimal: (B,) the true optima, where known (saves a solve per instance).
         """
         predicted = [value for value in (b_pred, A_pred) if value is not None]
@@ -93,7 +97,7 @@ class PostHocRegretLoss(torch.nn.Module):
             A_eq, b_eq = program.A_eq, program.b_eq
         # vectors per instance; rows stay shared where they are (2-D), dense
         c, b, b_eq = (_per_instance(value, B, 1) for value in (c, b, b_eq))
-        A, A_eq = (_per_instance(value, B, 3) for value in (A, A_eq))
+        A, A_eq = (_per_instance(value, B, None) for value in (A, A_eq))
         if optimal is None:
             y_opt, status = self.stages.optimum(c, A, b, A_eq, b_eq)
             optimal = (c * y_opt.to(torch.float64)).sum(-1)
@@ -139,11 +143,12 @@ class PostHocRegretLoss(torch.nn.Module):
         self.stages.close()
 
 
-def _per_instance(value: Any, B: int, ndim: int, scalar: bool = False) -> Any:
+def _per_instance(value: Any, B: int, ndim: int | None, scalar: bool = False) -> Any:
     """``value`` as a float64 host tensor, a shared one of ``ndim`` dims expanded to B instances
-    (rows: ``ndim`` 3, kept shared); None stays None, and with ``scalar`` a number stays one."""
+    (``ndim`` None: kept as given, shared or not); None stays None, and with ``scalar`` a number
+    stays one."""
     if value is None or (scalar and np.ndim(value) == 0):
         return value
     tensor = torch.as_tensor(np.asarray(value) if not isinstance(value, torch.Tensor) else value)
     tensor = tensor.detach().to("cpu", torch.float64)
-    return tensor.expand(B, *tensor.shape) if tensor.dim() == ndim else tensor
+    return tensor.expand(B, *tensor.shape) if ndim is not None and tensor.dim() == ndim else tensor

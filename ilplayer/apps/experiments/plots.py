@@ -84,3 +84,29 @@ def plot_protocol(cells: Sequence[dict], path: str | Path, title: str) -> Path:
     axis.set_yticks(range(0, 101, 20))
     axis.legend(fontsize=7, loc="upper center", ncol=2)
     return _save(figure, path)
+
+
+def plot_post_hoc(record: dict, path: str | Path) -> Path:
+    """Post-hoc regret against the penalty factor, one line per method (the std over penalty
+    draws as bars), the published figures dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    methods = dict.fromkeys(row["method"] for row in record["rows"])
+    for method in methods:
+        rows = sorted((row for row in record["rows"] if row["method"] == method), key=lambda row: row["factor"])
+        axis.errorbar([row["factor"] for row in rows], [row["post_hoc_regret"] for row in rows],
+                      yerr=[row["std"] for row in rows], marker="o", capsize=3, label=method)
+    for name, values in record.get("published", {}).items():
+        axis.plot([0.25, 0.5, 1, 2, 4, 8][:len(values)], values, linestyle="--", color="grey", alpha=0.7)
+        axis.annotate(f"{name} (published)", (8, values[-1]), fontsize=7, color="grey")
+    axis.set(xscale="log", yscale="log", xlabel="penalty factor f", ylabel="post-hoc regret (test mean)",
+             title=f"Nurse scheduling, setting {record['setting']}, {record['solver']}")
+    factors = [0.25, 0.5, 1, 2, 4, 8]
+    axis.set_xticks(factors, [f"{f:g}" for f in factors])
+    axis.minorticks_off()
+    axis.legend(fontsize=7)
+    return _save(figure, path)

@@ -1,0 +1,225 @@
+"""Predicting the constraints of the nurse schedule, scored by the post-hoc regret: the
+two-stage baselines (scikit-learn regressors on the demands' squared error), CombOptNet's
+gradient for ``b`` through the layer, and the post-hoc regret's own perturbed gradient
+([PostHocRegretLoss][ilplayer.losses.PostHocRegretLoss]); ``ilplayer experiment nsp``."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ilplayer.apps.experiments import nurse_scheduling as nsp
+from ilplayer.gradients import CombOptNet
+from ilplayer.layer import ILPLayer
+from ilplayer.losses import PostHocRegretLoss
+from ilplayer.oracle import Oracle
+from ilplayer.program import Program
+from ilplayer.two_stage import TwoStage
+from ilplayer.types import Status
+
+BASELINES = ("ridge", "knn", "cart", "rf", "mlp")
+METHODS = (*BASELINES, "mse", "combopt", "post-hoc")
+"""The baselines (scikit-learn, ``ilplayer[twostage]``); the torch network on the squared error
+alone (where the next two start); CombOptNet's gradient; and the post-hoc regret's perturbed
+gradient (trained once per penalty factor)."""
+
+
+def _regressor(name: str, seed: int) -> Any:
+    try:
+        from sklearn.ensemble import RandomForestRegressor
+        from sklearn.linear_model import Ridge
+        from sklearn.neighbors import KNeighborsRegressor
+        from sklearn.neural_network import MLPRegressor
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        from sklearn.tree import DecisionTreeRegressor
+    except ImportError as exc:
+        raise SystemExit("the two-stage baselines need scikit-learn: pip install 'ilplayer[twostage]'") from exc
+    model = {"ridge": lambda: Ridge(alpha=1.0), "knn": lambda: KNeighborsRegressor(n_neighbors=5),
+             "cart": lambda: DecisionTreeRegressor(min_samples_leaf=5, random_state=seed),
+             "rf": lambda: RandomForestRegressor(n_estimators=100, min_samples_leaf=2, random_state=seed, n_jobs=1),
+             "mlp": lambda: MLPRegressor(hidden_layer_sizes=(32,), max_iter=2000, random_state=seed)}[name]()
+    return make_pipeline(StandardScaler(), model)
+
+
+def baseline_demand(name: str, data: nsp.NurseData, seed: int) -> np.ndarray:
+    """(test, 21): a regressor fitted on every training shift's (features, demand)."""
+    model = _regressor(name, seed).fit(data.x_train.reshape(-1, nsp.FEATURES), data.demand_train.reshape(-1))
+    return model.predict(data.x_test.reshape(-1, nsp.FEATURES)).reshape(data.demand_test.shape)
+
+
+class DemandNet(torch.nn.Module):
+    """One shift's demand from its 8 features (standardised with the training shifts')."""
+
+    def __init__(self, data: nsp.NurseData, hidden: int = 32) -> None:
+        super().__init__()
+        features = torch.from_numpy(data.x_train.reshape(-1, nsp.FEATURES))
+        self.register_buffer("mean", features.mean(0))
+        self.register_buffer("scale", features.std(0).clamp(min=1e-9))
+        self.register_buffer("level", torch.tensor(float(data.demand_train.mean())))
+        self.body = torch.nn.Sequential(torch.nn.Linear(nsp.FEATURES, hidden), torch.nn.ReLU(),
+                                        torch.nn.Linear(hidden, 1)).double()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.level + self.body((x - self.mean) / self.scale).squeeze(-1)
+
+
+def fit_squared_error(net: DemandNet, data: nsp.NurseData, epochs: int = 400, lr: float = 0.01) -> DemandNet:
+    """The network on the demands' squared error (full batch, Adam): the start of the others."""
+    x, demand = torch.from_numpy(data.x_train), torch.from_numpy(data.demand_train)
+    optimiser = torch.optim.Adam(net.parameters(), lr=lr)
+    for _ in range(epochs):
+        optimiser.zero_grad()
+        loss = ((net(x) - demand) ** 2).mean()
+        loss.backward()
+        optimiser.step()
+    return net
+
+
+def _batches(count: int, size: int, rng: np.random.Generator) -> list[np.ndarray]:
+    order = rng.permutation(count)
+    return [order[start:start + size] for start in range(0, count, size)]
+
+
+def fit_combopt(net: DemandNet, data: nsp.NurseData, program: Program, solver: str, epochs: int, seed: int,
+                batch_size: int = 16, lr: float = 1e-3) -> DemandNet:
+    """CombOptNet's gradient for ``b``: the schedule of the predicted demand against the true
+    demand's optimal schedule (the paper's loss on solutions, through the layer)."""
+    rng = np.random.default_rng(seed)
+    x, c = torch.from_numpy(data.x_train), torch.as_tensor(program.c)
+    with Oracle(program, solver=solver) as oracle:
+        y_true, _ = oracle(c.expand(len(x), -1), program.A, nsp.rows_b(data.demand_train))
+        layer = ILPLayer(oracle, CombOptNet(tau=0.5))
+        optimiser = torch.optim.Adam(net.parameters(), lr=lr)
+        for _ in range(epochs):
+            for batch in _batches(len(x), batch_size, rng):
+                optimiser.zero_grad()
+                y = layer(c.expand(len(batch), -1), program.A, nsp.rows_b(net(x[batch])))
+                loss = (y - y_true[batch].to(y.dtype)).abs().sum(-1).mean()
+                loss.backward()
+                optimiser.step()
+    return net
+
+
+def fit_post_hoc(net: DemandNet, data: nsp.NurseData, program: Program, factor: float, solver: str, epochs: int,
+                 seed: int, batch_size: int = 16, lr: float = 5e-3, sigma: float = 2.0) -> DemandNet:
+    """The post-hoc regret's perturbed gradient at one penalty factor (fresh penalty draws each
+    batch; the true optima solved once)."""
+    rng = np.random.default_rng(seed)
+    x, c = torch.from_numpy(data.x_train), torch.as_tensor(program.c)
+    true_b = nsp.rows_b(data.demand_train)
+    loss = PostHocRegretLoss(program, solver=solver, sigma=sigma, samples=1, seed=seed)
+    try:
+        optimal = _optimal(loss.stages, c, program, true_b)
+        optimiser = torch.optim.Adam(net.parameters(), lr=lr)
+        for _ in range(epochs):
+            for batch in _batches(len(x), batch_size, rng):
+                optimiser.zero_grad()
+                value = loss(nsp.rows_b(net(x[batch])), c=c, A=program.A, b=true_b[batch],
+                             penalty=nsp.penalties(data, factor, len(batch), rng), drop_penalty=0.0,
+                             optimal=optimal[batch])
+                value.backward()
+                optimiser.step()
+    finally:
+        loss.close()
+    return net
+
+
+def _optimal(stages: TwoStage, c: torch.Tensor, program: Program, b: torch.Tensor) -> torch.Tensor:
+    """The true optima (NaN where the demand cannot be served)."""
+    y, status = stages.optimum(c.expand(len(b), -1), program.A, b)
+    value = (c * y.to(torch.float64)).sum(-1)
+    value[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = float("nan")
+    return value
+
+
+def stage1(program: Program, demand: np.ndarray | torch.Tensor, solver: str) -> torch.Tensor:
+    """The schedules of predicted demands; all zeros where none serves them (Hu et al.'s rule)."""
+    c = torch.as_tensor(program.c)
+    with Oracle(program, solver=solver) as oracle:
+        y, status = oracle(c.expand(len(demand), -1), program.A, nsp.rows_b(demand))
+    y = y.to(torch.float64)
+    y[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = 0.0
+    return y
+
+
+def evaluate(stages: TwoStage, data: nsp.NurseData, program: Program, y1: torch.Tensor, optimal: torch.Tensor,
+             factor: float, draws: Sequence[int]) -> dict[str, Any]:
+    """Post-hoc regret per penalty draw (the mean over the test instances that have an optimum)."""
+    true_b = nsp.rows_b(data.demand_test)
+    regrets, infeasible = [], 0.0
+    for draw in draws:
+        penalty = nsp.penalties(data, factor, len(y1), np.random.default_rng(10_000 + draw))
+        scores = stages.score(y1, program.c, program.A, true_b, penalty=penalty, drop_penalty=0.0, optimal=optimal)
+        regrets.append(scores.mean)
+        infeasible = scores.infeasibility_rate
+    return {"factor": factor, "post_hoc_regret": float(np.mean(regrets)), "std": float(np.std(regrets)),
+            "per_draw": regrets, "infeasibility_rate": infeasible}
+
+
+def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, factors: Sequence[float] = nsp.FACTORS,
+            draws: int = 10, setting: int = 0, solver: str = "highs", epochs: dict[str, int] | None = None,
+            train_size: int | None = None, test_size: int | None = None, seed: int = 0, data_dir: Any = None,
+            report: Callable[[str], None] = print) -> dict[str, Any]:
+    """Every method at every factor on one setting; writes ``nsp-setting{K}.json`` (and a plot
+    where matplotlib is installed) under ``out`` and returns the record."""
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise ValueError(f"methods: unknown {unknown}; choose from {list(METHODS)}")
+    epochs = {"combopt": 10, "post-hoc": 4, **(epochs or {})}
+    data = nsp.load(data_dir, setting)
+    data = nsp.NurseData(data.x_train[:train_size], data.demand_train[:train_size], data.x_test[:test_size],
+                         data.demand_test[:test_size], data.preference, data.capacity)
+    program = nsp.schedule_program(data)
+    torch.manual_seed(seed)
+    rows: list[dict[str, Any]] = []
+    with TwoStage(program, solver) as stages:
+        optimal = _optimal(stages, torch.as_tensor(program.c), program, nsp.rows_b(data.demand_test))
+        for method in methods:
+            for factor in factors if method == "post-hoc" else (None,):
+                started = time.perf_counter()
+                demand = _predict(method, data, program, solver, epochs, seed, factor)
+                y1 = stage1(program, demand, solver)
+                trained = time.perf_counter() - started
+                for at in factors if factor is None else (factor,):
+                    row = {"method": method, "train_s": trained, **evaluate(stages, data, program, y1, optimal, at,
+                                                                           range(draws))}
+                    rows.append(row)
+                    report(f"nsp setting {setting} {method} f={at:g}: post-hoc regret {row['post_hoc_regret']:.2f} "
+                           f"+- {row['std']:.2f}, Stage 1 infeasible {100 * row['infeasibility_rate']:.0f} % "
+                           f"({trained:.0f} s)")
+    record = {"task": "nsp", "setting": setting, "solver": solver, "draws": draws, "seed": seed,
+              "train": len(data.x_train), "test": len(data.x_test), "epochs": epochs,
+              "true_optimal_value": float(np.nanmean(optimal.numpy())), "published": nsp.PUBLISHED, "rows": rows}
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"nsp-setting{setting}.json").write_text(json.dumps(record, indent=1))
+    try:
+        from ilplayer.apps.experiments.plots import plot_post_hoc
+
+        plot_post_hoc(record, folder / f"nsp-setting{setting}.png")
+    except ImportError:  # matplotlib: the [demo] extra
+        report("no plot: matplotlib is not installed (pip install 'ilplayer[demo]')")
+    return record
+
+
+def _predict(method: str, data: nsp.NurseData, program: Program, solver: str, epochs: dict[str, int], seed: int,
+             factor: float | None) -> np.ndarray | torch.Tensor:
+    if method in BASELINES:
+        return baseline_demand(method, data, seed)
+    net = fit_squared_error(DemandNet(data), data)
+    if method == "mse":
+        pass
+    elif method == "combopt":
+        net = fit_combopt(net, data, program, solver, epochs["combopt"], seed)
+    else:
+        assert factor is not None, "the post-hoc method trains at one factor"
+        net = fit_post_hoc(net, data, program, factor, solver, epochs["post-hoc"], seed)
+    with torch.no_grad():
+        return net(torch.from_numpy(data.x_test))
