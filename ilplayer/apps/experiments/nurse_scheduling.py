@@ -105,7 +105,7 @@ def schedule_program(data: NurseData) -> Program:
             rest[nurse * (DAYS - 1) + day, [night, morning]] = 1.0
     A = np.vstack([demand, rest])
     return Program(A=A, b=rows_b(data.demand_train[:1])[0].numpy(), A_eq=one_shift, b_eq=np.ones(NURSES * DAYS),
-                   lb=0, ub=1, sense="max", c=data.preference.reshape(-1))
+                   lb=0, ub=1, sense="max", c=torch.from_numpy(data.preference.reshape(-1)))
 
 
 def rows_b(demand: np.ndarray | torch.Tensor) -> torch.Tensor:
