@@ -54,9 +54,12 @@ def test_copies_answer_as_the_original_on_every_backend_and_executor(backend, ex
     # importing torch) is what this test pays for, not the solve
     layer = ilplayer.ILPLayer(0, 1, solver=backend, executor=executor, workers=1 if executor == "processes" else 2)
     copies = {"before a forward pass": copy.deepcopy(layer)}
+    # every copy of a processes layer starts its own pool: pickle and torch.save copy by the same
+    # state (__getstate__), so one of them stands for both there
+    kinds = COPIES if executor != "processes" else {name: COPIES[name] for name in ("deepcopy", "torch.save")}
     try:
         y = layer(c, A, b)
-        copies.update({name: make(layer) for name, make in COPIES.items()})
+        copies.update({name: make(layer) for name, make in kinds.items()})
         for name, other in copies.items():
             assert torch.equal(other(c, A, b), y), name
             assert torch.equal(other.last_status, layer.last_status), name

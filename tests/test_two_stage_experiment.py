@@ -63,3 +63,4 @@ def test_a_missing_data_folder_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.setenv(nsp.DATA_VARIABLE, str(tmp_path))
     with pytest.raises(FileNotFoundError, match="ILPLAYER_NSP_DATA"):
         nsp.data_folder()
+

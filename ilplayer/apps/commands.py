@@ -176,14 +176,20 @@ def run_experiments(args: argparse.Namespace) -> int:
                   + (f" (ILP-Loss' authors: {reported} %)" if reported is not None else "")
                   + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
-    if args.task == "nsp":
-        from ilplayer.apps.experiments.nurse_scheduling import FACTORS
-        from ilplayer.apps.experiments.two_stage_runs import run_nsp
-
+    if args.task in ("nsp", "mkp"):
         epochs = {key: int(value) for key, value in (item.split("=", 1) for item in args.epochs)}
         unknown = sorted(set(epochs) - {"combopt", "post-hoc"})
         if unknown:
             raise SystemExit(f"--epochs: {unknown}: only combopt and post-hoc train for epochs")
+        if args.task == "mkp":
+            from ilplayer.apps.experiments.multi_knapsack import run_mkp
+
+            run_mkp(args.out, methods=tuple(args.methods), solver=args.solver, train=args.train, test=args.test,
+                    seed=args.seed, epochs=epochs, report=lambda line: print(line, flush=True))
+            return 0
+        from ilplayer.apps.experiments.nurse_scheduling import FACTORS
+        from ilplayer.apps.experiments.two_stage_runs import run_nsp
+
         run_nsp(args.out, methods=tuple(args.methods), factors=tuple(args.factors or FACTORS), draws=args.draws,
                 setting=args.setting, solver=args.solver, epochs=epochs, train_size=args.train, test_size=args.test,
                 data_dir=args.data, report=lambda line: print(line, flush=True))

@@ -30,7 +30,7 @@ alone (where the next two start); CombOptNet's gradient; and the post-hoc regret
 gradient (trained once per penalty factor)."""
 
 
-def _regressor(name: str, seed: int) -> Any:
+def regressor(name: str, seed: int) -> Any:
     try:
         from sklearn.ensemble import RandomForestRegressor
         from sklearn.linear_model import Ridge
@@ -50,7 +50,7 @@ def _regressor(name: str, seed: int) -> Any:
 
 def baseline_demand(name: str, data: nsp.NurseData, seed: int) -> np.ndarray:
     """(test, 21): a regressor fitted on every training shift's (features, demand)."""
-    model = _regressor(name, seed).fit(data.x_train.reshape(-1, nsp.FEATURES), data.demand_train.reshape(-1))
+    model = regressor(name, seed).fit(data.x_train.reshape(-1, nsp.FEATURES), data.demand_train.reshape(-1))
     return model.predict(data.x_test.reshape(-1, nsp.FEATURES)).reshape(data.demand_test.shape)
 
 
@@ -85,7 +85,7 @@ def fit_squared_error(net: DemandNet, data: nsp.NurseData, epochs: int = 400, lr
     return net
 
 
-def _batches(count: int, size: int, rng: np.random.Generator) -> list[np.ndarray]:
+def batches(count: int, size: int, rng: np.random.Generator) -> list[np.ndarray]:
     order = rng.permutation(count)
     return [order[start:start + size] for start in range(0, count, size)]
 
@@ -101,7 +101,7 @@ def fit_combopt(net: DemandNet, data: nsp.NurseData, program: Program, solver: s
         layer = ILPLayer(oracle, CombOptNet(tau=0.5))
         optimiser = torch.optim.Adam(net.parameters(), lr=lr)
         for _ in range(epochs):
-            for batch in _batches(len(x), batch_size, rng):
+            for batch in batches(len(x), batch_size, rng):
                 optimiser.zero_grad()
                 y = layer(c.expand(len(batch), -1), program.A, nsp.rows_b(net(x[batch])))
                 loss = (y - y_true[batch].to(y.dtype)).abs().sum(-1).mean()
@@ -143,7 +143,7 @@ def fit_post_hoc(net: DemandNet, data: nsp.NurseData, program: Program, factor: 
         optimal = _optimal(loss.stages, c, program, true_b)
         optimiser = torch.optim.Adam([model.shrink, model.shift], lr=lr)
         for _ in range(epochs):
-            for batch in _batches(len(x), batch_size, rng):
+            for batch in batches(len(x), batch_size, rng):
                 optimiser.zero_grad()
                 value = loss(nsp.rows_b(model(x[batch])), c=c, A=program.A, b=true_b[batch],
                              penalty=nsp.penalties(data, factor, len(batch), rng), drop_penalty=0.0,
