@@ -280,28 +280,14 @@ class TwoStage:
         program = self.program
         if changes not in CHANGES:
             raise ValueError(f"changes must be one of {CHANGES}, got {changes!r}")
-        y1 = torch.as_tensor(as_input(y_stage1))
-        if y1.dtype.is_complex:
-            raise TypeError("y_stage1 must be a real tensor or array")
-        if y1.ndim != 2 or y1.shape[0] == 0:
-            raise ValueError(f"y_stage1 must have shape (B, n) with B >= 1, got {tuple(y1.shape)}")
-        device = y1.device
-        y1 = y1.detach().to("cpu", torch.float64)
+        device = y_stage1.device if isinstance(y_stage1, torch.Tensor) else torch.device("cpu")
+        y1, (lb, ub, integer) = self._decisions(y_stage1)
         B, n = y1.shape
         if c is None:
             if program.c is None:
                 raise ValueError("c: the true costs are needed (the program has no objective of its own)")
             c = program.c
         c = _batched(c, B, (n,), "c")
-        if not torch.isfinite(y1).all():
-            raise ValueError("y_stage1 must be finite (a Stage 1 without a decision: pass what stands in for it)")
-        lb, ub = as_bounds(program.lb, n, "lb"), as_bounds(program.ub, n, "ub")
-        integer = as_integrality(program.integrality, n)
-        if integer.ndim != 1:
-            raise ValueError("program: post_hoc_regret takes one integrality for all instances")
-        integral = torch.from_numpy(integer)
-        if (y1[:, integral] != y1[:, integral].round()).any():
-            raise ValueError("y_stage1 must be integral on the program's integer variables")
         A, b = _rows_of(program, B, n, A, b, "")
         A_eq, b_eq = _rows_of(program, B, n, A_eq, b_eq, "_eq")
         add = _penalty(penalty, B, n, "penalty")
@@ -316,21 +302,50 @@ class TwoStage:
             optimal = _batched(optimal, B, (), "optimal").clone()
             status_opt = torch.where(torch.isnan(optimal), int(Status.INFEASIBLE), int(Status.OPTIMAL))
         sign = -1.0 if program.sense == "max" else 1.0  # the objective in minimisation form
-        stage2, rows = _stage2(sign * c, A, b, A_eq, b_eq, y1, (lb, ub, integer), add, drop, changes)
-        key = (changes, *(np.asarray(getattr(stage2, name)).tobytes() for name in ("lb", "ub", "integrality")))
-        z, status2 = self._oracle(key, stage2)(*rows)
-        y2 = z[:, :n].to(torch.float64).cpu()
+        has = lambda status: torch.tensor([Status(int(s)).has_solution for s in status], dtype=torch.bool)
+        ok_opt = has(status_opt)
+        # Stage 2 only where the true program has an optimum (elsewhere its scores are NaN, and
+        # proving an instance infeasible can be the slowest solve of the batch)
+        keep = ok_opt.nonzero().flatten()
+        y2, status2 = y1.clone(), torch.full((B,), int(Status.INFEASIBLE), dtype=torch.int8)
+        if len(keep):
+            pick = lambda value: value[keep] if isinstance(value, torch.Tensor) and value.dim() >= 1 and \
+                value.shape[0] == B and value.layout == torch.strided else value
+            stage2, rows = _stage2(sign * c[keep], pick(A), pick(b), pick(A_eq), pick(b_eq), y1[keep],
+                                   (lb, ub, integer), add[keep], drop[keep], changes)
+            key = (changes, *(np.asarray(getattr(stage2, name)).tobytes() for name in ("lb", "ub", "integrality")))
+            z, solved2 = self._oracle(key, stage2)(*rows)
+            y2[keep], status2[keep] = z[:, :n].to(torch.float64).cpu(), solved2.cpu().to(torch.int8)
         paid = (add * (y2 - y1).clamp(min=0)).sum(-1) + (drop * (y1 - y2).clamp(min=0)).sum(-1)
         value = (c * y2).sum(-1) + sign * paid
         regret = (optimal - value) if program.sense == "max" else (value - optimal)
-        has = lambda status: torch.tensor([Status(int(s)).has_solution for s in status], dtype=torch.bool)
-        ok_opt, ok2 = has(status_opt), has(status2)
+        ok2 = has(status2) & ok_opt
         nan = torch.full_like(regret, float("nan"))
-        status = torch.where(ok_opt, status2.cpu(), status_opt.cpu())
+        status = torch.where(ok_opt, status2, status_opt.cpu().to(torch.int8))
         to = lambda t: t.to(device)
         return PostHocRegret(regret=to(torch.where(ok_opt & ok2, regret, nan)),
                              value=to(torch.where(ok2, value, nan)), optimal=to(torch.where(ok_opt, optimal, nan)),
                              stage2=to(y2), infeasible=to(infeasible), status=to(status.to(torch.int8)))
+
+    def _decisions(self, y_stage1: Any) -> tuple[torch.Tensor, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``y_stage1`` checked, as a float64 host tensor, and the program's box and integrality."""
+        y1 = torch.as_tensor(as_input(y_stage1))
+        if y1.dtype.is_complex:
+            raise TypeError("y_stage1 must be a real tensor or array")
+        if y1.ndim != 2 or y1.shape[0] == 0:
+            raise ValueError(f"y_stage1 must have shape (B, n) with B >= 1, got {tuple(y1.shape)}")
+        y1 = y1.detach().to("cpu", torch.float64)
+        if not torch.isfinite(y1).all():
+            raise ValueError("y_stage1 must be finite (a Stage 1 without a decision: pass what stands in for it)")
+        n = y1.shape[1]
+        lb, ub = as_bounds(self.program.lb, n, "lb"), as_bounds(self.program.ub, n, "ub")
+        integer = as_integrality(self.program.integrality, n)
+        if integer.ndim != 1:
+            raise ValueError("program: post_hoc_regret takes one integrality for all instances")
+        integral = torch.from_numpy(integer)
+        if (y1[:, integral] != y1[:, integral].round()).any():
+            raise ValueError("y_stage1 must be integral on the program's integer variables")
+        return y1, (lb, ub, integer)
 
     def close(self) -> None:
         """Release the oracles' backends and pools (a later call builds them again)."""

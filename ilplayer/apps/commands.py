@@ -177,23 +177,7 @@ def run_experiments(args: argparse.Namespace) -> int:
                   + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
     if args.task in ("nsp", "mkp"):
-        epochs = {key: int(value) for key, value in (item.split("=", 1) for item in args.epochs)}
-        unknown = sorted(set(epochs) - {"combopt", "post-hoc"})
-        if unknown:
-            raise SystemExit(f"--epochs: {unknown}: only combopt and post-hoc train for epochs")
-        if args.task == "mkp":
-            from ilplayer.apps.experiments.multi_knapsack import run_mkp
-
-            run_mkp(args.out, methods=tuple(args.methods), solver=args.solver, train=args.train, test=args.test,
-                    seed=args.seed, epochs=epochs, report=lambda line: print(line, flush=True))
-            return 0
-        from ilplayer.apps.experiments.nurse_scheduling import FACTORS
-        from ilplayer.apps.experiments.two_stage_runs import run_nsp
-
-        run_nsp(args.out, methods=tuple(args.methods), factors=tuple(args.factors or FACTORS), draws=args.draws,
-                setting=args.setting, solver=args.solver, epochs=epochs, train_size=args.train, test_size=args.test,
-                data_dir=args.data, report=lambda line: print(line, flush=True))
-        return 0
+        return _run_two_stage(args)
     if args.task == "sudoku":
         from ilplayer.apps.experiments.sudoku_runs import run_command
 
@@ -304,3 +288,24 @@ def _write_bench_rows(rows: list[dict[str, object]], json_path: str | None, plot
         print(f"wrote {json_path}")
     if plot_path and rows:
         print(f"wrote {bench.plot_rows(rows, plot_path)}")
+
+
+def _run_two_stage(args: argparse.Namespace) -> int:
+    """``ilplayer experiment nsp | mkp``."""
+    epochs = {key: int(value) for key, value in (item.split("=", 1) for item in args.epochs)}
+    unknown = sorted(set(epochs) - {"combopt", "post-hoc"})
+    if unknown:
+        raise SystemExit(f"--epochs: {unknown}: only combopt and post-hoc train for epochs")
+    if args.task == "mkp":
+        from ilplayer.apps.experiments.multi_knapsack import run_mkp
+
+        run_mkp(args.out, methods=tuple(args.methods), solver=args.solver, train=args.train, test=args.test,
+                seed=args.seed, epochs=epochs, report=lambda line: print(line, flush=True))
+        return 0
+    from ilplayer.apps.experiments.nurse_scheduling import FACTORS
+    from ilplayer.apps.experiments.two_stage_runs import run_nsp
+
+    run_nsp(args.out, methods=tuple(args.methods), factors=tuple(args.factors or FACTORS), draws=args.draws,
+            setting=args.setting, solver=args.solver, epochs=epochs, train_size=args.train, test_size=args.test,
+            data_dir=args.data, report=lambda line: print(line, flush=True))
+    return 0
