@@ -46,6 +46,20 @@ def test_the_gradient_for_a_predicted_capacity_is_the_smoothed_regrets_slope(at)
     assert abs(slope) > 0.3  # a slope worth checking
 
 
+def test_a_known_row_of_scale_zero_is_not_perturbed_and_gets_no_gradient():
+    # a second row, y1 + y2 <= 2, known (sigma 0): perturbed, its right-hand side 2 -+ e would
+    # cut off packings; left alone, the first row's gradient is the one-row case's
+    at, sigma, h = 4.2, 1.0, 0.05
+    slope = (smoothed(capacity_regret, at + h, sigma) - smoothed(capacity_regret, at - h, sigma)) / (2 * h)
+    rows = torch.cat([SIZES, torch.tensor([[1.0, 1.0, 0.0, 0.0]], dtype=torch.float64)])
+    loss = PostHocRegretLoss(PROGRAM, solver="bruteforce", changes="drop", sigma=torch.tensor([sigma, 0.0]),
+                             samples=3000, seed=1)
+    b_pred = torch.tensor([[at, 2.0]], dtype=torch.float64, requires_grad=True)
+    loss(b_pred, c=PRICES, A=rows, b=torch.tensor([5.0, 2.0]), penalty=0.3).backward()
+    assert b_pred.grad[0, 1].item() == 0.0
+    assert b_pred.grad[0, 0].item() == pytest.approx(slope, abs=0.1)
+
+
 def test_the_gradient_for_a_predicted_row_is_the_smoothed_regrets_slope():
     # one item of price 6 and true size 3 under a capacity of 5: predicted larger than 5, Stage 1
     # leaves it out and Stage 2 (drops only) cannot take it: a regret of 6 (else 0). Smoothed:
@@ -81,6 +95,8 @@ def test_a_network_trained_on_the_loss_moves_its_prediction_where_the_regret_is_
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="sigma must be a positive number"):
         PostHocRegretLoss(PROGRAM, sigma=0.0)
+    with pytest.raises(ValueError, match="sigma must be a positive number"):
+        PostHocRegretLoss(PROGRAM, sigma=torch.tensor([1.0, -1.0]))
     with pytest.raises(ValueError, match="samples must be a positive integer"):
         PostHocRegretLoss(PROGRAM, samples=0)
     with pytest.raises(ValueError, match="changes must be one of"):

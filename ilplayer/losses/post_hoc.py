@@ -24,7 +24,7 @@ class PostHocRegretLoss(torch.nn.Module):
 
     The loss is the regret smoothed by Gaussian noise on the predictions,
     ``E[R(b_pred + sigma * e)]``, estimated with ``samples`` antithetic pairs ``+-e``; its
-    gradient is the smoothing's own, ``E[(R(b + sigma e) - R(b - sigma e)) e] / (2 sigma)``
+    gradient is the smoothing's own, ``E[(R(b + sigma e) - R(b - sigma e)) e / sigma] / 2``
     (Stage 1 and Stage 2 are black boxes to it: any program the backend solves, integer or
     mixed, any parameter of the rows). Each pair costs two Stage-1 and two Stage-2 solves per
     instance. A Stage 1 without a decision stands on the box point nearest zero (Hu et al.'s
@@ -35,22 +35,26 @@ class PostHocRegretLoss(torch.nn.Module):
             the call gives none).
         solver: the backend of both stages.
         changes: what Stage 2 may change, as in [post_hoc_regret][ilplayer.metrics.post_hoc_regret].
-        sigma: the noise scale, in the predictions' units.
+        sigma: the noise scale, in the predictions' units: a number, or a tensor that broadcasts
+            against the predictions' entries (one scale per row of ``b_pred``, say), 0 where an
+            entry is known and must not move (its gradient is then 0).
         samples: antithetic pairs per instance and call.
         seed: the noise stream's seed.
         **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``, ...).
     """
 
-    def __init__(self, program: Program, solver: Any = "highs", changes: str = "any", sigma: float = 1.0,
+    def __init__(self, program: Program, solver: Any = "highs", changes: str = "any", sigma: Any = 1.0,
                  samples: int = 1, seed: int = 0, **oracle_options: Any) -> None:
         super().__init__()
         if changes not in CHANGES:
             raise ValueError(f"changes must be one of {CHANGES}, got {changes!r}")
-        if not (isinstance(sigma, (int, float)) and np.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma must be a positive number, got {sigma!r}")
+        scale = torch.as_tensor(sigma, dtype=torch.float64).detach().cpu() if not isinstance(sigma, bool) else None
+        if scale is None or not torch.isfinite(scale).all() or (scale < 0).any() or not (scale > 0).any():
+            raise ValueError(f"sigma must be a positive number (or a tensor of non-negative scales, one positive), "
+                             f"got {sigma!r}")
         if not (isinstance(samples, int) and samples >= 1):
             raise ValueError(f"samples must be a positive integer (antithetic pairs), got {samples!r}")
-        self.program, self.changes, self.sigma, self.samples = program, changes, float(sigma), samples
+        self.program, self.changes, self.sigma, self.samples = program, changes, scale, samples
         self.stages = TwoStage(program, solver, **oracle_options)
         self.stage1 = Oracle(program, solver=solver, **oracle_options)
         self.generator = torch.Generator().manual_seed(seed)
@@ -109,6 +113,7 @@ class PostHocRegretLoss(torch.nn.Module):
                 continue
             base = made.detach().to("cpu", torch.float64)
             noise = torch.randn((self.samples, *base.shape), generator=self.generator, dtype=torch.float64)
+            noise = noise * (self.sigma > 0)  # an entry of scale 0 stays where it is
             noises[name] = noise
             rows[name] = torch.cat([base + self.sigma * noise, base - self.sigma * noise]).flatten(0, 1)
         # the copies' batch: the + and - draws of every pair, B instances each (shared rows stay)
@@ -127,11 +132,12 @@ class PostHocRegretLoss(torch.nn.Module):
                                    optimal=stack(torch.as_tensor(optimal, dtype=torch.float64), 0))
         regret = torch.nan_to_num(scores.regret, nan=0.0).reshape(2, self.samples, B)
         loss = regret.mean(dim=(0, 1)).mean()
-        slope = (regret[0] - regret[1]) / (2 * self.sigma)  # (samples, B)
+        slope = (regret[0] - regret[1]) / 2  # (samples, B)
+        inverse = torch.where(self.sigma > 0, 1.0 / self.sigma, 0.0)
         for given, drawn in ((b_pred, noises.get("b")), (A_pred, noises.get("A"))):
             if given is None or drawn is None or not given.requires_grad:
                 continue
-            grad = (slope.reshape(*slope.shape, *([1] * (drawn.dim() - 2))) * drawn).mean(0) / B
+            grad = (slope.reshape(*slope.shape, *([1] * (drawn.dim() - 2))) * drawn * inverse).mean(0) / B
             grad = grad.to(given.device, given.dtype)
             # the value is the loss's; its gradient reaches the prediction as the estimate
             loss = loss + (given * grad).sum() - (given.detach() * grad).sum()

@@ -135,12 +135,14 @@ def fit_post_hoc(net: DemandNet, data: nsp.NurseData, program: Program, factor: 
     calibration kept is the epoch's (or the start's) of least training post-hoc regret,
     unsmoothed. A predicted demand that no schedule serves costs every shift of Stage 2 (Hu et
     al.'s all-zero Stage 1): that cliff dominates the regret, and a few parameters follow its
-    smoothed slope where a whole network's noisy gradient did not (records/two-stage.md)."""
+    smoothed slope with less noise than a whole network's (records/two-stage.md)."""
     rng = np.random.default_rng(seed)
     x, c = torch.from_numpy(data.x_train), torch.as_tensor(program.c)
     true_b = nsp.rows_b(data.demand_train)
     model = Calibrated(net, data)
-    loss = PostHocRegretLoss(program, solver=solver, sigma=sigma, samples=1, seed=seed)
+    # the demand rows move; the rest rows' right-hand sides (ones) are known and stay
+    scales = torch.cat([torch.full((nsp.PERIODS,), sigma), torch.zeros(nsp.NURSES * (nsp.DAYS - 1))])
+    loss = PostHocRegretLoss(program, solver=solver, sigma=scales, samples=1, seed=seed)
     selection = nsp.penalties(data, factor, len(x), np.random.default_rng(seed + 1))
 
     def training_regret() -> float:
