@@ -94,11 +94,14 @@ def batches(count: int, size: int, rng: np.random.Generator) -> list[np.ndarray]
 def fit_combopt(net: DemandNet, data: nsp.NurseData, program: Program, solver: str, epochs: int, seed: int,
                 batch_size: int = 16, lr: float = 1e-3) -> DemandNet:
     """CombOptNet's gradient for ``b``: the schedule of the predicted demand against the true
-    demand's optimal schedule (the paper's loss on solutions, through the layer)."""
+    demand's optimal schedule (the paper's loss on solutions, through the layer), on the
+    training instances whose true demand a schedule serves (the others have no target)."""
     rng = np.random.default_rng(seed)
     x, c = torch.from_numpy(data.x_train), torch.as_tensor(program.c)
     with Oracle(program, solver=solver) as oracle:
-        y_true, _ = oracle(c.expand(len(x), -1), program.A, nsp.rows_b(data.demand_train))
+        y_true, status = oracle(c.expand(len(x), -1), program.A, nsp.rows_b(data.demand_train))
+        served = status == int(Status.OPTIMAL)
+        x, y_true = x[served], y_true[served]
         layer = ILPLayer(oracle, CombOptNet(tau=0.5))
         optimiser = torch.optim.Adam(net.parameters(), lr=lr)
         for _ in range(epochs):
