@@ -96,11 +96,12 @@ def _penalty(value: Any, B: int, n: int, name: str) -> torch.Tensor:
 
 def _rows_of(program: Program, B: int, n: int, A: Any, b: Any, kind: str) -> tuple[Any, Any]:
     """The rows of one kind (``""`` or ``"_eq"``): the call's where given, else the program's;
-    ``A`` dense (B, m, n) or a shared scipy CSR matrix, ``b`` (B, m)."""
+    ``A`` dense (m, n) shared or (B, m, n), or a shared scipy CSR matrix; ``b`` (B, m). Shared
+    rows stay shared: the backend then keeps one model for the batch."""
     if A is None and b is None:
         A, b = getattr(program, "A" + kind), getattr(program, "b" + kind)
     if A is None and b is None:
-        return torch.zeros(B, 0, n, dtype=torch.float64), torch.zeros(B, 0, dtype=torch.float64)
+        return torch.zeros(0, n, dtype=torch.float64), torch.zeros(B, 0, dtype=torch.float64)
     if A is None or b is None:
         raise ValueError(f"A{kind} and b{kind} must both be given, or both be None (the program's)")
     A = as_input(A)
@@ -112,7 +113,9 @@ def _rows_of(program: Program, B: int, n: int, A: Any, b: Any, kind: str) -> tup
     A = torch.as_tensor(A).detach().to("cpu", torch.float64)
     if A.ndim not in (2, 3) or A.shape[-1] != n:
         raise ValueError(f"A{kind} must have shape (m, {n}) or (B, m, {n}), got {tuple(A.shape)}")
-    return _batched(A, B, tuple(A.shape[-2:]), "A" + kind), _batched(b, B, (A.shape[-2],), "b" + kind)
+    if A.ndim == 3 and A.shape[0] != B:
+        raise ValueError(f"A{kind} must have shape (m, {n}) or ({B}, m, {n}), got {tuple(A.shape)}")
+    return A, _batched(b, B, (A.shape[-2],), "b" + kind)
 
 
 def _violated(y: torch.Tensor, A: Any, b: torch.Tensor, equality: bool) -> torch.Tensor:
@@ -120,18 +123,18 @@ def _violated(y: torch.Tensor, A: Any, b: torch.Tensor, equality: bool) -> torch
     if scipy.sparse.issparse(A):
         lhs = torch.from_numpy(np.asarray(A @ y.numpy().T).T)
     else:
-        lhs = torch.einsum("bmn,bn->bm", A, y)
+        lhs = torch.einsum("bmn,bn->bm" if A.dim() == 3 else "mn,bn->bm", A, y)
     gap = lhs - b
     tol = _FEASIBILITY_TOL * (1.0 + b.abs())
     bad = gap.abs() > tol if equality else gap > tol
     return bad.any(dim=-1)
 
 
-def _dense(A: Any) -> torch.Tensor:
-    """Rows as a dense (B, m, n) tensor (a shared sparse matrix once per instance)."""
+def _dense(A: Any, B: int) -> torch.Tensor:
+    """Rows as a dense (B, m, n) tensor (shared rows, sparse or not, as a view per instance)."""
     if scipy.sparse.issparse(A):
-        return torch.from_numpy(A.toarray())
-    return A
+        A = torch.from_numpy(A.toarray())
+    return A.expand(B, -1, -1)
 
 
 def _stage2(c_min: torch.Tensor, A: Any, b: torch.Tensor, A_eq: Any, b_eq: torch.Tensor, y1: torch.Tensor,
@@ -169,7 +172,7 @@ def _stage2(c_min: torch.Tensor, A: Any, b: torch.Tensor, A_eq: Any, b_eq: torch
         return program, (costs, A, b, A_eq, b_eq)
     extra = len(blocks) * k
     widen = lambda rows: torch.cat([rows, rows.new_zeros(*rows.shape[:-1], extra)], dim=-1)
-    A, A_eq = widen(_dense(A).expand(B, -1, -1)), widen(_dense(A_eq).expand(B, -1, -1))
+    A, A_eq = widen(_dense(A, B)), widen(_dense(A_eq, B))
     if (frozen_low | frozen_high).any():
         row = frozen_low.to(torch.float64) - frozen_high.to(torch.float64)
         rhs = (torch.where(frozen_low, low, 0.0) - torch.where(frozen_high, high, 0.0)).sum(-1, keepdim=True)
@@ -272,6 +275,16 @@ class TwoStage:
             A_eq, b_eq = program.A_eq, program.b_eq
         return self._oracle("optimum", box)(c, A, b, A_eq, b_eq)
 
+    def optimal_values(self, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
+                       b_eq: Any = None) -> torch.Tensor:
+        """(B,) the true optimal objective values (float64, on the host), NaN where an instance
+        has none: what [score][ilplayer.two_stage.TwoStage.score] takes as ``optimal``."""
+        y, status = self.optimum(c, A, b, A_eq, b_eq)
+        costs = torch.as_tensor(as_input(self.program.c if c is None else c)).detach().to("cpu", torch.float64)
+        values = (costs * y.to("cpu", torch.float64)).sum(-1)
+        values[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = float("nan")
+        return values
+
     def score(self, y_stage1: Any, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
               b_eq: Any = None, penalty: Any = 0.0, changes: str = "any", drop_penalty: Any = None,
               optimal: Any = None) -> PostHocRegret:
@@ -309,9 +322,8 @@ class TwoStage:
         keep = ok_opt.nonzero().flatten()
         y2, status2 = y1.clone(), torch.full((B,), int(Status.INFEASIBLE), dtype=torch.int8)
         if len(keep):
-            pick = lambda value: value[keep] if isinstance(value, torch.Tensor) and value.dim() >= 1 and \
-                value.shape[0] == B and value.layout == torch.strided else value
-            stage2, rows = _stage2(sign * c[keep], pick(A), pick(b), pick(A_eq), pick(b_eq), y1[keep],
+            rows_of = lambda M: M[keep] if isinstance(M, torch.Tensor) and M.dim() == 3 else M  # shared stay
+            stage2, rows = _stage2(sign * c[keep], rows_of(A), b[keep], rows_of(A_eq), b_eq[keep], y1[keep],
                                    (lb, ub, integer), add[keep], drop[keep], changes)
             key = (changes, *(np.asarray(getattr(stage2, name)).tobytes() for name in ("lb", "ub", "integrality")))
             z, solved2 = self._oracle(key, stage2)(*rows)

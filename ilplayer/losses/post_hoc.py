@@ -103,9 +103,7 @@ class PostHocRegretLoss(torch.nn.Module):
         c, b, b_eq = (_per_instance(value, B, 1) for value in (c, b, b_eq))
         A, A_eq = (_per_instance(value, B, None) for value in (A, A_eq))
         if optimal is None:
-            y_opt, status = self.stages.optimum(c, A, b, A_eq, b_eq)
-            optimal = (c * y_opt.to(torch.float64)).sum(-1)
-            optimal[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = float("nan")
+            optimal = self.stages.optimal_values(c, A, b, A_eq, b_eq)
         noises = {}
         rows = {"A": A, "b": b}
         for name, made in (("b", b_pred), ("A", A_pred)):

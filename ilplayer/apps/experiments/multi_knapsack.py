@@ -110,8 +110,7 @@ def _predict(method: str, data: KnapsackData, program: Program, solver: str, epo
     elif method == "post-hoc":
         loss = PostHocRegretLoss(program, solver=solver, changes="drop", sigma=0.1, samples=1, seed=seed)
         with loss.stages:
-            y_opt, _ = loss.stages.optimum(c.expand(len(x), -1), sizes, capacity)
-            optimal = (c * y_opt.to(torch.float64)).sum(-1)
+            optimal = loss.stages.optimal_values(c.expand(len(x), -1), sizes, capacity)
             _fit(net, lambda batch: loss(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
                                          optimal=optimal[batch]), len(x), epochs["post-hoc"], 1e-3, seed)
         loss.close()
@@ -134,8 +133,7 @@ def run_mkp(out: str | Path = "results/mkp", methods: Sequence[str] = METHODS, s
     true_sizes = torch.from_numpy(data.sizes_test)
     rows = []
     with TwoStage(program, solver) as stages, Oracle(program, solver=solver) as oracle:
-        y_opt, _ = stages.optimum(c.expand(test, -1), true_sizes, capacity)
-        optimal = (c * y_opt.to(torch.float64)).sum(-1)
+        optimal = stages.optimal_values(c.expand(test, -1), true_sizes, capacity)
         for method in methods:
             started = time.perf_counter()
             predicted = _predict(method, data, program, solver, epochs, seed)

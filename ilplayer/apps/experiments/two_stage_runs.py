@@ -167,7 +167,7 @@ def fit_post_hoc(net: torch.nn.Module, data: nsp.NurseData, program: Program, fa
         return torch.nan_to_num(scores.regret, nan=0.0).mean().item()
 
     try:
-        optimal = _optimal(loss.stages, c, program, true_b)
+        optimal = loss.stages.optimal_values(c.expand(len(true_b), -1), program.A, true_b)
         best = (training_regret(), copy.deepcopy(model.state_dict()))
         optimiser = torch.optim.Adam([model.shrink, model.shift], lr=lr)
         for _ in range(epochs):
@@ -184,14 +184,6 @@ def fit_post_hoc(net: torch.nn.Module, data: nsp.NurseData, program: Program, fa
         loss.close()
     model.load_state_dict(best[1])
     return model
-
-
-def _optimal(stages: TwoStage, c: torch.Tensor, program: Program, b: torch.Tensor) -> torch.Tensor:
-    """The true optima (NaN where the demand cannot be served)."""
-    y, status = stages.optimum(c.expand(len(b), -1), program.A, b)
-    value = (c * y.to(torch.float64)).sum(-1)
-    value[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = float("nan")
-    return value
 
 
 def stage1(program: Program, demand: np.ndarray | torch.Tensor, solver: str) -> torch.Tensor:
@@ -238,7 +230,8 @@ def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, f
     torch.manual_seed(seed)
     rows: list[dict[str, Any]] = []
     with TwoStage(program, solver) as stages:
-        optimal = _optimal(stages, torch.as_tensor(program.c), program, nsp.rows_b(data.demand_test))
+        optimal = stages.optimal_values(torch.as_tensor(program.c).expand(len(data.demand_test), -1), program.A,
+                                        nsp.rows_b(data.demand_test))
         for method in methods:
             for factor in factors if method == "post-hoc" else (None,):
                 started = time.perf_counter()
