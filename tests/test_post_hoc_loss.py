@@ -76,6 +76,23 @@ def test_the_gradient_for_a_predicted_row_is_the_smoothed_regrets_slope():
     assert A_pred.grad.item() == pytest.approx(slope, abs=0.25)
 
 
+def test_the_gradient_for_a_predicted_cost_is_the_smoothed_regrets_slope():
+    # two items of size 3 under a capacity of 5 (one fits), true prices 6 and 4; the second's
+    # price predicted as a (the first's known, scale 0): above 6, Stage 1 packs the second and
+    # Stage 2 keeps it, a regret of 2. Smoothed: 2 P(a + sigma e > 6), slope 2 phi((6 - a) / sigma) / sigma.
+    sigma, at = 0.5, 5.7
+    slope = 2 * np.exp(-((6 - at) / sigma) ** 2 / 2) / np.sqrt(2 * np.pi) / sigma
+    loss = PostHocRegretLoss(PROGRAM, solver="bruteforce", changes="drop", sigma={"c": torch.tensor([0.0, sigma])},
+                             samples=3000, seed=4)
+    c_pred = torch.tensor([[6.0, at]], dtype=torch.float64, requires_grad=True)
+    value = loss(c_pred=c_pred, c=torch.tensor([6.0, 4.0], dtype=torch.float64), A=torch.tensor([[3.0, 3.0]]),
+                 b=torch.tensor([5.0]))
+    value.backward()
+    assert value.item() == pytest.approx(2 * (1 - 0.5 * (1 + math.erf((6 - at) / sigma / np.sqrt(2)))), abs=0.05)
+    assert c_pred.grad[0, 0].item() == 0.0
+    assert c_pred.grad[0, 1].item() == pytest.approx(slope, abs=0.1)
+
+
 def test_a_network_trained_on_the_loss_moves_its_prediction_where_the_regret_is_lower():
     torch.manual_seed(0)
     capacity = torch.nn.Parameter(torch.tensor([[3.0]], dtype=torch.float64))
@@ -101,5 +118,12 @@ def test_bad_arguments_are_named():
         PostHocRegretLoss(PROGRAM, samples=0)
     with pytest.raises(ValueError, match="changes must be one of"):
         PostHocRegretLoss(PROGRAM, changes="swap")
-    with pytest.raises(ValueError, match="b_pred and A_pred are both None"):
+    with pytest.raises(ValueError, match="b_pred, A_pred and c_pred are all None"):
         PostHocRegretLoss(PROGRAM, solver="bruteforce")(c=PRICES, A=SIZES, b=torch.tensor([5.0]))
+    with pytest.raises(ValueError, match="sigma's keys must be among"):
+        PostHocRegretLoss(PROGRAM, sigma={"rows": 1.0})
+    with pytest.raises(ValueError, match=r"sigma\['c'\] must be a positive number"):
+        PostHocRegretLoss(PROGRAM, sigma={"c": -1.0})
+    with pytest.raises(ValueError, match=r"sigma has no scale for the predicted \['b'\]"):
+        PostHocRegretLoss(PROGRAM, solver="bruteforce", sigma={"c": 1.0})(
+            torch.tensor([[5.0]]), c=PRICES, A=SIZES, b=torch.tensor([5.0]))

@@ -17,10 +17,14 @@ from ilplayer.types import Status
 
 __all__ = ["PostHocRegretLoss"]
 
+PREDICTED = ("A", "b", "c")
+"""The parameters a prediction may stand for (Stage 1's rows, right-hand sides, costs)."""
+
 
 class PostHocRegretLoss(torch.nn.Module):
     """The post-hoc regret of the decisions Stage 1 takes under predicted right-hand sides
-    ``b_pred`` (and rows ``A_pred``), with a perturbed gradient for them.
+    ``b_pred``, rows ``A_pred`` and costs ``c_pred`` (any of them), with a perturbed gradient
+    for each.
 
     The loss is the regret smoothed by Gaussian noise on the predictions,
     ``E[R(b_pred + sigma * e)]``, estimated with ``samples`` antithetic pairs ``+-e``; its
@@ -37,7 +41,8 @@ class PostHocRegretLoss(torch.nn.Module):
         changes: what Stage 2 may change, as in [post_hoc_regret][ilplayer.metrics.post_hoc_regret].
         sigma: the noise scale, in the predictions' units: a number, or a tensor that broadcasts
             against the predictions' entries (one scale per row of ``b_pred``, say), 0 where an
-            entry is known and must not move (its gradient is then 0).
+            entry is known and must not move (its gradient is then 0); or a dict of those by
+            prediction (``{"A": 0.5, "c": 1.0}``), for predictions of different units.
         samples: antithetic pairs per instance and call.
         seed: the noise stream's seed.
         **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``, ...).
@@ -48,13 +53,14 @@ class PostHocRegretLoss(torch.nn.Module):
         super().__init__()
         if changes not in CHANGES:
             raise ValueError(f"changes must be one of {CHANGES}, got {changes!r}")
-        scale = torch.as_tensor(sigma, dtype=torch.float64).detach().cpu() if not isinstance(sigma, bool) else None
-        if scale is None or not torch.isfinite(scale).all() or (scale < 0).any() or not (scale > 0).any():
-            raise ValueError(f"sigma must be a positive number (or a tensor of non-negative scales, one positive), "
-                             f"got {sigma!r}")
+        given = sigma if isinstance(sigma, dict) else dict.fromkeys(PREDICTED, sigma)
+        if not given or set(given) - set(PREDICTED):
+            raise ValueError(f"sigma's keys must be among {PREDICTED}, got {sorted(given)}")
+        self.sigma = {name: _scale(value, f"sigma[{name!r}]" if isinstance(sigma, dict) else "sigma")
+                      for name, value in given.items()}
         if not (isinstance(samples, int) and samples >= 1):
             raise ValueError(f"samples must be a positive integer (antithetic pairs), got {samples!r}")
-        self.program, self.changes, self.sigma, self.samples = program, changes, scale, samples
+        self.program, self.changes, self.samples = program, changes, samples
         self.stages = TwoStage(program, solver, **oracle_options)
         self.stage1 = Oracle(program, solver=solver, **oracle_options)
         self.generator = torch.Generator().manual_seed(seed)
@@ -71,14 +77,15 @@ class PostHocRegretLoss(torch.nn.Module):
         return y1
 
     @untraced  # solves: not traced by torch.compile (ILPLayer.forward says why)
-    def forward(self, b_pred: torch.Tensor | None = None, A_pred: torch.Tensor | None = None, *, c: Any = None,
-                A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None, penalty: Any = 0.0,
-                drop_penalty: Any = None, optimal: Any = None) -> torch.Tensor:
+    def forward(self, b_pred: torch.Tensor | None = None, A_pred: torch.Tensor | None = None,
+                c_pred: torch.Tensor | None = None, *, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
+                b_eq: Any = None, penalty: Any = 0.0, drop_penalty: Any = None, optimal: Any = None) -> torch.Tensor:
         """The mean smoothed post-hoc regret of the batch.
 
         Args:
             b_pred: (B, m) the predicted right-hand sides of Stage 1's rows (None: the true ``b``).
             A_pred: (B, m, n) the predicted rows (None: the true ``A``).
+            c_pred: (B, n) the predicted costs Stage 1 optimises (None: the true ``c``).
             c: the true costs (shared or per instance; omitted: the program's).
             A: the true rows (omitted with ``b``: the program's).
             b: their true right-hand sides.
@@ -89,9 +96,13 @@ class PostHocRegretLoss(torch.nn.Module):
             drop_penalty: its price of a unit dropped, where it differs.
             optimal: (B,) the true optima, where known (saves a solve per instance).
         """
-        predicted = [value for value in (b_pred, A_pred) if value is not None]
+        given = {"b": b_pred, "A": A_pred, "c": c_pred}
+        predicted = [value for value in given.values() if value is not None]
         if not predicted:
-            raise ValueError("b_pred and A_pred are both None: give the predicted parameters the loss is for")
+            raise ValueError("b_pred, A_pred and c_pred are all None: give the predicted parameters the loss is for")
+        unscaled = [name for name, value in given.items() if value is not None and name not in self.sigma]
+        if unscaled:
+            raise ValueError(f"sigma has no scale for the predicted {unscaled}: add it to the dict")
         B, copies = predicted[0].shape[0], 2 * self.samples
         program = self.program
         c = program.c if c is None else c
@@ -105,15 +116,15 @@ class PostHocRegretLoss(torch.nn.Module):
         if optimal is None:
             optimal = self.stages.optimal_values(c, A, b, A_eq, b_eq)
         noises = {}
-        rows = {"A": A, "b": b}
-        for name, made in (("b", b_pred), ("A", A_pred)):
+        rows = {"A": A, "b": b, "c": c}
+        for name, made in given.items():
             if made is None:
                 continue
-            base = made.detach().to("cpu", torch.float64)
+            base, scale = made.detach().to("cpu", torch.float64), self.sigma[name]
             noise = torch.randn((self.samples, *base.shape), generator=self.generator, dtype=torch.float64)
-            noise = noise * (self.sigma > 0)  # an entry of scale 0 stays where it is
+            noise = noise * (scale > 0)  # an entry of scale 0 stays where it is
             noises[name] = noise
-            rows[name] = torch.cat([base + self.sigma * noise, base - self.sigma * noise]).flatten(0, 1)
+            rows[name] = torch.cat([base + scale * noise, base - scale * noise]).flatten(0, 1)
         # the copies' batch: the + and - draws of every pair, B instances each (shared rows stay)
         def stack(value: Any, ndim: int = 1) -> Any:
             if not isinstance(value, torch.Tensor) or value.dim() <= ndim:
@@ -122,7 +133,7 @@ class PostHocRegretLoss(torch.nn.Module):
 
         rows = {name: value if name in noises else stack(value, 2 if name == "A" else 1)
                 for name, value in rows.items()}
-        y1 = self._stage1(stack(c), rows["A"], rows["b"], stack(A_eq, 2), stack(b_eq))
+        y1 = self._stage1(rows["c"], rows["A"], rows["b"], stack(A_eq, 2), stack(b_eq))
         scores = self.stages.score(y1, stack(c), stack(A, 2), stack(b), stack(A_eq, 2), stack(b_eq),
                                    penalty=stack(_per_instance(penalty, B, 1, scalar=True)),
                                    drop_penalty=stack(_per_instance(drop_penalty, B, 1, scalar=True)),
@@ -131,20 +142,30 @@ class PostHocRegretLoss(torch.nn.Module):
         regret = torch.nan_to_num(scores.regret, nan=0.0).reshape(2, self.samples, B)
         loss = regret.mean(dim=(0, 1)).mean()
         slope = (regret[0] - regret[1]) / 2  # (samples, B)
-        inverse = torch.where(self.sigma > 0, 1.0 / self.sigma, 0.0)
-        for given, drawn in ((b_pred, noises.get("b")), (A_pred, noises.get("A"))):
-            if given is None or drawn is None or not given.requires_grad:
+        for name, drawn in noises.items():
+            made = given[name]
+            if made is None or not made.requires_grad:
                 continue
+            inverse = torch.where(self.sigma[name] > 0, 1.0 / self.sigma[name], 0.0)
             grad = (slope.reshape(*slope.shape, *([1] * (drawn.dim() - 2))) * drawn * inverse).mean(0) / B
-            grad = grad.to(given.device, given.dtype)
+            grad = grad.to(made.device, made.dtype)
             # the value is the loss's; its gradient reaches the prediction as the estimate
-            loss = loss + (given * grad).sum() - (given.detach() * grad).sum()
+            loss = loss + (made * grad).sum() - (made.detach() * grad).sum()
         return loss.to(predicted[0].device)
 
     def close(self) -> None:
         """Release both stages' backends and pools."""
         self.stage1.close()
         self.stages.close()
+
+
+def _scale(value: Any, name: str) -> torch.Tensor:
+    """A noise scale as a float64 host tensor: finite, non-negative, one entry positive."""
+    scale = torch.as_tensor(value, dtype=torch.float64).detach().cpu() if not isinstance(value, bool) else None
+    if scale is None or not torch.isfinite(scale).all() or (scale < 0).any() or not (scale > 0).any():
+        raise ValueError(f"{name} must be a positive number (or a tensor of non-negative scales, one positive), "
+                         f"got {value!r}")
+    return scale
 
 
 def _per_instance(value: Any, B: int, ndim: int | None, scalar: bool = False) -> Any:
