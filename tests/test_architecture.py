@@ -32,7 +32,7 @@ LAYERS = [
     ("gradients", "gradients.base", "gradients.combopt", "gradients.blackbox", "gradients.identity", "formulations",
      "gradients.perturbation", "gradients.perturbed", "gradients.imle", "gradients.frank_wolfe", "two_stage", "metrics",
      "losses", "losses.solutions", "losses.cost", "losses.pool", "losses.cave", "losses.post_hoc", "losses.feasibility",
-     "instances",
+     "losses.relaxed", "instances",
      "backend_cache", "separation", "polish", "observations", "equalities"),
     ("layer", "cvxpy_layer"),                               # ILPLayer and solve(); cvxpy problems as layers
     ("constraints",),                                       # learnable constraint sets

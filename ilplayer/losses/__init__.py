@@ -4,7 +4,8 @@ which solve their own batches through a layer: `SPOPlus`, `FenchelYoung`,
 `PerturbationGradient`, `RegularizedFenchelYoung`, `CaVE`, and over a pool of known decisions `NCE`,
 `ContrastiveMAP`, `PointwiseLTR`, `PairwiseLTR`, `ListwiseLTR`; and for predicted constraint
 parameters, `PostHocRegretLoss` (the two-stage post-hoc regret with a perturbed gradient) and
-`FeasibilityLoss` (Odece's infeasibility- and optimality-preserving losses).
+`FeasibilityLoss` (Odece's infeasibility- and optimality-preserving losses) and
+`RelaxedPostHocLoss` (the post-hoc regret through both stages' relaxations, as 2S).
 
 Every cost loss solves through an [Oracle][ilplayer.Oracle] (or the oracle of a layer given
 instead), and takes ``solve_ratio`` and ``pool`` ([decision_pool][ilplayer.decision_pool]): the
@@ -20,9 +21,10 @@ from ilplayer.losses.cost import CostLoss, FenchelYoung, PerturbationGradient, R
 from ilplayer.losses.feasibility import FeasibilityLoss
 from ilplayer.losses.pool import NCE, ContrastiveMAP, ListwiseLTR, PairwiseLTR, PointwiseLTR, PoolLoss
 from ilplayer.losses.post_hoc import PostHocRegretLoss
+from ilplayer.losses.relaxed import RelaxedPostHocLoss
 from ilplayer.losses.solutions import LOSSES, normalize_solution
 
 __all__ = ["LOSSES", "NCE", "CaVE", "ContrastiveMAP", "CostLoss", "FeasibilityLoss", "FenchelYoung", "ListwiseLTR",
            "PairwiseLTR", "PerturbationGradient", "PointwiseLTR", "PoolLoss", "PostHocRegretLoss",
-           "RegularizedFenchelYoung", "SPOPlus", "binding_normals", "cone_projection",
+           "RegularizedFenchelYoung", "RelaxedPostHocLoss", "SPOPlus", "binding_normals", "cone_projection",
            "normalize_solution"]
