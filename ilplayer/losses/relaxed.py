@@ -146,6 +146,10 @@ class RelaxedPostHocLoss(torch.nn.Module):
             cost = cost - sign * torch.as_tensor(optimal, **like)
         return cost.mean()
 
+    def close(self) -> None:
+        """Nothing to release (it calls no solver); there for code that closes every
+        two-stage loss alike."""
+
     @staticmethod
     def _stage1(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: torch.Tensor, ub: torch.Tensor,
                 mu: torch.Tensor, price: torch.Tensor) -> torch.Tensor:
