@@ -287,6 +287,39 @@ def _add_two_stage(experiment: Any) -> None:
                      help="epochs of combopt or post-hoc (default 3 each), repeatable")
     mkp.add_argument("--solver", type=solver_name, default="highs", help="MIP backend (default highs)")
     mkp.add_argument("--out", default="results/mkp")
+    _add_text_two_stage(experiment)
+
+
+def _add_text_two_stage(experiment: Any) -> None:
+    """``ilplayer experiment knapsack-2s | alloy``: 2S's benchmarks on the knapsack from text."""
+    from ilplayer.apps.experiments.alloy import ALLOY_METHODS, FACTORS
+    from ilplayer.apps.experiments.knapsack_two_stage import CAPACITIES, KS_METHODS, SIGMAS
+
+    knapsack = experiment.add_parser("knapsack-2s", help="0-1 knapsack with unknown prices and sizes, post-hoc "
+                                                         "regret (2S's protocol; docs/two-stage.md)")
+    knapsack.add_argument("--methods", nargs="+", choices=KS_METHODS, default=list(KS_METHODS),
+                          help="the baselines, the squared-error network, and combopt, post-hoc, relaxed (2S), "
+                               "odece fine-tunes of it (default: all)")
+    knapsack.add_argument("--capacities", nargs="+", type=float, default=list(CAPACITIES),
+                          help="knapsack capacities (default 100 150 200 250)")
+    knapsack.add_argument("--sigmas", nargs="+", type=float, default=list(SIGMAS),
+                          help="the price of a dropped item, a share of its value (default 0.05 0.25 0.5)")
+    alloy = experiment.add_parser("alloy", help="brass alloy with unknown concentrations, post-hoc regret")
+    alloy.add_argument("--methods", nargs="+", choices=ALLOY_METHODS, default=None,
+                       help="as for knapsack-2s (default: all; combopt only with --integer)")
+    alloy.add_argument("--factors", nargs="+", type=float, default=list(FACTORS),
+                       help="penalty factors f (default 0.25 0.5 1 2 4 8)")
+    alloy.add_argument("--integer", action="store_true", help="whole units of ore (Odece's variant; default: the LP)")
+    for parser, (train, test, solver) in ((knapsack, (700, 300, "bruteforce")), (alloy, (350, 150, "highs"))):
+        parser.add_argument("--runs", type=positive_int, default=10, help="random splits (default 10)")
+        parser.add_argument("--train", type=positive_int, default=train, help=f"training instances (default {train})")
+        parser.add_argument("--test", type=positive_int, default=test, help=f"test instances (default {test})")
+        parser.add_argument("--epochs", type=positive_int, default=3,
+                            help="epochs of each decision-focused fine-tune (default 3)")
+        parser.add_argument("--solver", type=solver_name, default=solver, help=f"backend (default {solver})")
+        parser.add_argument("--sentence-model", choices=list(SENTENCE_MODELS), default="minilm",
+                            help="the sentence model (default minilm)")
+        parser.add_argument("--out", default=f"results/{parser.prog.split()[-1]}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -176,7 +176,7 @@ def run_experiments(args: argparse.Namespace) -> int:
                   + (f" (ILP-Loss' authors: {reported} %)" if reported is not None else "")
                   + f" in {record['wall_time_s']:.0f} s", flush=True)
         return 0
-    if args.task in ("nsp", "mkp"):
+    if args.task in ("nsp", "mkp", "knapsack-2s", "alloy"):
         return _run_two_stage(args)
     if args.task == "sudoku":
         from ilplayer.apps.experiments.sudoku_runs import run_command
@@ -291,7 +291,22 @@ def _write_bench_rows(rows: list[dict[str, object]], json_path: str | None, plot
 
 
 def _run_two_stage(args: argparse.Namespace) -> int:
-    """``ilplayer experiment nsp | mkp``."""
+    """``ilplayer experiment nsp | mkp | knapsack-2s | alloy``."""
+    report = lambda line: print(line, flush=True)
+    if args.task == "knapsack-2s":
+        from ilplayer.apps.experiments.knapsack_two_stage import run_knapsack
+
+        run_knapsack(args.out, methods=tuple(args.methods), capacities=tuple(args.capacities),
+                     sigmas=tuple(args.sigmas), runs=args.runs, train=args.train, test=args.test, solver=args.solver,
+                     model=args.sentence_model, epochs=args.epochs, report=report)
+        return 0
+    if args.task == "alloy":
+        from ilplayer.apps.experiments.alloy import run_alloy
+
+        run_alloy(args.out, methods=args.methods, factors=tuple(args.factors), runs=args.runs, train=args.train,
+                  test=args.test, solver=args.solver, integer=args.integer, model=args.sentence_model,
+                  epochs=args.epochs, report=report)
+        return 0
     epochs = {key: int(value) for key, value in (item.split("=", 1) for item in args.epochs)}
     unknown = sorted(set(epochs) - {"combopt", "post-hoc"})
     if unknown:
