@@ -15,10 +15,11 @@ def test_the_multidimensional_knapsack_is_seeded_and_its_command_scores_every_me
     first, again = mkp.generate(20, 10, seed=3), mkp.generate(20, 10, seed=3)
     assert np.array_equal(first.sizes_test, again.sizes_test) and first.sizes_train.shape == (20, 3, 50)
     assert (first.sizes_train >= 1.0).all() and first.capacity.shape == (3,)
-    code = main(["experiment", "mkp", "--methods", "ridge", "combopt", "post-hoc", "--train", "12", "--test", "6",
-                 "--epochs", "combopt=1", "--epochs", "post-hoc=1", "--out", str(tmp_path)])
+    code = main(["experiment", "mkp", "--methods", "ridge", "combopt", "post-hoc", "relaxed", "odece", "--train", "12",
+                 "--test", "6", "--out", str(tmp_path)]
+                + [arg for name in ("combopt", "post-hoc", "relaxed", "odece") for arg in ("--epochs", f"{name}=1")])
     assert code == 0
     record = json.loads((tmp_path / "mkp-seed0.json").read_text())
-    assert [row["method"] for row in record["rows"]] == ["ridge", "combopt", "post-hoc"]
+    assert [row["method"] for row in record["rows"]] == ["ridge", "combopt", "post-hoc", "relaxed", "odece"]
     for row in record["rows"]:
         assert row["post_hoc_regret"] >= -1e-9 and 0.0 <= row["infeasibility_rate"] <= 1.0

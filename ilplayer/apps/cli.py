@@ -258,6 +258,7 @@ def _add_fuzz(commands: Any) -> None:
 
 def _add_two_stage(experiment: Any) -> None:
     """``ilplayer experiment nsp | mkp``: predicted constraints, scored by the post-hoc regret."""
+    from ilplayer.apps.experiments.multi_knapsack import MKP_METHODS
     from ilplayer.apps.experiments.two_stage_runs import METHODS as TWO_STAGE_METHODS
 
     nsp = experiment.add_parser("nsp", help="nurse scheduling with unknown demand, post-hoc regret (docs/two-stage.md)")
@@ -278,13 +279,13 @@ def _add_two_stage(experiment: Any) -> None:
                                                   "beside the repository)")
     nsp.add_argument("--out", default="results/nsp")
     mkp = experiment.add_parser("mkp", help="multidimensional knapsack with predicted item sizes, post-hoc regret")
-    mkp.add_argument("--methods", nargs="+", choices=TWO_STAGE_METHODS, default=list(TWO_STAGE_METHODS),
-                     help="as for nsp (default: all)")
+    mkp.add_argument("--methods", nargs="+", choices=MKP_METHODS, default=list(MKP_METHODS),
+                     help="as for nsp, and 2S's relaxed surrogate and Odece's losses (default: all)")
     mkp.add_argument("--train", type=positive_int, default=1000, help="training instances (default 1000)")
     mkp.add_argument("--test", type=positive_int, default=500, help="test instances (default 500)")
     mkp.add_argument("--seed", type=int, default=0, help="the generator's and training's seed (default 0)")
     mkp.add_argument("--epochs", action="append", default=[], metavar="METHOD=N",
-                     help="epochs of combopt or post-hoc (default 3 each), repeatable")
+                     help="epochs of combopt, post-hoc, relaxed or odece (default 3 each), repeatable")
     mkp.add_argument("--solver", type=solver_name, default="highs", help="MIP backend (default highs)")
     mkp.add_argument("--out", default="results/mkp")
     _add_text_two_stage(experiment)

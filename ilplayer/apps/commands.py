@@ -308,9 +308,10 @@ def _run_two_stage(args: argparse.Namespace) -> int:
                   epochs=args.epochs, report=report)
         return 0
     epochs = {key: int(value) for key, value in (item.split("=", 1) for item in args.epochs)}
-    unknown = sorted(set(epochs) - {"combopt", "post-hoc"})
+    trained = {"combopt", "post-hoc"} | ({"relaxed", "odece"} if args.task == "mkp" else set())
+    unknown = sorted(set(epochs) - trained)
     if unknown:
-        raise SystemExit(f"--epochs: {unknown}: only combopt and post-hoc train for epochs")
+        raise SystemExit(f"--epochs: {unknown}: only {', '.join(sorted(trained))} train for epochs")
     if args.task == "mkp":
         from ilplayer.apps.experiments.multi_knapsack import run_mkp
 

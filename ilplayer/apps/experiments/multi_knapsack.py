@@ -16,15 +16,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.apps.experiments.two_stage_runs import BASELINES, METHODS, batches, regressor
+from ilplayer.apps.experiments.two_stage_runs import BASELINES, batches, regressor
 from ilplayer.gradients import CombOptNet
 from ilplayer.layer import ILPLayer
-from ilplayer.losses import PostHocRegretLoss
+from ilplayer.losses import FeasibilityLoss, PostHocRegretLoss, RelaxedPostHocLoss
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
 from ilplayer.two_stage import TwoStage
 
 ITEMS, DIMENSIONS, FEATURES = 50, 3, 10
+MKP_METHODS = (*BASELINES, "mse", "combopt", "post-hoc", "relaxed", "odece")
+"""The baselines, the squared-error network and its fine-tunes: CombOptNet's gradient, the
+perturbed post-hoc regret, 2S's relaxed surrogate and Odece's losses."""
 DEGREE, NOISE = 4, 0.5  # the sizes' polynomial degree in the features and their multiplicative noise
 
 
@@ -114,19 +117,31 @@ def _predict(method: str, data: KnapsackData, program: Program, solver: str, epo
             _fit(net, lambda batch: loss(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
                                          optimal=optimal[batch]), len(x), epochs["post-hoc"], 1e-3, seed)
         loss.close()
+    elif method == "relaxed":  # 2S's surrogate, in units of the mean optimum, beside the squared error
+        with TwoStage(program, solver) as stages:
+            optimal = stages.optimal_values(c.expand(len(x), -1), sizes, capacity)
+        relaxed, scale = RelaxedPostHocLoss(program, changes="drop", mu=0.02), optimal.nanmean().item()
+        _fit(net, lambda batch: relaxed(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
+                                        optimal=optimal[batch]) / scale + ((net(x[batch]) - sizes[batch]) ** 2).mean(),
+             len(x), epochs["relaxed"], 1e-3, seed)
+    elif method == "odece":
+        feasibility = FeasibilityLoss(program, solver=solver, alpha=0.5, margin=0.5)
+        with feasibility.oracle:
+            _fit(net, lambda batch: feasibility(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity)
+                 + ((net(x[batch]) - sizes[batch]) ** 2).mean(), len(x), epochs["odece"], 1e-3, seed)
     with torch.no_grad():
         return net(torch.from_numpy(data.x_test))
 
 
-def run_mkp(out: str | Path = "results/mkp", methods: Sequence[str] = METHODS, solver: str = "highs",
+def run_mkp(out: str | Path = "results/mkp", methods: Sequence[str] = MKP_METHODS, solver: str = "highs",
             train: int = 1000, test: int = 500, seed: int = 0, epochs: dict[str, int] | None = None,
             report: Callable[[str], None] = print) -> dict[str, Any]:
     """Every method on one generated data set: post-hoc regret (items dropped free), its
     normalised form and the infeasibility rate of the Stage-1 packings; ``mkp-seed{S}.json``."""
-    unknown = sorted(set(methods) - set(METHODS))
+    unknown = sorted(set(methods) - set(MKP_METHODS))
     if unknown:
-        raise ValueError(f"methods: unknown {unknown}; choose from {list(METHODS)}")
-    epochs = {"combopt": 3, "post-hoc": 3, **(epochs or {})}
+        raise ValueError(f"methods: unknown {unknown}; choose from {list(MKP_METHODS)}")
+    epochs = {"combopt": 3, "post-hoc": 3, "relaxed": 3, "odece": 3, **(epochs or {})}
     data = generate(train, test, seed)
     program = program_of(data)
     c, capacity = torch.as_tensor(program.c), torch.from_numpy(data.capacity)
