@@ -281,6 +281,8 @@ def _add_two_stage(experiment: Any) -> None:
     mkp = experiment.add_parser("mkp", help="multidimensional knapsack with predicted item sizes, post-hoc regret")
     mkp.add_argument("--methods", nargs="+", choices=MKP_METHODS, default=list(MKP_METHODS),
                      help="as for nsp, and 2S's relaxed surrogate and Odece's losses (default: all)")
+    mkp.add_argument("--predict", choices=("sizes", "capacities"), default="sizes",
+                     help="the item sizes (capacities known) or the capacities (sizes known); default sizes")
     mkp.add_argument("--train", type=positive_int, default=1000, help="training instances (default 1000)")
     mkp.add_argument("--test", type=positive_int, default=500, help="test instances (default 500)")
     mkp.add_argument("--seed", type=int, default=0, help="the generator's and training's seed (default 0)")

@@ -313,10 +313,12 @@ def _run_two_stage(args: argparse.Namespace) -> int:
     if unknown:
         raise SystemExit(f"--epochs: {unknown}: only {', '.join(sorted(trained))} train for epochs")
     if args.task == "mkp":
+        from ilplayer.apps.experiments.knapsack_capacities import run_capacities
         from ilplayer.apps.experiments.multi_knapsack import run_mkp
 
-        run_mkp(args.out, methods=tuple(args.methods), solver=args.solver, train=args.train, test=args.test,
-                seed=args.seed, epochs=epochs, report=lambda line: print(line, flush=True))
+        run = run_capacities if args.predict == "capacities" else run_mkp
+        run(args.out, methods=tuple(args.methods), solver=args.solver, train=args.train, test=args.test,
+            seed=args.seed, epochs=epochs, report=report)
         return 0
     from ilplayer.apps.experiments.nurse_scheduling import FACTORS
     from ilplayer.apps.experiments.two_stage_runs import run_nsp

@@ -4,6 +4,7 @@ differentiated implicitly, the gradient reaching the predictions through both st
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ import torch
 
 from ilplayer.bounds import as_bounds
 from ilplayer.program import Program
+from ilplayer.threads import library_threads
 from ilplayer.two_stage import CHANGES
 
 __all__ = ["RelaxedPostHocLoss", "barrier_solve"]
@@ -26,7 +28,8 @@ def barrier_solve(q: torch.Tensor, G: torch.Tensor, h: torch.Tensor, z0: torch.T
     ``z* - H^-1 grad f(z*)`` with ``H`` held fixed: its value is ``z*`` (the gradient vanishes
     there) and its gradient in ``q``, ``G``, ``h`` and ``mu`` the implicit function theorem's.
     Batched: q (B, N), G (B, K, N), h (B, K), z0 (B, N), mu (B,). Pure torch, any device."""
-    with torch.no_grad():
+    threads = library_threads() if z0.device.type == "cpu" else contextlib.nullcontext()
+    with torch.no_grad(), threads:  # many small steps: torch's threads chosen as for a solve
         z = z0.clone()
         qd, Gd, hd, mud = q.detach(), G.detach(), h.detach(), mu.detach()
         for _ in range(steps):
