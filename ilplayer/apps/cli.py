@@ -273,7 +273,7 @@ def _add_two_stage(experiment: Any) -> None:
     nsp.add_argument("--train", type=positive_int, default=None, help="training instances (default: all 210)")
     nsp.add_argument("--test", type=positive_int, default=None, help="test instances (default: all 90)")
     nsp.add_argument("--epochs", action="append", default=[], metavar="METHOD=N",
-                     help="epochs of combopt (default 10) or post-hoc (default 3), repeatable")
+                     help="epochs of combopt (default 10), post-hoc or odece (default 3), repeatable")
     nsp.add_argument("--solver", type=solver_name, default="highs", help="MIP backend (default highs)")
     nsp.add_argument("--data", default=None, help="the NSP folder (default: $ILPLAYER_NSP_DATA or shared/data/nsp-2s "
                                                   "beside the repository)")

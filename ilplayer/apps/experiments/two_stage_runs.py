@@ -18,17 +18,19 @@ import torch
 from ilplayer.apps.experiments import nurse_scheduling as nsp
 from ilplayer.gradients import CombOptNet
 from ilplayer.layer import ILPLayer
-from ilplayer.losses import PostHocRegretLoss
+from ilplayer.losses import FeasibilityLoss, PostHocRegretLoss
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
 from ilplayer.two_stage import TwoStage
 from ilplayer.types import Status
 
 BASELINES = ("ridge", "knn", "cart", "rf", "mlp")
-METHODS = (*BASELINES, "mse", "combopt", "post-hoc")
+METHODS = (*BASELINES, "mse", "combopt", "post-hoc", "odece")
 """The baselines (scikit-learn, ``ilplayer[twostage]``); the torch network on the squared error
-alone (where the next two start); CombOptNet's gradient; and the post-hoc regret's perturbed
-gradient (trained once per penalty factor)."""
+alone (where the next two start); CombOptNet's gradient; the post-hoc regret's perturbed
+gradient (trained once per penalty factor); and Odece's losses (one training per trade-off
+weight, the weight chosen per factor)."""
+ODECE_ALPHAS = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
 def regressor(name: str, seed: int) -> Any:
@@ -186,6 +188,51 @@ def fit_post_hoc(net: torch.nn.Module, data: nsp.NurseData, program: Program, fa
     return model
 
 
+def fit_odece(net: torch.nn.Module, data: nsp.NurseData, program: Program, solver: str, epochs: int, seed: int,
+              alphas: Sequence[float] = ODECE_ALPHAS, margin: float = 1.0, lr: float = 0.02) -> dict[float, Calibrated]:
+    """Odece's losses on a calibration of a two-stage predictor, one per trade-off weight, on
+    the training instances whose true demand a schedule serves (the others have no optimum for
+    OPL to keep): OPL keeps the true schedule within the predicted demand rows (so Stage 1 has
+    a decision), IPL makes them cut off a Stage-1 schedule that understaffs in truth."""
+    x, c = torch.from_numpy(data.x_train), torch.as_tensor(program.c)
+    models = {}
+    with Oracle(program, solver=solver) as oracle:
+        y_true, status = oracle(c.expand(len(x), -1), program.A, nsp.rows_b(data.demand_train))
+    served = status == int(Status.OPTIMAL)
+    x, y_true, true_b = x[served], y_true[served].to(torch.float64), nsp.rows_b(data.demand_train[served.numpy()])
+    for alpha in alphas:
+        rng = np.random.default_rng(seed)
+        model = Calibrated(net, data)
+        loss = FeasibilityLoss(program, solver=solver, alpha=alpha, margin=margin)
+        optimiser = torch.optim.Adam([model.shrink, model.shift], lr=lr)
+        with loss.oracle:
+            for _ in range(epochs):
+                for batch in batches(len(x), 21, rng):
+                    optimiser.zero_grad()
+                    loss(b_pred=nsp.rows_b(model(x[batch])), y_true=y_true[batch], c=c, A=program.A,
+                         b=true_b[batch]).backward()
+                    optimiser.step()
+        models[alpha] = model
+    return models
+
+
+def choose_odece(models: dict[float, Calibrated], data: nsp.NurseData, program: Program, solver: str,
+                 factor: float, seed: int) -> tuple[float, Calibrated]:
+    """The trade-off weight of least training post-hoc regret at ``factor`` (one penalty draw)."""
+    x, c, true_b = torch.from_numpy(data.x_train), torch.as_tensor(program.c), nsp.rows_b(data.demand_train)
+    selection = nsp.penalties(data, factor, len(x), np.random.default_rng(seed + 1))
+    scored = []
+    with TwoStage(program, solver) as stages:
+        optimal = stages.optimal_values(c.expand(len(x), -1), program.A, true_b)
+        for alpha, model in models.items():
+            with torch.no_grad():
+                y1 = stage1(program, model(x), solver)
+            scores = stages.score(y1, c, program.A, true_b, penalty=selection, drop_penalty=0.0, optimal=optimal)
+            scored.append((torch.nan_to_num(scores.regret, nan=0.0).mean().item(), alpha))
+    alpha = min(scored)[1]
+    return alpha, models[alpha]
+
+
 def stage1(program: Program, demand: np.ndarray | torch.Tensor, solver: str) -> torch.Tensor:
     """The schedules of predicted demands; all zeros where none serves them (Hu et al.'s rule)."""
     c = torch.as_tensor(program.c)
@@ -222,25 +269,27 @@ def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, f
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise ValueError(f"methods: unknown {unknown}; choose from {list(METHODS)}")
-    epochs = {"combopt": 10, "post-hoc": 3, **(epochs or {})}
+    epochs = {"combopt": 10, "post-hoc": 3, "odece": 3, **(epochs or {})}
     data = nsp.load(data_dir, setting)
     data = nsp.NurseData(data.x_train[:train_size], data.demand_train[:train_size], data.x_test[:test_size],
                          data.demand_test[:test_size], data.preference, data.capacity)
     program = nsp.schedule_program(data)
     torch.manual_seed(seed)
     rows: list[dict[str, Any]] = []
+    trained_once: dict[str, Any] = {}  # what a method trains once for every factor
     with TwoStage(program, solver) as stages:
         optimal = stages.optimal_values(torch.as_tensor(program.c).expand(len(data.demand_test), -1), program.A,
                                         nsp.rows_b(data.demand_test))
         for method in methods:
-            for factor in factors if method == "post-hoc" else (None,):
+            for factor in factors if method in ("post-hoc", "odece") else (None,):
                 started = time.perf_counter()
-                demand = _predict(method, data, program, solver, epochs, seed, factor)
+                demand = _predict(method, data, program, solver, epochs, seed, factor, trained_once)
                 y1 = stage1(program, demand, solver)
                 trained = time.perf_counter() - started
                 for at in factors if factor is None else (factor,):
-                    row = {"method": method, "train_s": trained, **evaluate(stages, data, program, y1, optimal, at,
-                                                                           range(draws))}
+                    chosen = {"alpha": trained_once["odece_alpha"][factor]} if method == "odece" else {}
+                    row = {"method": method, "train_s": trained, **chosen,
+                           **evaluate(stages, data, program, y1, optimal, at, range(draws))}
                     rows.append(row)
                     report(f"nsp setting {setting} {method} f={at:g}: post-hoc regret {row['post_hoc_regret']:.2f} "
                            f"+- {row['std']:.2f}, Stage 1 infeasible {100 * row['infeasibility_rate']:.0f} % "
@@ -261,9 +310,19 @@ def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, f
 
 
 def _predict(method: str, data: nsp.NurseData, program: Program, solver: str, epochs: dict[str, int], seed: int,
-             factor: float | None) -> np.ndarray | torch.Tensor:
+             factor: float | None, trained_once: dict[str, Any]) -> np.ndarray | torch.Tensor:
     if method in BASELINES:
         return baseline_demand(method, data, seed)
+    if method == "odece":  # calibrations of the ridge regression, one per weight, the weight chosen per factor
+        assert factor is not None, "odece's weight is chosen at one factor"
+        if "odece" not in trained_once:
+            base = Regressor(regressor("ridge", seed).fit(data.x_train.reshape(-1, nsp.FEATURES),
+                                                          data.demand_train.reshape(-1)))
+            trained_once["odece"] = fit_odece(base, data, program, solver, epochs["odece"], seed)
+        alpha, chosen = choose_odece(trained_once["odece"], data, program, solver, factor, seed)
+        trained_once.setdefault("odece_alpha", {})[factor] = alpha
+        with torch.no_grad():
+            return chosen(torch.from_numpy(data.x_test))
     if method == "post-hoc":  # a calibration of the ridge regression, the best baseline here
         assert factor is not None, "the post-hoc method trains at one factor"
         base = Regressor(regressor("ridge", seed).fit(data.x_train.reshape(-1, nsp.FEATURES),
