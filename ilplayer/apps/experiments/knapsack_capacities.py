@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.apps.experiments.multi_knapsack import DEGREE, DIMENSIONS, FEATURES, ITEMS, MKP_METHODS, NOISE, _fit
+from ilplayer.apps.experiments.multi_knapsack import DEGREE, DIMENSIONS, FEATURES, ITEMS, MKP_METHODS, NOISE, fit_on
 from ilplayer.apps.experiments.two_stage_runs import BASELINES, regressor
 from ilplayer.gradients import CombOptNet
 from ilplayer.layer import ILPLayer
@@ -82,13 +82,13 @@ def _predict(method: str, train: CapacityData, test: CapacityData, solver: str, 
     x, capacity = torch.from_numpy(train.x), torch.from_numpy(train.capacity)
     c, sizes = torch.from_numpy(train.prices), torch.from_numpy(train.sizes)
     squared = lambda batch: (((net(x[batch]) - capacity[batch]) / net.level) ** 2).mean()
-    _fit(net, squared, len(x), 200, 0.01, seed)
+    fit_on(net, squared, len(x), 200, 0.01, seed)
     if method == "combopt":
         with Oracle(PROGRAM, solver=solver) as oracle:
             y_true, _ = oracle(c, sizes, capacity)
             layer = ILPLayer(oracle, CombOptNet(tau=0.5))
-            _fit(net, lambda batch: (layer(c[batch], sizes[batch], net(x[batch])) - y_true[batch]).abs().sum(-1).mean(),
-                 len(x), epochs["combopt"], 1e-3, seed)
+            fit_on(net, lambda batch: (layer(c[batch], sizes[batch], net(x[batch]))
+                                       - y_true[batch]).abs().sum(-1).mean(), len(x), epochs["combopt"], 1e-3, seed)
     elif method in ("post-hoc", "relaxed"):
         with TwoStage(PROGRAM, solver) as stages:
             optimal = stages.optimal_values(c, sizes, capacity)
@@ -100,13 +100,14 @@ def _predict(method: str, train: CapacityData, test: CapacityData, solver: str, 
             loss, scale = RelaxedPostHocLoss(PROGRAM, changes="drop", mu=0.02), optimal.nanmean().item()
             step = lambda batch: loss(b_pred=net(x[batch]), c=c[batch], A=sizes[batch], b=capacity[batch],
                                       optimal=optimal[batch]) / scale + squared(batch)
-        _fit(net, step, len(x), epochs[method], 1e-3, seed)
+        fit_on(net, step, len(x), epochs[method], 1e-3, seed)
         loss.close()
     elif method == "odece":
         feasibility = FeasibilityLoss(PROGRAM, solver=solver, alpha=0.5, margin=0.5)
         with feasibility.oracle:
-            _fit(net, lambda batch: feasibility(b_pred=net(x[batch]), c=c[batch], A=sizes[batch], b=capacity[batch])
-                 + squared(batch), len(x), epochs["odece"], 1e-3, seed)
+            fit_on(net, lambda batch: feasibility(b_pred=net(x[batch]), c=c[batch], A=sizes[batch],
+                                                  b=capacity[batch]) + squared(batch),
+                   len(x), epochs["odece"], 1e-3, seed)
     with torch.no_grad():
         return net(torch.from_numpy(test.x))
 

@@ -80,8 +80,9 @@ class SizeNet(torch.nn.Module):
         return (1.0 + torch.nn.functional.softplus(self.body(x))).transpose(-1, -2)
 
 
-def _fit(model: torch.nn.Module, step: Callable[[np.ndarray], torch.Tensor], count: int, epochs: int, lr: float,
-         seed: int, batch_size: int = 32) -> None:
+def fit_on(model: torch.nn.Module, step: Callable[[np.ndarray], torch.Tensor], count: int, epochs: int, lr: float,
+           seed: int, batch_size: int = 32) -> None:
+    """Adam on ``step(batch)`` (the loss of a batch of instance indices) for ``epochs``."""
     rng = np.random.default_rng(seed)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     for _ in range(epochs):
@@ -102,32 +103,32 @@ def _predict(method: str, data: KnapsackData, program: Program, solver: str, epo
     torch.manual_seed(seed)
     net = SizeNet()
     x, sizes = torch.from_numpy(data.x_train), torch.from_numpy(data.sizes_train)
-    _fit(net, lambda batch: ((net(x[batch]) - sizes[batch]) ** 2).mean(), len(x), 60, 0.01, seed)
+    fit_on(net, lambda batch: ((net(x[batch]) - sizes[batch]) ** 2).mean(), len(x), 60, 0.01, seed)
     c, capacity = torch.as_tensor(program.c), torch.from_numpy(data.capacity)
     if method == "combopt":
         with Oracle(program, solver=solver) as oracle:
             y_true, _ = oracle(c.expand(len(x), -1), sizes, capacity)
             layer = ILPLayer(oracle, CombOptNet(tau=0.5))
-            _fit(net, lambda batch: (layer(c.expand(len(batch), -1), net(x[batch]), capacity)
+            fit_on(net, lambda batch: (layer(c.expand(len(batch), -1), net(x[batch]), capacity)
                                      - y_true[batch]).abs().sum(-1).mean(), len(x), epochs["combopt"], 1e-3, seed)
     elif method == "post-hoc":
         loss = PostHocRegretLoss(program, solver=solver, changes="drop", sigma=0.1, samples=1, seed=seed)
         with loss.stages:
             optimal = loss.stages.optimal_values(c.expand(len(x), -1), sizes, capacity)
-            _fit(net, lambda batch: loss(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
+            fit_on(net, lambda batch: loss(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
                                          optimal=optimal[batch]), len(x), epochs["post-hoc"], 1e-3, seed)
         loss.close()
     elif method == "relaxed":  # 2S's surrogate, in units of the mean optimum, beside the squared error
         with TwoStage(program, solver) as stages:
             optimal = stages.optimal_values(c.expand(len(x), -1), sizes, capacity)
         relaxed, scale = RelaxedPostHocLoss(program, changes="drop", mu=0.02), optimal.nanmean().item()
-        _fit(net, lambda batch: relaxed(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
+        fit_on(net, lambda batch: relaxed(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
                                         optimal=optimal[batch]) / scale + ((net(x[batch]) - sizes[batch]) ** 2).mean(),
              len(x), epochs["relaxed"], 1e-3, seed)
     elif method == "odece":
         feasibility = FeasibilityLoss(program, solver=solver, alpha=0.5, margin=0.5)
         with feasibility.oracle:
-            _fit(net, lambda batch: feasibility(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity)
+            fit_on(net, lambda batch: feasibility(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity)
                  + ((net(x[batch]) - sizes[batch]) ** 2).mean(), len(x), epochs["odece"], 1e-3, seed)
     with torch.no_grad():
         return net(torch.from_numpy(data.x_test))
