@@ -58,3 +58,16 @@ def test_the_alloy_command_scores_every_method(tmp_path):
     assert all(row["post_hoc_regret"] >= -1e-6 for row in record["rows"])
     with pytest.raises(ValueError, match="needs whole units"):
         alloy.run_alloy(tmp_path, methods=("combopt",), runs=1, train=6, test=3, factors=(1.0,), epochs=1)
+
+
+def test_a_benchmark_goes_on_from_the_runs_it_saved(tmp_path):
+    from ilplayer.apps.experiments.two_stage_models import resumed, save_runs
+
+    path, settings = tmp_path / "record.json", {"task": "t", "capacities": (100, 150)}
+    rows = [{"method": "ridge", "run": 0, "capacity": 100, "post_hoc_regret": 1.0, "infeasibility_rate": 0.5,
+             "train_s": 2.0}]
+    record = save_runs(path, settings, rows, ("capacity",))
+    assert record["runs"] == 1 and record["summary"][0]["post_hoc_regret_mean"] == 1.0
+    assert resumed(path, settings) == rows  # the tuple saved as a list still matches
+    assert resumed(path, {**settings, "capacities": (100,)}) == []
+    assert resumed(tmp_path / "none.json", settings) == []

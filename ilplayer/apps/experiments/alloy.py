@@ -11,7 +11,6 @@ f in {0.25, 0.5, 1, 2, 4, 8}; 350 / 150 instances, ``runs`` random splits of 500
 from __future__ import annotations
 
 import copy
-import json
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +22,14 @@ import numpy as np
 import torch
 
 from ilplayer.apps.experiments.knapsack_two_stage import load as load_knapsacks
-from ilplayer.apps.experiments.two_stage_models import Calibrated, ItemNet, fine_tune, fit_squared_error, summarise
+from ilplayer.apps.experiments.two_stage_models import (
+    Calibrated,
+    ItemNet,
+    fine_tune,
+    fit_squared_error,
+    resumed,
+    save_runs,
+)
 from ilplayer.apps.experiments.two_stage_runs import BASELINES, regressor
 from ilplayer.gradients import CombOptNet
 from ilplayer.layer import ILPLayer
@@ -160,16 +166,22 @@ def run_alloy(out: str | Path = "results/alloy", methods: Sequence[str] | None =
               solver: str = "highs", integer: bool = False, model: str = "minilm", epochs: int = 3, seed: int = 0,
               report: Callable[[str], None] = print) -> dict[str, Any]:
     """Every method at every penalty factor over ``runs`` splits (one penalty draw per test
-    instance, factor and run); writes ``alloy[-integer].json`` under ``out`` and returns it."""
+    instance, factor and run); writes ``alloy[-integer].json`` under ``out`` after each run (a
+    call with the same settings goes on from the runs saved) and returns the record."""
     methods = tuple(method for method in ALLOY_METHODS if integer or method != "combopt") if methods is None \
         else tuple(methods)
     unknown = sorted(set(methods) - set(ALLOY_METHODS))
     if unknown:
         raise ValueError(f"methods: unknown {unknown}; choose from {list(ALLOY_METHODS)}")
+    settings = {"task": "alloy", "methods": list(methods), "integer": integer, "solver": solver,
+                "sentence_model": model, "train": train, "test": test, "seed": seed, "epochs": epochs,
+                "factors": list(factors)}
+    path = Path(out) / f"alloy{'-integer' if integer else ''}.json"
+    records = resumed(path, settings)
+    record = save_runs(path, settings, records, ("factor",))
     data = load(train + test, seed, model)
-    records: list[dict[str, Any]] = []
     with TwoStage(program(integer), solver) as stages:
-        for run in range(runs):
+        for run in sorted(set(range(runs)) - {row["run"] for row in records}):
             order = torch.from_numpy(np.random.default_rng([run, 69]).permutation(len(data.prices)))
             part_train, part_test = data.take(order[:train]), data.take(order[train:train + test])
             optimal = stages.optimal_values(part_test.prices, *rows(part_test.concentration))
@@ -201,10 +213,5 @@ def run_alloy(out: str | Path = "results/alloy", methods: Sequence[str] | None =
                     report(f"alloy run {run} {method}" + ("" if factor is None else f" f={factor:g}")
                            + ": post-hoc regret " + " ".join(f"{r['post_hoc_regret']:.2f}" for r in records[width:])
                            + ("" if kept is None else f", epoch {kept} kept") + f" ({took:.0f} s)")
-    record = {"task": "alloy", "integer": integer, "solver": solver, "sentence_model": model, "runs": runs,
-              "train": train, "test": test, "seed": seed, "epochs": epochs, "factors": list(factors),
-              "summary": summarise(records, ("factor",)), "rows": records}
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"alloy{'-integer' if integer else ''}.json").write_text(json.dumps(record, indent=1))
+            record = save_runs(path, settings, records, ("factor",))
     return record

@@ -10,7 +10,6 @@ true ones, may only drop items, at ``sigma * 0.2 * price`` each; capacities C in
 from __future__ import annotations
 
 import copy
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +19,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.apps.experiments.two_stage_models import Calibrated, ItemNet, fine_tune, fit_squared_error, summarise
+from ilplayer.apps.experiments.two_stage_models import (
+    Calibrated,
+    ItemNet,
+    fine_tune,
+    fit_squared_error,
+    resumed,
+    save_runs,
+)
 from ilplayer.apps.experiments.two_stage_runs import BASELINES, regressor
 from ilplayer.gradients import CombOptNet
 from ilplayer.layer import ILPLayer
@@ -176,15 +182,21 @@ def run_knapsack(out: str | Path = "results/knapsack-2s", methods: Sequence[str]
                  train: int = TRAIN, test: int = TEST, solver: str = "bruteforce", model: str = "minilm",
                  epochs: int = 3, seed: int = 0, report: Callable[[str], None] = print) -> dict[str, Any]:
     """Every method at every (capacity, sigma) over ``runs`` splits; writes
-    ``knapsack-2s.json`` under ``out`` (per run and summarised) and returns the record. A
-    decision-focused method's time includes the squared-error network it starts from."""
+    ``knapsack-2s.json`` under ``out`` after each run (per run and summarised; a call with the
+    same settings goes on from the runs saved) and returns the record. A decision-focused
+    method's time includes the squared-error network it starts from."""
     unknown = sorted(set(methods) - set(KS_METHODS))
     if unknown:
         raise ValueError(f"methods: unknown {unknown}; choose from {list(KS_METHODS)}")
+    settings = {"task": "knapsack-2s", "methods": list(methods), "solver": solver, "sentence_model": model,
+                "train": train, "test": test, "seed": seed, "epochs": epochs, "capacities": list(capacities),
+                "sigmas": list(sigmas)}
+    path = Path(out) / "knapsack-2s.json"
+    rows = resumed(path, settings)
+    record = save_runs(path, settings, rows, ("capacity", "sigma"), published=PUBLISHED)
     data = load(train + test, seed, model)
-    rows: list[dict[str, Any]] = []
     with TwoStage(PROGRAM, solver) as stages:
-        for run in range(runs):
+        for run in sorted(set(range(runs)) - {row["run"] for row in rows}):
             part_train, part_test = split(data, run, train, test)
             truth = _numbers(part_test)
             optima = {capacity: stages.optimal_values(*_parameters(truth, capacity)) for capacity in capacities}
@@ -217,12 +229,7 @@ def run_knapsack(out: str | Path = "results/knapsack-2s", methods: Sequence[str]
                     report(f"knapsack-2s run {run} {method} {_label(cell)}: post-hoc regret "
                            + " ".join(f"{row['post_hoc_regret']:.2f}" for row in rows[width:])
                            + ("" if kept is None else f", epoch {kept} kept") + f" ({took:.0f} s)")
-    record = {"task": "knapsack-2s", "solver": solver, "sentence_model": model, "runs": runs, "train": train,
-              "test": test, "seed": seed, "epochs": epochs, "capacities": list(capacities), "sigmas": list(sigmas),
-              "published": PUBLISHED, "summary": summarise(rows, ("capacity", "sigma")), "rows": rows}
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "knapsack-2s.json").write_text(json.dumps(record, indent=1))
+            record = save_runs(path, settings, rows, ("capacity", "sigma"), published=PUBLISHED)
     return record
 
 

@@ -5,7 +5,9 @@ squared error, and a decision-focused fine-tune kept at its best epoch."""
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -109,3 +111,25 @@ def summarise(rows: list[dict[str, Any]], cell: tuple[str, ...]) -> list[dict[st
                 for name in ("post_hoc_regret", "infeasibility_rate", "train_s")
                 for stat, fn in (("mean", np.mean), ("std", np.std))}}
             for key, group in groups.items()]
+
+
+def resumed(path: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of the runs that a call with the same ``settings`` already saved at ``path``
+    (none where there is no such record): a benchmark interrupted goes on from there."""
+    if not path.exists():
+        return []
+    record = json.loads(path.read_text())
+    same = json.loads(json.dumps(settings)) == {key: record.get(key) for key in settings}
+    return list(record["rows"]) if same else []
+
+
+def save_runs(path: Path, settings: dict[str, Any], rows: list[dict[str, Any]], cell: tuple[str, ...],
+              **extra: Any) -> dict[str, Any]:
+    """The record of the runs so far (settings, their summary, every row), written atomically."""
+    record = {**settings, **extra, "runs": len({row["run"] for row in rows}), "summary": summarise(rows, cell),
+              "rows": rows}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".tmp")
+    partial.write_text(json.dumps(record, indent=1))
+    partial.replace(path)
+    return record
