@@ -27,10 +27,11 @@ from ilplayer.apps.experiments.two_stage_models import (
     ItemNet,
     fine_tune,
     fit_squared_error,
+    item_regression,
     resumed,
     save_runs,
 )
-from ilplayer.apps.experiments.two_stage_runs import BASELINES, regressor
+from ilplayer.apps.experiments.two_stage_runs import BASELINES
 from ilplayer.gradients import CombOptNet
 from ilplayer.layer import ILPLayer
 from ilplayer.losses import FeasibilityLoss, PostHocRegretLoss, RelaxedPostHocLoss
@@ -97,12 +98,7 @@ def score(stages: TwoStage, predicted: torch.Tensor, data: AlloyData, sigma: tor
 
 def baseline(name: str, train: AlloyData, test: AlloyData, seed: int) -> torch.Tensor:
     """(test, 2, 10): a regressor fitted on every training concentration's (embedding, value)."""
-    d = train.features.shape[-1]
-    model = regressor(name, seed)
-    if name == "rf":  # a third of the features per split, as for the knapsack
-        model.set_params(randomforestregressor__max_features=0.33)
-    model = model.fit(train.features.reshape(-1, d).numpy(), train.concentration.reshape(-1).numpy())
-    return torch.from_numpy(model.predict(test.features.reshape(-1, d).numpy()).reshape(test.concentration.shape))
+    return item_regression(name, train.features, train.concentration.unsqueeze(-1), test.features, seed).squeeze(-1)
 
 
 def _fine_tune(method: str, net: ItemNet, train: AlloyData, factor: float, solver: str, integer: bool,

@@ -24,10 +24,11 @@ from ilplayer.apps.experiments.two_stage_models import (
     ItemNet,
     fine_tune,
     fit_squared_error,
+    item_regression,
     resumed,
     save_runs,
 )
-from ilplayer.apps.experiments.two_stage_runs import BASELINES, regressor
+from ilplayer.apps.experiments.two_stage_runs import BASELINES
 from ilplayer.gradients import CombOptNet
 from ilplayer.layer import ILPLayer
 from ilplayer.losses import FeasibilityLoss, PostHocRegretLoss, RelaxedPostHocLoss
@@ -161,13 +162,7 @@ def score(stages: TwoStage, predicted: torch.Tensor, data: TextKnapsacks, capaci
 
 def baseline(name: str, train: TextKnapsacks, test: TextKnapsacks, seed: int) -> torch.Tensor:
     """(test, 10, 2): a regressor fitted on every training item's (embedding, (price, weight))."""
-    d = train.features.shape[-1]
-    model = regressor(name, seed)
-    if name == "rf":  # a third of the 384 features per split: the forest in a minute, not three
-        model.set_params(randomforestregressor__max_features=0.33)
-    model = model.fit(train.features.reshape(-1, d).numpy(),
-                                      _numbers(train).reshape(-1, 2).numpy())
-    return torch.from_numpy(model.predict(test.features.reshape(-1, d).numpy()).reshape(*test.prices.shape, 2))
+    return item_regression(name, train.features, _numbers(train), test.features, seed)
 
 
 def _cells(method: str, capacities: Sequence[float], sigmas: Sequence[float]) -> list[tuple[Any, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.apps.experiments.two_stage_runs import batches
+from ilplayer.apps.experiments.two_stage_runs import batches, regressor
 
 
 class ItemNet(torch.nn.Module):
@@ -61,6 +61,19 @@ class Calibrated(torch.nn.Module):
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         mean = self.net.mean
         return mean + self.shrink * (self.net(features) - mean) + self.shift
+
+
+def item_regression(name: str, features: torch.Tensor, targets: torch.Tensor, test_features: torch.Tensor,
+                    seed: int) -> torch.Tensor:
+    """A two-stage baseline: the regressor ``name`` fitted on every training item's (embedding,
+    its ``k`` targets), predicting the test items': (..., d) and (..., k) -> (test ..., k)."""
+    d, k = features.shape[-1], targets.shape[-1]
+    model = regressor(name, seed)
+    if name == "rf":  # a third of the features per split: the forest in a minute, not three
+        model.set_params(randomforestregressor__max_features=0.33)
+    model = model.fit(features.reshape(-1, d).numpy(), targets.reshape(-1, k).numpy())
+    predicted = model.predict(test_features.reshape(-1, d).numpy()).reshape(*test_features.shape[:-1], k)
+    return torch.from_numpy(predicted)
 
 
 def fit_squared_error(features: torch.Tensor, targets: torch.Tensor, seed: int, epochs: int = 300,
