@@ -3,14 +3,18 @@ import sys
 
 import pytest
 
+import ilplayer
+
 sys.path.insert(0, os.path.dirname(__file__))
 
 
 @pytest.fixture
 def builtin_registry(monkeypatch):
-    """A fresh registry without entry-point plugins, for tests that pin its exact contents."""
+    """A fresh registry without entry-point plugins, for tests that pin its exact contents (and
+    without the backends that ``ilplayer.solve`` keeps from earlier tests of the process)."""
     from ilplayer import plugins
 
+    ilplayer.release_solvers()
     monkeypatch.setenv(plugins.AUTOLOAD_ENV, "1")
     registry = plugins._Registry()
     monkeypatch.setattr(plugins, "_registry", registry)

@@ -1,4 +1,4 @@
-"""Every available backend gives the same optimal objective on 1 200 random instances, and the
+"""Every available backend gives the same optimal objective on 600 random instances, and the
 known optimum of paper-sized instances on which one of them once answered wrong."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ilplayer import ILPBatch, Status
 from ilplayer.testing import FAMILIES, make_instances
 
 CANDIDATES = ["highs", "gurobi", "cpsat", "scip", "pyomo:appsi_highs"]
-SEEDS = range(10)  # 10 families x 10 seeds x 12 instances = 1 200 instances
+SEEDS = range(5)  # 10 families x 5 seeds x 12 instances = 600 instances (the fuzz tests hold thousands more)
 
 
 def usable(name: str) -> bool:
@@ -50,7 +50,7 @@ def test_all_available_backends_agree_with_bruteforce_and_each_other():
     finally:
         for solver in solvers.values():
             solver.close()
-    assert checked >= 1000
+    assert checked >= 600
 
 
 # Random Constraints, dense [-5, 5], m = 4, n = 16 (ilplayer.apps.bench.family_batch("dense m=4",

@@ -12,7 +12,6 @@ import torch
 import ilplayer
 from ilplayer.apps.cli import main
 from ilplayer.apps.experiments import nurse_scheduling as nsp
-from ilplayer.apps.experiments import two_stage_runs
 
 try:
     DATA = nsp.data_folder()
@@ -45,11 +44,11 @@ def test_penalties_price_a_shift_by_the_nurses_dislike():
 def test_the_command_runs_every_method_on_a_small_case(tmp_path, capsys):
     code = main(["experiment", "nsp", "--methods", "ridge", "mse", "combopt", "post-hoc", "odece", "--factors", "1",
                  "--draws", "2", "--train", "4", "--test", "3", "--epochs", "combopt=1", "--epochs", "post-hoc=1",
-                 "--epochs", "odece=1", "--out", str(tmp_path)])
+                 "--epochs", "odece=1", "--alphas", "0.1", "0.9", "--out", str(tmp_path)])
     assert code == 0
     record = json.loads((tmp_path / "nsp-setting0.json").read_text())
     assert [row["method"] for row in record["rows"]] == ["ridge", "mse", "combopt", "post-hoc", "odece"]
-    assert record["rows"][-1]["alpha"] in two_stage_runs.ODECE_ALPHAS
+    assert record["rows"][-1]["alpha"] in (0.1, 0.9) and record["alphas"] == [0.1, 0.9]
     for row in record["rows"]:
         assert row["factor"] == 1.0 and len(row["per_draw"]) == 2
         assert row["post_hoc_regret"] >= -1e-9 and 0.0 <= row["infeasibility_rate"] <= 1.0

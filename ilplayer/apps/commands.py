@@ -187,12 +187,15 @@ def run_experiments(args: argparse.Namespace) -> int:
 
         for p in parse_int_list(args.p):
             for seed in parse_int_list(args.seeds):
-                record = run_matching(p, seed, args.out, method=args.method, solver=args.solver,
+                record = run_matching(p, seed, args.out, method=args.method, solver=args.solver, data=args.data,
+                                      data_root=args.data_root, views=args.views,
                                       **{"epochs": args.epochs, **parse_ablation(args.ablation)})
-                print(f"matching p={p} {args.method} seed {seed}: accuracy "
-                      f"{100 * record['accuracy']:.1f} % (untrained backbone "
-                      f"{100 * record['untrained_assignment_accuracy']:.1f} %) in "
-                      f"{record['wall_time_s']:.0f} s", flush=True)
+                beside = (f"zero-shot {100 * record['zero_shot_assignment_accuracy']:.1f} %"
+                          if "zero_shot_assignment_accuracy" in record
+                          else f"untrained backbone {100 * record['untrained_assignment_accuracy']:.1f} %")
+                print(f"matching {args.data} p={p} {args.method} seed {seed}: accuracy "
+                      f"{100 * record['accuracy']:.1f} %, permutations {100 * record['permutation_fraction']:.0f} % "
+                      f"({beside}) in {record['wall_time_s']:.0f} s", flush=True)
         return 0
 
     box = getattr(args, "box", "binary")
@@ -325,5 +328,5 @@ def _run_two_stage(args: argparse.Namespace) -> int:
 
     run_nsp(args.out, methods=tuple(args.methods), factors=tuple(args.factors or FACTORS), draws=args.draws,
             setting=args.setting, solver=args.solver, epochs=epochs, train_size=args.train, test_size=args.test,
-            data_dir=args.data, report=lambda line: print(line, flush=True))
+            data_dir=args.data, alphas=tuple(args.alphas), report=lambda line: print(line, flush=True))
     return 0

@@ -263,9 +263,10 @@ def evaluate(stages: TwoStage, data: nsp.NurseData, program: Program, y1: torch.
 def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, factors: Sequence[float] = nsp.FACTORS,
             draws: int = 10, setting: int = 0, solver: str = "highs", epochs: dict[str, int] | None = None,
             train_size: int | None = None, test_size: int | None = None, seed: int = 0, data_dir: Any = None,
-            report: Callable[[str], None] = print) -> dict[str, Any]:
+            alphas: Sequence[float] = ODECE_ALPHAS, report: Callable[[str], None] = print) -> dict[str, Any]:
     """Every method at every factor on one setting; writes ``nsp-setting{K}.json`` (and a plot
-    where matplotlib is installed) under ``out`` and returns the record."""
+    where matplotlib is installed) under ``out`` and returns the record. ``alphas``: odece's
+    trade-off weights, one training each, the weight chosen per factor."""
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         raise ValueError(f"methods: unknown {unknown}; choose from {list(METHODS)}")
@@ -283,7 +284,7 @@ def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, f
         for method in methods:
             for factor in factors if method in ("post-hoc", "odece") else (None,):
                 started = time.perf_counter()
-                demand = _predict(method, data, program, solver, epochs, seed, factor, trained_once)
+                demand = _predict(method, data, program, solver, epochs, seed, factor, trained_once, alphas)
                 y1 = stage1(program, demand, solver)
                 trained = time.perf_counter() - started
                 for at in factors if factor is None else (factor,):
@@ -294,7 +295,7 @@ def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, f
                     report(f"nsp setting {setting} {method} f={at:g}: post-hoc regret {row['post_hoc_regret']:.2f} "
                            f"+- {row['std']:.2f}, Stage 1 infeasible {100 * row['infeasibility_rate']:.0f} % "
                            f"({trained:.0f} s)")
-    record = {"task": "nsp", "setting": setting, "solver": solver, "draws": draws, "seed": seed,
+    record = {"task": "nsp", "setting": setting, "solver": solver, "draws": draws, "seed": seed, "alphas": list(alphas),
               "train": len(data.x_train), "test": len(data.x_test), "epochs": epochs,
               "true_optimal_value": float(np.nanmean(optimal.numpy())), "published": nsp.PUBLISHED, "rows": rows}
     folder = Path(out)
@@ -310,7 +311,8 @@ def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, f
 
 
 def _predict(method: str, data: nsp.NurseData, program: Program, solver: str, epochs: dict[str, int], seed: int,
-             factor: float | None, trained_once: dict[str, Any]) -> np.ndarray | torch.Tensor:
+             factor: float | None, trained_once: dict[str, Any],
+             alphas: Sequence[float] = ODECE_ALPHAS) -> np.ndarray | torch.Tensor:
     if method in BASELINES:
         return baseline_demand(method, data, seed)
     if method == "odece":  # calibrations of the ridge regression, one per weight, the weight chosen per factor
@@ -318,7 +320,7 @@ def _predict(method: str, data: nsp.NurseData, program: Program, solver: str, ep
         if "odece" not in trained_once:
             base = Regressor(regressor("ridge", seed).fit(data.x_train.reshape(-1, nsp.FEATURES),
                                                           data.demand_train.reshape(-1)))
-            trained_once["odece"] = fit_odece(base, data, program, solver, epochs["odece"], seed)
+            trained_once["odece"] = fit_odece(base, data, program, solver, epochs["odece"], seed, alphas)
         alpha, chosen = choose_odece(trained_once["odece"], data, program, solver, factor, seed)
         trained_once.setdefault("odece_alpha", {})[factor] = alpha
         with torch.no_grad():
