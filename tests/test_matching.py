@@ -103,4 +103,5 @@ def test_matching_command_takes_hyper_parameter_overrides(tmp_path, monkeypatch,
     (path,) = tmp_path.glob("matching-bbgm-p3-seed0-*.json")
     record = json.loads(path.read_text())
     assert record["variant"] == {"backbone_lr": 0.01, "epochs": 1, "iterations": 3}
-    assert record["hyperparameters"]["iterations"] == 3 and "matching p=3 bbgm seed 0" in capsys.readouterr().out
+    assert record["hyperparameters"]["iterations"] == 3
+    assert "matching synthetic p=3 bbgm seed 0" in capsys.readouterr().out

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 __all__ = ["print_table", "run_bench", "run_demo", "run_experiments", "solvers_table"]
@@ -132,6 +134,17 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
     return overrides
 
 
+def _plot_matching(out: Path, data: str) -> None:
+    """``matching-DATA.png`` in ``out`` from every record of that data there (matplotlib: [demo])."""
+    from ilplayer.apps.experiments.plots import plot_matching
+
+    records = [json.loads(path.read_text()) for path in sorted(out.glob(f"matching-{data}-*.json"))]
+    try:
+        print(f"wrote {plot_matching(records, out / f'matching-{data}.png', f'Keypoint matching, {data}')}")
+    except ImportError:
+        print("no summary plot: matplotlib is not installed (pip install 'ilplayer[demo]')")
+
+
 def run_experiments(args: argparse.Namespace) -> int:
     from ilplayer.apps.experiments.knapsack_runs import run_knapsack
     from ilplayer.apps.experiments.runner import run_decision_focused, run_static_constraints
@@ -196,6 +209,8 @@ def run_experiments(args: argparse.Namespace) -> int:
                 print(f"matching {args.data} p={p} {args.method} seed {seed}: accuracy "
                       f"{100 * record['accuracy']:.1f} %, permutations {100 * record['permutation_fraction']:.0f} % "
                       f"({beside}) in {record['wall_time_s']:.0f} s", flush=True)
+        if args.data != "synthetic":
+            _plot_matching(Path(args.out), args.data)
         return 0
 
     box = getattr(args, "box", "binary")

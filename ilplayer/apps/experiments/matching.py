@@ -36,7 +36,7 @@ from ilplayer.constraints import StaticConstraints
 from ilplayer.seeding import derive_seed, torch_generator
 
 __all__ = ["BlackboxAssignment", "MatchingBackbone", "MatchingData", "make_dataset",
-           "matching_accuracy", "train_matching", "world"]
+           "matching_accuracy", "permutation_fraction", "train_matching", "world"]
 
 NUM_CLASSES = 8
 KEYPOINT_TYPES = 12
@@ -190,6 +190,14 @@ def matching_accuracy(y: torch.Tensor, target: torch.Tensor) -> float:
     return rows_equal.double().mean().item()
 
 
+def permutation_fraction(y: torch.Tensor) -> float:
+    """The share of predictions (N, p*p) that are permutation matrices (CombOptNet's learned
+    constraints may allow others)."""
+    p = round(y.shape[-1] ** 0.5)
+    square = y.round().reshape(-1, p, p)
+    return ((square.sum(-1) == 1).all(-1) & (square.sum(-2) == 1).all(-1)).double().mean().item()
+
+
 METHODS = ("combopt", "bbgm")
 
 
@@ -211,7 +219,7 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
     p = train.p
     n, m = p * p, 2 * p
     torch.manual_seed(derive_seed(seed, 1))
-    backbone = MatchingBackbone().double()
+    backbone = MatchingBackbone(descriptor_dim=train.source.shape[-1]).double()
     groups = [{"params": list(backbone.parameters()), "lr": backbone_lr}]
     layer = constraints = None
     if method == "combopt":
@@ -271,6 +279,7 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
         summary = {
             "accuracy": matching_accuracy(y_test, test.y),
             "exact_match": (y_test.round() == test.y).all(dim=-1).double().mean().item(),
+            "permutation_fraction": permutation_fraction(y_test),
             "best_epoch": best_epoch,
             "untrained_assignment_accuracy": matching_accuracy(untrained, test.y),
         }

@@ -67,12 +67,23 @@ def papers_size(task: str, n: int | None) -> bool:
     return n is None or _SIZES.get(task, n) == n
 
 
-def deviations(task: str, sentence_model: str = "") -> list[str]:
+_REAL_MATCHING_DEVIATIONS = {
+    "faces": ["faces with 68 landmarks (dlib's PASCAL VOC photographs, pairs of two faces in random similarity "
+              "warps) instead of SPair-71k"],
+    "spair": []}
+_FROZEN_VGG = ("backbone: HED's VGG16 (ImageNet VGG16 fine-tuned for edges), frozen, with an MLP head trained at "
+               "backbone_lr; the paper fine-tunes ImageNet VGG16 at 2.5e-6")
+
+
+def deviations(task: str, sentence_model: str = "", data: str = "synthetic") -> list[str]:
     """Where a run of ``task`` cannot follow the paper offline: every record of the task says so,
     and the report names it in the table's title instead of "paper's settings". The knapsack's
-    names the ``sentence_model`` that embedded its sentences (a description)."""
+    names the ``sentence_model`` that embedded its sentences (a description); the matching's
+    its ``data`` (synthetic, faces or spair)."""
     if task == "knapsack":
         return [f"sentences embedded by {sentence_model}; the paper used InferSent (4096-d)"]
+    if task == "matching" and data != "synthetic":
+        return [*_REAL_MATCHING_DEVIATIONS[data], _FROZEN_VGG]
     return list(_MATCHING_DEVIATIONS) if task == "matching" else []
 
 

@@ -110,3 +110,33 @@ def plot_post_hoc(record: dict, path: str | Path) -> Path:
     axis.minorticks_off()
     axis.legend(fontsize=7)
     return _save(figure, path)
+
+
+def plot_matching(records: Sequence[dict], path: str | Path, title: str) -> Path:
+    """Matching accuracy against p: each trained method (its label: method and variant) and the
+    untrained baselines, the mean over seeds with their standard deviation as bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    series: dict[str, dict[int, list[float]]] = {}
+    for record in records:
+        variant = ", ".join(f"{key}={value}" for key, value in sorted(record.get("variant", {}).items())
+                            if key != "epochs")
+        label = record["method"] + (f" ({variant})" if variant else "")
+        series.setdefault(label, {}).setdefault(record["p"], []).append(100 * record["accuracy"])
+        for name, key in (("zero-shot VGG16 + assignment", "zero_shot_assignment_accuracy"),
+                          ("coordinates + assignment", "coordinates_accuracy")):
+            if key in record and record["method"] == "bbgm":  # one copy of the shared baselines
+                series.setdefault(name, {}).setdefault(record["p"], []).append(100 * record[key])
+    figure, axis = plt.subplots(figsize=(7, 4.5))
+    for label, by_p in series.items():
+        ps = sorted(by_p)
+        dashed = "assignment" in label
+        axis.errorbar(ps, [np.mean(by_p[p]) for p in ps], yerr=[np.std(by_p[p]) for p in ps], marker="o", capsize=3,
+                      linestyle="--" if dashed else "-", label=f"{label} ({len(by_p[ps[0]])} seeds)")
+    axis.set(xlabel="keypoints per image p", ylabel="matching accuracy on held-out faces (%)", title=title)
+    axis.legend(fontsize=7)
+    return _save(figure, path)

