@@ -134,6 +134,26 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
     return overrides
 
 
+def _run_matching(args: argparse.Namespace) -> int:
+    """``ilplayer experiment matching``: every p and seed, then the summary plot of real data."""
+    from ilplayer.apps.experiments.runner import run_matching
+
+    for p in parse_int_list(args.p):
+        for seed in parse_int_list(args.seeds):
+            record = run_matching(p, seed, args.out, method=args.method, solver=args.solver, data=args.data,
+                                  data_root=args.data_root, views=args.views,
+                                  **{"epochs": args.epochs, **parse_ablation(args.ablation)})
+            beside = (f"zero-shot {100 * record['zero_shot_assignment_accuracy']:.1f} %"
+                      if "zero_shot_assignment_accuracy" in record
+                      else f"untrained backbone {100 * record['untrained_assignment_accuracy']:.1f} %")
+            print(f"matching {args.data} p={p} {args.method} seed {seed}: accuracy "
+                  f"{100 * record['accuracy']:.1f} %, permutations {100 * record['permutation_fraction']:.0f} % "
+                  f"({beside}) in {record['wall_time_s']:.0f} s", flush=True)
+    if args.data != "synthetic":
+        _plot_matching(Path(args.out), args.data)
+    return 0
+
+
 def _plot_matching(out: Path, data: str) -> None:
     """``matching-DATA.png`` in ``out`` from every record of that data there (matplotlib: [demo])."""
     from ilplayer.apps.experiments.plots import plot_matching
@@ -196,22 +216,7 @@ def run_experiments(args: argparse.Namespace) -> int:
 
         return run_command(args, parse_int_list(args.seeds))
     if args.task == "matching":
-        from ilplayer.apps.experiments.runner import run_matching
-
-        for p in parse_int_list(args.p):
-            for seed in parse_int_list(args.seeds):
-                record = run_matching(p, seed, args.out, method=args.method, solver=args.solver, data=args.data,
-                                      data_root=args.data_root, views=args.views,
-                                      **{"epochs": args.epochs, **parse_ablation(args.ablation)})
-                beside = (f"zero-shot {100 * record['zero_shot_assignment_accuracy']:.1f} %"
-                          if "zero_shot_assignment_accuracy" in record
-                          else f"untrained backbone {100 * record['untrained_assignment_accuracy']:.1f} %")
-                print(f"matching {args.data} p={p} {args.method} seed {seed}: accuracy "
-                      f"{100 * record['accuracy']:.1f} %, permutations {100 * record['permutation_fraction']:.0f} % "
-                      f"({beside}) in {record['wall_time_s']:.0f} s", flush=True)
-        if args.data != "synthetic":
-            _plot_matching(Path(args.out), args.data)
-        return 0
+        return _run_matching(args)
 
     box = getattr(args, "box", "binary")
     backend = BackendConfig(solver=args.solver, executor=args.executor, workers=args.workers)

@@ -136,7 +136,8 @@ def plot_matching(records: Sequence[dict], path: str | Path, title: str) -> Path
         ps = sorted(by_p)
         dashed = "assignment" in label
         axis.errorbar(ps, [np.mean(by_p[p]) for p in ps], yerr=[np.std(by_p[p]) for p in ps], marker="o", capsize=3,
-                      linestyle="--" if dashed else "-", label=f"{label} ({len(by_p[ps[0]])} seeds)")
+                      linestyle="--" if dashed else "-",
+                      label=f"{label} (seeds per p: {', '.join(str(len(by_p[p])) for p in ps)})")
     axis.set_xticks(sorted({p for by_p in series.values() for p in by_p}))
     axis.set(xlabel="keypoints per image p", ylabel="matching accuracy on held-out test pairs (%)", title=title)
     axis.legend(fontsize=7)
