@@ -269,6 +269,7 @@ def _add_two_stage(experiment: Any) -> None:
     """``ilplayer experiment nsp | mkp``: predicted constraints, scored by the post-hoc regret."""
     from ilplayer.apps.experiments.multi_knapsack import MKP_METHODS
     from ilplayer.apps.experiments.two_stage_runs import METHODS as TWO_STAGE_METHODS
+    from ilplayer.apps.experiments.two_stage_runs import ODECE_ALPHAS
 
     nsp = experiment.add_parser("nsp", help="nurse scheduling with unknown demand, post-hoc regret (docs/two-stage.md)")
     nsp.add_argument("--methods", nargs="+", choices=TWO_STAGE_METHODS, default=list(TWO_STAGE_METHODS),
@@ -283,9 +284,9 @@ def _add_two_stage(experiment: Any) -> None:
     nsp.add_argument("--test", type=positive_int, default=None, help="test instances (default: all 90)")
     nsp.add_argument("--epochs", action="append", default=[], metavar="METHOD=N",
                      help="epochs of combopt (default 10), post-hoc or odece (default 3), repeatable")
-    nsp.add_argument("--alphas", nargs="+", type=float, default=[0.1, 0.3, 0.5, 0.7, 0.9],
+    nsp.add_argument("--alphas", nargs="+", type=float, default=list(ODECE_ALPHAS),
                      help="odece's trade-off weights, one training each, chosen per factor "
-                          "(default 0.1 0.3 0.5 0.7 0.9)")
+                          f"(default {' '.join(map(str, ODECE_ALPHAS))})")
     nsp.add_argument("--solver", type=solver_name, default="highs", help="MIP backend (default highs)")
     nsp.add_argument("--data", default=None, help="the NSP folder (default: $ILPLAYER_NSP_DATA or shared/data/nsp-2s "
                                                   "beside the repository)")
