@@ -187,6 +187,12 @@ def test_spair_pairs_are_read_from_its_own_layout(tmp_path):
     data = spair.pair_descriptors(pairs, 4, model, size=64)
     assert data.source.shape == (2, 4, vgg.DESCRIPTOR_DIM) and data.y.shape == (2, 16)
     assert (data.y.reshape(2, 4, 4).sum(1) == 1).all()
+    # each image goes through the backbone once for all its pairs: the same rows as one crop each
+    for k, pair in enumerate(pairs):
+        image, xy = spair._crop(pair.source, pair.source_box, pair.source_kps, 64)
+        rows = vgg.keypoint_descriptors(model, image[None], xy[None])[0]
+        matched = [(rows - row).abs().amax(-1).min().item() for row in data.source[k]]
+        assert max(matched) < 1e-5
     with pytest.raises(ValueError, match="no pair has 6 keypoints"):
         spair.pair_descriptors(pairs, 6, model, size=64)
     with pytest.raises(FileNotFoundError, match="SPair-71k's folder"):

@@ -33,7 +33,7 @@ def test_the_signal_subspace_identifies_the_matches_and_raw_descriptors_do_not()
     def assignment_accuracy(source: torch.Tensor, target: torch.Tensor) -> float:
         s = torch.nn.functional.normalize(source, dim=-1)
         t = torch.nn.functional.normalize(target, dim=-1)
-        y = matching.BlackboxAssignment._solve(-(s @ t.transpose(-1, -2)).flatten(1))
+        y = matching.assign(-(s @ t.transpose(-1, -2)).flatten(1))
         return matching.matching_accuracy(y, data.y)
 
     signal = slice(0, matching.SIGNAL_DIM)

@@ -19,7 +19,7 @@ import torch
 
 from ilplayer.apps.experiments import faces, vgg
 from ilplayer.apps.experiments.cache import cached
-from ilplayer.apps.experiments.matching import BlackboxAssignment, MatchingData, matching_accuracy
+from ilplayer.apps.experiments.matching import MatchingData, assign, matching_accuracy
 from ilplayer.seeding import torch_generator
 
 __all__ = ["CROP", "FacePairs", "ViewDescriptors", "face_pairs", "face_splits", "untrained_baselines",
@@ -126,4 +126,4 @@ def untrained_baselines(data: MatchingData, source_xy: torch.Tensor | None = Non
         torch.nn.functional.normalize(data.target.double(), dim=-1))}
     if source_xy is not None and target_xy is not None:
         costs["coordinates_accuracy"] = torch.cdist(source_xy.double(), target_xy.double()) ** 2
-    return {name: matching_accuracy(BlackboxAssignment._solve(cost.flatten(1)), data.y) for name, cost in costs.items()}
+    return {name: matching_accuracy(assign(cost.flatten(1)), data.y) for name, cost in costs.items()}

@@ -35,7 +35,7 @@ from ilplayer.apps.experiments.cache import cached
 from ilplayer.constraints import StaticConstraints
 from ilplayer.seeding import derive_seed, torch_generator
 
-__all__ = ["BlackboxAssignment", "MatchingBackbone", "MatchingData", "make_dataset",
+__all__ = ["BlackboxAssignment", "MatchingBackbone", "MatchingData", "assign", "make_dataset",
            "matching_accuracy", "permutation_fraction", "train_matching", "world"]
 
 NUM_CLASSES = 8
@@ -142,26 +142,26 @@ class MatchingBackbone(torch.nn.Module):
         return c / torch.linalg.vector_norm(c, dim=-1, keepdim=True).clamp_min(1e-12)
 
 
+def assign(c: torch.Tensor) -> torch.Tensor:
+    """Minimum-cost assignments of costs (B, p*p) by ``linear_sum_assignment``, as 0/1 (B, p*p)."""
+    from scipy.optimize import linear_sum_assignment
+
+    batch, n = c.shape
+    p = round(n ** 0.5)
+    costs = c.detach().cpu().double().numpy().reshape(batch, p, p)
+    y = np.zeros((batch, p, p))
+    for k, cost in enumerate(costs):
+        rows, cols = linear_sum_assignment(cost)
+        y[k, rows, cols] = 1.0
+    return torch.from_numpy(y.reshape(batch, n)).to(c)
+
+
 class BlackboxAssignment(torch.autograd.Function):
-    """``linear_sum_assignment`` (minimum cost) with the blackbox-differentiation gradient:
-    ``dc = -(y(c) - y(c + lambda dy)) / lambda``."""
-
-    @staticmethod
-    def _solve(c: torch.Tensor) -> torch.Tensor:
-        from scipy.optimize import linear_sum_assignment
-
-        batch, n = c.shape
-        p = round(n ** 0.5)
-        costs = c.detach().cpu().double().numpy().reshape(batch, p, p)
-        y = np.zeros((batch, p, p))
-        for k, cost in enumerate(costs):
-            rows, cols = linear_sum_assignment(cost)
-            y[k, rows, cols] = 1.0
-        return torch.from_numpy(y.reshape(batch, n)).to(c)
+    """``assign`` with the blackbox-differentiation gradient: ``dc = -(y(c) - y(c + lambda dy)) / lambda``."""
 
     @staticmethod
     def forward(ctx: Any, c: torch.Tensor, lam: float) -> torch.Tensor:
-        y = BlackboxAssignment._solve(c)
+        y = assign(c)
         ctx.lam = lam
         ctx.save_for_backward(c, y)
         return y
@@ -169,7 +169,7 @@ class BlackboxAssignment(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor, None]:
         c, y = ctx.saved_tensors
-        y_perturbed = BlackboxAssignment._solve(c + ctx.lam * dy)
+        y_perturbed = assign(c + ctx.lam * dy)
         return -(y - y_perturbed) / ctx.lam, None
 
 
@@ -240,12 +240,12 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
     def predict(data: MatchingData) -> torch.Tensor:
         c = backbone(data.source.double(), data.target.double())
         if method == "bbgm":
-            return BlackboxAssignment._solve(c)
+            return assign(c)
         return through_layer(c)
 
     learned = torch.nn.ModuleList([backbone] if constraints is None else [backbone, constraints])
     with torch.no_grad():  # the untrained backbone with the assignment solver, for reference
-        untrained = BlackboxAssignment._solve(backbone(test.source.double(), test.target.double()))
+        untrained = assign(backbone(test.source.double(), test.target.double()))
     history: list[dict[str, float]] = []
     best_accuracy, best_epoch, best_state = -1.0, 0, {}
     try:

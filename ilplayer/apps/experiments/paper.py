@@ -69,11 +69,11 @@ def papers_size(task: str, n: int | None) -> bool:
 
 _REAL_MATCHING_DEVIATIONS = {
     "faces": ["faces with 68 landmarks (dlib's PASCAL VOC photographs, pairs of two faces in random similarity "
-              "warps) instead of SPair-71k"],
+              "warps) instead of SPair-71k", "the head sees each keypoint's crop position beside its descriptor"],
     "spair": []}
 _FROZEN_VGG = ("backbone: HED's VGG16 (ImageNet VGG16 fine-tuned for edges), frozen, with an MLP head trained at "
-               "backbone_lr on the descriptors and the keypoints' positions; the paper fine-tunes ImageNet VGG16 "
-               "at 2.5e-6", "constraints' rate 5e-3 (the paper's 1e-4 moves them too little in 4 000 steps)")
+               "backbone_lr; the paper fine-tunes ImageNet VGG16 at 2.5e-6",
+               "constraints' rate 5e-3 (the paper's 1e-4 moves them too little in 4 000 steps)")
 
 
 def deviations(task: str, sentence_model: str = "", data: str = "synthetic") -> list[str]:

@@ -122,6 +122,7 @@ def plot_matching(records: Sequence[dict], path: str | Path, title: str) -> Path
     import numpy as np
 
     series: dict[str, dict[int, list[float]]] = {}
+    baselines: dict[str, dict[tuple[int, int], float]] = {}  # one value per (p, seed): every method has it
     for record in records:
         variant = ", ".join(f"{key}={value}" for key, value in sorted(record.get("variant", {}).items())
                             if key != "epochs")
@@ -129,8 +130,11 @@ def plot_matching(records: Sequence[dict], path: str | Path, title: str) -> Path
         series.setdefault(label, {}).setdefault(record["p"], []).append(100 * record["accuracy"])
         for name, key in (("zero-shot VGG16 + assignment", "zero_shot_assignment_accuracy"),
                           ("coordinates + assignment", "coordinates_accuracy")):
-            if key in record and record["method"] == "bbgm":  # one copy of the shared baselines
-                series.setdefault(name, {}).setdefault(record["p"], []).append(100 * record[key])
+            if key in record:
+                baselines.setdefault(name, {})[record["p"], record["seed"]] = 100 * record[key]
+    for name, values in baselines.items():
+        for (p, _), value in sorted(values.items()):
+            series.setdefault(name, {}).setdefault(p, []).append(value)
     figure, axis = plt.subplots(figsize=(7, 4.5))
     for label, by_p in series.items():
         ps = sorted(by_p)

@@ -96,23 +96,32 @@ def _crop(path: Path, box: tuple[float, ...], points: np.ndarray, size: int) -> 
 def pair_descriptors(pairs: list[SPairPair], p: int, backbone: vgg.VGG16Features, *, size: int = 256,
                      seed: int = 0) -> MatchingData:
     """Matching data of the pairs with ``p`` keypoints or more: ``p`` of them drawn per pair, the
-    backbone's descriptors on each image's box crop, the target's keypoints in a random order."""
+    backbone's descriptors on each image's box crop, the target's keypoints in a random order.
+    An image in many pairs goes through the backbone once, at every keypoint it shows in them."""
     g = torch_generator(seed, 51)
-    source, target, y = [], [], []
+    drawn = []                                        # (pair, its p keypoint rows, the target order)
+    shown: dict[tuple[Path, tuple[float, ...]], set[tuple[float, float]]] = {}  # (image, box) -> its points
     for pair in pairs:
         if len(pair.kps_ids) < p:
             continue
         chosen = torch.randperm(len(pair.kps_ids), generator=g)[:p].numpy()
-        order = torch.randperm(p, generator=g)                       # target j shows source order[j]
-        image_s, points_s = _crop(pair.source, pair.source_box, pair.source_kps[chosen], size)
-        image_t, points_t = _crop(pair.target, pair.target_box, pair.target_kps[chosen][order.numpy()], size)
-        described = vgg.keypoint_descriptors(backbone, torch.stack([image_s, image_t]),
-                                             torch.stack([points_s, points_t]))
-        source.append(described[0])
-        target.append(described[1])
+        drawn.append((pair, chosen, torch.randperm(p, generator=g)))  # target j shows source order[j]
+        for image, box, points in ((pair.source, pair.source_box, pair.source_kps),
+                                   (pair.target, pair.target_box, pair.target_kps)):
+            shown.setdefault((image, box), set()).update((float(x), float(y)) for x, y in points[chosen])
+    if not drawn:
+        raise ValueError(f"no pair has {p} keypoints or more")
+    described: dict[tuple[Path, tuple[float, ...]], dict[tuple[float, float], torch.Tensor]] = {}
+    for (image, box), at in shown.items():
+        located = sorted(at)
+        pixels, xy = _crop(image, box, np.array(located), size)
+        described[image, box] = dict(zip(located, vgg.keypoint_descriptors(backbone, pixels[None], xy[None])[0]))
+    source, target, labels = [], [], []
+    for pair, chosen, order in drawn:
+        of_source, of_target = described[pair.source, pair.source_box], described[pair.target, pair.target_box]
+        source.append(torch.stack([of_source[float(x), float(y)] for x, y in pair.source_kps[chosen]]))
+        target.append(torch.stack([of_target[float(x), float(y)] for x, y in pair.target_kps[chosen][order.numpy()]]))
         match = torch.zeros(p, p, dtype=torch.float64)
         match[order, torch.arange(p)] = 1.0
-        y.append(match.flatten())
-    if not y:
-        raise ValueError(f"no pair has {p} keypoints or more")
-    return MatchingData(torch.stack(source), torch.stack(target), torch.stack(y))
+        labels.append(match.flatten())
+    return MatchingData(torch.stack(source), torch.stack(target), torch.stack(labels))
