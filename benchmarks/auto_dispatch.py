@@ -17,7 +17,7 @@ import torch
 from search_around import pyepo_knapsack
 
 import ilplayer
-from ilplayer.apps.bench import family_batch
+from ilplayer_experiments.bench import family_batch
 
 EXECUTORS = ("serial", "threads", "auto")
 

@@ -3,7 +3,7 @@ chooses against ``OMP_NUM_THREADS=1``, the setting that is never slowed by a nei
 
 A neighbour process keeps one core busy (a one-thread torch loop) for the whole run. Each
 command runs as a fresh process, once with no thread setting in its environment (the library
-chooses: `ilplayer.threads`) and once with ``OMP_NUM_THREADS=1``, alternating, ``--repeats``
+chooses: `ilplayer.core.threads`) and once with ``OMP_NUM_THREADS=1``, alternating, ``--repeats``
 times; printed are the median wall times and their ratio (chosen / one thread). ``--idle``
 runs without the neighbour, for the other side of the trade.
 
@@ -28,7 +28,7 @@ NEIGHBOUR = ("import torch\ntorch.set_num_threads(1)\nx = torch.randn(256, 256)\
 
 def commands(folder: Path, epochs: int) -> dict[str, list[str]]:
     """The demo, and ``ilplayer learn`` on the demo's kind of data written to ``folder``."""
-    from ilplayer.apps.experiments.random_constraints import make_dataset
+    from ilplayer_experiments.random_constraints import make_dataset
 
     data = make_dataset(num_variables=16, num_constraints=2, box="binary", seed=0, solver="bruteforce")
     import numpy as np

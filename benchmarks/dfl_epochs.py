@@ -21,8 +21,8 @@ from collections import defaultdict
 
 import torch
 
-from ilplayer.apps.experiments import decision_focused as dfl
-from ilplayer.apps.experiments.pyepo_runs import run_pyepo
+from ilplayer_experiments import decision_focused as dfl
+from ilplayer_experiments.pyepo_runs import run_pyepo
 
 
 def main() -> None:

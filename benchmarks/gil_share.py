@@ -42,7 +42,7 @@ def solve_in_two_threads(solver_name: str, family: str, seconds: float) -> None:
     import torch
 
     import ilplayer
-    from ilplayer.apps.bench import family_batch
+    from ilplayer_experiments.bench import family_batch
 
     torch.set_num_threads(1)
     batch = family_batch(family, 256)

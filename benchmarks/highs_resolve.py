@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 import ilplayer
-from ilplayer.apps.bench import family_batch
+from ilplayer_experiments.bench import family_batch
 from ilplayer_highs.solver import BLOCK
 
 

@@ -29,8 +29,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)  # the backends solve on one thread each; torch must not compete
 
-    from ilplayer.apps.experiments import knapsack, sentences
-    from ilplayer.plugins import available_solvers
+    from ilplayer.solvers.registry import available_solvers
+    from ilplayer_experiments import knapsack, sentences
 
     train, test = knapsack.make_dataset(seed=0, cache=True, items=args.items)
 

@@ -20,7 +20,7 @@ import numpy as np
 
 
 def timed(recipe: Any, task: Any) -> tuple[float, float, Any]:
-    from ilplayer.workers import run_task
+    from ilplayer.parallel.workers import run_task
 
     start = time.monotonic()  # system-wide on Linux: comparable across processes
     answer = run_task(recipe, task)
@@ -28,11 +28,11 @@ def timed(recipe: Any, task: Any) -> tuple[float, float, Any]:
 
 
 def main() -> None:
-    from ilplayer.apps.bench.parallel import dispatched_groups
-    from ilplayer.apps.bench.solvers import rotated
-    from ilplayer.executors import plan_tasks
-    from ilplayer.instances import family_batch
-    from ilplayer.workers import ProcessLane, SolverRecipe, ping, start_process_pool, terminate_process_pool
+    from ilplayer.parallel.executors import plan_tasks
+    from ilplayer.parallel.workers import ProcessLane, SolverRecipe, ping, start_process_pool, terminate_process_pool
+    from ilplayer.testing.instances import family_batch
+    from ilplayer_experiments.bench.parallel import dispatched_groups
+    from ilplayer_experiments.bench.solvers import rotated
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--solver", default="cpsat")

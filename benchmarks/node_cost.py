@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 import ilplayer
-from ilplayer.apps.bench import family_batch, rotated
+from ilplayer_experiments.bench import family_batch, rotated
 
 NODES = {  # native node count of the last solve, read off the plugin's model
     "gurobi": lambda model: model.mip.NodeCount,

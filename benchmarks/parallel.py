@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from ilplayer.apps.cli import main
+from ilplayer.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["bench", "parallel", *sys.argv[1:]]))

@@ -21,8 +21,8 @@ import time
 import torch
 
 import ilplayer
-from ilplayer.apps.bench.solvers import ReferenceLayerSolver, installed_backends, rotated
-from ilplayer.instances import family_batch
+from ilplayer.testing.instances import family_batch
+from ilplayer_experiments.bench.solvers import ReferenceLayerSolver, installed_backends, rotated
 
 SHAPES = ("binary m=1", "binary m=8", "dense m=1", "dense m=8")
 

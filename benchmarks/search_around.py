@@ -1,4 +1,4 @@
-"""A backend (HiGHS by default) with and without the search around a pooled start (ilplayer.reduced_costs), on fresh
+"""A backend (HiGHS by default) with and without the search around a pooled start (ilplayer.solvers.reduced_costs), on fresh
 and on revisited costs: ms per instance, every answer checked against a cold solve.
 
 For each family, 4 constraint sets: a warm-up batch of 64 costs, then 64 fresh costs on the
@@ -16,9 +16,9 @@ import time
 import numpy as np
 
 import ilplayer
-from ilplayer.apps.bench import family_batch
-from ilplayer.apps.experiments.decision_focused import knapsack_data
-from ilplayer.types import ILPBatch
+from ilplayer.core.records import ILPBatch
+from ilplayer_experiments.bench import family_batch
+from ilplayer_experiments.decision_focused import knapsack_data
 
 
 def pyepo_knapsack(count: int, seed: int) -> ILPBatch:

@@ -1,7 +1,7 @@
 """The search gate's probe: what it costs where the search around a start does not pay.
 
 A closed search gate searches (and times) one whole chunk again after ``PROBE_FIRST`` closed
-chunks, then ever further apart (``ilplayer.gates.SearchGate``). Two serial layers, one with
+chunks, then ever further apart (``ilplayer.solvers.gates.SearchGate``). Two serial layers, one with
 the probe and one without (``PROBE_FIRST`` set past any run), solve the same training-like
 batches (B = 64, every cost moved by 30 % each batch, so the pooled starts rarely answer),
 interleaved; the mean ms per batch of each is printed.
@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 import ilplayer
-import ilplayer.engine as engine
-from ilplayer.instances import family_batch
+import ilplayer.solvers.shortcuts as engine
+from ilplayer.testing.instances import family_batch
 
 
 def main() -> None:

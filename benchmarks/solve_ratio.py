@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import torch
 
-from ilplayer.apps.experiments import decision_focused as dfl
+from ilplayer_experiments import decision_focused as dfl
 
 
 def main() -> None:

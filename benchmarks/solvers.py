@@ -15,7 +15,7 @@ import time
 
 import ilplayer
 from ilplayer import ILPBatch
-from ilplayer.apps.bench import FAMILIES, family_batch
+from ilplayer_experiments.bench import FAMILIES, family_batch
 
 DEFAULT_BACKENDS = ["gurobi", "cpsat", "highs", "scip", "pyomo:appsi_highs"]
 

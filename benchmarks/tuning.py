@@ -19,7 +19,7 @@ import numpy as np
 
 import ilplayer
 from ilplayer import ILPBatch
-from ilplayer.apps.bench import SOLVER_FAMILIES, family_batch, rotated
+from ilplayer_experiments.bench import SOLVER_FAMILIES, family_batch, rotated
 
 
 def timed_solve(solver, batch: ILPBatch) -> tuple[float, np.ndarray]:

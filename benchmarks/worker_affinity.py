@@ -25,9 +25,9 @@ import numpy as np
 import torch
 
 import ilplayer
-from ilplayer.apps.bench import family_batch, rotated
-from ilplayer.executors import FuturesExecutor
-from ilplayer.workers import start_process_pool
+from ilplayer.parallel.executors import FuturesExecutor
+from ilplayer.parallel.workers import start_process_pool
+from ilplayer_experiments.bench import family_batch, rotated
 
 
 def layers_for(kind: str, solver: str, lb: torch.Tensor, ub: torch.Tensor,

@@ -19,11 +19,11 @@ from typing import Any
 
 
 def measure(solver_name: str, family: str, loops: int, keep: bool, results: Any) -> None:
-    from ilplayer.allocator import keep_freed_memory
-    from ilplayer.apps.bench.parallel import dispatched_groups
-    from ilplayer.executors import plan_tasks
-    from ilplayer.instances import family_batch
-    from ilplayer.workers import SolverRecipe, one_blas_thread, solve_task
+    from ilplayer.parallel.executors import plan_tasks
+    from ilplayer.parallel.malloc import keep_freed_memory
+    from ilplayer.parallel.workers import SolverRecipe, one_blas_thread, solve_task
+    from ilplayer.testing.instances import family_batch
+    from ilplayer_experiments.bench.parallel import dispatched_groups
 
     if keep:
         keep_freed_memory()

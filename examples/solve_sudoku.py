@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 import ilplayer
-from ilplayer.apps.experiments.sudoku import decode, make_puzzles
+from ilplayer_experiments.sudoku import decode, make_puzzles
 
 RULES = Path(__file__).resolve().parent.parent / "results" / "sudoku-9x9.pt"
 

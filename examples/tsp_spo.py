@@ -64,7 +64,7 @@ def main() -> None:
     torch.set_num_threads(1)  # the solves use the cores; the model is tiny
     A, b, A_eq, b_eq, ub, integrality, embed = gg_program(args.nodes)
     # Data: costs per edge from 5 features (PyEPO's generator, reimplemented in ilplayer)
-    from ilplayer.apps.experiments.tsp import tsp_data
+    from ilplayer_experiments.tsp import tsp_data
 
     x, c = tsp_data(args.samples, 5, args.nodes, deg=4, noise_width=0.5, seed=135)
     x, c = torch.tensor(x), torch.tensor(c, dtype=torch.float64)

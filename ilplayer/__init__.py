@@ -11,9 +11,13 @@ Example:
 from __future__ import annotations
 
 from ilplayer import losses, metrics
-from ilplayer.allocator import keep_freed_memory
-from ilplayer.backend_cache import release_solvers
-from ilplayer.constraints import StaticConstraints
+from ilplayer.core.records import (
+    Capability,
+    ILPBatch,
+    LicenseStatus,
+    SolveResult,
+    Status,
+)
 from ilplayer.cvxpy_layer import CvxpyILPLayer, from_cvxpy
 from ilplayer.errors import (
     DataWarning,
@@ -28,11 +32,15 @@ from ilplayer.errors import (
     UnreadableModelError,
     Warning,
 )
-from ilplayer.hookspecs import hookimpl
-from ilplayer.instances import sample_random_constraints
 from ilplayer.layer import ILPLayer, solve
+from ilplayer.learning.constraints import StaticConstraints
 from ilplayer.oracle import Oracle
-from ilplayer.plugins import (
+from ilplayer.parallel.backend_cache import release_solvers
+from ilplayer.parallel.malloc import keep_freed_memory
+from ilplayer.program import Program
+from ilplayer.solvers.contract import PersistentModelSolver, Solver
+from ilplayer.solvers.hookspecs import hookimpl
+from ilplayer.solvers.registry import (
     available_solvers,
     get_solver,
     list_solvers,
@@ -40,16 +48,8 @@ from ilplayer.plugins import (
     register_solver,
     unregister_solver,
 )
-from ilplayer.program import Program
-from ilplayer.solver import PersistentModelSolver, Solver
-from ilplayer.spec import SolverSpec
-from ilplayer.types import (
-    Capability,
-    ILPBatch,
-    LicenseStatus,
-    SolveResult,
-    Status,
-)
+from ilplayer.solvers.spec import SolverSpec
+from ilplayer.testing.instances import sample_random_constraints
 
 __version__ = "0.1.0"
 

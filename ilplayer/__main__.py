@@ -1,6 +1,6 @@
 import sys
 
-from ilplayer.apps.cli import main
+from ilplayer.cli.main import main
 
 if __name__ == "__main__":  # process-pool workers import this module again: run nothing then
     sys.exit(main())

@@ -15,7 +15,7 @@ from ilplayer.layer import ILPLayer
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
 from ilplayer.readers.cvxpy_problem import AffineMap, affine_map
-from ilplayer.solver import Solver
+from ilplayer.solvers.contract import Solver
 
 __all__ = ["CvxpyILPLayer", "from_cvxpy"]
 

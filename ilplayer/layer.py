@@ -9,17 +9,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.backend_cache import cached_backend
-from ilplayer.bounds import Bounds, exact_dtype
-from ilplayer.dispatch import solve_problem
+from ilplayer.core.bounds import Bounds, exact_dtype
+from ilplayer.core.transforms import untraced
+from ilplayer.core.validation import validate_problem
 from ilplayer.errors import NoGradientWarning, warn_at_user_line
-from ilplayer.executors import Backend, ExecutorLike
 from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, MethodRun
 from ilplayer.oracle import UNBUILT, Oracle
-from ilplayer.problem import validate_problem
+from ilplayer.parallel.backend_cache import cached_backend
+from ilplayer.parallel.dispatch import solve_problem
+from ilplayer.parallel.executors import Backend, ExecutorLike
 from ilplayer.program import Program, check_sense
-from ilplayer.solver import Solver
-from ilplayer.transforms import untraced
+from ilplayer.solvers.contract import Solver
 
 __all__ = ["ILPLayer", "solve"]
 
@@ -47,7 +47,7 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
         executor: ``"auto"`` (default: threads when the backend releases the GIL), ``"serial"``,
             ``"threads"``, ``"processes"``, ``"ray"``, or any ``concurrent.futures.Executor``.
             A backend and pool named by strings are kept for the next call from this thread
-            (`ilplayer.backend_cache`; [`release_solvers`][ilplayer.release_solvers] closes them).
+            (`ilplayer.parallel.backend_cache`; [`release_solvers`][ilplayer.release_solvers] closes them).
         workers: parallel workers (default: the cores available).
         mp_context: start method for ``"processes"`` (default ``"forkserver"`` on Linux).
         sense: ``"min"`` or ``"max"``.
@@ -243,19 +243,6 @@ class ILPLayer(torch.nn.Module):
         self._warned: set[str] = set()  # the warnings given once (an input's lost gradient, no signal)
         self.last_status: torch.Tensor | None = None
         self.last_objective: torch.Tensor | None = None
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        if "_warned" not in state:  # saved before one set held the warnings given (f2c0237 and before)
-            state["_warned"] = set(state.pop("_warned_no_gradient", ())) | (
-                {"no-signal"} if state.pop("_warned_no_signal", False) else set())
-        if "oracle" not in state:  # saved before the oracle held the layer's solving (e7a7138 and before)
-            program = Program(lb=state.pop("lb"), ub=state.pop("ub"), integrality=state.pop("integrality", None),
-                              sense=state.pop("sense"), cost_map=state.pop("cost_map", None))
-            state["oracle"] = Oracle.restored(program, state.pop("recipe"), state.pop("_executor_settings"),
-                                              state.pop("pool_rule", None))
-            for name in ("_solver", "_owns_solver", "_executor", "_owns_executor"):
-                state.pop(name, None)
-        super().__setstate__(state)
 
     @property
     def sense(self) -> str:

@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.bounds import exact_dtype
-from ilplayer.decision_pool import PoolRule, fingerprint, pool_rule
-from ilplayer.dispatch import solve_problem
-from ilplayer.executors import Backend, ExecutorLike, make_executor
-from ilplayer.problem import ProblemTensors, check_finite, validate_problem
+from ilplayer.core.bounds import exact_dtype
+from ilplayer.core.decision_pool import PoolRule, fingerprint, pool_rule
+from ilplayer.core.transforms import untraced
+from ilplayer.core.validation import ProblemTensors, check_finite, validate_problem
+from ilplayer.parallel.dispatch import solve_problem
+from ilplayer.parallel.executors import Backend, ExecutorLike, make_executor
+from ilplayer.parallel.workers import BatchExecutor
 from ilplayer.program import Program
-from ilplayer.solver import Solver
-from ilplayer.transforms import untraced
-from ilplayer.workers import BatchExecutor
+from ilplayer.solvers.contract import Solver
 
 __all__ = ["Oracle", "as_input"]
 
@@ -68,15 +68,15 @@ class Oracle:
         workers: parallel workers (default: the cores available).
         mp_context: start method for ``executor="processes"``.
         pool: known decisions of the program (k, n), a
-            [DecisionPool][ilplayer.decision_pool.DecisionPool] shared with others, or a
-            [PoolRule][ilplayer.decision_pool.PoolRule] (then leave ``solve_ratio`` out).
+            [DecisionPool][ilplayer.core.decision_pool.DecisionPool] shared with others, or a
+            [PoolRule][ilplayer.core.decision_pool.PoolRule] (then leave ``solve_ratio`` out).
         solve_ratio: the share of training solves that call the solver; the others take, per
             instance, the pool's best decision (``Status.POOLED``). Applies where a layer or
             loss solves in training mode; ``oracle(c)`` always solves exactly.
 
     Attributes:
         program: the program it solves.
-        pool_rule: the [PoolRule][ilplayer.decision_pool.PoolRule] of ``pool`` and
+        pool_rule: the [PoolRule][ilplayer.core.decision_pool.PoolRule] of ``pool`` and
             ``solve_ratio`` (None: nothing is pooled).
 
     Example:
@@ -121,16 +121,6 @@ class Oracle:
             **options: the other [Oracle][ilplayer.Oracle] arguments (executor, workers, pool, ...).
         """
         return cls(Program.from_pyepo(optmodel), solver=solver, **options)
-
-    @classmethod
-    def restored(cls, program: Program, recipe: Any, executor_settings: tuple[Any, ...],
-                 rule: PoolRule | None) -> Oracle:
-        """An oracle from saved settings, built on its first solve (checkpoints)."""
-        oracle = cls.__new__(cls)
-        oracle.__dict__.update(program=program, pool_rule=rule, _executor_settings=executor_settings,
-                               recipe=recipe, _solver=None, _owns_solver=True, _executor=UNBUILT,
-                               _owns_executor=True)
-        return oracle
 
     @property
     def sense(self) -> str:

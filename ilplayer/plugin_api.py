@@ -9,7 +9,15 @@ parameter values, and the import guard for libraries that clash in one process.
 
 from __future__ import annotations
 
-from ilplayer.engine import (
+from ilplayer.core.matrices import dense, is_sparse, row_entries, stack_rows
+from ilplayer.core.records import Capability, ILPBatch, LicenseStatus, SolveResult, Status
+from ilplayer.core.validation import ProblemTensors
+from ilplayer.errors import ParameterError, SolverNotInstalledError
+from ilplayer.solvers.contract import PersistentModelSolver, Solver
+from ilplayer.solvers.hookspecs import hookimpl
+from ilplayer.solvers.native_params import native_value
+from ilplayer.solvers.registry import import_solver_library
+from ilplayer.solvers.shortcuts import (
     Multipliers,
     Switch,
     capped_nodes,
@@ -19,15 +27,7 @@ from ilplayer.engine import (
     multipliers_in_blocks,
     solve_in_blocks,
 )
-from ilplayer.errors import ParameterError, SolverNotInstalledError
-from ilplayer.hookspecs import hookimpl
-from ilplayer.matrices import dense, is_sparse, row_entries, stack_rows
-from ilplayer.params import native_value
-from ilplayer.plugins import import_solver_library
-from ilplayer.problem import ProblemTensors
-from ilplayer.solver import PersistentModelSolver, Solver
-from ilplayer.spec import SolverSpec
-from ilplayer.types import Capability, ILPBatch, LicenseStatus, SolveResult, Status
+from ilplayer.solvers.spec import SolverSpec
 
 __all__ = [
     "Capability",

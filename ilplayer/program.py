@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.bounds import Bounds, check_box
-from ilplayer.problem import check_cost_map, validate_problem
+from ilplayer.core.bounds import Bounds, check_box
+from ilplayer.core.validation import check_cost_map, validate_problem
 
 __all__ = ["Program", "check_sense"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import ilplayer
-from ilplayer.apps.bench import MIP_BACKENDS, SOLVER_FAMILIES, family_batch
+from ilplayer_experiments.bench import MIP_BACKENDS, SOLVER_FAMILIES, family_batch
 
 STRICT_TOL = 1e-9
 # CP-SAT solves costs rounded at scale 1e6: its objective may differ by up to ~1e-5 (solvers.md)

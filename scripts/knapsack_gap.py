@@ -27,10 +27,10 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.apps.experiments import knapsack, sentences
-from ilplayer.apps.experiments.paper import ILPLOSS_KNAPSACK
+from ilplayer.core.seeding import derive_seed
 from ilplayer.layer import solve
-from ilplayer.seeding import derive_seed
+from ilplayer_experiments import knapsack, sentences
+from ilplayer_experiments.paper import ILPLOSS_KNAPSACK
 
 
 def legible_inputs(data: knapsack.KnapsackData, width: int = 384) -> torch.Tensor:

@@ -12,7 +12,7 @@ import json
 import statistics
 from pathlib import Path
 
-from ilplayer.apps.experiments.paper import ILPLOSS_KNAPSACK
+from ilplayer_experiments.paper import ILPLOSS_KNAPSACK
 
 ITEMS = (10, 15, 20, 25, 30)
 SERIES = {  # label: record name pattern ({items} part, {seed})

@@ -22,11 +22,11 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.apps.experiments import knapsack, sentences
+from ilplayer.core.seeding import derive_seed
 from ilplayer.layer import ILPLayer
+from ilplayer.learning.selection import selected_record
 from ilplayer.metrics import exact_match
-from ilplayer.seeding import derive_seed
-from ilplayer.selection import selected_record
+from ilplayer_experiments import knapsack, sentences
 
 VARIANTS = {  # name: what changes from the paper's settings (100 epochs, Adam 5e-4, batches of 8)
     "paper": {},

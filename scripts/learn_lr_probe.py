@@ -69,7 +69,7 @@ def main() -> None:
     steps = 100 * math.ceil(1440 / 8)  # learn's defaults: 100 epochs, batch 8, 1 440 training pairs
     # this process only
     torch.optim.Adam = adam_factory(args.scale, args.cosine, steps, args.decay_at, args.decay_factor)
-    from ilplayer.apps.cli import main as ilplayer_main
+    from ilplayer.cli.main import main as ilplayer_main
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     ilplayer_main(["learn", str(args.data / "train.npz"), "--test", str(args.data / "test.npz"),

@@ -25,8 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ilplayer.apps.experiments.paper import PAPER as PAPER_MEAN
-from ilplayer.apps.experiments.paper import PAPER_STD
+from ilplayer_experiments.paper import PAPER as PAPER_MEAN
+from ilplayer_experiments.paper import PAPER_STD
 
 HERE = Path(__file__).resolve().parent
 # The paper's mean and standard deviation of each cell (1 x m constraints, 20 runs).

@@ -25,12 +25,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ilplayer.constraints import StaticConstraints
 from ilplayer.layer import ILPLayer
-from ilplayer.learn import restart_seed, split_holdout
+from ilplayer.learning.constraints import StaticConstraints
+from ilplayer.learning.learn import restart_seed, split_holdout
+from ilplayer.learning.loop import SolutionData, TrainingConfig, initial_constraints
+from ilplayer.learning.selection import polish_with_start
 from ilplayer.metrics import exact_match
-from ilplayer.selection import polish_with_start
-from ilplayer.training import SolutionData, TrainingConfig, initial_constraints
 
 
 def polish_record(path: Path, data_dir: Path) -> dict:

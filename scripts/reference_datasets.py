@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 import ilplayer
-from ilplayer.plugins import preferred_backend
+from ilplayer.solvers.registry import preferred_backend
 
 BOXES = {"binary": (0, 1), "dense": (-5, 5)}
 TEST_SIZE, TRAIN_SIZE = 1000, 1600

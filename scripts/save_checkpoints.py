@@ -1,7 +1,7 @@
 """Save layers and their answers with this release, for the test that a later release loads
-them and answers the same (tests/test_checkpoints.py).
+them and answers the same (tests/learning/test_checkpoints.py).
 
-    python scripts/save_checkpoints.py tests/data/layers-f2c0237.pt
+    python scripts/save_checkpoints.py tests/data/layers-v0.1.0.pt
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.apps.commands import parse_int_list
-from ilplayer.apps.experiments import decision_focused as dfl
-from ilplayer.apps.experiments.pyepo_runs import run_pyepo
+from ilplayer_experiments import decision_focused as dfl
+from ilplayer_experiments.commands import parse_int_list
+from ilplayer_experiments.pyepo_runs import run_pyepo
 
 NOISE_METHODS = ("pfyl", "pfymul", "dpomul")  # those whose PyEPO noise stream a seed can set
 RUNS = ("ilplayer", "pyepo-paired", "pyepo-135")

@@ -1,5 +1,5 @@
 """How good is the separating start before any training? For each dataset folder (made by
-``learn_reference_study.py``): the rows ``ilplayer.separation`` finds on the training pairs, each
+``learn_reference_study.py``): the rows ``ilplayer.learning.separation`` finds on the training pairs, each
 hidden constraint's best cosine among them, and the held-out accuracy of those rows alone.
 
     python scripts/separating_start.py results/learn-reference/data/rc-dense-4-data{0,1,2,3,4} \\
@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from ilplayer.layer import ILPLayer
+from ilplayer.learning.separation import separating_hyperplanes
 from ilplayer.metrics import exact_match
-from ilplayer.separation import separating_hyperplanes
 
 
 def main() -> None:

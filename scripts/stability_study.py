@@ -20,10 +20,10 @@ from pathlib import Path
 
 import torch
 
-from ilplayer.apps.commands import parse_int_list
-from ilplayer.apps.experiments import random_constraints, set_cover
-from ilplayer.learn import split_holdout
-from ilplayer.training import HiddenConstraintsData, TrainingConfig, train_static_constraints
+from ilplayer.learning.learn import split_holdout
+from ilplayer.learning.loop import HiddenConstraintsData, TrainingConfig, train_static_constraints
+from ilplayer_experiments import random_constraints, set_cover
+from ilplayer_experiments.commands import parse_int_list
 
 
 def run(data: HiddenConstraintsData, seed: int, k: int, epochs: int) -> dict:

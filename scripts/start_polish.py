@@ -17,10 +17,10 @@ import numpy as np
 import torch
 
 from ilplayer.layer import ILPLayer
-from ilplayer.learn import LEARN_K, load_solutions, split_holdout
+from ilplayer.learning.learn import LEARN_K, load_solutions, split_holdout
+from ilplayer.learning.loop import SolutionData, TrainingConfig, initial_constraints
+from ilplayer.learning.selection import polish_model
 from ilplayer.metrics import exact_match
-from ilplayer.selection import polish_model
-from ilplayer.training import SolutionData, TrainingConfig, initial_constraints
 
 
 def scores(layer: ILPLayer, model, pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.bounds import exact_dtype
+from ilplayer.core.bounds import exact_dtype
+from ilplayer.core.records import Status
+from ilplayer.core.transforms import transformed
+from ilplayer.core.validation import validate_problem
 from ilplayer.errors import NoSignalWarning, warn_at_user_line
-from ilplayer.problem import validate_problem
-from ilplayer.transforms import transformed
-from ilplayer.types import Status
 
 if TYPE_CHECKING:
-    from ilplayer.bounds import Bounds
-    from ilplayer.problem import ProblemTensors
+    from ilplayer.core.bounds import Bounds
+    from ilplayer.core.validation import ProblemTensors
 
 __all__ = ["GradientMethod", "MethodRun", "has_solution", "is_number", "seeded_generator", "solve_exactly",
            "torch_threads"]
@@ -87,9 +87,6 @@ class GradientMethod(ABC):
         """The method's settings by name (for the layer's repr)."""
         return {}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        # A method saved while its step was named ``lam`` (before PyEPO's ``lambd``) loads.
-        self.__dict__.update({"lambd" if key == "lam" else key: value for key, value in state.items()})
 
 
 class _Record:

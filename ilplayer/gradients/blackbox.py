@@ -19,7 +19,7 @@ from ilplayer.gradients.base import (
 )
 
 if TYPE_CHECKING:
-    from ilplayer.bounds import Bounds
+    from ilplayer.core.bounds import Bounds
 
 __all__ = ["Blackbox", "blackbox_gradient"]
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 import torch.nn.functional as F
 
-from ilplayer.bounds import exact_dtype
+from ilplayer.core.bounds import exact_dtype
+from ilplayer.core.records import Status
+from ilplayer.core.validation import dense_tensor, rows_with_equalities, validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
-from ilplayer.problem import dense_tensor, rows_with_equalities, validate_problem
-from ilplayer.types import Status
 
 if TYPE_CHECKING:
-    from ilplayer.bounds import Bounds
+    from ilplayer.core.bounds import Bounds
 
 __all__ = [
     "BASES",

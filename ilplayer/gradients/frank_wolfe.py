@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from ilplayer.core.records import Status
+from ilplayer.core.validation import ProblemTensors, validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
-from ilplayer.problem import ProblemTensors, validate_problem
-from ilplayer.types import Status
 
 if TYPE_CHECKING:
-    from ilplayer.bounds import Bounds
+    from ilplayer.core.bounds import Bounds
 
 __all__ = ["FrankWolfe", "face_projection", "frank_wolfe_projection"]
 

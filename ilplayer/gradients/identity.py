@@ -11,7 +11,7 @@ import torch
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, solve_exactly
 
 if TYPE_CHECKING:
-    from ilplayer.bounds import Bounds
+    from ilplayer.core.bounds import Bounds
 
 __all__ = ["Identity", "identity_gradient"]
 

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from ilplayer.core.validation import validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
 from ilplayer.gradients.perturbation import TINY, Perturbation
 from ilplayer.gradients.perturbed import perturbed_mean, solve_samples
-from ilplayer.problem import validate_problem
 
 if TYPE_CHECKING:
-    from ilplayer.bounds import Bounds
+    from ilplayer.core.bounds import Bounds
 
 __all__ = ["IMLE", "AdaptiveIMLE"]
 

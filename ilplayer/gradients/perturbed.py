@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from ilplayer.core.validation import validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution
 from ilplayer.gradients.perturbation import Perturbation, away_from_zero
-from ilplayer.problem import validate_problem
 
 if TYPE_CHECKING:
-    from ilplayer.bounds import Bounds
-    from ilplayer.problem import ProblemTensors
+    from ilplayer.core.bounds import Bounds
+    from ilplayer.core.validation import ProblemTensors
 
 __all__ = ["Perturbed", "perturbed_gradient", "perturbed_mean", "solve_samples"]
 

@@ -8,7 +8,7 @@ parameters, `PostHocRegretLoss` (the two-stage post-hoc regret with a perturbed 
 `RelaxedPostHocLoss` (the post-hoc regret through both stages' relaxations, as 2S).
 
 Every cost loss solves through an [Oracle][ilplayer.Oracle] (or the oracle of a layer given
-instead), and takes ``solve_ratio`` and ``pool`` ([decision_pool][ilplayer.decision_pool]): the
+instead), and takes ``solve_ratio`` and ``pool`` ([decision_pool][ilplayer.core.decision_pool]): the
 share of its calls that solve, the rest answered from the pool (or, for the pool losses, the
 share that adds the predicted costs' solutions to the pool). Left out, the oracle's own rule
 applies in training mode (the layer's mode when a layer was given, else the loss's own).

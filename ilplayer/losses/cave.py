@@ -40,7 +40,7 @@ def binding_normals(y: torch.Tensor, problem: Any, tol: float = 1e-6) -> list[np
 def _instance_rows(t: Any, i: int, shared_dims: int) -> np.ndarray:
     """Instance ``i``'s rows (``shared_dims`` 2) or right-hand side (1) of a constraint tensor
     shared by the batch or given per instance, dense or sparse, as a float64 array."""
-    from ilplayer.matrices import dense
+    from ilplayer.core.matrices import dense
 
     if not isinstance(t, torch.Tensor):
         return np.asarray(dense(t), dtype=np.float64)

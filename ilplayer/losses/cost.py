@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ilplayer.decision_pool import PoolRule, pool_rule
+from ilplayer.core.decision_pool import PoolRule, pool_rule
+from ilplayer.core.transforms import transformed, untraced
+from ilplayer.core.validation import check_finite, input_tensor
 from ilplayer.gradients.frank_wolfe import FrankWolfe
 from ilplayer.gradients.perturbation import Perturbation
-from ilplayer.problem import check_finite, input_tensor
-from ilplayer.transforms import transformed, untraced
 
 if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer

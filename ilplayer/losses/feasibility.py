@@ -9,10 +9,10 @@ from typing import Any
 
 import torch
 
+from ilplayer.core.records import Status
+from ilplayer.core.transforms import untraced
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
-from ilplayer.transforms import untraced
-from ilplayer.types import Status
 
 __all__ = ["FeasibilityLoss", "feasibility_terms"]
 

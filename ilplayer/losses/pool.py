@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ilplayer.decision_pool import PoolRule
+from ilplayer.core.decision_pool import PoolRule
 from ilplayer.losses.cost import CostLoss
 
 if TYPE_CHECKING:

@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.bounds import as_bounds
+from ilplayer.core.bounds import as_bounds
+from ilplayer.core.records import Status
+from ilplayer.core.transforms import untraced
+from ilplayer.metrics.two_stage import CHANGES, TwoStage
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
-from ilplayer.transforms import untraced
-from ilplayer.two_stage import CHANGES, TwoStage
-from ilplayer.types import Status
 
 __all__ = ["PostHocRegretLoss"]
 

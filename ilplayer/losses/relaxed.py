@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.bounds import as_bounds
+from ilplayer.core.bounds import as_bounds
+from ilplayer.core.threads import library_threads
+from ilplayer.metrics.two_stage import CHANGES
 from ilplayer.program import Program
-from ilplayer.threads import library_threads
-from ilplayer.two_stage import CHANGES
 
 __all__ = ["RelaxedPostHocLoss", "barrier_solve"]
 

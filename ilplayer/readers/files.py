@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ilplayer.core.silence import quiet_stdout
 from ilplayer.errors import UnreadableModelError
 from ilplayer.readers.mps import check_mps
 from ilplayer.readers.rows import program_fields
-from ilplayer.stdio import quiet_stdout
 
 __all__ = ["FORMATS", "read_file"]
 

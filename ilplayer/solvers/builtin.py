@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ilplayer.hookspecs import hookimpl
-from ilplayer.spec import SolverSpec
+from ilplayer.solvers.hookspecs import hookimpl
+from ilplayer.solvers.spec import SolverSpec
 
 
 @hookimpl

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from ilplayer.matrices import dense
-from ilplayer.problem import ProblemTensors, dense_tensor
-from ilplayer.solver import Solver
+from ilplayer.core.matrices import dense
+from ilplayer.core.records import Capability, ILPBatch, SolveResult, Status
+from ilplayer.core.validation import ProblemTensors, dense_tensor
 from ilplayer.solvers.bruteforce import DEFAULT_FEASIBILITY_TOL, box_points_at, head_size
-from ilplayer.types import Capability, ILPBatch, SolveResult, Status
+from ilplayer.solvers.contract import Solver
 
 __all__ = ["DEFAULT_MAX_HALF_POINTS", "KnapsackSolver"]
 

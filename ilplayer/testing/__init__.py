@@ -29,13 +29,13 @@ import numpy as np
 import pytest
 import torch
 
+from ilplayer.core.records import Capability, Status
 from ilplayer.errors import SolverNotInstalledError, UnknownSolverError
-from ilplayer.instances import TEST_FAMILIES as FAMILIES
-from ilplayer.instances import Instances, make_instances, market_split
 from ilplayer.layer import solve
-from ilplayer.plugins import get_solver, get_solver_spec, resolve_solver_name
-from ilplayer.solver import Solver
-from ilplayer.types import Capability, Status
+from ilplayer.solvers.contract import Solver
+from ilplayer.solvers.registry import get_solver, get_solver_spec, resolve_solver_name
+from ilplayer.testing.instances import TEST_FAMILIES as FAMILIES
+from ilplayer.testing.instances import Instances, make_instances, market_split
 
 __all__ = ["FAMILIES", "Instances", "SolverConformance", "assert_agrees_with_bruteforce",
            "assert_correct_on_fuzzed_instances", "make_instances"]

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.core.records import Capability, Status
 from ilplayer.errors import SolverFailureWarning
-from ilplayer.solver import Solver
-from ilplayer.types import Capability, Status
+from ilplayer.solvers.contract import Solver
 
 __all__ = [
     "ROW_KINDS",

@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.core.records import Status
+from ilplayer.core.silence import quiet_stdout
 from ilplayer.errors import SolverFailureWarning
-from ilplayer.solver import Solver
-from ilplayer.stdio import quiet_stdout
+from ilplayer.solvers.contract import Solver
 from ilplayer.testing.fuzz import FuzzReport
-from ilplayer.types import Status
 
 __all__ = [
     "MilpCase",

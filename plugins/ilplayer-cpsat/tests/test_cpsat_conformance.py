@@ -81,7 +81,7 @@ def test_none_leaves_a_parameter_at_cpsat_own_default(cpsat):
 
 
 def test_the_start_reaches_the_model_as_a_hint_and_warm_answers_match_cold_ones(cpsat):
-    from ilplayer.apps.bench import family_batch
+    from ilplayer_experiments.bench import family_batch
 
     batch = family_batch("dense m=4", 12, seed=2)
     warm = cpsat("cpsat")
@@ -111,7 +111,7 @@ def test_the_start_reaches_the_model_as_a_hint_and_warm_answers_match_cold_ones(
 @pytest.mark.parametrize("count", [1, 3, 8, 13, 40])  # one, part of, one and several blocks
 def test_block_lp_multipliers_are_the_lp_optima_and_its_optimal_duals(cpsat, count):
     scipy_optimize = pytest.importorskip("scipy.optimize")
-    from ilplayer.types import ILPBatch
+    from ilplayer.core.records import ILPBatch
 
     rng = np.random.default_rng(count)
     n = 7

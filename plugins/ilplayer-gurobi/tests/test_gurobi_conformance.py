@@ -43,8 +43,8 @@ def test_rounded_answers_stay_feasible_on_a_dense_box():
     """With Gurobi's default IntFeasTol (1e-5) instance 865 of this dataset came back as
     2.99999-style values whose rounding violated A y <= b (and was demoted to ERROR)."""
     pytest.importorskip("gurobipy", reason="gurobipy is not installed")
-    from ilplayer.constraints import sample_random_constraints
-    from ilplayer.instances import random_costs
+    from ilplayer.learning.constraints import sample_random_constraints
+    from ilplayer.testing.instances import random_costs
 
     g = torch.Generator().manual_seed(2)
     corner = torch.where(torch.rand(16, generator=g) < 0.5, -5.0, 5.0)
@@ -62,7 +62,7 @@ def test_block_relaxations_fit_the_size_limited_licence_with_equalities():
     (180 arcs, 100 equalities) made 11 blocks of 200 rows, over the licence's 2 000: every
     block LP failed, its gate closed and each instance went to the MIP."""
     pytest.importorskip("gurobipy", reason="gurobipy is not installed")
-    from ilplayer.formulations import grid_network
+    from ilplayer.testing.formulations import grid_network
 
     solver = ilplayer.get_solver("gurobi")
     A_eq, b_eq = grid_network(10)

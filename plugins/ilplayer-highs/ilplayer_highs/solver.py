@@ -38,7 +38,7 @@ from ilplayer.plugin_api import (
 # exhaustive oracle on 63 of 6 381 fuzzed instances with float32-rounded data; with these
 # settings on none (docs/records/solvers.md). Tighter still (1e-9, below what its LP delivers) HiGHS
 # 1.16 returned a point 0.003 above the optimum as optimal on paper-sized dense instances (1 in
-# ~13 000, scripts/cross_check.py; tests/test_cross_backend.py keeps one). Presolve is off: it
+# ~13 000, scripts/cross_check.py; tests/solving/test_cross_backend.py keeps one). Presolve is off: it
 # costs more than it saves on these tiny models, and it is where the inconsistencies reported
 # by users came from. From PRESOLVE_FROM variables on it is on (unless params set it): there it
 # pays (TSPs, large knapsacks and grids, ``ilplayer bench scale``).

@@ -8,7 +8,7 @@ import pytest
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.apps.bench import family_batch
+from ilplayer_experiments.bench import family_batch
 
 pytest.importorskip("highspy")
 from ilplayer_highs import solver as highs_solver
@@ -110,7 +110,7 @@ def test_presolve_is_on_for_large_models_only_and_params_win():
 def test_large_mixed_programs_agree_with_gurobi():
     """PyEPO's TSP (10 nodes, 180 variables: presolve on) and 128-item knapsacks."""
     pytest.importorskip("gurobipy")
-    from ilplayer.apps.bench.scale import scale_problem
+    from ilplayer_experiments.bench.scale import scale_problem
 
     for family, size in (("tsp", 10), ("knapsack", 128)):
         problem = scale_problem(family, size, 6, seed=3)

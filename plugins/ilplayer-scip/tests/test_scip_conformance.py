@@ -32,7 +32,7 @@ def test_a_solver_alive_at_exit_frees_its_models_without_noise():
     import sys
 
     script = ("import ilplayer\n"
-              "from ilplayer.apps.bench import family_batch\n"
+              "from ilplayer_experiments.bench import family_batch\n"
               "solver = ilplayer.get_solver('scip')\n"
               "assert (solver.solve(family_batch('binary m=4', 8)).status == 0).all()\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)

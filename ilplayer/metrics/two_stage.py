@@ -1,0 +1,372 @@
+"""Decisions made under predicted constraints, scored once the true parameters are revealed:
+the post-hoc regret of the Two-Stage Predict+Optimize framework (Hu, Lee & Lee, NeurIPS 2023).
+
+Stage 1 solved the program with predicted parameters; Stage 2 solves it again under the true
+ones, starting from the Stage-1 decision, with a penalty for every unit changed (and, where the
+application says so, only drops or only additions allowed). Stage 2 is one more program of the
+same kind (the units changed are linear in ``y`` at a bound of the box, and columns of their own
+inside it), so every backend solves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+import torch
+
+from ilplayer.core.bounds import as_bounds, as_integrality
+from ilplayer.core.records import Status
+from ilplayer.oracle import Oracle, as_input
+from ilplayer.program import Program
+
+__all__ = ["CHANGES", "PostHocRegret", "TwoStage", "post_hoc_regret"]
+
+CHANGES = ("any", "add", "drop")
+"""What Stage 2 may change: any variable either way, only increases, or only decreases."""
+_FEASIBILITY_TOL = 1e-6  # relative to 1 + |rhs|: a Stage-1 decision this close to a row meets it
+_GUARD = 1e-7  # PyEPO's guard against an all-zero optimal objective (as metrics.regret)
+
+
+@dataclass(frozen=True)
+class PostHocRegret:
+    """The two-stage scores of one batch of Stage-1 decisions, per instance (float64, on the
+    costs' device). An instance whose Stage 2 or true optimum has no solution has NaN scores
+    and its ``status`` says why; the batch's means leave it out."""
+
+    regret: torch.Tensor
+    """(B,): the true optimum minus the Stage-2 value net of its penalty (for a ``min``
+    program: the Stage-2 cost with its penalty minus the true optimum); never negative."""
+    value: torch.Tensor
+    """(B,): the Stage-2 objective under the true costs, net of the penalty paid for changes."""
+    optimal: torch.Tensor
+    """(B,): the true optimum (the program solved under the true parameters)."""
+    stage2: torch.Tensor
+    """(B, n): the Stage-2 decisions."""
+    infeasible: torch.Tensor
+    """(B,) bool: the Stage-1 decision violates a true constraint (Odece's infeasibility)."""
+    status: torch.Tensor
+    """(B,) int8 [Status][ilplayer.Status]: the true optimum's where it has none, else Stage 2's."""
+
+    @property
+    def solved(self) -> torch.Tensor:
+        """(B,) bool: the instances with scores."""
+        return ~torch.isnan(self.regret)
+
+    @property
+    def mean(self) -> float:
+        """The mean post-hoc regret over the solved instances."""
+        return self.regret[self.solved].mean().item()
+
+    @property
+    def normalised(self) -> float:
+        """The field's normalised regret: the sum of post-hoc regrets over the sum of ``|true
+        optimum|`` (solved instances)."""
+        solved = self.solved
+        return (self.regret[solved].sum() / (self.optimal[solved].abs().sum() + _GUARD)).item()
+
+    @property
+    def infeasibility_rate(self) -> float:
+        """The share of Stage-1 decisions infeasible under the true parameters."""
+        return self.infeasible.to(torch.float64).mean().item()
+
+
+def _batched(value: Any, B: int, shape: tuple[int, ...], name: str) -> torch.Tensor:
+    """``value`` shared (``shape``) or per instance (``(B, *shape)``) as a (B, *shape) float64 tensor."""
+    tensor = torch.as_tensor(as_input(value)).detach().to("cpu", torch.float64)
+    if tuple(tensor.shape) == shape:
+        return tensor.expand(B, *shape)
+    if tuple(tensor.shape) != (B, *shape):
+        raise ValueError(f"{name} must have shape {shape} (shared) or {(B, *shape)} (one per instance), "
+                         f"got {tuple(tensor.shape)}")
+    return tensor
+
+
+def _penalty(value: Any, B: int, n: int, name: str) -> torch.Tensor:
+    tensor = torch.as_tensor(as_input(value)).detach().to("cpu", torch.float64)
+    if tensor.ndim == 0:
+        tensor = tensor.expand(n)
+    tensor = _batched(tensor, B, (n,), name)
+    if not torch.isfinite(tensor).all() or (tensor < 0).any():
+        raise ValueError(f"{name} must be finite and non-negative (a cost per unit changed)")
+    return tensor
+
+
+def _rows_of(program: Program, B: int, n: int, A: Any, b: Any, kind: str) -> tuple[Any, Any]:
+    """The rows of one kind (``""`` or ``"_eq"``): the call's where given, else the program's;
+    ``A`` dense (m, n) shared or (B, m, n), or a shared scipy CSR matrix; ``b`` (B, m). Shared
+    rows stay shared: the backend then keeps one model for the batch."""
+    if A is None and b is None:
+        A, b = getattr(program, "A" + kind), getattr(program, "b" + kind)
+    if A is None and b is None:
+        return torch.zeros(0, n, dtype=torch.float64), torch.zeros(B, 0, dtype=torch.float64)
+    if A is None or b is None:
+        raise ValueError(f"A{kind} and b{kind} must both be given, or both be None (the program's)")
+    A = as_input(A)
+    if scipy.sparse.issparse(A) or (isinstance(A, torch.Tensor) and A.layout != torch.strided):
+        sparse = scipy.sparse.csr_matrix(A if scipy.sparse.issparse(A) else A.to_dense().numpy())
+        if sparse.shape[1] != n:
+            raise ValueError(f"A{kind} must have {n} columns (one per variable), got {sparse.shape[1]}")
+        return sparse.astype(np.float64), _batched(b, B, (sparse.shape[0],), "b" + kind)
+    A = torch.as_tensor(A).detach().to("cpu", torch.float64)
+    if A.ndim not in (2, 3) or A.shape[-1] != n:
+        raise ValueError(f"A{kind} must have shape (m, {n}) or (B, m, {n}), got {tuple(A.shape)}")
+    if A.ndim == 3 and A.shape[0] != B:
+        raise ValueError(f"A{kind} must have shape (m, {n}) or ({B}, m, {n}), got {tuple(A.shape)}")
+    return A, _batched(b, B, (A.shape[-2],), "b" + kind)
+
+
+def _violated(y: torch.Tensor, A: Any, b: torch.Tensor, equality: bool) -> torch.Tensor:
+    """(B,) bool: some row of ``A y <= b`` (``= b``) fails by more than the tolerance."""
+    if scipy.sparse.issparse(A):
+        lhs = torch.from_numpy(np.asarray(A @ y.numpy().T).T)
+    else:
+        lhs = torch.einsum("bmn,bn->bm" if A.dim() == 3 else "mn,bn->bm", A, y)
+    gap = lhs - b
+    tol = _FEASIBILITY_TOL * (1.0 + b.abs())
+    bad = gap.abs() > tol if equality else gap > tol
+    return bad.any(dim=-1)
+
+
+def _dense(A: Any, B: int) -> torch.Tensor:
+    """Rows as a dense (B, m, n) tensor (shared rows, sparse or not, as a view per instance)."""
+    if scipy.sparse.issparse(A):
+        A = torch.from_numpy(A.toarray())
+    return A.expand(B, -1, -1)
+
+
+def _stage2(c_min: torch.Tensor, A: Any, b: torch.Tensor, A_eq: Any, b_eq: torch.Tensor, y1: torch.Tensor,
+            box: tuple[np.ndarray, np.ndarray, np.ndarray], add: torch.Tensor, drop: torch.Tensor,
+            changes: str) -> tuple[Program, tuple[Any, ...]]:
+    """Stage 2 as one batch in minimisation form: its program and ``(c, A, b, A_eq, b_eq)``.
+
+    A Stage-1 value at a bound of its box changes linearly in ``y`` (``y - lb`` up from ``lb``,
+    ``ub - y`` down from ``ub``): its penalty is a cost on ``y`` itself, and a direction it may
+    not take is one row per instance, ``sum (y - lb) - sum (y - ub) <= 0`` over those variables.
+    Only a variable with a value inside its box in some instance gets columns for the units
+    added and dropped (integer where it is), tied to ``y_stage1`` by an equality: a 0-1 program
+    keeps its size."""
+    lb, ub, integer = box
+    B, n = y1.shape
+    low, high = torch.from_numpy(lb), torch.from_numpy(ub)
+    at_low, at_high = y1 == low, y1 == high
+    inside = (~(at_low | at_high)).any(0).nonzero().flatten()
+    edge = torch.ones(n, dtype=torch.bool)
+    edge[inside] = False
+    up, down = at_low & ~at_high & edge, at_high & ~at_low & edge
+    may_add, may_drop = changes in ("any", "add"), changes in ("any", "drop")
+    cost = c_min + torch.where(up, add, 0.0) - torch.where(down, drop, 0.0)
+    frozen_low = up if not may_add else torch.zeros_like(up)
+    frozen_high = down if not may_drop else torch.zeros_like(down)
+    blocks = [(sign, price) for sign, price, allowed in ((-1.0, add, may_add), (1.0, drop, may_drop)) if allowed]
+    k = len(inside)
+    width = np.where(np.isfinite(ub - lb), ub - lb, np.inf)[inside.numpy()]
+    program = Program(lb=np.concatenate([lb, *([np.zeros(k)] * len(blocks))]),
+                      ub=np.concatenate([ub, *([width] * len(blocks))]),
+                      integrality=np.concatenate([integer, *([integer[inside.numpy()]] * len(blocks))]).astype(float),
+                      sense="min")
+    costs = torch.cat([cost, *(price[:, inside] for _, price in blocks)], dim=-1)
+    if k == 0 and not (frozen_low | frozen_high).any():
+        return program, (costs, A, b, A_eq, b_eq)
+    extra = len(blocks) * k
+    widen = lambda rows: torch.cat([rows, rows.new_zeros(*rows.shape[:-1], extra)], dim=-1)
+    A, A_eq = widen(_dense(A, B)), widen(_dense(A_eq, B))
+    if (frozen_low | frozen_high).any():
+        row = frozen_low.to(torch.float64) - frozen_high.to(torch.float64)
+        rhs = (torch.where(frozen_low, low, 0.0) - torch.where(frozen_high, high, 0.0)).sum(-1, keepdim=True)
+        A = torch.cat([A, widen(row).unsqueeze(1)], dim=1)
+        b = torch.cat([b, rhs], dim=1)
+    if k:
+        pick = torch.eye(n, dtype=torch.float64)[inside]
+        link = torch.cat([pick, *(sign * torch.eye(k, dtype=torch.float64) for sign, _ in blocks)], dim=-1)
+        A_eq = torch.cat([A_eq, link.expand(B, -1, -1)], dim=1)
+        b_eq = torch.cat([b_eq, y1[:, inside]], dim=1)
+    return program, (costs, A, b, A_eq, b_eq)
+
+
+def post_hoc_regret(program: Program, y_stage1: Any, c: Any = None, A: Any = None, b: Any = None,
+                    A_eq: Any = None, b_eq: Any = None, penalty: Any = 0.0, changes: str = "any",
+                    solver: Any = "highs", drop_penalty: Any = None, optimal: Any = None,
+                    **oracle_options: Any) -> PostHocRegret:
+    """The post-hoc regret of Stage-1 decisions ``y_stage1`` (B, n) once the true parameters
+    are revealed.
+
+    Stage 2 solves ``program`` under the true ``c``, ``A``, ``b``, ``A_eq``, ``b_eq`` (each shared
+    or one per instance; an omitted pair, or ``c``, is the program's) with ``penalty`` times each
+    unit changed from ``y_stage1`` taken off the objective (added to a ``min`` program's cost).
+    The regret is in the program's sense: for a ``max`` program the true optimum minus the
+    Stage-2 value net of its penalty.
+
+    Args:
+        program: the [Program][ilplayer.Program] (its box, integrality and sense; its rows and
+            objective where the call gives none). A program with a ``cost_map`` is refused.
+        y_stage1: (B, n) the decisions made under the predicted parameters, integral on the
+            integer variables. (A Stage 1 that found no decision decides what stands in for it:
+            Hu et al. use all zeros.)
+        c: the true costs, (n,) or (B, n).
+        A: the true inequality rows, (m, n) or (B, m, n).
+        b: their right-hand sides, (m,) or (B, m).
+        A_eq: the true equality rows.
+        b_eq: their right-hand sides.
+        penalty: the cost of one unit changed: a scalar, one per variable (n,) or per instance
+            and variable (B, n); non-negative.
+        changes: ``"any"`` (either way), ``"add"`` (only increases: the ores of an alloy are
+            only bought more) or ``"drop"`` (only decreases: knapsack items are only dropped).
+        solver: the backend (a name or a [Solver][ilplayer.Solver]).
+        drop_penalty: the cost of one unit dropped, where it differs from ``penalty`` (the nurse
+            schedule pays for shifts added and nothing for shifts given up: ``0``).
+        optimal: (B,) the true optimal objective values, where known (each call solves them
+            otherwise; NaN where an instance has none): a solve per instance saved when the same
+            instances are scored again.
+        **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``, ``workers``,
+            ``solver_options``).
+
+    Returns:
+        [PostHocRegret][ilplayer.metrics.two_stage.PostHocRegret]: per instance the regret, the Stage-2
+        value and decisions, the true optimum, whether the Stage-1 decision was infeasible, and
+        the status; ``.mean``, ``.normalised`` and ``.infeasibility_rate`` for the batch.
+    """
+    with TwoStage(program, solver, **oracle_options) as stages:
+        return stages.score(y_stage1, c, A, b, A_eq, b_eq, penalty=penalty, changes=changes,
+                            drop_penalty=drop_penalty, optimal=optimal)
+
+
+class TwoStage:
+    """A program's two stages on one backend, kept between calls (their oracles, models and
+    pools): [score][ilplayer.metrics.two_stage.TwoStage.score] is
+    [post_hoc_regret][ilplayer.metrics.two_stage.post_hoc_regret] without building them anew, and
+    [optimum][ilplayer.metrics.two_stage.TwoStage.optimum] the true optimum. A context manager.
+
+    Args:
+        program: the [Program][ilplayer.Program] (without a ``cost_map``).
+        solver: the backend (a name or a [Solver][ilplayer.Solver]).
+        **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``,
+            ``workers``, ``solver_options``).
+    """
+
+    def __init__(self, program: Program, solver: Any = "highs", **oracle_options: Any) -> None:
+        if not isinstance(program, Program):
+            raise TypeError(f"program must be an ilplayer.Program, got {type(program).__name__}")
+        if program.cost_map is not None:
+            raise ValueError("program: post_hoc_regret takes programs without a cost_map (decisions and costs "
+                             "per variable)")
+        self.program, self.solver, self.oracle_options = program, solver, oracle_options
+        self._oracles: dict[Any, Oracle] = {}
+
+    def _oracle(self, key: Any, program: Program) -> Oracle:
+        if key not in self._oracles:
+            self._oracles[key] = Oracle(program, solver=self.solver, **self.oracle_options)
+        return self._oracles[key]
+
+    def optimum(self, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
+                b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The program solved under ``c``, ``A``, ``b``, ``A_eq``, ``b_eq`` (the program's where
+        omitted): ``(y, status)``, as [Oracle][ilplayer.Oracle] returns them."""
+        c = self.program.c if c is None else c
+        if c is None:
+            raise ValueError("c: the true costs are needed (the program has no objective of its own)")
+        program = self.program
+        box = Program(lb=program.lb, ub=program.ub, integrality=program.integrality, sense=program.sense)
+        if A is None and b is None:
+            A, b = program.A, program.b
+        if A_eq is None and b_eq is None:
+            A_eq, b_eq = program.A_eq, program.b_eq
+        return self._oracle("optimum", box)(c, A, b, A_eq, b_eq)
+
+    def optimal_values(self, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
+                       b_eq: Any = None) -> torch.Tensor:
+        """(B,) the true optimal objective values (float64, on the host), NaN where an instance
+        has none: what [score][ilplayer.metrics.two_stage.TwoStage.score] takes as ``optimal``."""
+        y, status = self.optimum(c, A, b, A_eq, b_eq)
+        costs = torch.as_tensor(as_input(self.program.c if c is None else c)).detach().to("cpu", torch.float64)
+        values = (costs * y.to("cpu", torch.float64)).sum(-1)
+        values[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = float("nan")
+        return values
+
+    def score(self, y_stage1: Any, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
+              b_eq: Any = None, penalty: Any = 0.0, changes: str = "any", drop_penalty: Any = None,
+              optimal: Any = None) -> PostHocRegret:
+        """[post_hoc_regret][ilplayer.metrics.two_stage.post_hoc_regret] of ``y_stage1`` on this
+        backend (the same arguments, but the program and solver)."""
+        program = self.program
+        if changes not in CHANGES:
+            raise ValueError(f"changes must be one of {CHANGES}, got {changes!r}")
+        device = y_stage1.device if isinstance(y_stage1, torch.Tensor) else torch.device("cpu")
+        y1, (lb, ub, integer) = self._decisions(y_stage1)
+        B, n = y1.shape
+        if c is None:
+            if program.c is None:
+                raise ValueError("c: the true costs are needed (the program has no objective of its own)")
+            c = program.c
+        c = _batched(c, B, (n,), "c")
+        A, b = _rows_of(program, B, n, A, b, "")
+        A_eq, b_eq = _rows_of(program, B, n, A_eq, b_eq, "_eq")
+        add = _penalty(penalty, B, n, "penalty")
+        drop = add if drop_penalty is None else _penalty(drop_penalty, B, n, "drop_penalty")
+        outside = ((y1 < torch.from_numpy(lb) - _FEASIBILITY_TOL)
+                   | (y1 > torch.from_numpy(ub) + _FEASIBILITY_TOL)).any(-1)
+        infeasible = outside | _violated(y1, A, b, equality=False) | _violated(y1, A_eq, b_eq, equality=True)
+        if optimal is None:
+            y_opt, status_opt = self.optimum(c, A, b, A_eq, b_eq)
+            optimal = (c * y_opt.to(torch.float64).cpu()).sum(-1)
+        else:
+            optimal = _batched(optimal, B, (), "optimal").clone()
+            status_opt = torch.where(torch.isnan(optimal), int(Status.INFEASIBLE), int(Status.OPTIMAL))
+        sign = -1.0 if program.sense == "max" else 1.0  # the objective in minimisation form
+        has = lambda status: torch.tensor([Status(int(s)).has_solution for s in status], dtype=torch.bool)
+        ok_opt = has(status_opt)
+        # Stage 2 only where the true program has an optimum (elsewhere its scores are NaN, and
+        # proving an instance infeasible can be the slowest solve of the batch)
+        keep = ok_opt.nonzero().flatten()
+        y2, status2 = y1.clone(), torch.full((B,), int(Status.INFEASIBLE), dtype=torch.int8)
+        if len(keep):
+            rows_of = lambda M: M[keep] if isinstance(M, torch.Tensor) and M.dim() == 3 else M  # shared stay
+            stage2, rows = _stage2(sign * c[keep], rows_of(A), b[keep], rows_of(A_eq), b_eq[keep], y1[keep],
+                                   (lb, ub, integer), add[keep], drop[keep], changes)
+            key = (changes, *(np.asarray(getattr(stage2, name)).tobytes() for name in ("lb", "ub", "integrality")))
+            z, solved2 = self._oracle(key, stage2)(*rows)
+            y2[keep], status2[keep] = z[:, :n].to(torch.float64).cpu(), solved2.cpu().to(torch.int8)
+        paid = (add * (y2 - y1).clamp(min=0)).sum(-1) + (drop * (y1 - y2).clamp(min=0)).sum(-1)
+        value = (c * y2).sum(-1) + sign * paid
+        regret = (optimal - value) if program.sense == "max" else (value - optimal)
+        ok2 = has(status2) & ok_opt
+        nan = torch.full_like(regret, float("nan"))
+        status = torch.where(ok_opt, status2, status_opt.cpu().to(torch.int8))
+        to = lambda t: t.to(device)
+        return PostHocRegret(regret=to(torch.where(ok_opt & ok2, regret, nan)),
+                             value=to(torch.where(ok2, value, nan)), optimal=to(torch.where(ok_opt, optimal, nan)),
+                             stage2=to(y2), infeasible=to(infeasible), status=to(status.to(torch.int8)))
+
+    def _decisions(self, y_stage1: Any) -> tuple[torch.Tensor, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``y_stage1`` checked, as a float64 host tensor, and the program's box and integrality."""
+        y1 = torch.as_tensor(as_input(y_stage1))
+        if y1.dtype.is_complex:
+            raise TypeError("y_stage1 must be a real tensor or array")
+        if y1.ndim != 2 or y1.shape[0] == 0:
+            raise ValueError(f"y_stage1 must have shape (B, n) with B >= 1, got {tuple(y1.shape)}")
+        y1 = y1.detach().to("cpu", torch.float64)
+        if not torch.isfinite(y1).all():
+            raise ValueError("y_stage1 must be finite (a Stage 1 without a decision: pass what stands in for it)")
+        n = y1.shape[1]
+        lb, ub = as_bounds(self.program.lb, n, "lb"), as_bounds(self.program.ub, n, "ub")
+        integer = as_integrality(self.program.integrality, n)
+        if integer.ndim != 1:
+            raise ValueError("program: post_hoc_regret takes one integrality for all instances")
+        integral = torch.from_numpy(integer)
+        if (y1[:, integral] != y1[:, integral].round()).any():
+            raise ValueError("y_stage1 must be integral on the program's integer variables")
+        return y1, (lb, ub, integer)
+
+    def close(self) -> None:
+        """Release the oracles' backends and pools (a later call builds them again)."""
+        for oracle in self._oracles.values():
+            oracle.close()
+        self._oracles.clear()
+
+    def __enter__(self) -> TwoStage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

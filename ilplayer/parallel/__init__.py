@@ -1,0 +1,1 @@
+"""Batches over workers: executors (threads, processes, Ray, yours), the worker side, dispatch and the answer check, the kept backends."""

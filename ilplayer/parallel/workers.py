@@ -1,0 +1,387 @@
+"""The worker side of parallel solving, and how ilplayer's worker processes live and die.
+
+A worker builds its solver once from a picklable `SolverRecipe` and keeps it (and so its
+native models, one per ``(A, b)``) for as long as the pool lives: `run_task`. Worker
+processes run BLAS on one thread, ignore Ctrl-C and exit with their client however it dies
+(`start_process_pool`); a script without a guard is refused before a worker starts
+(`unguarded_main_line`). `BatchExecutor` is what every pool offers the core.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import concurrent.futures.process
+import multiprocessing
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ilplayer.core.records import ILPBatch, SolveResult
+from ilplayer.parallel.auto import AutoDispatch
+from ilplayer.parallel.main_guard import main_file_hidden, main_without_a_file, unguarded_main_line
+from ilplayer.parallel.malloc import keep_freed_memory
+from ilplayer.solvers.contract import Solver
+from ilplayer.solvers.registry import SolverSpec, resolve_solver_name
+
+__all__ = ["BatchExecutor", "LaneFuture", "ProcessLane", "SolverRecipe", "Task", "TaskFailure",
+           "default_start_method", "default_workers", "frozen", "one_blas_thread", "ping", "run_task", "solve_task",
+           "start_process_pool", "terminate_process_pool"]
+
+Task = list[tuple[np.ndarray, ILPBatch]]
+
+
+def default_workers() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def frozen(value: Any) -> Any:
+    """``value`` as a hashable key: dicts as sorted item tuples, lists as tuples (nested)."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class SolverRecipe:
+    """How a worker builds its own solver: a registered spec and its options. Picklable, and
+    hashable (workers keep one solver per recipe) with option values such as a ``params`` dict."""
+
+    spec: SolverSpec
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def __hash__(self) -> int:
+        return hash((self.spec, frozen(self.options)))
+
+    @classmethod
+    def from_name(cls, name: str, options: dict[str, Any] | None = None) -> SolverRecipe:
+        """The registered backend ``name`` with ``options``: the one place a name is resolved."""
+        spec, implied = resolve_solver_name(name)
+        return cls(spec, tuple(sorted({**implied, **(options or {})}.items())))
+
+    @classmethod
+    def from_solver(cls, solver: Solver) -> SolverRecipe | None:
+        """How to build another ``solver``: its class with the keyword arguments it was built
+        with; None when it was built with positional ones (then nothing can rebuild it)."""
+        args, kwargs = solver.arguments
+        if args:
+            return None
+        spec = SolverSpec(name=solver.name or type(solver).__name__, target=type(solver))
+        return cls(spec, tuple(sorted(kwargs.items())))
+
+    def create(self) -> Solver:
+        return self.spec.create(**dict(self.options))
+
+
+@dataclass(frozen=True)
+class TaskFailure:
+    """A task whose worker raised or died; its instances become ``Status.ERROR``."""
+
+    message: str
+
+
+# --- worker side -----------------------------------------------------------------------------
+
+_worker_state = threading.local()  # per thread; a worker process runs tasks in one thread
+
+
+def _worker_solver(recipe: SolverRecipe) -> Solver:
+    solvers: dict[SolverRecipe, Solver] = getattr(_worker_state, "solvers", None) or {}
+    _worker_state.solvers = solvers
+    if recipe not in solvers:
+        solvers[recipe] = recipe.create()
+    return solvers[recipe]
+
+
+def run_task(recipe: SolverRecipe, task: Task) -> list[SolveResult | TaskFailure]:
+    """Solve every batch of a task with this worker's persistent solver."""
+    return solve_task(_worker_solver(recipe), task)
+
+
+def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
+    """Solve every batch of a task with ``solver``; a failing batch becomes a TaskFailure."""
+    results: list[SolveResult | TaskFailure] = []
+    for _, batch in task:
+        try:
+            results.append(solver.solve(batch))
+        except Exception as exc:  # one failing group must not sink the task
+            results.append(TaskFailure(f"{type(exc).__name__}: {exc}"))
+    return results
+
+
+# Workers run NumPy's BLAS on one thread. The products they make (the search around a start:
+# candidates x variables x rows) are too small to gain from more, and BLAS threads on top of
+# the workers themselves oversubscribe the cores (docs/records/parallel.md).
+_blas_controller: Any = None
+_blas_scanned_modules = -1  # len(sys.modules) when the loaded libraries were scanned
+
+
+def one_blas_thread() -> Any:
+    """A context manager that limits every loaded BLAS to one thread (threadpoolctl).
+
+    Scanning the loaded libraries takes ~ms, so the scan is kept until a module has been
+    imported since: a BLAS that came with it (scipy's, after a thread pool had already run)
+    escaped the limit of a scan taken before it was loaded.
+    """
+    global _blas_controller, _blas_scanned_modules
+    if _blas_controller is None or len(sys.modules) != _blas_scanned_modules:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+        _blas_scanned_modules = len(sys.modules)
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
+def _process_worker_init(client_pid: int, more: Any = None, more_args: tuple[Any, ...] = ()) -> None:
+    """Workers ignore Ctrl-C (the client handles it), run BLAS on one thread, keep the memory
+    their solves free ([`keep_freed_memory`][ilplayer.parallel.malloc.keep_freed_memory]), and exit when the
+    client process dies, however it dies. With ``forkserver`` a worker's parent is the fork
+    server, which itself waits for its workers, so PR_SET_PDEATHSIG alone would leave orphans:
+    watch the client. ``more(*more_args)`` runs after (a pool's own setup)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    one_blas_thread()  # for the life of the worker: its limit is never undone
+    keep_freed_memory()
+    threading.Thread(target=_exit_with, args=(client_pid,), daemon=True,
+                     name="ilplayer-client-watch").start()
+    if more is not None:
+        more(*more_args)
+
+
+def default_start_method() -> str:
+    """``forkserver`` on Linux (no fork of a process with threads running), else ``spawn``."""
+    return "forkserver" if sys.platform.startswith("linux") else "spawn"
+
+
+def start_process_pool(workers: int, mp_context: str | None = None, *, starter: str = "executor='processes'",
+                       instead: str = "executor='threads' or 'serial'", initializer: Any = None,
+                       initargs: tuple[Any, ...] = ()) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool whose workers are set up as above (then ``initializer(*initargs)``).
+
+    Refuses to start from the top level of an unguarded main script (``starter`` names what
+    started it, ``instead`` what to use without processes): under ``spawn`` and ``forkserver``
+    each worker would run that script again.
+    """
+    context = _guarded_context(mp_context, starter, instead)
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
+                                                  initargs=(os.getpid(), initializer, initargs))
+    main = main_without_a_file()
+    if context.get_start_method() != "fork" and main is not None:
+        _start_now_without_main(pool, workers, main)
+    return pool
+
+
+def _guarded_context(mp_context: str | None, starter: str, instead: str) -> Any:
+    """The multiprocessing context to start workers with; refused from an unguarded main script."""
+    context = multiprocessing.get_context(mp_context or default_start_method())
+    where = unguarded_main_line() if context.get_start_method() != "fork" else None
+    if where is not None:
+        raise RuntimeError(
+            f"{starter} was started from the top level of {where[0]} (line {where[1]}) without an "
+            f"`if __name__ == \"__main__\":` guard. With the {context.get_start_method()!r} start "
+            "method every worker process imports that script again and would run it too. Put the "
+            f"script's code under `if __name__ == \"__main__\":` (or use {instead}).")
+    return context
+
+
+class ProcessLane:
+    """One worker process fed through a pipe of its own: what ilplayer's process pools are made of.
+
+    The calling thread pickles a call straight into the pipe and reads the answer straight back;
+    no threads stand between them. A ``ProcessPoolExecutor`` of one worker (the lanes before)
+    passes each call through its management thread and its queue's feeder thread, and each
+    answer back through the management thread, each a wake-up while the workers hold the cores
+    (benchmarks/lane_transport.py, docs/records/defaults.md, "Threads and processes").
+
+    ``submit(fn, *args)`` returns a future whose ``result()`` reads the answers in order; a lost
+    worker makes every pending and later call raise ``BrokenProcessPool``, as a pool's would.
+    Safe to share between threads.
+    """
+
+    def __init__(self, mp_context: str | None = None, *, starter: str = "executor='processes'",
+                 instead: str = "executor='threads' or 'serial'") -> None:
+        context = _guarded_context(mp_context, starter, instead)
+        self._connection, child = context.Pipe()
+        self.process = context.Process(target=_lane_main, args=(child, os.getpid()), daemon=True,
+                                       name="ilplayer-worker")
+        with main_file_hidden(main_without_a_file() if context.get_start_method() != "fork" else None):
+            self.process.start()
+        child.close()
+        self._lock = threading.RLock()
+        self._pending: collections.deque[LaneFuture] = collections.deque()
+        self._lost: BaseException | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    def submit(self, fn: Any, *args: Any) -> LaneFuture:
+        """Send ``fn(*args)`` to the worker; a call that cannot be pickled fails its future only."""
+        future = LaneFuture(self)
+        with self._lock:
+            if self._lost is not None:
+                raise self._lost
+            try:
+                self._connection.send((fn, args))
+            except OSError:  # the worker is gone
+                raise self._lose() from None
+            except Exception as exc:  # pickling failed before anything was written
+                future._settle(False, exc)
+                return future
+            self._pending.append(future)
+        return future
+
+    def _receive_until(self, future: LaneFuture) -> None:
+        with self._lock:
+            while not future._done:
+                if self._lost is not None:
+                    raise self._lost
+                try:
+                    ok, value = self._connection.recv()
+                except (EOFError, OSError):
+                    raise self._lose() from None
+                self._pending.popleft()._settle(ok, value)
+
+    def _lose(self) -> BaseException:
+        self.process.join(timeout=1)
+        code = self.process.exitcode
+        how = ("still running" if code is None else f"killed by {signal.Signals(-code).name}" if code < 0
+               else f"exit code {code}")
+        self._lost = concurrent.futures.process.BrokenProcessPool(f"worker process {self.pid} died ({how})")
+        while self._pending:
+            self._pending.popleft()._settle(False, self._lost)
+        return self._lost
+
+    def terminate(self) -> None:
+        """Stop the worker now, even mid-task."""
+        self._connection.close()
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(timeout=5)
+
+
+class LaneFuture:
+    """The answer of one `ProcessLane.submit` call."""
+
+    def __init__(self, lane: ProcessLane) -> None:
+        self._lane, self._done, self._ok = lane, False, False
+        self._value: Any = None
+
+    def _settle(self, ok: bool, value: Any) -> None:
+        self._done, self._ok, self._value = True, ok, value
+
+    def result(self) -> Any:
+        if not self._done:
+            self._lane._receive_until(self)
+        if not self._ok:
+            raise self._value
+        return self._value
+
+
+def _lane_main(connection: Any, client_pid: int) -> None:
+    """A lane's worker: set up as a pool's worker is, then answer calls until the pipe closes."""
+    _process_worker_init(client_pid)
+    while True:
+        try:
+            fn, args = connection.recv()
+        except EOFError:  # the client closed the lane
+            return
+        except Exception as exc:  # a call that cannot be unpickled here (its message is read)
+            ok, value = False, exc
+        else:
+            try:
+                ok, value = True, fn(*args)
+            except Exception as exc:
+                ok, value = False, exc
+        try:
+            connection.send((ok, value))
+        except OSError:  # the client is gone
+            return
+        except Exception as exc:  # the answer cannot be pickled
+            connection.send((False, RuntimeError(f"the worker's answer could not be sent back: "
+                                                 f"{type(exc).__name__}: {exc}")))
+
+
+def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int, main: Any) -> None:
+    """Start every worker now, with the main module's ``__file__`` hidden (`main_file_hidden`)."""
+    with main_file_hidden(main):
+        futures: list[concurrent.futures.Future[int]] = []
+        while len(getattr(pool, "_processes", None) or {}) < workers and len(futures) < workers:
+            futures.append(pool.submit(ping, 0))
+        for future in futures:
+            future.result()
+
+
+def _exit_with(pid: int) -> None:
+    try:
+        handle = os.pidfd_open(pid)  # Linux >= 5.3: readable once the process has exited
+    except (AttributeError, OSError):
+        handle = None
+    if handle is not None:
+        select.select([handle], [], [])
+    else:
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                continue
+    os._exit(1)
+
+
+def terminate_process_pool(pool: concurrent.futures.Executor) -> None:
+    """Stop a process pool now, even mid-task (Ctrl-C, broken pool, close)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=5)
+
+
+def ping(_: int) -> int:
+    return os.getpid()
+
+
+class BatchExecutor(ABC):
+    """Runs planned tasks on persistent workers. ``run`` returns one entry per task, in order:
+    the task's results, or a `TaskFailure` when its worker was lost."""
+
+    kind: str = ""
+    workers: int = 1
+    auto: AutoDispatch | None = None  # set by executor="auto": each batch goes the faster way
+
+    @abstractmethod
+    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+        """Solve the tasks; never raises for a failed or lost worker."""
+
+    def close(self) -> None:
+        """Stop the workers. Safe to call twice."""
+
+    def __enter__(self) -> BatchExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,390 @@
+"""The speed engine behind [`PersistentModelSolver`][ilplayer.solvers.contract.PersistentModelSolver]: what answers an
+instance before (or instead of) the backend's MIP, and the helpers backends use for it.
+
+- [`SolutionPool`][ilplayer.solvers.shortcuts.SolutionPool]: the feasible points found so far per constraint set, the warm starts.
+- `solve_in_blocks` and `multipliers_in_blocks`: many LP relaxations as one
+  block-diagonal LP.
+- `RelaxationGate` and `SearchGate`: try the LP, and the search around a start,
+  only while they answer often enough and (for the search) save more than they cost.
+- [`solve_batch`][ilplayer.solvers.shortcuts.solve_batch]: one batch through all of it, the backend's hooks doing the solving.
+
+The contract a backend implements stays in `ilplayer.solvers.contract`; this module knows the
+backend only through [`ModelHooks`][ilplayer.solvers.shortcuts.ModelHooks].
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+from typing import Any, Protocol, Union, cast
+
+import numpy as np
+
+from ilplayer.core.records import ILPBatch, SolveResult, Status
+from ilplayer.errors import SolverFailureWarning
+from ilplayer.solvers.gates import RelaxationGate, SearchGate
+from ilplayer.solvers.reduced_costs import rounded_points, search_many
+
+__all__ = ["SEARCH_CHUNK", "SEARCH_POINTS", "SEARCH_TOL",
+           "ModelHooks", "Multipliers", "SolutionPool", "infeasible_or_unbounded",
+           "integral_answer", "integral_answers", "multipliers_in_blocks", "search_chunk", "search_rows", "solve_batch",
+           "solve_in_blocks"]
+
+
+# The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check
+# at |b| = 0, the band HiGHS and CP-SAT solve in) and gives up beyond SEARCH_POINTS candidates
+# (fewer answered too little, more made failed searches cost more than they saved;
+# benchmarks/search_around.py, docs/records/defaults.md, "The core").
+SEARCH_TOL = 1e-6
+SEARCH_POINTS = 8192
+# Instances searched together (their LPs asked for in one call, their candidates grown in one
+# search_many): faster per instance than chunks of 16 on knapsacks and set cover.
+SEARCH_CHUNK = 64
+
+# What relaxation_multipliers offers per instance: (lam, mu), or (lam, mu, x) with the LP
+# optimum x, whose roundings can start the search when no pooled point is close.
+Multipliers = Union[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+class SolutionPool:
+    """The last ``capacity`` distinct feasible points found for one constraint set.
+
+    Every point satisfies the constraint set it was found for, so the best of them under new
+    costs is a valid incumbent: when training revisits an instance with slightly changed costs,
+    that is usually the instance's previous solution, and a MIP start from it roughly halves
+    HiGHS' time (docs/records/solvers.md, "Warm starts").
+    """
+
+    def __init__(self, num_variables: int, capacity: int) -> None:
+        self.points = np.zeros((capacity, num_variables))
+        self.size = 0
+        self._next = 0
+        self._slots: dict[bytes, int] = {}  # point bytes -> row: an O(1) duplicate test
+
+    def add(self, point: np.ndarray) -> None:
+        point = np.asarray(point, dtype=np.float64) + 0.0  # + 0.0: -0.0 and 0.0 are one point
+        key = point.tobytes()
+        if key in self._slots:
+            return
+        if self.size == len(self.points):  # full: the oldest point makes room
+            self._slots.pop(self.points[self._next].tobytes(), None)
+        self.points[self._next] = point
+        self._slots[key] = self._next
+        self._next = (self._next + 1) % len(self.points)
+        self.size = min(self.size + 1, len(self.points))
+
+    def best_for(self, c: np.ndarray) -> np.ndarray | None:
+        """The pooled point of least cost ``c·y``, or None when the pool is empty."""
+        if not self.size:
+            return None
+        return self.points[int(np.argmin(self.points[:self.size] @ c))]
+
+    def best_for_rows(self, c: np.ndarray) -> list[np.ndarray | None]:
+        """[`best_for`][ilplayer.solvers.shortcuts.SolutionPool.best_for] for each row of ``c`` (k, n), in one product."""
+        if not self.size:
+            return [None] * len(c)
+        return list(self.points[np.argmin(self.points[:self.size] @ c.T, axis=0)])
+
+
+def _padded_blocks(c: np.ndarray, size: int) -> Any:
+    """``(rows used, size * n costs)`` for each block of ``size`` rows of ``c``; the unused
+    blocks of the last one get zero costs, so their basis stays optimal."""
+    for first in range(0, len(c), size):
+        chunk = c[first:first + size]
+        costs = np.zeros((size, c.shape[1]))
+        costs[:len(chunk)] = chunk
+        yield len(chunk), costs.ravel()
+
+
+def integral_answer(x: np.ndarray, integer: np.ndarray | None, tol: float) -> np.ndarray | None:
+    """An LP optimum ``x`` as the MILP's answer: rounded on the integer variables when all of
+    them are within ``tol`` of an integer (the continuous ones kept), else None. An optimum of
+    the relaxation that is integral where the MILP asks is feasible for it, hence optimal."""
+    return integral_answers(np.asarray(x, dtype=np.float64)[None], integer, tol)[0]
+
+
+def integral_answers(x: np.ndarray, integer: np.ndarray | None, tol: float) -> list[np.ndarray | None]:
+    """[`integral_answer`][ilplayer.solvers.shortcuts.integral_answer] of each row of ``x`` (k, n), at once."""
+    x = np.asarray(x, dtype=np.float64)
+    mask = np.ones(x.shape[1], dtype=bool) if integer is None else np.asarray(integer, dtype=bool)
+    rounded = np.where(mask, np.rint(x), x) + 0.0  # + 0.0: no -0.0
+    far: np.ndarray = np.zeros(len(x), dtype=bool)
+    if mask.any():
+        far = np.asarray((np.abs(x - rounded)[:, mask] > tol).any(axis=1))
+    return [None if bad else row for row, bad in zip(rounded, far.tolist())]
+
+
+def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float,
+                    integer: np.ndarray | None = None) -> list[np.ndarray | None]:
+    """The relaxations of the rows of ``c`` solved ``size`` at a time as one block-diagonal LP.
+
+    ``solve_block(costs)`` sets ``costs`` (``size * n``: block ``j`` gets row ``j``'s costs;
+    unused blocks zero, so their basis stays optimal), solves, and returns the ``size * n``
+    optimal values or None. A vertex of a block-diagonal LP is a vertex in every block, so each
+    block is kept when it is integral within ``tol`` on the ``integer`` variables (None: all)
+    and is None otherwise.
+    """
+    answers: list[np.ndarray | None] = []
+    for count, costs in _padded_blocks(c, size):
+        x = solve_block(costs)
+        if x is None:
+            answers += [None] * count
+            continue
+        x = np.asarray(x, dtype=np.float64).reshape(size, c.shape[1])[:count]
+        answers += integral_answers(x, integer, tol)
+    return answers
+
+
+def multipliers_in_blocks(c: np.ndarray, size: int, inequalities: int,
+                          solve_block: Any) -> list[Multipliers | None]:
+    """Row multipliers and LP optima for the rows of ``c``, their LPs solved ``size`` at a
+    time as one block-diagonal LP (a block-diagonal LP's duals and optimum are each block's).
+
+    ``solve_block(costs)`` sets ``costs`` (``size * n``, as for [`solve_in_blocks`][ilplayer.solvers.shortcuts.solve_in_blocks]),
+    solves, and returns ``(duals, x)`` -- ``duals`` a ``(size, rows)`` array, block ``j``'s
+    multipliers, its ``inequalities`` first (``>= 0``), then its equalities; ``x`` the
+    ``size * n`` optimum -- or None.
+    """
+    found: list[Multipliers | None] = []
+    n = c.shape[1]
+    for count, costs in _padded_blocks(c, size):
+        solved = solve_block(costs)
+        if solved is None:
+            found += [None] * count
+            continue
+        duals, x = np.asarray(solved[0]), np.asarray(solved[1]).reshape(size, n)
+        found += [(row[:inequalities], row[inequalities:], point) for row, point in zip(duals[:count], x)]
+    return found
+
+
+class ModelHooks(Protocol):
+    """What `solve_batch` asks of a backend (a `PersistentModelSolver`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def solve_relaxations(self, model: Any, c: np.ndarray) -> list[np.ndarray | None]: ...
+
+    def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]: ...
+
+    def solve_instance(self, model: Any, c: np.ndarray, start: np.ndarray | None = None
+                       ) -> tuple[Status, np.ndarray | None]: ...
+
+
+# Branch-and-bound nodes for the zero-cost check that tells an unbounded instance from an
+# infeasible one (`infeasible_or_unbounded`): the fuzz families' checks end at the root.
+CHECK_NODES = 1
+
+
+class Switch:
+    """Per model on a backend's speed settings: whether its next instance starts on them or on
+    the solver's own. An instance that runs past the node budget on the speed settings sends
+    the next ``streak`` instances straight to the solver's own settings, ``streak`` doubling
+    with each such instance in a row (up to ``max_streak``) and reset by one that ends within
+    the budget. An isolated hard instance (a dense box's) costs one instance on the solver's
+    own settings; a model where every instance is hard (near-tie knapsacks) pays the budget
+    ever more rarely. ``max_streak=0``: every instance starts on the speed settings.
+    Deterministic: the same instances meet the same settings."""
+
+    def __init__(self, max_streak: int = 64) -> None:
+        self.max_streak = max_streak
+        self.own_left = 0
+        self.streak = 0
+
+    def start_tuned(self) -> bool:
+        """Whether the next instance starts on the speed settings (counts it)."""
+        if self.own_left:
+            self.own_left -= 1
+            return False
+        return True
+
+    def record(self, escalated: bool) -> None:
+        """After an instance that started on the speed settings: whether it ran past the budget."""
+        self.streak = min(2 * self.streak or 1, self.max_streak) if escalated else 0
+        self.own_left = self.streak
+
+
+@contextlib.contextmanager
+def capped_nodes(model: Any, forms: list[Any], read: Any, write: Any, nodes: int) -> Any:
+    """A backend's ``node_limit``: each native model of ``forms`` (read and write its node
+    limit; a negative one is none) at most ``nodes`` inside, ``model`` off its speed-setting
+    switch (``model.tuned``), both restored after."""
+    before = [read(form) for form in forms]
+    tuned, model.tuned = model.tuned, False
+    for form, value in zip(forms, before):
+        write(form, nodes if value < 0 else min(value, nodes))
+    try:
+        yield
+    finally:
+        for form, value in zip(forms, before):
+            write(form, value)
+        model.tuned = tuned
+
+
+def in_turns(tries: list[Any], time_limit: float | None, first_slice: float = 0.05) -> Any:
+    """Each of ``tries`` in turn, round and round, each turn's time limit twice the last turn's
+    (from ``first_slice`` seconds), until one answers or ``time_limit`` is spent; its result, or
+    the last one's at the limit. A try takes its time limit in seconds and returns
+    ``(answered, result)``.
+
+    For a model whose search is erratic in its form (banded and exact rows: each was seen to run
+    into any time limit where the other answered at once), so that neither form can hang the
+    instance while the other would answer."""
+    budget = float("inf") if time_limit is None else time_limit
+    spent, slice_, turn = 0.0, first_slice, 0
+    while True:
+        limit = max(min(slice_, budget - spent), 1e-3)
+        began = time.perf_counter()
+        answered, result = tries[turn % len(tries)](limit)
+        spent += time.perf_counter() - began
+        turn += 1
+        if answered or spent >= budget - 1e-3:
+            return result
+        slice_ *= 2
+
+
+def infeasible_or_unbounded(hooks: ModelHooks, model: Any, n: int) -> Status:
+    """The status of an instance its solver called unbounded, or "infeasible or unbounded":
+    ``UNBOUNDED`` when the same model with zero costs has a point, ``INFEASIBLE`` when it has
+    none, ``INFEASIBLE_OR_UNBOUNDED`` when that check was not settled within ``CHECK_NODES``
+    branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context) or the time
+    limit. (A MIP solver's "unbounded" may speak of its relaxation's ray alone; with a feasible
+    point and rational data the MILP is unbounded too.) Finding that point can be as hard as
+    any integer program, where the solver's own answer, "infeasible or unbounded", took
+    milliseconds: unchecked, it ran into every time limit (`milp_fuzz.lattice_case`)."""
+    limit = getattr(hooks, "node_limit", None)
+    with limit(model, CHECK_NODES) if limit is not None else contextlib.nullcontext():
+        code, _ = hooks.solve_instance(model, np.zeros(n))
+    if code in (Status.OPTIMAL, Status.TIME_LIMIT):  # a point: feasible
+        return Status.UNBOUNDED
+    if code == Status.INFEASIBLE:
+        return Status.INFEASIBLE
+    if code == Status.TIME_LIMIT_NO_SOLUTION:
+        return Status.INFEASIBLE_OR_UNBOUNDED
+    raise RuntimeError(f"the feasibility check of an unbounded instance ended with {Status(code).name}")
+
+
+def solve_batch(hooks: ModelHooks, model: Any, batch: ILPBatch, pool: SolutionPool | None,
+                gate: RelaxationGate | None, searches: SearchGate | None) -> SolveResult:
+    """Every instance of ``batch`` on ``model``: its LP relaxation first when ``gate`` lets it
+    try, then the search around a start (``searches``, a chunk at a time), then the backend's
+    MIP from the best pooled start. An exception in one instance marks it ``Status.ERROR``
+    (one warning per call); the others are still solved."""
+    k, n = batch.c.shape
+    y = np.zeros((k, n))
+    status = np.full(k, int(Status.ERROR), dtype=np.int8)
+    failures: list[tuple[int, str]] = []
+    relaxed: dict[int, np.ndarray | None] = {}
+    if gate is not None:
+        tried = [i for i in range(k) if gate.should_try()]
+        if tried:
+            try:
+                answers = hooks.solve_relaxations(model, batch.c[tried])
+            except Exception:  # the relaxation only saves time: the MIP still answers
+                answers = [None] * len(tried)
+            for i, point in zip(tried, answers):
+                gate.record(point is not None)
+                relaxed[i] = point
+    searched: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}  # i -> (answer, start)
+    for i in range(k):
+        if searches is not None and pool is not None and i % SEARCH_CHUNK == 0:
+            # A chunk at a time, so that the gate follows the chunk before: a closed gate
+            # reopens within the batch that starts to pay.
+            rows = [j for j in range(i, min(i + SEARCH_CHUNK, k)) if relaxed.get(j) is None]
+            try:
+                searched = search_chunk(hooks, model, batch, rows, pool, searches)
+            except Exception:  # the search only saves time: the MIP still answers
+                searched = {}
+        c = batch.c[i]
+        try:
+            point = relaxed.get(i)
+            start = None
+            if i in searched:
+                point, start = searched[i]
+            elif point is None and pool is not None:
+                start = pool.best_for(c)
+            if point is not None:
+                code = Status.OPTIMAL
+            else:
+                began = time.perf_counter()
+                code, point = hooks.solve_instance(model, c, start)
+                if searches is not None:
+                    searches.record_mip(time.perf_counter() - began, after_try=i in searched)
+        except Exception as exc:  # one instance must not sink the others
+            failures.append((i, f"{type(exc).__name__}: {exc}"))
+            continue
+        if code in (Status.OPTIMAL, Status.TIME_LIMIT) and point is None:
+            failures.append((i, f"the backend reported {Status(code).name} without loading "
+                                "a solution"))
+            continue
+        status[i] = code
+        if point is not None:
+            y[i] = point
+            if pool is not None:  # a relaxation's answer is rounded already
+                pool.add(point if relaxed.get(i) is not None and i not in searched else batch.round_integers(point))
+    if failures:
+        warnings.warn(f"solver {hooks.name!r} failed on {len(failures)} of {k} instances "
+                      f"(marked Status.ERROR); first: {failures[0][1]}",
+                      SolverFailureWarning, stacklevel=3)
+    objective = np.where(np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT)),
+                         np.einsum("kn,kn->k", batch.c, y), np.nan)
+    return SolveResult(y=y, status=status, objective=objective)
+
+
+def search_chunk(hooks: ModelHooks, model: Any, batch: ILPBatch, rows: list[int], pool: SolutionPool,
+                  gate: SearchGate) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+    """``i -> (answer or None, start or None)`` for the instances in ``rows`` the gate lets
+    try the search: LP multipliers for all of them in one call, then the cheaper of the
+    pooled point and the rounded LP optimum as each one's start, then one search for all.
+
+    A closed gate samples a few rows; when their answers open it again (the first revisits
+    after an epoch of fresh costs), the rest of the chunk is searched too, instead of
+    waiting for the next chunk (with one chunk per batch, the next epoch). Now and then a
+    closed gate's chunk is a probe, searched and timed as an open gate's
+    ([`SearchGate.begin_chunk`][ilplayer.solvers.gates.SearchGate.begin_chunk])."""
+    mode = gate.begin_chunk()
+    wanted = list(rows) if mode == "probe" else [i for i in rows if gate.should_try()]
+    found = search_rows(hooks, model, batch, wanted, pool, gate, timed=mode != "closed")
+    if mode == "closed" and gate.is_open():
+        sampled = set(wanted)
+        rest = [i for i in rows if i not in sampled and gate.should_try()]
+        found.update(search_rows(hooks, model, batch, rest, pool, gate))
+    return found
+
+def search_rows(hooks: ModelHooks, model: Any, batch: ILPBatch, wanted: list[int], pool: SolutionPool,
+                 gate: SearchGate, timed: bool = True) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+    """[`search_chunk`][ilplayer.solvers.shortcuts.search_chunk] for the rows ``wanted``, every one tried; the gate records each,
+    with its share of the time when ``timed``. A closed gate's samples are not timed: a few
+    rows carry the LP call's fixed cost alone (several times a try's cost in a full chunk),
+    and timing them kept the gate closed for whole batches."""
+    if not wanted:
+        return {}
+    began = time.perf_counter()
+    found = hooks.relaxation_multipliers(model, batch.c[wanted])
+    tried = [(i, f) for i, f in zip(wanted, found) if f is not None]
+    if not tried:
+        return {}
+    c = batch.c[[i for i, _ in tried]]
+    starts = pool.best_for_rows(c)
+    with_x = [row for row, (_, f) in enumerate(tried) if len(f) == 3]
+    if with_x:  # the LP optima: try their roundings
+        optima = [cast("tuple[np.ndarray, np.ndarray, np.ndarray]", tried[row][1])[2] for row in with_x]
+        roundings = rounded_points(np.array(optima), c[with_x], batch.A, batch.b,
+                                   batch.lb, batch.ub, batch.A_eq, batch.b_eq, tol=SEARCH_TOL)
+        for row, rounded in zip(with_x, roundings):
+            if rounded is not None and (starts[row] is None or c[row] @ rounded < c[row] @ starts[row]):
+                starts[row] = rounded
+    ready = [row for row, start in enumerate(starts) if start is not None]
+    answers: list[np.ndarray | None] = [None] * len(tried)
+    if ready:
+        points = search_many(c[ready], np.array([starts[row] for row in ready]), batch.A, batch.b, batch.lb,
+                             batch.ub, np.array([tried[row][1][0] for row in ready]), batch.A_eq, batch.b_eq,
+                             np.array([tried[row][1][1] for row in ready]).reshape(len(ready), -1),
+                             tol=SEARCH_TOL, max_points=SEARCH_POINTS)
+        for row, point in zip(ready, points):
+            answers[row] = point
+    seconds = (time.perf_counter() - began) / len(wanted) if timed else None  # LPs, roundings, search
+    for answer in answers:
+        gate.record(answer is not None, seconds)
+    return {i: (answer, start) for (i, _), answer, start in zip(tried, answers, starts)}

@@ -1,0 +1,139 @@
+"""executor="ray" under faults, on a real two-node cluster in this machine
+(``ray.cluster_utils.Cluster``, as Ray tests itself): a lost node's rows run again on what is
+left, and several Ray executors in one process share the cluster's CPUs."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from host_solvers import SlowSolver
+
+import ilplayer
+from ilplayer import Status
+from ilplayer.testing import make_instances
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ilplayer[ray]')")
+cluster_utils = pytest.importorskip("ray.cluster_utils")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head node with one CPU; each test adds the worker node it removes."""
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))
+    ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    ilplayer.register_solver("slow", SlowSolver, replace=True)
+    try:
+        yield cluster
+    finally:
+        ilplayer.unregister_solver("slow")
+        ilplayer.release_solvers()
+        ray.shutdown()
+        cluster.shutdown()
+
+
+def worker_node(cluster):
+    node = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    return node
+
+
+def reference(instances):
+    return ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub)
+
+
+def test_a_batch_after_a_node_is_lost_is_answered_in_full(cluster):
+    node = worker_node(cluster)
+    instances = make_instances("binary-m4", seed=1, batch=64)
+    y_ref, status_ref = reference(instances)
+    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
+                           executor="ray") as layer:
+        layer.oracle.executor.start()  # waits for both actors: one on each node
+        pool = layer.oracle.executor._pool
+        assert len(pool.ready(2, 0)) == 2
+        layer(instances.c, instances.A, instances.b)
+        cluster.remove_node(node)
+        y = layer(instances.c, instances.A, instances.b)
+        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+        assert len(pool.actors) == 2  # the lost actor's replacement waits for a free CPU
+        y = layer(instances.c, instances.A, instances.b)
+        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+
+
+def test_a_node_lost_during_a_batch_has_its_rows_run_again(cluster):
+    node = worker_node(cluster)
+    instances = make_instances("per-instance", seed=2, batch=8)  # 8 groups: 0.3 s each
+    y_ref, status_ref = reference(instances)
+    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.3},
+                           executor="ray") as layer:
+        layer.oracle.executor.start()
+        assert len(layer.oracle.executor._pool.ready(2, 0)) == 2
+        remover = threading.Timer(0.5, cluster.remove_node, args=(node,))
+        remover.start()
+        began = time.monotonic()
+        y = layer(instances.c, instances.A, instances.b)
+        remover.join()
+        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+        assert time.monotonic() - began < 60
+
+
+def test_a_ray_solve_and_a_ray_layer_share_the_cluster(cluster):
+    instances = make_instances("binary-m4", seed=3, batch=16)
+    y_ref, status_ref = reference(instances)
+    y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
+                               solver="slow", solver_options={"delay": 0.0}, executor="ray")
+    assert torch.equal(status, status_ref)
+    # solve() keeps its executor (and so its actors); the layer's tasks queue on the same ones
+    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
+                           executor="ray") as first, \
+            ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
+                              executor="ray", workers=1) as second:
+        for layer in (first, second):
+            assert torch.equal(layer(instances.c, instances.A, instances.b), y_ref)
+        assert second.oracle.executor._actors[0] in first.oracle.executor._actors
+
+
+def hold(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def test_without_a_free_cpu_the_rows_are_errors_with_a_clear_reason_not_a_hang(cluster):
+    ilplayer.release_solvers()  # solve()'s executor leaves the shared actors: none is left
+    instances = make_instances("per-instance", seed=4, batch=4)
+    y_ref, status_ref = reference(instances)
+    blocker = ray.remote(num_cpus=1)(hold).remote(60)  # holds every CPU that is left
+    layer = ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
+                              executor=ilplayer.parallel.executors.RayExecutor(wait_s=2.0))
+    try:
+        began = time.monotonic()
+        with pytest.warns(ilplayer.SolverFailureWarning, match="no Ray actor answered within 2.0 s"):
+            layer(instances.c, instances.A, instances.b)
+        assert Status.names(layer.last_status) == ["error"] * 4
+        assert time.monotonic() - began < 30
+        ray.cancel(blocker, force=True)  # the CPU is free again: the waiting actor starts
+        layer.oracle.executor.wait_s = 120.0  # (a busy machine takes seconds to free the CPU and start it)
+        assert torch.equal(layer(instances.c, instances.A, instances.b), y_ref)
+        assert torch.equal(layer.last_status, status_ref)
+    finally:
+        layer.oracle.executor.close()
+
+
+def test_a_ray_layer_copies_and_pickles_and_its_copies_share_the_actors(cluster):
+    import copy
+    import pickle
+
+    instances = make_instances("binary-m4", seed=5, batch=16)
+    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
+                           executor="ray") as layer:
+        y = layer(instances.c, instances.A, instances.b)
+        for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
+            with other:
+                assert torch.equal(other(instances.c, instances.A, instances.b), y)
+                assert other.oracle.executor is not layer.oracle.executor
+                assert other.oracle.executor._pool is layer.oracle.executor._pool
