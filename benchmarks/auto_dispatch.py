@@ -23,16 +23,28 @@ EXECUTORS = ("serial", "threads", "auto")
 
 
 def batch_times(family: str, size: int, batches: int, backend: str) -> dict[str, float]:
-    pool = pyepo_knapsack(512, 0) if family == "pyepo knapsack" else family_batch(family, 512, seed=0)
-    layers = {name: ilplayer.ILPLayer(lb=torch.tensor(pool.lb), ub=torch.tensor(pool.ub), solver=backend,
-                                      executor=name, workers=2) for name in EXECUTORS}
+    pool = (
+        pyepo_knapsack(512, 0) if family == "pyepo knapsack" else family_batch(family, 512, seed=0)
+    )
+    layers = {
+        name: ilplayer.ILPLayer(
+            lb=torch.tensor(pool.lb),
+            ub=torch.tensor(pool.ub),
+            solver=backend,
+            executor=name,
+            workers=2,
+        )
+        for name in EXECUTORS
+    }
     rng = np.random.default_rng(1)
     A, b = torch.tensor(pool.A), torch.tensor(pool.b)
     times: dict[str, list[float]] = {name: [] for name in EXECUTORS}
     try:
         for _ in range(batches):
             rows = rng.choice(len(pool.c), size, replace=False)
-            c = torch.tensor(pool.c[rows] * (1 + 0.05 * rng.standard_normal((size, pool.c.shape[1]))))
+            c = torch.tensor(
+                pool.c[rows] * (1 + 0.05 * rng.standard_normal((size, pool.c.shape[1])))
+            )
             for name, layer in layers.items():
                 start = time.perf_counter()
                 layer(c, A, b)
@@ -40,12 +52,16 @@ def batch_times(family: str, size: int, batches: int, backend: str) -> dict[str,
     finally:
         for layer in layers.values():
             layer.close()
-    return {name: 1e3 * float(np.mean(values[5:])) for name, values in times.items()}  # 5 warm-up batches
+    return {
+        name: 1e3 * float(np.mean(values[5:])) for name, values in times.items()
+    }  # 5 warm-up batches
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("families", nargs="*", default=["pyepo knapsack", "knapsack", "binary m=8", "dense m=4"])
+    parser.add_argument(
+        "families", nargs="*", default=["pyepo knapsack", "knapsack", "binary m=8", "dense m=4"]
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[32, 256])
     parser.add_argument("--batches", type=int, default=60)
     parser.add_argument("--backend", default="highs")
@@ -55,8 +71,11 @@ def main() -> None:
     for family in args.families:
         for size in args.sizes:
             t = batch_times(family, size, args.batches, args.backend)
-            print(f"{family:<16} B={size:<4d} serial {t['serial']:8.2f} ms  threads {t['threads'] / t['serial']:.2f}x"
-                  f"  auto {t['auto'] / t['serial']:.2f}x", flush=True)
+            print(
+                f"{family:<16} B={size:<4d} serial {t['serial']:8.2f} ms  threads {t['threads'] / t['serial']:.2f}x"
+                f"  auto {t['auto'] / t['serial']:.2f}x",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,10 @@ def bench(B: int, m: int, n: int, repeats: int) -> tuple[float, float, float, fl
     Ad, bd, yd = A.detach(), b.detach(), y.detach()
     math_ms = timed(lambda: combopt_backward(dy, Ad, bd, yd, status, lb, ub, tau=0.5), repeats)
     y = layer(c, A, b)
-    full_ms = timed(lambda: torch.autograd.grad(y, [c, *constraints.parameters()], dy,
-                                                retain_graph=True), repeats)
+    full_ms = timed(
+        lambda: torch.autograd.grad(y, [c, *constraints.parameters()], dy, retain_graph=True),
+        repeats,
+    )
     return (*math_ms, *full_ms)
 
 
@@ -56,14 +58,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, {args.threads} thread(s), float32, CPU, "
-          f"median / p90 over {args.repeats} calls")
-    print(f"{'B':>4} {'m':>3} {'n':>3} | {'math ms (median/p90)':>22} | {'autograd ms (median/p90)':>26}")
+    print(
+        f"torch {torch.__version__}, {args.threads} thread(s), float32, CPU, "
+        f"median / p90 over {args.repeats} calls"
+    )
+    print(
+        f"{'B':>4} {'m':>3} {'n':>3} | {'math ms (median/p90)':>22} | {'autograd ms (median/p90)':>26}"
+    )
     for B in (8, 256):
         for m in (1, 8):
             math_med, math_p90, full_med, full_p90 = bench(B, m, 16, args.repeats)
-            print(f"{B:>4} {m:>3} {16:>3} | {math_med:>10.3f} / {math_p90:<9.3f} | "
-                  f"{full_med:>12.3f} / {full_p90:<11.3f}")
+            print(
+                f"{B:>4} {m:>3} {16:>3} | {math_med:>10.3f} / {math_p90:<9.3f} | "
+                f"{full_med:>12.3f} / {full_p90:<11.3f}"
+            )
 
 
 if __name__ == "__main__":

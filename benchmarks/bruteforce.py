@@ -1,6 +1,6 @@
 """Forward time of the built-in ``bruteforce`` backend per batch (binary box, n = 16).
 
-    python benchmarks/bruteforce.py [--repeats 200] [--threads 2]
+python benchmarks/bruteforce.py [--repeats 200] [--threads 2]
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     n = 16
     solver = ilplayer.get_solver("bruteforce")
-    print(f"torch {torch.__version__}, {args.threads} thread(s), n = {n} binary "
-          f"({2**n} points), median / p90 ms per batch over {args.repeats} calls")
+    print(
+        f"torch {torch.__version__}, {args.threads} thread(s), n = {n} binary "
+        f"({2**n} points), median / p90 ms per batch over {args.repeats} calls"
+    )
     print(f"{'B':>4} {'m':>3} {'A':>12} | {'ms (median/p90)':>18}")
     for B in (8, 256):
         for m in (2, 8):
@@ -42,8 +44,10 @@ def main() -> None:
                     samples.append((time.perf_counter() - start) * 1e3)
                 samples.sort()
                 kind = "shared" if shared else "per-instance"
-                print(f"{B:>4} {m:>3} {kind:>12} | {statistics.median(samples):>8.2f} / "
-                      f"{samples[int(0.9 * len(samples))]:<8.2f}")
+                print(
+                    f"{B:>4} {m:>3} {kind:>12} | {statistics.median(samples):>8.2f} / "
+                    f"{samples[int(0.9 * len(samples))]:<8.2f}"
+                )
 
 
 if __name__ == "__main__":

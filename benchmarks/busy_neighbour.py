@@ -22,22 +22,43 @@ import tempfile
 import time
 from pathlib import Path
 
-NEIGHBOUR = ("import torch\ntorch.set_num_threads(1)\nx = torch.randn(256, 256)\n"
-             "while True:\n    x = torch.tanh(x @ x / 256)\n")
+NEIGHBOUR = (
+    "import torch\ntorch.set_num_threads(1)\nx = torch.randn(256, 256)\n"
+    "while True:\n    x = torch.tanh(x @ x / 256)\n"
+)
 
 
 def commands(folder: Path, epochs: int) -> dict[str, list[str]]:
     """The demo, and ``ilplayer learn`` on the demo's kind of data written to ``folder``."""
     from ilplayer_experiments.random_constraints import make_dataset
 
-    data = make_dataset(num_variables=16, num_constraints=2, box="binary", seed=0, solver="bruteforce")
+    data = make_dataset(
+        num_variables=16, num_constraints=2, box="binary", seed=0, solver="bruteforce"
+    )
     import numpy as np
 
     np.savez(folder / "observations.npz", c=data.c_train.numpy(), y=data.y_train.numpy())
     python = [sys.executable, "-m", "ilplayer"]
-    return {"demo": [*python, "demo", "--epochs", str(epochs), "--plot", ""],
-            "learn": [*python, "learn", str(folder / "observations.npz"), "--num-constraints", "2", "--lb", "0",
-                      "--ub", "1", "--epochs", str(epochs), "--method", "combopt", "--restarts", "1"]}
+    return {
+        "demo": [*python, "demo", "--epochs", str(epochs), "--plot", ""],
+        "learn": [
+            *python,
+            "learn",
+            str(folder / "observations.npz"),
+            "--num-constraints",
+            "2",
+            "--lb",
+            "0",
+            "--ub",
+            "1",
+            "--epochs",
+            str(epochs),
+            "--method",
+            "combopt",
+            "--restarts",
+            "1",
+        ],
+    }
 
 
 def timed(command: list[str], one_thread: bool) -> float:
@@ -45,7 +66,9 @@ def timed(command: list[str], one_thread: bool) -> float:
     if one_thread:
         env["OMP_NUM_THREADS"] = "1"
     began = time.perf_counter()
-    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.perf_counter() - began
 
 
@@ -59,16 +82,22 @@ def main() -> None:
         runs = commands(Path(folder), args.epochs)
         neighbour = None if args.idle else subprocess.Popen([sys.executable, "-c", NEIGHBOUR])
         try:
-            print(f"{'idle machine' if args.idle else 'beside one busy core'}; {args.epochs} epochs; "
-                  f"median of {args.repeats} runs each, alternating", flush=True)
+            print(
+                f"{'idle machine' if args.idle else 'beside one busy core'}; {args.epochs} epochs; "
+                f"median of {args.repeats} runs each, alternating",
+                flush=True,
+            )
             for name, command in runs.items():
                 seconds: dict[bool, list[float]] = {False: [], True: []}
                 for repeat in range(args.repeats):
-                    for one_thread in ((False, True) if repeat % 2 == 0 else (True, False)):
+                    for one_thread in (False, True) if repeat % 2 == 0 else (True, False):
                         seconds[one_thread].append(timed(command, one_thread))
                 chosen, one = statistics.median(seconds[False]), statistics.median(seconds[True])
-                print(f"{name:6s} library's choice {chosen:6.1f} s   OMP_NUM_THREADS=1 {one:6.1f} s   "
-                      f"ratio {chosen / one:.2f}", flush=True)
+                print(
+                    f"{name:6s} library's choice {chosen:6.1f} s   OMP_NUM_THREADS=1 {one:6.1f} s   "
+                    f"ratio {chosen / one:.2f}",
+                    flush=True,
+                )
         finally:
             if neighbour is not None:
                 neighbour.kill()

@@ -30,8 +30,12 @@ def main() -> None:
     parser.add_argument("--task", choices=dfl.TASKS, default="shortest-path")
     parser.add_argument("--methods", nargs="*", default=["spo+", "pfyl", "dbb"])
     parser.add_argument("--backends", nargs="*", default=["highs", "gurobi"])
-    parser.add_argument("--executors", nargs="*", default=["auto"],
-                        help="ilplayer executors to time (auto = threads for these backends)")
+    parser.add_argument(
+        "--executors",
+        nargs="*",
+        default=["auto"],
+        help="ilplayer executors to time (auto = threads for these backends)",
+    )
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--grid", type=int, default=5, help="shortest path: a grid x grid network")
@@ -40,12 +44,23 @@ def main() -> None:
     parser.add_argument("--test-size", type=int, default=100, help="(only the epochs are timed)")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    task = dfl.make_task(args.task, args.train_size, args.test_size, grid=args.grid, nodes=args.nodes)
+    task = dfl.make_task(
+        args.task, args.train_size, args.test_size, grid=args.grid, nodes=args.nodes
+    )
     same = {"gurobi": "gurobi", "highs": "pyomo:highs"}  # PyEPO's model on the same solver
-    runs = [("pyepo", method, same[backend], "1 process") for method in args.methods
-            if method in dfl.PYEPO_METHODS for backend in args.backends if backend in same]
-    runs += [("ilplayer", method, backend, executor) for method in args.methods
-             for backend in args.backends for executor in args.executors]
+    runs = [
+        ("pyepo", method, same[backend], "1 process")
+        for method in args.methods
+        if method in dfl.PYEPO_METHODS
+        for backend in args.backends
+        if backend in same
+    ]
+    runs += [
+        ("ilplayer", method, backend, executor)
+        for method in args.methods
+        for backend in args.backends
+        for executor in args.executors
+    ]
     seconds: dict[tuple, list[float]] = defaultdict(list)
     for repeat in range(args.repeats):
         # Each method's runs side by side, PyEPO first on even repeats and last on odd ones:
@@ -55,12 +70,18 @@ def main() -> None:
             if library == "pyepo":
                 record = run_pyepo(task, method, epochs=args.epochs, solver=backend)
             else:
-                record = dfl.run_method(task, method, backend, epochs=args.epochs, executor=executor)
+                record = dfl.run_method(
+                    task, method, backend, epochs=args.epochs, executor=executor
+                )
             seconds[(library, method, backend, executor)].append(record["seconds_per_epoch"])
-    print(f"{dfl.task_title(args.task, {'grid': args.grid, 'nodes': args.nodes})}: seconds per epoch (median of "
-          f"{args.repeats} repeats x {args.epochs} epochs, {args.train_size} training instances), ratio to "
-          "PyEPO's same method on the same solver")
-    print(f"{'library':<9} {'method':<6} {'backend':<12} {'executor':<10} {'s/epoch':>8} {'ratio':>6}")
+    print(
+        f"{dfl.task_title(args.task, {'grid': args.grid, 'nodes': args.nodes})}: seconds per epoch (median of "
+        f"{args.repeats} repeats x {args.epochs} epochs, {args.train_size} training instances), ratio to "
+        "PyEPO's same method on the same solver"
+    )
+    print(
+        f"{'library':<9} {'method':<6} {'backend':<12} {'executor':<10} {'s/epoch':>8} {'ratio':>6}"
+    )
     for key in runs:
         library, method, backend, executor = key
         median = statistics.median(seconds[key])

@@ -60,7 +60,9 @@ def solve_in_two_threads(solver_name: str, family: str, seconds: float) -> None:
             solver.solve(half)
             solved.append(half.num_instances)
 
-    threads = [threading.Thread(target=loop, args=pair, name="solve") for pair in zip(solvers, halves)]
+    threads = [
+        threading.Thread(target=loop, args=pair, name="solve") for pair in zip(solvers, halves)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -83,10 +85,33 @@ def main() -> None:
         sys.exit("py-spy is not installed: pip install py-spy")
     with tempfile.TemporaryDirectory() as folder:
         raw = Path(folder) / "gil.txt"
-        child = subprocess.run(["py-spy", "record", "--gil", "--nonblocking", "-r", str(args.rate), "-f", "raw",
-                                "-o", str(raw), "--", sys.executable, __file__, "--child", "--solver", args.solver,
-                                "--family", args.family, "--seconds", str(args.seconds)],
-                               check=True, capture_output=True, text=True)
+        child = subprocess.run(
+            [
+                "py-spy",
+                "record",
+                "--gil",
+                "--nonblocking",
+                "-r",
+                str(args.rate),
+                "-f",
+                "raw",
+                "-o",
+                str(raw),
+                "--",
+                sys.executable,
+                __file__,
+                "--child",
+                "--solver",
+                args.solver,
+                "--family",
+                args.family,
+                "--seconds",
+                str(args.seconds),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         instances = int(child.stdout.rpartition("instances solved: ")[2].split()[0])
         stacks = [line.rstrip().rpartition(" ") for line in raw.read_text().splitlines()]
     shares: collections.Counter[str] = collections.Counter()
@@ -96,9 +121,11 @@ def main() -> None:
         part = next((label for key, label in PARTS if key in stack), "the core's loop around them")
         shares[part] += int(count)
     held = sum(shares.values())
-    print(f"{args.solver}, {args.family}, two threads for {args.seconds:.0f} s: {instances} instances solved, "
-          f"the GIL held {held / args.rate:.1f} s ({100 * held / args.rate / args.seconds:.0f} % of the wall "
-          f"time), {1e6 * held / args.rate / instances:.0f} us per instance")
+    print(
+        f"{args.solver}, {args.family}, two threads for {args.seconds:.0f} s: {instances} instances solved, "
+        f"the GIL held {held / args.rate:.1f} s ({100 * held / args.rate / args.seconds:.0f} % of the wall "
+        f"time), {1e6 * held / args.rate / instances:.0f} us per instance"
+    )
     for part, count in shares.most_common():
         print(f"{100 * count / held:5.1f} %  {part}")
 

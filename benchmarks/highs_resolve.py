@@ -52,14 +52,19 @@ def measure(highs, size: int, batch, runs: int, rng: np.random.Generator) -> lis
         pass
 
     def new_costs(i: int) -> None:
-        highs.changeColsCost(len(columns), columns, batch.c[rng.integers(0, len(batch.c), size)].ravel())
+        highs.changeColsCost(
+            len(columns), columns, batch.c[rng.integers(0, len(batch.c), size)].ravel()
+        )
 
     def bound_moved(i: int) -> None:
         highs.changeColsBounds(1, one, lower[one], branched if i % 2 == 0 else upper[one])
 
     rows = []
-    for name, change in (("nothing changed", nothing), ("new costs", new_costs),
-                         ("one bound moved and back", bound_moved)):
+    for name, change in (
+        ("nothing changed", nothing),
+        ("new costs", new_costs),
+        ("one bound moved and back", bound_moved),
+    ):
         highs.changeColsCost(len(columns), columns, costs)
         highs.changeColsBounds(1, one, lower[one], upper[one])
         highs.run()
@@ -79,9 +84,14 @@ def main() -> None:
     _, _, relaxation, _, state = solver.model_for(batch)
     block, _ = solver._block_lp(state)
     rng = np.random.default_rng(0)
-    print(f"HiGHS LP re-solves, {args.family}, n = {batch.num_variables}: us per run (simplex iterations "
-          f"per run), {args.runs} runs")
-    for label, highs, size in (("one instance", relaxation, 1), ("16-instance block", block, BLOCK)):
+    print(
+        f"HiGHS LP re-solves, {args.family}, n = {batch.num_variables}: us per run (simplex iterations "
+        f"per run), {args.runs} runs"
+    )
+    for label, highs, size in (
+        ("one instance", relaxation, 1),
+        ("16-instance block", block, BLOCK),
+    ):
         print(f"{label:<18} | " + " | ".join(measure(highs, size, batch, args.runs, rng)))
     solver.close()
 

@@ -22,10 +22,16 @@ import torch
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=20)
-    parser.add_argument("--train", type=int, default=400, help="training instances (of the experiment's 4,500)")
-    parser.add_argument("--test", type=int, default=100, help="held-out instances scored after each epoch")
+    parser.add_argument(
+        "--train", type=int, default=400, help="training instances (of the experiment's 4,500)"
+    )
+    parser.add_argument(
+        "--test", type=int, default=100, help="held-out instances scored after each epoch"
+    )
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--solvers", nargs="*", default=["knapsack", "bruteforce", "highs", "gurobi", "scip"])
+    parser.add_argument(
+        "--solvers", nargs="*", default=["knapsack", "bruteforce", "highs", "gurobi", "scip"]
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)  # the backends solve on one thread each; torch must not compete
 
@@ -35,8 +41,9 @@ def main() -> None:
     train, test = knapsack.make_dataset(seed=0, cache=True, items=args.items)
 
     def head(data: knapsack.KnapsackData, count: int) -> tuple[knapsack.KnapsackData, torch.Tensor]:
-        part = knapsack.KnapsackData(data.sentences[:count], data.prices[:count], data.weights[:count],
-                                     data.y[:count])
+        part = knapsack.KnapsackData(
+            data.sentences[:count], data.prices[:count], data.weights[:count], data.y[:count]
+        )
         return part, sentences.embed_items(part.sentences)
 
     (train, embed_train), (test, embed_test) = head(train, args.train), head(test, args.test)
@@ -47,12 +54,15 @@ def main() -> None:
             print(f"{solver:8s} not installed")
             continue
         start = time.perf_counter()
-        _, history = knapsack.train_knapsack(train, test, embed_train, embed_test, epochs=args.epochs,
-                                             solver=solver)
+        _, history = knapsack.train_knapsack(
+            train, test, embed_train, embed_test, epochs=args.epochs, solver=solver
+        )
         wall = time.perf_counter() - start
         first = first or wall
         accuracy = ", ".join(f"{100 * h['accuracy']:.1f}" for h in history)
-        print(f"{solver:8s} {wall:7.1f} s  x{wall / first:5.1f}  held-out accuracy by epoch: {accuracy} %")
+        print(
+            f"{solver:8s} {wall:7.1f} s  x{wall / first:5.1f}  held-out accuracy by epoch: {accuracy} %"
+        )
 
 
 if __name__ == "__main__":

@@ -29,7 +29,13 @@ def timed(recipe: Any, task: Any) -> tuple[float, float, Any]:
 
 def main() -> None:
     from ilplayer.parallel.executors import plan_tasks
-    from ilplayer.parallel.workers import ProcessLane, SolverRecipe, ping, start_process_pool, terminate_process_pool
+    from ilplayer.parallel.workers import (
+        ProcessLane,
+        SolverRecipe,
+        ping,
+        start_process_pool,
+        terminate_process_pool,
+    )
     from ilplayer.testing.instances import family_batch
     from ilplayer_experiments.bench.parallel import dispatched_groups
     from ilplayer_experiments.bench.solvers import rotated
@@ -41,8 +47,10 @@ def main() -> None:
     args = parser.parse_args()
     recipe = SolverRecipe.from_name(args.solver)
     tasks = plan_tasks(dispatched_groups(family_batch(args.family, 256), recipe), 2)
-    lanes: dict[str, list[Any]] = {"ProcessPoolExecutor lanes": [start_process_pool(1) for _ in tasks],
-                                   "pipe lanes (ProcessLane)": [ProcessLane() for _ in tasks]}
+    lanes: dict[str, list[Any]] = {
+        "ProcessPoolExecutor lanes": [start_process_pool(1) for _ in tasks],
+        "pipe lanes (ProcessLane)": [ProcessLane() for _ in tasks],
+    }
     for pools in lanes.values():  # start every worker before timing
         for lane in pools:
             lane.submit(ping, 0).result()
@@ -51,12 +59,19 @@ def main() -> None:
         for round_ in range(args.rounds + 2):
             for name in rotated(list(lanes), round_):
                 start = time.monotonic()
-                futures = [lane.submit(timed, recipe, task) for lane, task in zip(lanes[name], tasks)]
+                futures = [
+                    lane.submit(timed, recipe, task) for lane, task in zip(lanes[name], tasks)
+                ]
                 answers = [future.result() for future in futures]
                 end = time.monotonic()
                 if round_ >= 2:  # the first two build the workers' models and warm starts
-                    found[name].append((max(a[0] for a in answers) - start, max(a[1] - a[0] for a in answers),
-                                        end - max(a[1] for a in answers)))
+                    found[name].append(
+                        (
+                            max(a[0] for a in answers) - start,
+                            max(a[1] - a[0] for a in answers),
+                            end - max(a[1] for a in answers),
+                        )
+                    )
     finally:
         for pools in lanes.values():
             for lane in pools:
@@ -64,11 +79,16 @@ def main() -> None:
                     lane.terminate()
                 else:
                     terminate_process_pool(lane)
-    print(f"backend {args.solver!r}, {args.family}, 2 tasks of a B = 256 batch, median of {args.rounds} rounds (ms)")
+    print(
+        f"backend {args.solver!r}, {args.family}, 2 tasks of a B = 256 batch, median of {args.rounds} rounds (ms)"
+    )
     for name, rows in found.items():
         to_start, slowest, back = (1e3 * statistics.median(column) for column in np.array(rows).T)
-        print(f"{name:<26} until the last task starts {to_start:5.2f}  slowest solve {slowest:6.1f}  "
-              f"last answer back {back:5.2f}  lane's share {to_start + back:5.2f}", flush=True)
+        print(
+            f"{name:<26} until the last task starts {to_start:5.2f}  slowest solve {slowest:6.1f}  "
+            f"last answer back {back:5.2f}  lane's share {to_start + back:5.2f}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

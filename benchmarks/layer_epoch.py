@@ -22,9 +22,13 @@ def epoch_seconds(batches: int, batch: int, solver: str) -> float:
     generator = torch.Generator().manual_seed(0)
     A = torch.rand(4, 16, generator=generator, dtype=torch.float64)
     b = torch.full((4,), 4.0, dtype=torch.float64)
-    costs = [torch.randn(batch, 16, generator=generator, dtype=torch.float64) for _ in range(batches)]
-    with ilplayer.ILPLayer(0, 1, solver=solver, executor="serial", tau=0.5) as layer, \
-            ilplayer.ILPLayer(0, 1, solver=solver, executor="serial") as reference:
+    costs = [
+        torch.randn(batch, 16, generator=generator, dtype=torch.float64) for _ in range(batches)
+    ]
+    with (
+        ilplayer.ILPLayer(0, 1, solver=solver, executor="serial", tau=0.5) as layer,
+        ilplayer.ILPLayer(0, 1, solver=solver, executor="serial") as reference,
+    ):
         spo = losses.SPOPlus(reference)
         start = time.perf_counter()
         for c in costs:

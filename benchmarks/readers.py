@@ -23,7 +23,9 @@ def random_sparse(n: int, m: int, per_column: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     rows = rng.integers(0, m, size=n * per_column)
     columns = np.repeat(np.arange(n), per_column)
-    A = sparse.csr_array((rng.uniform(1, 9, size=n * per_column).round(2), (rows, columns)), shape=(m, n))
+    A = sparse.csr_array(
+        (rng.uniform(1, 9, size=n * per_column).round(2), (rows, columns)), shape=(m, n)
+    )
     A.sum_duplicates()
     return A, np.full(m, 0.3 * per_column * n / m * 5), rng.uniform(-1, 1, size=n).round(3)
 
@@ -47,8 +49,10 @@ def pyomo_model(A, b, c):
     model.rows = pe.ConstraintList()
     for i in range(A.shape[0]):
         start, end = A.indptr[i], A.indptr[i + 1]
-        model.rows.add(sum(float(v) * model.x[int(j)] for j, v in zip(A.indices[start:end], A.data[start:end]))
-                       <= float(b[i]))
+        model.rows.add(
+            sum(float(v) * model.x[int(j)] for j, v in zip(A.indices[start:end], A.data[start:end]))
+            <= float(b[i])
+        )
     model.obj = pe.Objective(expr=sum(float(c[j]) * model.x[j] for j in range(A.shape[1])))
     return model
 
@@ -89,7 +93,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp())
-    print("| reader | n | nnz | source tool's export s | ilplayer read s | ratio | peak bytes per nnz |")
+    print(
+        "| reader | n | nnz | source tool's export s | ilplayer read s | ratio | peak bytes per nnz |"
+    )
     print("|---|---|---|---|---|---|---|")
     for n in (args.variables // 2, args.variables):
         measure(n, max(1, args.rows * n // args.variables), args, folder)
@@ -114,18 +120,30 @@ def measure(n: int, m: int, args: argparse.Namespace, folder: Path) -> None:
         highs.readModel(str(path))
 
     cases = {
-        "gurobipy": (lambda: grb.write(str(folder / "out.mps")), lambda: Program.from_gurobipy(grb)),
-        "pyomo": (lambda: omo.write(str(folder / "out.lp"), io_options={"symbolic_solver_labels": True}),
-                  lambda: Program.from_pyomo(omo)),
-        "cvxpy": (lambda problem: problem.get_problem_data(cp.HIGHS), lambda problem: Program.from_cvxpy(problem)),
+        "gurobipy": (
+            lambda: grb.write(str(folder / "out.mps")),
+            lambda: Program.from_gurobipy(grb),
+        ),
+        "pyomo": (
+            lambda: omo.write(str(folder / "out.lp"), io_options={"symbolic_solver_labels": True}),
+            lambda: Program.from_pyomo(omo),
+        ),
+        "cvxpy": (
+            lambda problem: problem.get_problem_data(cp.HIGHS),
+            lambda problem: Program.from_cvxpy(problem),
+        ),
         "file (MPS)": (highs_read, lambda: Program.from_file(path)),
     }
     for name, (export, read) in cases.items():
         fresh = (lambda: cvxpy_problem(A, b, c)) if name == "cvxpy" else None
         theirs, ours = seconds(export, args.repeats, fresh), seconds(read, args.repeats, fresh)
         peak = peak_bytes(read, fresh)
-        print(f"| {name} | {n} | {A.nnz} | {theirs:.3f} | {ours:.3f} | {ours / theirs:.2f} | "
-              f"{peak / A.nnz:.0f} |", flush=True)
+        print(
+            f"| {name} | {n} | {A.nnz} | {theirs:.3f} | {ours:.3f} | {ours / theirs:.2f} | "
+            f"{peak / A.nnz:.0f} |",
+            flush=True,
+        )
+
 
 if __name__ == "__main__":
     main()

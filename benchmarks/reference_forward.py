@@ -32,16 +32,24 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="*", default=list(SHAPES), choices=SHAPES)
     parser.add_argument("--backends", nargs="*", default=["gurobi", "highs"])
     parser.add_argument("--steps", type=int, default=30, help="constraint sets per shape")
-    parser.add_argument("--batch", type=int, default=8, help="cost vectors per step (the paper's batch size)")
+    parser.add_argument(
+        "--batch", type=int, default=8, help="cost vectors per step (the paper's batch size)"
+    )
     parser.add_argument("--n", type=int, default=16)
-    parser.add_argument("--fixed", action="store_true",
-                        help="one (A, b) for every step (a frozen constraint set), not a new one each step")
+    parser.add_argument(
+        "--fixed",
+        action="store_true",
+        help="one (A, b) for every step (a frozen constraint set), not a new one each step",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     backends = installed_backends(args.backends)
     rows = "one (A, b) for all steps" if args.fixed else "a new (A, b) each step"
-    print(f"ms per instance, median over {args.steps} steps of {args.batch} instances ({rows}), "
-          "interleaved; speed-up = reference / ilplayer", flush=True)
+    print(
+        f"ms per instance, median over {args.steps} steps of {args.batch} instances ({rows}), "
+        "interleaved; speed-up = reference / ilplayer",
+        flush=True,
+    )
     for shape in args.shapes:
         reference = ReferenceLayerSolver()
         oracles = {}
@@ -54,7 +62,7 @@ def main() -> None:
         for step in range(args.steps + 1):  # step 0 warms every side up, untimed
             if args.fixed:  # the same (A, b), new costs
                 batch = family_batch(shape, args.batch * (step + 1), seed=1000, n=args.n)
-                batch = batch.with_rows(c=batch.c[-args.batch:])
+                batch = batch.with_rows(c=batch.c[-args.batch :])
             else:
                 batch = family_batch(shape, args.batch, seed=1000 + step, n=args.n)
             c, A, b = (torch.tensor(x) for x in (batch.c, batch.A, batch.b))
@@ -70,8 +78,11 @@ def main() -> None:
         for oracle in oracles.values():
             oracle.close()
         base = statistics.median(samples["reference"])
-        cells = [f"reference {base:.2f}"] + [f"{name} {statistics.median(samples[name]):.2f} "
-                                              f"({base / statistics.median(samples[name]):.2f}x)" for name in oracles]
+        cells = [f"reference {base:.2f}"] + [
+            f"{name} {statistics.median(samples[name]):.2f} "
+            f"({base / statistics.median(samples[name]):.2f}x)"
+            for name in oracles
+        ]
         print(f"{shape:10s}  " + "  ".join(cells), flush=True)
 
 

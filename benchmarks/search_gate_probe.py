@@ -26,7 +26,9 @@ from ilplayer.testing.instances import family_batch
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--solvers", nargs="+", default=["highs"])
-    parser.add_argument("--families", nargs="+", default=["dense m=4", "binary m=8", "knapsack", "set cover"])
+    parser.add_argument(
+        "--families", nargs="+", default=["dense m=4", "binary m=8", "knapsack", "set cover"]
+    )
     parser.add_argument("--batches", type=int, default=60)
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -38,8 +40,12 @@ def main() -> None:
             layers = {}
             for mode, first in (("with the probe", default), ("without", 10**9)):
                 engine.PROBE_FIRST = first  # read when the layer's first batch makes its gate
-                layers[mode] = ilplayer.ILPLayer(lb=torch.tensor(data.lb), ub=torch.tensor(data.ub),
-                                                 solver=solver, executor="serial")
+                layers[mode] = ilplayer.ILPLayer(
+                    lb=torch.tensor(data.lb),
+                    ub=torch.tensor(data.ub),
+                    solver=solver,
+                    executor="serial",
+                )
                 layers[mode](torch.tensor(data.c), A, b)
             engine.PROBE_FIRST = default
             rng = np.random.default_rng(0)
@@ -52,8 +58,14 @@ def main() -> None:
                     times[mode].append(time.perf_counter() - start)
             for layer in layers.values():
                 layer.close()
-            print(f"{solver:<7} {family:<11} " + ", ".join(f"{mode} {1e3 * statistics.mean(seconds):6.1f} ms/batch"
-                                                        for mode, seconds in times.items()), flush=True)
+            print(
+                f"{solver:<7} {family:<11} "
+                + ", ".join(
+                    f"{mode} {1e3 * statistics.mean(seconds):6.1f} ms/batch"
+                    for mode, seconds in times.items()
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

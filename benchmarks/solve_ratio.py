@@ -30,17 +30,26 @@ def main() -> None:
     seconds, regrets = defaultdict(list), defaultdict(list)
     for _ in range(args.repeats):
         for ratio in args.ratios:
-            record = dfl.run_method(task, args.method, args.backend, epochs=args.epochs,
-                                    solve_ratio=None if ratio == 1.0 else ratio)
+            record = dfl.run_method(
+                task,
+                args.method,
+                args.backend,
+                epochs=args.epochs,
+                solve_ratio=None if ratio == 1.0 else ratio,
+            )
             seconds[ratio].append(record["seconds_per_epoch"])
             regrets[ratio].append(record["regret"])
     base = statistics.median(seconds[args.ratios[0]])
-    print(f"{args.method} on {args.backend}, shortest path {args.grid} x {args.grid}, 1 000 instances, "
-          f"median of {args.repeats} repeats x {args.epochs} epochs")
+    print(
+        f"{args.method} on {args.backend}, shortest path {args.grid} x {args.grid}, 1 000 instances, "
+        f"median of {args.repeats} repeats x {args.epochs} epochs"
+    )
     print(f"{'solve_ratio':>11} {'s/epoch':>8} {'ratio':>6} {'regret %':>9}")
     for ratio in args.ratios:
         median = statistics.median(seconds[ratio])
-        print(f"{ratio:>11.2f} {median:>8.3f} {median / base:>6.2f} {100 * statistics.median(regrets[ratio]):>9.2f}")
+        print(
+            f"{ratio:>11.2f} {median:>8.3f} {median / base:>6.2f} {100 * statistics.median(regrets[ratio]):>9.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import statistics
 import time
 
 import ilplayer
-from ilplayer import ILPBatch
+from ilplayer.plugin_api import ILPBatch
 from ilplayer_experiments.bench import FAMILIES, family_batch
 
 DEFAULT_BACKENDS = ["gurobi", "cpsat", "highs", "scip", "pyomo:appsi_highs"]
@@ -46,8 +46,12 @@ def main() -> None:
     parser.add_argument("--backends", nargs="*", default=DEFAULT_BACKENDS)
     args = parser.parse_args()
     families = FAMILIES
-    print(f"{args.instances} instances per family (pyomo: a quarter), n = 16, one thread; ms per instance")
-    print(f"{'backend':<18} {'family':<11} | {'reused median/p90':>18} | {'fresh median/p90':>18} | speed-up")
+    print(
+        f"{args.instances} instances per family (pyomo: a quarter), n = 16, one thread; ms per instance"
+    )
+    print(
+        f"{'backend':<18} {'family':<11} | {'reused median/p90':>18} | {'fresh median/p90':>18} | speed-up"
+    )
     for name in args.backends:
         try:
             solver = ilplayer.get_solver(name)
@@ -60,8 +64,11 @@ def main() -> None:
             per_instance_ms(solver, family_batch(family, 5, seed=1), fresh=False)  # warm-up
             reused = summary(per_instance_ms(solver, batch, fresh=False))
             fresh = summary(per_instance_ms(solver, batch, fresh=True))
-            print(f"{name:<18} {family:<11} | {reused[0]:>8.3f} / {reused[1]:<7.3f} | "
-                  f"{fresh[0]:>8.3f} / {fresh[1]:<7.3f} | {fresh[0] / reused[0]:5.1f}x", flush=True)
+            print(
+                f"{name:<18} {family:<11} | {reused[0]:>8.3f} / {reused[1]:<7.3f} | "
+                f"{fresh[0]:>8.3f} / {fresh[1]:<7.3f} | {fresh[0] / reused[0]:5.1f}x",
+                flush=True,
+            )
         solver.close()
 
 

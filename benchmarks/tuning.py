@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import ilplayer
-from ilplayer import ILPBatch
+from ilplayer.plugin_api import ILPBatch
 from ilplayer_experiments.bench import SOLVER_FAMILIES, family_batch, rotated
 
 
@@ -40,10 +40,14 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=16)
     args = parser.parse_args()
     candidates = [{}] + [json.loads(text) for text in args.candidates]
-    solvers = [ilplayer.get_solver(args.backend, params=params, warm_start=False) for params in candidates]
+    solvers = [
+        ilplayer.get_solver(args.backend, params=params, warm_start=False) for params in candidates
+    ]
     logs = [[] for _ in candidates]
-    print(f"{args.backend}: ms per instance (defaults first), n = {args.n}, {args.sets} constraint "
-          f"sets x {args.batch} costs per family")
+    print(
+        f"{args.backend}: ms per instance (defaults first), n = {args.n}, {args.sets} constraint "
+        f"sets x {args.batch} costs per family"
+    )
     for family in args.families:
         totals = [0.0] * len(candidates)
         for seed in range(args.sets):
@@ -54,11 +58,15 @@ def main() -> None:
                 totals[index] += seconds
                 logs[index].append(math.log(seconds))
             for index, objective in objectives.items():
-                assert np.allclose(objective, objectives[0], atol=1e-6), f"candidate {index} disagrees"
+                assert np.allclose(objective, objectives[0], atol=1e-6), (
+                    f"candidate {index} disagrees"
+                )
         count = args.sets * args.batch
         print(f"{family:<11} " + "  ".join(f"{1e3 * t / count:8.3f}" for t in totals), flush=True)
-    print("geometric mean over the defaults: " + "  ".join(
-        f"{math.exp(np.mean(np.array(log) - np.array(logs[0]))):.2f}" for log in logs))
+    print(
+        "geometric mean over the defaults: "
+        + "  ".join(f"{math.exp(np.mean(np.array(log) - np.array(logs[0]))):.2f}" for log in logs)
+    )
     for index, params in enumerate(candidates):
         print(f"  [{index}] {json.dumps(params) if params else 'defaults'}")
     for solver in solvers:

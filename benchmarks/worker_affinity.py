@@ -30,12 +30,14 @@ from ilplayer.parallel.workers import start_process_pool
 from ilplayer_experiments.bench import family_batch, rotated
 
 
-def layers_for(kind: str, solver: str, lb: torch.Tensor, ub: torch.Tensor,
-               shared: concurrent.futures.Executor) -> dict[str, ilplayer.ILPLayer]:
+def layers_for(
+    kind: str, solver: str, lb: torch.Tensor, ub: torch.Tensor, shared: concurrent.futures.Executor
+) -> dict[str, ilplayer.ILPLayer]:
     return {
         "serial": ilplayer.ILPLayer(lb=lb, ub=ub, solver=solver, executor="serial"),
-        f"{kind}, one shared pool": ilplayer.ILPLayer(lb=lb, ub=ub, solver=solver,
-                                                      executor=FuturesExecutor(shared, kind=kind, workers=2)),
+        f"{kind}, one shared pool": ilplayer.ILPLayer(
+            lb=lb, ub=ub, solver=solver, executor=FuturesExecutor(shared, kind=kind, workers=2)
+        ),
         f"{kind}, lanes": ilplayer.ILPLayer(lb=lb, ub=ub, solver=solver, executor=kind, workers=2),
     }
 
@@ -44,21 +46,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--solver", default="highs")
     parser.add_argument("--families", nargs="+", default=["dense m=4", "binary m=4", "set cover"])
-    parser.add_argument("--kinds", nargs="+", default=["processes", "threads"], choices=["processes", "threads"])
+    parser.add_argument(
+        "--kinds", nargs="+", default=["processes", "threads"], choices=["processes", "threads"]
+    )
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--revisit", choices=["same", "moved"], default="same")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    print(f"backend {args.solver!r}, B = {args.batch}, 2 workers, costs {args.revisit} each round; "
-          f"median ms per batch over {args.rounds} rounds after 2 warm-up rounds")
+    print(
+        f"backend {args.solver!r}, B = {args.batch}, 2 workers, costs {args.revisit} each round; "
+        f"median ms per batch over {args.rounds} rounds after 2 warm-up rounds"
+    )
     for family in args.families:
         data = family_batch(family, args.batch)
         A, b = torch.tensor(data.A), torch.tensor(data.b)
         rng = np.random.default_rng(0)
         for kind in args.kinds:
-            shared = concurrent.futures.ThreadPoolExecutor(2) if kind == "threads" else start_process_pool(2)
-            layers = layers_for(kind, args.solver, torch.tensor(data.lb), torch.tensor(data.ub), shared)
+            shared = (
+                concurrent.futures.ThreadPoolExecutor(2)
+                if kind == "threads"
+                else start_process_pool(2)
+            )
+            layers = layers_for(
+                kind, args.solver, torch.tensor(data.lb), torch.tensor(data.ub), shared
+            )
             times: dict[str, list[float]] = {name: [] for name in layers}
             c = data.c.copy()
             try:
@@ -78,7 +90,10 @@ def main() -> None:
             serial = statistics.median(times["serial"])
             for name, seconds in times.items():
                 ms = 1e3 * statistics.median(seconds)
-                print(f"{family:<11} {name:<26} {ms:8.1f} ms  {serial / statistics.median(seconds):5.2f}x", flush=True)
+                print(
+                    f"{family:<11} {name:<26} {ms:8.1f} ms  {serial / statistics.median(seconds):5.2f}x",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""A worker process's malloc: glibc's defaults against ``ilplayer.keep_freed_memory()``.
+"""A worker process's malloc: glibc's defaults against ``ilplayer.parallel.malloc.keep_freed_memory()``.
 
 Fresh processes, one at a time (nothing else running beside them), each build a solver, solve
 one task of the pool's plan (half of a B = 256 batch, the dispatcher's own groups) once to warm
@@ -52,22 +52,36 @@ def main() -> None:
     context = multiprocessing.get_context("forkserver")
     results = context.Queue()
     found: dict[str, list[tuple[float, float]]] = {"glibc defaults": [], "keep_freed_memory": []}
-    print(f"backend {args.solver!r}, {args.family}, one task of 2 (B = 256), median of {args.loops} solves "
-          "per fresh process")
+    print(
+        f"backend {args.solver!r}, {args.family}, one task of 2 (B = 256), median of {args.loops} solves "
+        "per fresh process"
+    )
     for index in range(args.processes):
-        for setting in (list(found) if index % 2 == 0 else list(found)[::-1]):
-            process = context.Process(target=measure, args=(args.solver, args.family, args.loops,
-                                                            setting == "keep_freed_memory", results))
+        for setting in list(found) if index % 2 == 0 else list(found)[::-1]:
+            process = context.Process(
+                target=measure,
+                args=(
+                    args.solver,
+                    args.family,
+                    args.loops,
+                    setting == "keep_freed_memory",
+                    results,
+                ),
+            )
             process.start()
             ms, faults = results.get(timeout=600)
             process.join()
             found[setting].append((ms, faults))
-            print(f"process {index}  {setting:<18} {ms:6.1f} ms per task  {faults:6.0f} page faults per task",
-                  flush=True)
+            print(
+                f"process {index}  {setting:<18} {ms:6.1f} ms per task  {faults:6.0f} page faults per task",
+                flush=True,
+            )
     for setting, rows in found.items():
         times = sorted(ms for ms, _ in rows)
-        print(f"{setting:<18} median {statistics.median(times):6.1f} ms (processes {times[0]:.1f}-{times[-1]:.1f}), "
-              f"{statistics.median(faults for _, faults in rows):.0f} page faults per task")
+        print(
+            f"{setting:<18} median {statistics.median(times):6.1f} ms (processes {times[0]:.1f}-{times[-1]:.1f}), "
+            f"{statistics.median(faults for _, faults in rows):.0f} page faults per task"
+        )
 
 
 if __name__ == "__main__":

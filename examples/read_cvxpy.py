@@ -23,9 +23,14 @@ def facility_location(facilities: int, customers: int) -> tuple[cp.Problem, list
     transport = cp.Parameter((facilities, customers), name="transport")
     problem = cp.Problem(
         cp.Minimize(opening @ open_ + cp.sum(cp.multiply(transport, serve))),
-        [cp.sum(serve, axis=0) == 1,                                          # every customer served
-         serve <= cp.reshape(open_, (facilities, 1), order="F") @ np.ones((1, customers)),  # by an open one
-         serve <= 1])
+        [
+            cp.sum(serve, axis=0) == 1,  # every customer served
+            serve
+            <= cp.reshape(open_, (facilities, 1), order="F")
+            @ np.ones((1, customers)),  # by an open one
+            serve <= 1,
+        ],
+    )
     return problem, [opening, transport], [open_, serve]
 
 
@@ -41,8 +46,13 @@ def main() -> None:
     torch.manual_seed(0)
     m, k = args.facilities, args.customers
     problem, parameters, variables = facility_location(m, k)
-    layer = ilplayer.from_cvxpy(problem, parameters=parameters, variables=variables, solver=args.solver,
-                                method=ilplayer.gradients.Blackbox(lambd=20.0))  # gradients for the costs
+    layer = ilplayer.from_cvxpy(
+        problem,
+        parameters=parameters,
+        variables=variables,
+        solver=args.solver,
+        method=ilplayer.gradients.Blackbox(lambd=20.0),
+    )  # gradients for the costs
     # Features -> true costs through a hidden linear map (what the model has to learn).
     features = torch.randn(args.samples, 4, dtype=torch.float64)
     hidden = torch.randn(4, m + m * k, dtype=torch.float64)
@@ -67,7 +77,10 @@ def main() -> None:
         optimizer.step()
         regret = ((realised - best) / best).mean().item()
         print(f"epoch {epoch + 1:2d}: relative regret {100 * regret:5.1f} %")
-    print("decision of the first sample:", dict(zip(["open", "serve"], [v[0].tolist() for v in (open_, serve)])))
+    print(
+        "decision of the first sample:",
+        dict(zip(["open", "serve"], [v[0].tolist() for v in (open_, serve)])),
+    )
     layer.layer.close()
 
 

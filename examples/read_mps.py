@@ -26,11 +26,19 @@ def main() -> None:
     torch.set_num_threads(1)
     program = ilplayer.Program.from_file(args.file)
     print(program)
-    print("the file's own costs:", dict(zip(program.variable_names[:6], program.c[:6].tolist())), "...")
-    layer = ilplayer.ILPLayer(ilplayer.Oracle(program, solver=args.solver), ilplayer.gradients.CombOptNet(tau=0.5))
+    print(
+        "the file's own costs:",
+        dict(zip(program.variable_names[:6], program.c[:6].tolist())),
+        "...",
+    )
+    layer = ilplayer.ILPLayer(
+        ilplayer.Oracle(program, solver=args.solver), ilplayer.gradients.CombOptNet(tau=0.5)
+    )
     # The planner's rosters: the file's costs, perturbed per day (what the layer has to recover).
     generator = torch.Generator().manual_seed(0)
-    hidden = program.c * (1 + 0.5 * torch.rand(16, program.num_variables, generator=generator, dtype=torch.float64))
+    hidden = program.c * (
+        1 + 0.5 * torch.rand(16, program.num_variables, generator=generator, dtype=torch.float64)
+    )
     with torch.no_grad():
         rosters = layer(hidden)
     costs = program.c.repeat(16, 1).clone().requires_grad_()
@@ -42,7 +50,9 @@ def main() -> None:
         loss.backward()
         optimizer.step()
         if epoch % 10 == 0 or epoch == args.epochs - 1:
-            print(f"epoch {epoch + 1:2d}: shifts differing from the planner's {loss.item():.2f} per roster")
+            print(
+                f"epoch {epoch + 1:2d}: shifts differing from the planner's {loss.item():.2f} per roster"
+            )
     chosen = [name for name, value in program.values(roster[0]).items() if value > 0.5]
     print("day 0 roster:", ", ".join(chosen))
     layer.close()

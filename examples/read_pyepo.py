@@ -25,9 +25,11 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.manual_seed(0)
     optmodel = shortestPathModel(grid=(5, 5))
-    x, c = pyepo.data.shortestpath.genData(args.train + 1000, 5, (5, 5), deg=4, noise_width=0.5, seed=135)
-    train = pyepo.data.dataset.optDataset(optmodel, x[:args.train], c[:args.train])
-    test = pyepo.data.dataset.optDataset(optmodel, x[args.train:], c[args.train:])
+    x, c = pyepo.data.shortestpath.genData(
+        args.train + 1000, 5, (5, 5), deg=4, noise_width=0.5, seed=135
+    )
+    train = pyepo.data.dataset.optDataset(optmodel, x[: args.train], c[: args.train])
+    test = pyepo.data.dataset.optDataset(optmodel, x[args.train :], c[args.train :])
     oracle = ilplayer.Oracle.from_pyepo(optmodel, solver=args.solver)
     spo = ilplayer.losses.SPOPlus(oracle)
     model = torch.nn.Linear(5, optmodel.num_cost)
@@ -40,7 +42,9 @@ def main() -> None:
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-        print(f"epoch {epoch + 1}: test regret {100 * pyepo.metric.regret(model, optmodel, test_loader):.2f} %")
+        print(
+            f"epoch {epoch + 1}: test regret {100 * pyepo.metric.regret(model, optmodel, test_loader):.2f} %"
+        )
     oracle.close()
 
 

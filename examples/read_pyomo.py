@@ -15,17 +15,25 @@ import torch
 
 import ilplayer
 
-PRODUCTS = {"chairs": (2.0, 1.0), "tables": (5.0, 3.0), "shelves": (3.0, 2.5)}  # hours of work, wood
+PRODUCTS = {
+    "chairs": (2.0, 1.0),
+    "tables": (5.0, 3.0),
+    "shelves": (3.0, 2.5),
+}  # hours of work, wood
 
 
 def production_plan(price: dict[str, float]) -> pe.ConcreteModel:
     model = pe.ConcreteModel()
     model.make = pe.Var(list(PRODUCTS), domain=pe.NonNegativeIntegers, bounds=(0, 20))
     model.overtime = pe.Var(domain=pe.NonNegativeReals, bounds=(0, 10))
-    model.hours = pe.Constraint(expr=sum(PRODUCTS[p][0] * model.make[p] for p in PRODUCTS) <= 40 + model.overtime)
+    model.hours = pe.Constraint(
+        expr=sum(PRODUCTS[p][0] * model.make[p] for p in PRODUCTS) <= 40 + model.overtime
+    )
     model.wood = pe.Constraint(expr=sum(PRODUCTS[p][1] * model.make[p] for p in PRODUCTS) <= 25)
-    model.profit = pe.Objective(expr=sum(price[p] * model.make[p] for p in PRODUCTS) - 4.0 * model.overtime,
-                                sense=pe.maximize)
+    model.profit = pe.Objective(
+        expr=sum(price[p] * model.make[p] for p in PRODUCTS) - 4.0 * model.overtime,
+        sense=pe.maximize,
+    )
     return model
 
 
@@ -50,7 +58,9 @@ def main() -> None:
         model = production_plan(price)
         pe.SolverFactory("appsi_highs").solve(model)
         ours = float(costs[i] @ y[i].double())
-        print(f"scenario {i}: tables {plan:.0f}, profit {ours:.2f} (Pyomo's own solve: {pe.value(model.profit):.2f})")
+        print(
+            f"scenario {i}: tables {plan:.0f}, profit {ours:.2f} (Pyomo's own solve: {pe.value(model.profit):.2f})"
+        )
 
 
 if __name__ == "__main__":

@@ -72,8 +72,14 @@ def main() -> None:
     x_train, c_train, x_test, c_test = x[:split], c[:split], x[split:], c[split:]
 
     # Costs and decisions per edge: the program's costs are c @ embed.T, its answers y @ embed.
-    layer = ilplayer.ILPLayer(lb=0, ub=ub, integrality=integrality, solver=args.solver,
-                              gradient="identity", cost_map=embed)
+    layer = ilplayer.ILPLayer(
+        lb=0,
+        ub=ub,
+        integrality=integrality,
+        solver=args.solver,
+        gradient="identity",
+        cost_map=embed,
+    )
     constraints = {"A": A, "b": b, "A_eq": A_eq, "b_eq": b_eq}
     solve = lambda costs: layer.oracle.solve_batch(costs, **constraints)[0]
     y_train, y_test = solve(c_train), solve(c_test)
@@ -84,7 +90,15 @@ def main() -> None:
     for epoch in range(args.epochs):
         for first in range(0, len(x_train), 32):
             rows = slice(first, first + 32)
-            loss = spo(model(x_train[rows]), c_train[rows], A, b, y_true=y_train[rows], A_eq=A_eq, b_eq=b_eq)
+            loss = spo(
+                model(x_train[rows]),
+                c_train[rows],
+                A,
+                b,
+                y_true=y_train[rows],
+                A_eq=A_eq,
+                b_eq=b_eq,
+            )
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

@@ -1,7 +1,7 @@
 """Every exception and warning ilplayer raises on purpose, under two bases.
 
 ``except ilplayer.Error`` catches all of ilplayer's own errors, and
-``warnings.simplefilter("error", ilplayer.Warning)`` turns all of its warnings into errors.
+``warnings.simplefilter("error", ilplayer.errors.Warning)`` turns all of its warnings into errors.
 Each class is still a subclass of the builtin it names (``ValueError``, ``ImportError``,
 ``RuntimeWarning`` ...), so ``except ValueError`` keeps working. This module imports nothing
 from ilplayer: everything else may import it.
@@ -34,7 +34,7 @@ class Error(Exception):
     """The base of every exception ilplayer raises on purpose."""
 
 
-class Warning(builtins.Warning):  # ilplayer.Warning, beside ilplayer.Error
+class Warning(builtins.Warning):  # ilplayer.errors.Warning, beside ilplayer.Error
     """The base of every warning ilplayer gives."""
 
 
@@ -82,7 +82,11 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 def _library_file(filename: str) -> bool:
     """Whether a frame's file belongs to ilplayer or torch (not to the user's code)."""
     path = os.path.abspath(filename)
-    return path.startswith(_PACKAGE_DIR + os.sep) or f"{os.sep}torch{os.sep}" in path or filename.startswith("<frozen")
+    return (
+        path.startswith(_PACKAGE_DIR + os.sep)
+        or f"{os.sep}torch{os.sep}" in path
+        or filename.startswith("<frozen")
+    )
 
 
 def warn_at_user_line(message: str, category: type[builtins.Warning]) -> None:

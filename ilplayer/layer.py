@@ -26,11 +26,23 @@ __all__ = ["ILPLayer", "solve"]
 _UNBUILT = UNBUILT  # the name that layers pickled before the oracle held their backend refer to
 
 
-def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub: Bounds = 1,
-          solver: str | Solver = "bruteforce", solver_options: dict[str, Any] | None = None,
-          executor: ExecutorLike = None, workers: int | None = None,
-          mp_context: str | None = None, sense: str = "min", A_eq: Any = None,
-          b_eq: Any = None, integrality: Any = None, cost_map: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+def solve(
+    c: torch.Tensor,
+    A: torch.Tensor,
+    b: torch.Tensor,
+    lb: Bounds = 0,
+    ub: Bounds = 1,
+    solver: str | Solver = "bruteforce",
+    solver_options: dict[str, Any] | None = None,
+    executor: ExecutorLike = None,
+    workers: int | None = None,
+    mp_context: str | None = None,
+    sense: str = "min",
+    A_eq: Any = None,
+    b_eq: Any = None,
+    integrality: Any = None,
+    cost_map: Any = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve ``min c_i·y s.t. A y <= b, lb <= y <= ub, y_j integer where integrality_j`` for
     every row of ``c``.
 
@@ -96,15 +108,30 @@ def solve(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub:
 
 # The keyword shortcut: which keywords build the program, the oracle and the method.
 _PROGRAM_KEYWORDS = ("lb", "ub", "sense", "integrality", "cost_map")
-_ORACLE_KEYWORDS = ("solver", "solver_options", "executor", "workers", "mp_context", "pool", "solve_ratio")
+_ORACLE_KEYWORDS = (
+    "solver",
+    "solver_options",
+    "executor",
+    "workers",
+    "mp_context",
+    "pool",
+    "solve_ratio",
+)
 _SAMPLED = ("perturbed", "imle", "aimle")
 _METHOD_KEYWORDS: dict[str, dict[str, str]] = {  # keyword: {method name: the method's field}
-    "tau": {"combopt": "tau"}, "basis": {"combopt": "basis"}, "project_to_box": {"combopt": "project_to_box"},
+    "tau": {"combopt": "tau"},
+    "basis": {"combopt": "basis"},
+    "project_to_box": {"combopt": "project_to_box"},
     "feasibility_tol": {"combopt": "feasibility_tol"},
     "lambd": {"blackbox": "lambd", "frank-wolfe": "lambd", "imle": "lambd"},  # PyEPO's name
-    "blackbox_lambda": {"blackbox": "lambd"},  # the keyword before lambd, kept for code written then
-    "sigma": dict.fromkeys(_SAMPLED, "sigma"), "samples": dict.fromkeys(_SAMPLED, "samples"),
-    "seed": dict.fromkeys(_SAMPLED, "seed"), "noise": {"perturbed": "noise"}}
+    "blackbox_lambda": {
+        "blackbox": "lambd"
+    },  # the keyword before lambd, kept for code written then
+    "sigma": dict.fromkeys(_SAMPLED, "sigma"),
+    "samples": dict.fromkeys(_SAMPLED, "samples"),
+    "seed": dict.fromkeys(_SAMPLED, "seed"),
+    "noise": {"perturbed": "noise"},
+}
 
 
 def _gradient_method(gradient: str | GradientMethod, given: dict[str, Any]) -> GradientMethod:
@@ -113,17 +140,23 @@ def _gradient_method(gradient: str | GradientMethod, given: dict[str, Any]) -> G
     if isinstance(gradient, GradientMethod):
         if given:
             name = sorted(given)[0]
-            raise ValueError(f"{name} is an option of the gradient method: set it on the object "
-                             f"(method={type(gradient).__name__}(...)), not on the layer")
+            raise ValueError(
+                f"{name} is an option of the gradient method: set it on the object "
+                f"(method={type(gradient).__name__}(...)), not on the layer"
+            )
         return gradient
     if gradient not in METHODS:
-        raise ValueError(f"gradient must be one of {GRADIENTS} or a GradientMethod, got {gradient!r}")
+        raise ValueError(
+            f"gradient must be one of {GRADIENTS} or a GradientMethod, got {gradient!r}"
+        )
     for name in given:
         owners = _METHOD_KEYWORDS[name]
         if gradient not in owners:
             which = " or ".join(repr(owner) for owner in owners)
-            raise ValueError(f"{name} applies to gradient={which} only; this layer has "
-                             f"gradient={gradient!r}: leave {name} out")
+            raise ValueError(
+                f"{name} applies to gradient={which} only; this layer has "
+                f"gradient={gradient!r}: leave {name} out"
+            )
     fields: dict[str, Any] = {}
     for name, value in given.items():
         field = _METHOD_KEYWORDS[name][gradient]
@@ -137,17 +170,24 @@ def from_keywords(options: dict[str, Any]) -> tuple[Oracle, GradientMethod]:
     """The program, oracle and method the keyword shortcut names (``ILPLayer(lb=0, ub=1,
     solver="highs", tau=0.5)``): every keyword goes to the one object it belongs to, and a
     keyword no object takes, or one of another method than the chosen one, is refused."""
-    unknown = sorted(set(options) - {*_PROGRAM_KEYWORDS, *_ORACLE_KEYWORDS, *_METHOD_KEYWORDS, "gradient", "method"})
+    unknown = sorted(
+        set(options)
+        - {*_PROGRAM_KEYWORDS, *_ORACLE_KEYWORDS, *_METHOD_KEYWORDS, "gradient", "method"}
+    )
     if unknown:
         raise TypeError(f"ILPLayer() got an unexpected keyword argument {unknown[0]!r}")
     if "gradient" in options and "method" in options:
-        raise ValueError("give the gradient method once: method= (an object or a name), not also gradient=")
+        raise ValueError(
+            "give the gradient method once: method= (an object or a name), not also gradient="
+        )
     program = Program(**{key: options[key] for key in _PROGRAM_KEYWORDS if key in options})
     oracle_options = {key: options[key] for key in _ORACLE_KEYWORDS if key in options}
     oracle = Oracle(program, **{"solver": "bruteforce", **oracle_options})
     gradient = options.get("method", options.get("gradient", "combopt"))
     try:
-        method = _gradient_method(gradient, {key: options[key] for key in _METHOD_KEYWORDS if key in options})
+        method = _gradient_method(
+            gradient, {key: options[key] for key in _METHOD_KEYWORDS if key in options}
+        )
     except BaseException:
         oracle.close()
         raise
@@ -209,19 +249,34 @@ class ILPLayer(torch.nn.Module):
         (torch.Size([4, 8]), torch.Size([4]))
     """
 
-    def __init__(self, oracle: Oracle | Bounds | None = None, method: GradientMethod | str | Bounds | None = None, *,
-                 backward_threads: int | None = 1, **options: Any) -> None:
+    def __init__(
+        self,
+        oracle: Oracle | Bounds | None = None,
+        method: GradientMethod | str | Bounds | None = None,
+        *,
+        backward_threads: int | None = 1,
+        **options: Any,
+    ) -> None:
         super().__init__()
-        if backward_threads is not None and (isinstance(backward_threads, bool) or
-                                             not isinstance(backward_threads, int) or backward_threads < 1):
-            raise ValueError(f"backward_threads must be a positive integer or None, got {backward_threads!r}")
+        if backward_threads is not None and (
+            isinstance(backward_threads, bool)
+            or not isinstance(backward_threads, int)
+            or backward_threads < 1
+        ):
+            raise ValueError(
+                f"backward_threads must be a positive integer or None, got {backward_threads!r}"
+            )
         if isinstance(oracle, Oracle):
             if options:
                 name = sorted(options)[0]
-                where = "the method object" if name in _METHOD_KEYWORDS else "the Oracle or its Program"
+                where = (
+                    "the method object" if name in _METHOD_KEYWORDS else "the Oracle or its Program"
+                )
                 raise ValueError(f"{name}: with an oracle, give it to {where}, not to the layer")
             if not (method is None or isinstance(method, (str, GradientMethod))):
-                raise TypeError(f"method must be a GradientMethod (ilplayer.gradients) or its name, got {method!r}")
+                raise TypeError(
+                    f"method must be a GradientMethod (ilplayer.gradients) or its name, got {method!r}"
+                )
             self.method = _gradient_method("combopt" if method is None else method, {})
         else:
             for name, value in (("lb", oracle), ("ub", method)):
@@ -233,14 +288,18 @@ class ILPLayer(torch.nn.Module):
                     options["method"] = value
             oracle, self.method = from_keywords(options)
         if oracle.cost_map is not None and isinstance(self.method, CombOptNet):
-            raise ValueError("cost_map: gradient='combopt' works in the program's own variables (its targets and "
-                             "constraint gradients live there); give it the costs c @ cost_map.T and read "
-                             "y @ cost_map yourself, or use a cost method (gradient='blackbox', 'identity', "
-                             "'perturbed', ... or the losses)")
+            raise ValueError(
+                "cost_map: gradient='combopt' works in the program's own variables (its targets and "
+                "constraint gradients live there); give it the costs c @ cost_map.T and read "
+                "y @ cost_map yourself, or use a cost method (gradient='blackbox', 'identity', "
+                "'perturbed', ... or the losses)"
+            )
         self.oracle = oracle
         self.gradient = self.method.name
         self.backward_threads = backward_threads
-        self._warned: set[str] = set()  # the warnings given once (an input's lost gradient, no signal)
+        self._warned: set[str] = (
+            set()
+        )  # the warnings given once (an input's lost gradient, no signal)
         self.last_status: torch.Tensor | None = None
         self.last_objective: torch.Tensor | None = None
 
@@ -258,8 +317,14 @@ class ILPLayer(torch.nn.Module):
     # torch.compile: the solve leaves Python and NumPy; dynamo is told not to trace it (one graph
     # break at the layer, the model's own layers compiled), rather than fail to, line by line.
     @untraced
-    def forward(self, c: torch.Tensor, A: torch.Tensor | None = None, b: torch.Tensor | None = None,
-                A_eq: torch.Tensor | None = None, b_eq: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        c: torch.Tensor,
+        A: torch.Tensor | None = None,
+        b: torch.Tensor | None = None,
+        A_eq: torch.Tensor | None = None,
+        b_eq: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """Solve the batch; ``c`` (B, n), ``A`` (m, n) or (B, m, n), ``b`` (m,) or (B, m); without
         ``A`` and ``b``, the program's rows (or none: a box-only problem).
 
@@ -274,9 +339,15 @@ class ILPLayer(torch.nn.Module):
         if torch.is_grad_enabled():
             self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
         cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
-        run = MethodRun(solve=oracle.solves(oracle.pool_rule if self.training else None),
-                        threads=self.backward_threads, cost_map=oracle.cost_map, warned=self._warned)
-        y, status = self.method.apply(run, cost, A, b, program.lb, program.ub, A_eq, b_eq, program.integrality)
+        run = MethodRun(
+            solve=oracle.solves(oracle.pool_rule if self.training else None),
+            threads=self.backward_threads,
+            cost_map=oracle.cost_map,
+            warned=self._warned,
+        )
+        y, status = self.method.apply(
+            run, cost, A, b, program.lb, program.ub, A_eq, b_eq, program.integrality
+        )
         self.last_status = status
         self.last_objective = (c.detach().to(torch.float64) * y.detach().to(torch.float64)).sum(-1)
         return y
@@ -290,14 +361,21 @@ class ILPLayer(torch.nn.Module):
             if name in ("A", "b") and self.method.constraint_gradients:
                 continue
             self._warned.add(name)
-            givers = " or ".join(f"gradient={n!r}" for n, m in METHODS.items() if m.constraint_gradients)
-            which = (f"only {givers} gives one (the other methods learn costs only)"
-                     if name in ("A", "b") else
-                     "no method gives one: equality constraints take part in the solve and in "
-                     "CombOptNet's feasibility tests, not in the gradient; learn them as pairs "
-                     "of inequality rows in A, b with gradient='combopt'")
-            warn_at_user_line(f"ILPLayer(gradient={self.gradient!r}): {name} requires grad but gets "
-                              f"no gradient from this layer; {which}.", NoGradientWarning)
+            givers = " or ".join(
+                f"gradient={n!r}" for n, m in METHODS.items() if m.constraint_gradients
+            )
+            which = (
+                f"only {givers} gives one (the other methods learn costs only)"
+                if name in ("A", "b")
+                else "no method gives one: equality constraints take part in the solve and in "
+                "CombOptNet's feasibility tests, not in the gradient; learn them as pairs "
+                "of inequality rows in A, b with gradient='combopt'"
+            )
+            warn_at_user_line(
+                f"ILPLayer(gradient={self.gradient!r}): {name} requires grad but gets "
+                f"no gradient from this layer; {which}.",
+                NoGradientWarning,
+            )
 
     def close(self) -> None:
         """Stop the oracle's worker pool and release the backend's native models (for what it

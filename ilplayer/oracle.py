@@ -60,7 +60,7 @@ class Oracle:
         program: the [Program][ilplayer.Program] (its rows, box, integrality, sense, cost map);
             None: a box ``[0, 1]`` whose rows each call brings.
         solver: a backend name ([list_solvers][ilplayer.list_solvers]) or a
-            [Solver][ilplayer.Solver] object.
+            [Solver][ilplayer.solvers.contract.Solver] object.
         solver_options: keyword options for the backend (when given by name).
         executor: how a batch is spread over workers: ``"auto"`` (default), ``"serial"``,
             ``"threads"``, ``"processes"``, ``"ray"`` or a ``concurrent.futures.Executor``.
@@ -87,10 +87,17 @@ class Oracle:
         [[0.0, 1.0]]
     """
 
-    def __init__(self, program: Program | None = None, solver: str | Solver = "highs",
-                 solver_options: dict[str, Any] | None = None, executor: ExecutorLike = None,
-                 workers: int | None = None, mp_context: str | None = None, pool: Any = None,
-                 solve_ratio: float = 1.0) -> None:
+    def __init__(
+        self,
+        program: Program | None = None,
+        solver: str | Solver = "highs",
+        solver_options: dict[str, Any] | None = None,
+        executor: ExecutorLike = None,
+        workers: int | None = None,
+        mp_context: str | None = None,
+        pool: Any = None,
+        solve_ratio: float = 1.0,
+    ) -> None:
         if program is None:
             program = Program()
         if not isinstance(program, Program):
@@ -99,8 +106,11 @@ class Oracle:
         self.pool_rule = pool_rule(solve_ratio, pool)
         # What the oracle builds from (the recipe and the executor settings: kept by its copies)
         # and what it built (the solver and pool it owns: not copied, built again on use).
-        self._executor_settings = (executor if isinstance(executor, str) or executor is None else None,
-                                   workers, mp_context)
+        self._executor_settings = (
+            executor if isinstance(executor, str) or executor is None else None,
+            workers,
+            mp_context,
+        )
         backend = Backend.build(solver, solver_options, executor, workers, mp_context)
         self.recipe = backend.recipe
         self._solver: Solver | None = backend.solver
@@ -147,7 +157,9 @@ class Oracle:
             self._executor = make_executor(executor, workers, self.solver, self.recipe, mp_context)
         return self._executor
 
-    def rows(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None) -> tuple[Any, ...]:
+    def rows(
+        self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None
+    ) -> tuple[Any, ...]:
         """``(c, A, b, A_eq, b_eq)`` as the solves take them: the program's rows where the call
         brings none (``A = b = None``; ``A_eq = b_eq = None``), 0 rows where neither has any."""
         c, A, b, A_eq, b_eq = (as_input(x) for x in (c, A, b, A_eq, b_eq))
@@ -163,8 +175,9 @@ class Oracle:
         return c, A, b, A_eq, b_eq
 
     @untraced  # a solve: not traced by torch.compile (ILPLayer.forward says why)
-    def __call__(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None,
-                 b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def __call__(
+        self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The exact solutions for costs ``c`` (B, n) in the program's sense: ``(y, status)``,
         ``y`` on ``c``'s device in a dtype exact for the box, detached. ``A``, ``b`` (and
         ``A_eq``, ``b_eq``) replace the program's rows for this call."""
@@ -173,8 +186,16 @@ class Oracle:
         return y.to(exact_dtype(problem.c.dtype, problem.lb, problem.ub)), status
 
     @untraced  # a solve: not traced by torch.compile (ILPLayer.forward says why)
-    def solve_batch(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None,
-                    copies: int = 1, pool: PoolRule | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def solve_batch(
+        self,
+        c: Any,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+        copies: int = 1,
+        pool: PoolRule | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The solutions in the program's ``sense``, without autograd (for losses that solve
         their own batches): ``(y, status)``, ``y`` float64.
 
@@ -190,7 +211,9 @@ class Oracle:
         y, status, _ = self.solves(pool)(problem)
         return y, status
 
-    def min_problem(self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None) -> ProblemTensors:
+    def min_problem(
+        self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None
+    ) -> ProblemTensors:
         """The validated batch of costs ``c`` (in the program's sense) under its box and
         integrality, in minimisation form, detached (for losses that solve their own)."""
         own_rows = A is None and b is None and A_eq is None and b_eq is None
@@ -198,10 +221,25 @@ class Oracle:
         c = (-c if self.sense == "max" else c).detach()
         detach = lambda value: value.detach() if isinstance(value, torch.Tensor) else value
         program = self.program
-        validate = lambda: validate_problem(c, detach(A), detach(b), program.lb, program.ub, detach(A_eq),
-                                            detach(b_eq), program.integrality, cost_map=program.cost_map)
-        if not (own_rows and isinstance(c, torch.Tensor) and c.layout == torch.strided and c.dim() == 2
-                and c.shape[0] > 0 and np.ndim(program.integrality) < 2):
+        validate = lambda: validate_problem(
+            c,
+            detach(A),
+            detach(b),
+            program.lb,
+            program.ub,
+            detach(A_eq),
+            detach(b_eq),
+            program.integrality,
+            cost_map=program.cost_map,
+        )
+        if not (
+            own_rows
+            and isinstance(c, torch.Tensor)
+            and c.layout == torch.strided
+            and c.dim() == 2
+            and c.shape[0] > 0
+            and np.ndim(program.integrality) < 2
+        ):
             return validate()
         # The program's own rows (immutable) are validated once per cost dtype, device and
         # width; later batches check only their costs (a 32-instance LP batch spent a tenth of
@@ -214,14 +252,22 @@ class Oracle:
         check_finite(c, "c")
         return dataclasses.replace(templates[kind], c=c)
 
-    def solves(self, pool: PoolRule | None = None
-               ) -> Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    def solves(
+        self, pool: PoolRule | None = None
+    ) -> Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
         """How a batch of ``min_problem`` is solved: exactly with the backend, or, with a
         ``pool`` rule, its drawn share from the pool. Returns ``(y float64, status, objective)``."""
         return self._solve if pool is None else functools.partial(pool.solve, exact=self._solve)
 
-    def refresh_pool(self, pool: PoolRule, c: Any, A: Any = None, b: Any = None, A_eq: Any = None,
-                     b_eq: Any = None) -> torch.Tensor:
+    def refresh_pool(
+        self,
+        pool: PoolRule,
+        c: Any,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """For the losses that read a whole pool: solve ``c`` (in the program's sense) in the
         rule's drawn share of calls, adding the answers; the pool's decisions (k, n), float64."""
         c = c if isinstance(c, torch.Tensor) else torch.as_tensor(c)
@@ -244,9 +290,11 @@ class Oracle:
         """The settings without what the oracle built: native models, pools and workers are
         rebuilt by the copy (``pickle``, ``torch.save``)."""
         if not self._owns_executor:
-            raise TypeError("a layer or oracle given your own executor object cannot be pickled (a pool is "
-                            "not data); build it with executor='threads', 'processes', 'ray' or 'serial' "
-                            "to save it, or copy it with copy.deepcopy, whose copy shares your pool")
+            raise TypeError(
+                "a layer or oracle given your own executor object cannot be pickled (a pool is "
+                "not data); build it with executor='threads', 'processes', 'ray' or 'serial' "
+                "to save it, or copy it with copy.deepcopy, whose copy shares your pool"
+            )
         return self._state(memo=None)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -289,8 +337,16 @@ class Oracle:
 
     def __repr__(self) -> str:
         built = self._executor is not UNBUILT
-        executor = (self._executor.kind if self._executor is not None else "serial") if built else \
-            (self._executor_settings[0] or "auto")
-        solver = self._solver.name if self._solver is not None else self.recipe.spec.name if self.recipe else None
+        executor = (
+            (self._executor.kind if self._executor is not None else "serial")
+            if built
+            else (self._executor_settings[0] or "auto")
+        )
+        solver = (
+            self._solver.name
+            if self._solver is not None
+            else self.recipe.spec.name
+            if self.recipe
+            else None
+        )
         return f"Oracle({self.program!r}, solver={solver!r}, executor={executor!r})"
-

@@ -90,24 +90,40 @@ class Program:
         set_("cost_map", check_cost_map(self.cost_map))
         if self.variable_names is not None:
             names = self.variable_names
-            if isinstance(names, str) or not isinstance(names, Sequence) or \
-                    not all(isinstance(name, str) for name in names):
+            if (
+                isinstance(names, str)
+                or not isinstance(names, Sequence)
+                or not all(isinstance(name, str) for name in names)
+            ):
                 raise TypeError("variable_names must be a sequence of strings, one per variable")
             set_("variable_names", tuple(names))
         n = self.num_variables
         if self.c is not None:
             c = torch.as_tensor(self.c, dtype=torch.float64).detach()
             if n is not None and c.shape != (n,):
-                raise ValueError(f"c must have shape ({n},) (the model's objective, one per variable), "
-                                 f"got {tuple(c.shape)}")
+                raise ValueError(
+                    f"c must have shape ({n},) (the model's objective, one per variable), "
+                    f"got {tuple(c.shape)}"
+                )
             set_("c", c)
         if self.variable_names is not None and n is not None and len(self.variable_names) != n:
-            raise ValueError(f"variable_names has {len(self.variable_names)} names but the program has {n} variables")
+            raise ValueError(
+                f"variable_names has {len(self.variable_names)} names but the program has {n} variables"
+            )
         if n is not None:
             # One zero cost vector through the batch checks: every shape, value and bound at once.
             costs = n if self.cost_map is None else self.cost_map.shape[1]
-            validate_problem(torch.zeros(1, costs, dtype=torch.float64), self.A, self.b, self.lb, self.ub,
-                             self.A_eq, self.b_eq, self.integrality, cost_map=self.cost_map)
+            validate_problem(
+                torch.zeros(1, costs, dtype=torch.float64),
+                self.A,
+                self.b,
+                self.lb,
+                self.ub,
+                self.A_eq,
+                self.b_eq,
+                self.integrality,
+                cost_map=self.cost_map,
+            )
         elif (self.A is None) != (self.b is None):
             raise ValueError("A and b must both be given, or both be None (no constraints)")
 
@@ -211,6 +227,8 @@ class Program:
         if self.variable_names is None:
             raise ValueError("variable_names: this program has none (give them when making it)")
         if y.shape[-1] != len(self.variable_names):
-            raise ValueError(f"y has {y.shape[-1]} values per solution but the program has "
-                             f"{len(self.variable_names)} variables")
+            raise ValueError(
+                f"y has {y.shape[-1]} values per solution but the program has "
+                f"{len(self.variable_names)} variables"
+            )
         return {name: y[..., j] for j, name in enumerate(self.variable_names)}

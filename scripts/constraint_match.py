@@ -33,22 +33,32 @@ def describe(record_path: Path, data_dir: Path) -> str:
     learned_A, learned_b = unit_rows(np.asarray(record["A"], float), np.asarray(record["b"], float))
     cosine = A @ learned_A.T
     nearest = cosine.argmax(axis=1)
-    curve = {e["epoch"]: 100 * e["accuracy"] for e in record["history"] if "accuracy" in e}  # --test-every
+    curve = {
+        e["epoch"]: 100 * e["accuracy"] for e in record["history"] if "accuracy" in e
+    }  # --test-every
     marks = [epoch for epoch in (50, 100, 150, 200, 300) if epoch in curve]
-    lines = [f"{record_path.name}: held out {100 * record['test_accuracy']:.1f} % "
-             f"(epoch {record['selected_epoch']} of {record['epochs']}); accuracy at epochs "
-             + ", ".join(f"{e}: {curve[e]:.1f}" for e in marks)]
+    lines = [
+        f"{record_path.name}: held out {100 * record['test_accuracy']:.1f} % "
+        f"(epoch {record['selected_epoch']} of {record['epochs']}); accuracy at epochs "
+        + ", ".join(f"{e}: {curve[e]:.1f}" for e in marks)
+    ]
     for j, k in enumerate(nearest):
-        lines.append(f"  hidden {j}: best cosine {cosine[j, k]:.3f} (learned {k}), "
-                     f"offset {b[j]:+.2f} hidden, {learned_b[k]:+.2f} learned")
+        lines.append(
+            f"  hidden {j}: best cosine {cosine[j, k]:.3f} (learned {k}), "
+            f"offset {b[j]:+.2f} hidden, {learned_b[k]:+.2f} learned"
+        )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("records", nargs="+", type=Path)
-    parser.add_argument("--data", type=Path, default=Path("results/learn-reference/data"),
-                        help="the datasets' folder (made by learn_reference_study.py)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path("results/learn-reference/data"),
+        help="the datasets' folder (made by learn_reference_study.py)",
+    )
     args = parser.parse_args()
     for path in args.records:
         print(describe(path, args.data))

@@ -42,7 +42,9 @@ def main() -> None:
     parser.add_argument("--families", nargs="+", default=list(SOLVER_FAMILIES))
     parser.add_argument("--sets", type=int, default=10, help="constraint sets per family")
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=3, help="solves of each batch, costs moved by 1 %% between")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="solves of each batch, costs moved by 1 %% between"
+    )
     parser.add_argument("--n", type=int, default=16)
     parser.add_argument("--start", type=int, default=0, help="first constraint-set seed")
     parser.add_argument("--out", type=Path, default=Path("results/cross-check"))
@@ -50,17 +52,23 @@ def main() -> None:
     reference = ilplayer.get_solver(args.reference, warm_start=False)
     failed = False
     for family in args.families:
-        counts = {name: {"solved": 0, "worse": 0, "better": 0, "status": 0} for name in args.backends}
+        counts = {
+            name: {"solved": 0, "worse": 0, "better": 0, "status": 0} for name in args.backends
+        }
         for seed in range(args.start, args.start + args.sets):
             batch = family_batch(family, args.batch, seed=seed, n=args.n)
             rng = np.random.default_rng(seed)
             solvers = {name: ilplayer.get_solver(name) for name in args.backends}
             for round_ in range(args.rounds):
                 if round_:
-                    batch = batch.with_rows(c=batch.c * (1 + 0.01 * rng.standard_normal(batch.c.shape)))
+                    batch = batch.with_rows(
+                        c=batch.c * (1 + 0.01 * rng.standard_normal(batch.c.shape))
+                    )
                 expected = reference.solve(batch)
                 strict = np.all(expected.y @ batch.A.T <= batch.b + STRICT_TOL, axis=1)
-                assert strict[expected.status == 0].all(), f"{args.reference}: a point outside the rows"
+                assert strict[expected.status == 0].all(), (
+                    f"{args.reference}: a point outside the rows"
+                )
                 for name, solver in solvers.items():
                     got = solver.solve(batch)
                     tally = counts[name]
@@ -69,30 +77,79 @@ def main() -> None:
                     tally["status"] += int((got.status != expected.status).sum())
                     gap = np.where(both, got.objective - expected.objective, 0.0)
                     tol = OBJECTIVE_TOL * (1 + np.abs(np.nan_to_num(expected.objective)))
-                    for kind, rows in (("worse", np.flatnonzero(gap > tol)), ("better", np.flatnonzero(gap < -tol))):
+                    for kind, rows in (
+                        ("worse", np.flatnonzero(gap > tol)),
+                        ("better", np.flatnonzero(gap < -tol)),
+                    ):
                         tally[kind] += len(rows)
                         for row in rows:
-                            save(args.out, name, kind, family, seed, round_, batch, row, got, expected)
+                            save(
+                                args.out,
+                                name,
+                                kind,
+                                family,
+                                seed,
+                                round_,
+                                batch,
+                                row,
+                                got,
+                                expected,
+                            )
             for solver in solvers.values():
                 solver.close()
-        print(f"{family}: " + ", ".join(f"{name} {c['worse']} worse / {c['better']} better / {c['status']} status "
-                                        f"of {c['solved']}" for name, c in counts.items()), flush=True)
+        print(
+            f"{family}: "
+            + ", ".join(
+                f"{name} {c['worse']} worse / {c['better']} better / {c['status']} status "
+                f"of {c['solved']}"
+                for name, c in counts.items()
+            ),
+            flush=True,
+        )
         failed |= any(c["worse"] or c["status"] for c in counts.values())
     reference.close()
     if failed:
         raise SystemExit(f"disagreements saved under {args.out}")
 
 
-def save(out: Path, name: str, kind: str, family: str, seed: int, round_: int, batch, row: int, got, expected) -> None:
+def save(
+    out: Path,
+    name: str,
+    kind: str,
+    family: str,
+    seed: int,
+    round_: int,
+    batch,
+    row: int,
+    got,
+    expected,
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{name}-{kind}-{family.replace(' ', '').replace('=', '')}-set{seed}-round{round_}-row{row}.json"
-    path.write_text(json.dumps({
-        "backend": name, "family": family, "seed": seed, "round": round_,
-        "c": batch.c[row].tolist(), "A": batch.A.tolist(), "b": batch.b.tolist(),
-        "lb": batch.lb.tolist(), "ub": batch.ub.tolist(),
-        "got": {"y": got.y[row].tolist(), "objective": float(got.objective[row])},
-        "reference": {"y": expected.y[row].tolist(), "objective": float(expected.objective[row])},
-    }, indent=1))
+    path = (
+        out
+        / f"{name}-{kind}-{family.replace(' ', '').replace('=', '')}-set{seed}-round{round_}-row{row}.json"
+    )
+    path.write_text(
+        json.dumps(
+            {
+                "backend": name,
+                "family": family,
+                "seed": seed,
+                "round": round_,
+                "c": batch.c[row].tolist(),
+                "A": batch.A.tolist(),
+                "b": batch.b.tolist(),
+                "lb": batch.lb.tolist(),
+                "ub": batch.ub.tolist(),
+                "got": {"y": got.y[row].tolist(), "objective": float(got.objective[row])},
+                "reference": {
+                    "y": expected.y[row].tolist(),
+                    "objective": float(expected.objective[row]),
+                },
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -19,19 +19,27 @@ import torch
 import ilplayer
 from ilplayer import losses
 
-METHODS = {"combopt": {"tau": 0.5}, "blackbox": {}, "identity": {},
-           "perturbed": {"sigma": 0.5, "samples": 4, "seed": 1}, "imle": {"seed": 2}, "aimle": {"seed": 3},
-           "frank-wolfe": {}}
-LOSSES = {"spo+": lambda layer, pool: losses.SPOPlus(layer),
-          "fy": lambda layer, pool: losses.FenchelYoung(layer, sigma=0.5, samples=4, seed=4),
-          "pg": lambda layer, pool: losses.PerturbationGradient(layer, sigma=0.5),
-          "nce": lambda layer, pool: losses.NCE(layer, pool=pool, solve_ratio=0.5, seed=5),
-          "cmap": lambda layer, pool: losses.ContrastiveMAP(layer, pool=pool, seed=6),
-          "ptltr": lambda layer, pool: losses.PointwiseLTR(layer, pool=pool, seed=7),
-          "prltr": lambda layer, pool: losses.PairwiseLTR(layer, pool=pool, seed=8),
-          "lsltr": lambda layer, pool: losses.ListwiseLTR(layer, pool=pool, seed=9),
-          "rfy": lambda layer, pool: losses.RegularizedFenchelYoung(layer),
-          "cave": lambda layer, pool: losses.CaVE(layer)}
+METHODS = {
+    "combopt": {"tau": 0.5},
+    "blackbox": {},
+    "identity": {},
+    "perturbed": {"sigma": 0.5, "samples": 4, "seed": 1},
+    "imle": {"seed": 2},
+    "aimle": {"seed": 3},
+    "frank-wolfe": {},
+}
+LOSSES = {
+    "spo+": lambda layer, pool: losses.SPOPlus(layer),
+    "fy": lambda layer, pool: losses.FenchelYoung(layer, sigma=0.5, samples=4, seed=4),
+    "pg": lambda layer, pool: losses.PerturbationGradient(layer, sigma=0.5),
+    "nce": lambda layer, pool: losses.NCE(layer, pool=pool, solve_ratio=0.5, seed=5),
+    "cmap": lambda layer, pool: losses.ContrastiveMAP(layer, pool=pool, seed=6),
+    "ptltr": lambda layer, pool: losses.PointwiseLTR(layer, pool=pool, seed=7),
+    "prltr": lambda layer, pool: losses.PairwiseLTR(layer, pool=pool, seed=8),
+    "lsltr": lambda layer, pool: losses.ListwiseLTR(layer, pool=pool, seed=9),
+    "rfy": lambda layer, pool: losses.RegularizedFenchelYoung(layer),
+    "cave": lambda layer, pool: losses.CaVE(layer),
+}
 TAKES_Y = ("fy", "nce", "cmap", "rfy", "cave")
 
 
@@ -45,9 +53,14 @@ def cases(solver: str) -> dict[str, torch.Tensor]:
     out: dict[str, torch.Tensor] = {}
     for sense in ("min", "max"):
         for name, options in METHODS.items():
-            x, A_, b_ = c.clone().requires_grad_(), A.clone().requires_grad_(), b.clone().requires_grad_()
-            with ilplayer.ILPLayer(0, 1, solver=solver, sense=sense, gradient=name, executor="serial",
-                                   **options) as layer:
+            x, A_, b_ = (
+                c.clone().requires_grad_(),
+                A.clone().requires_grad_(),
+                b.clone().requires_grad_(),
+            )
+            with ilplayer.ILPLayer(
+                0, 1, solver=solver, sense=sense, gradient=name, executor="serial", **options
+            ) as layer:
                 y = layer(x, A_, b_)
                 grads = torch.autograd.grad((y * weights).sum(), (x, A_, b_), allow_unused=True)
             out[f"{sense} {name} y"] = y.detach()
@@ -56,11 +69,16 @@ def cases(solver: str) -> dict[str, torch.Tensor]:
                     out[f"{sense} {name} d{label}"] = grad
         with ilplayer.ILPLayer(0, 1, solver=solver, sense=sense, executor="serial") as layer:
             c_true = torch.randn(6, 8, generator=generator, dtype=torch.float64)
-            y_true, _ = layer.oracle.solve_batch(c_true, A, b) if hasattr(layer, "oracle") else \
-                layer.solve_batch(c_true, A, b)
+            y_true, _ = (
+                layer.oracle.solve_batch(c_true, A, b)
+                if hasattr(layer, "oracle")
+                else layer.solve_batch(c_true, A, b)
+            )
             for name, make in LOSSES.items():
                 pred = torch.randn(6, 8, generator=generator, dtype=torch.float64).requires_grad_()
-                loss = make(layer, y_true.clone())(pred, y_true if name in TAKES_Y else c_true, A, b)
+                loss = make(layer, y_true.clone())(
+                    pred, y_true if name in TAKES_Y else c_true, A, b
+                )
                 out[f"{sense} loss {name}"] = loss.detach()
                 out[f"{sense} loss {name} grad"] = torch.autograd.grad(loss, pred)[0]
     return out
@@ -81,8 +99,13 @@ def main() -> int:
         torch.save({solver: cases(solver) for solver in args.solvers}, args.out)
         return 0
     first, second = torch.load(args.first), torch.load(args.second)
-    differ = [f"{solver}: {key}" for solver in first for key in first[solver]
-              if key not in second.get(solver, {}) or not torch.equal(first[solver][key], second[solver][key])]
+    differ = [
+        f"{solver}: {key}"
+        for solver in first
+        for key in first[solver]
+        if key not in second.get(solver, {})
+        or not torch.equal(first[solver][key], second[solver][key])
+    ]
     total = sum(len(values) for values in first.values())
     print(f"{total - len(differ)} of {total} tensors bit-identical")
     for line in differ:

@@ -53,11 +53,20 @@ def numbers(net: knapsack.KnapsackNet, x: torch.Tensor) -> tuple[torch.Tensor, t
     return price, low + (high - low) * out[..., 1]
 
 
-def supervised_probe(train: knapsack.KnapsackData, test: knapsack.KnapsackData, seed: int,
-                     epochs: int = 100, model: str = "minilm", standardise: bool = False) -> dict[str, float]:
+def supervised_probe(
+    train: knapsack.KnapsackData,
+    test: knapsack.KnapsackData,
+    seed: int,
+    epochs: int = 100,
+    model: str = "minilm",
+    standardise: bool = False,
+) -> dict[str, float]:
     items = train.y.shape[1]
     torch.manual_seed(derive_seed(seed, 7))
-    x_train, x_test = sentences.embed_items(train.sentences, model), sentences.embed_items(test.sentences, model)
+    x_train, x_test = (
+        sentences.embed_items(train.sentences, model),
+        sentences.embed_items(test.sentences, model),
+    )
     net = knapsack.KnapsackNet(x_train.shape[-1])
     if standardise:
         net.standardise(x_train)
@@ -72,10 +81,19 @@ def supervised_probe(train: knapsack.KnapsackData, test: knapsack.KnapsackData, 
             optimizer.step()
     with torch.no_grad():
         price, weight = numbers(net, x_test)
-    result = {"prices_rmse": float(((price - test.prices) ** 2).mean().sqrt()),
-              "weights_rmse": float(((weight - test.weights) ** 2).mean().sqrt())}
+    result = {
+        "prices_rmse": float(((price - test.prices) ** 2).mean().sqrt()),
+        "weights_rmse": float(((weight - test.weights) ** 2).mean().sqrt()),
+    }
     capacity = torch.full((len(test.y), 1), knapsack.capacity(items), dtype=torch.float64)
-    y, _ = solve(-price.double(), weight.double()[:, None, :], capacity, 0, 1, solver=knapsack.exact_solver(items))
+    y, _ = solve(
+        -price.double(),
+        weight.double()[:, None, :],
+        capacity,
+        0,
+        1,
+        solver=knapsack.exact_solver(items),
+    )
     result["exact_match_with_probe_numbers"] = float((y == test.y).all(-1).double().mean())
     return result
 
@@ -84,40 +102,79 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="0", help="restarts, e.g. 0 or 0,1")
     parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--sentence-model", choices=sorted(sentences.SENTENCE_MODELS), default="minilm",
-                        help="the sentence model the probes read (default minilm)")
-    parser.add_argument("--legible", action=argparse.BooleanOptionalAction, default=True,
-                        help="also train on the legible inputs (they do not depend on the sentence model)")
+    parser.add_argument(
+        "--sentence-model",
+        choices=sorted(sentences.SENTENCE_MODELS),
+        default="minilm",
+        help="the sentence model the probes read (default minilm)",
+    )
+    parser.add_argument(
+        "--legible",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also train on the legible inputs (they do not depend on the sentence model)",
+    )
     parser.add_argument("--items", type=int, default=10, help="items per knapsack (the paper's 10)")
-    parser.add_argument("--standardise", action="store_true",
-                        help="standardise the embeddings first, as KnapsackNet.standardise does")
-    parser.add_argument("--mlp-probe", action=argparse.BooleanOptionalAction, default=True,
-                        help="also train the supervised KnapsackNet probe (else the ridge probe only)")
+    parser.add_argument(
+        "--standardise",
+        action="store_true",
+        help="standardise the embeddings first, as KnapsackNet.standardise does",
+    )
+    parser.add_argument(
+        "--mlp-probe",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also train the supervised KnapsackNet probe (else the ridge probe only)",
+    )
     parser.add_argument("--out", type=Path, default=Path("results/knapsack-gap/knapsack-gap.json"))
     args = parser.parse_args()
     torch.set_num_threads(1)
-    train, test = knapsack.make_dataset(seed=0, train_size=4500, test_size=500, cache=True, items=args.items)
+    train, test = knapsack.make_dataset(
+        seed=0, train_size=4500, test_size=500, cache=True, items=args.items
+    )
     model = args.sentence_model
-    results: dict[str, object] = {"what": __doc__.split("\n")[0], "epochs": args.epochs,
-                                  "sentence_model": sentences.SENTENCE_MODELS[model], "items": args.items,
-                                  "paper_accuracy": 64.7 if args.items == 10 else None,
-                                  "ilploss_reported": {method: figures.get(args.items)
-                                                       for method, figures in ILPLOSS_KNAPSACK.items()},
-                                  "legible": [], "probe": [],
-                                  "standardised": args.standardise,
-                                  "linear_probe": knapsack.embedding_probe(model=model, items=args.items,
-                                                                           standardise=args.standardise)}
+    results: dict[str, object] = {
+        "what": __doc__.split("\n")[0],
+        "epochs": args.epochs,
+        "sentence_model": sentences.SENTENCE_MODELS[model],
+        "items": args.items,
+        "paper_accuracy": 64.7 if args.items == 10 else None,
+        "ilploss_reported": {
+            method: figures.get(args.items) for method, figures in ILPLOSS_KNAPSACK.items()
+        },
+        "legible": [],
+        "probe": [],
+        "standardised": args.standardise,
+        "linear_probe": knapsack.embedding_probe(
+            model=model, items=args.items, standardise=args.standardise
+        ),
+    }
     for seed in (int(s) for s in args.seeds.split(",")):
         start = time.perf_counter()
         if args.legible:
-            _, history = knapsack.train_knapsack(train, test, legible_inputs(train), legible_inputs(test),
-                                                 seed=seed, epochs=args.epochs)
-            results["legible"].append({"seed": seed, "accuracy": history[-1]["accuracy"],
-                                       "best_accuracy": max(h["accuracy"] for h in history),
-                                       "wall_time_s": time.perf_counter() - start})
+            _, history = knapsack.train_knapsack(
+                train,
+                test,
+                legible_inputs(train),
+                legible_inputs(test),
+                seed=seed,
+                epochs=args.epochs,
+            )
+            results["legible"].append(
+                {
+                    "seed": seed,
+                    "accuracy": history[-1]["accuracy"],
+                    "best_accuracy": max(h["accuracy"] for h in history),
+                    "wall_time_s": time.perf_counter() - start,
+                }
+            )
         if args.mlp_probe:
-            results["probe"].append({"seed": seed, **supervised_probe(train, test, seed, args.epochs, model,
-                                                                      args.standardise)})
+            results["probe"].append(
+                {
+                    "seed": seed,
+                    **supervised_probe(train, test, seed, args.epochs, model, args.standardise),
+                }
+            )
         print(json.dumps(results, indent=1), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1))

@@ -21,13 +21,18 @@ SERIES = {  # label: record name pattern ({items} part, {seed})
     "CombOptNet": "knapsack{items}-seed{seed}-default.json",
     "CombOptNet, mpnet": "knapsack{items}-mpnet-seed{seed}-default.json",
     "CombOptNet, minilm-layers standardised": "knapsack{items}-minilm-layers-seed{seed}-standardise=True.json",
-    "CombOptNet, minilm-layers standardised, cosine rate":
-        "knapsack{items}-minilm-layers-seed{seed}-schedule=cosine-standardise=True.json",
+    "CombOptNet, minilm-layers standardised, cosine rate": (
+        "knapsack{items}-minilm-layers-seed{seed}-schedule=cosine-standardise=True.json"
+    ),
 }
 READOUTS = {  # record name (before -{K}items): label, line style, which probe
     "knapsack-gap": ("MiniLM readout", "k--", "probe"),
     "knapsack-gap-mpnet": ("mpnet readout", "k-.", "probe"),
-    "knapsack-gap-minilm-layers-standardised": ("minilm-layers standardised, linear readout", "k:", "linear_probe"),
+    "knapsack-gap-minilm-layers-standardised": (
+        "minilm-layers standardised, linear readout",
+        "k:",
+        "linear_probe",
+    ),
 }
 
 
@@ -65,22 +70,39 @@ def main() -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 4.2))
-    offsets = [0.3 * (i - (len(SERIES) - 1) / 2) for i in range(len(SERIES))]  # side by side at each K
+    offsets = [
+        0.3 * (i - (len(SERIES) - 1) / 2) for i in range(len(SERIES))
+    ]  # side by side at each K
     for offset, (label, pattern) in zip(offsets, SERIES.items()):
         points = [(k, restarts(args.records, pattern, k)) for k in ITEMS]
         points = [(k, runs) for k, runs in points if runs]
         xs = [k + offset for k, _ in points]
         means = [statistics.mean(runs) for _, runs in points]
         spreads = [statistics.stdev(runs) if len(runs) > 1 else 0.0 for _, runs in points]
-        ax.errorbar(xs, means, yerr=spreads, marker="o", capsize=3, label=f"{label} (mean ± std of restarts)")
+        ax.errorbar(
+            xs,
+            means,
+            yerr=spreads,
+            marker="o",
+            capsize=3,
+            label=f"{label} (mean ± std of restarts)",
+        )
     for name, (label, style, probe) in READOUTS.items():
         marks = [(k, v) for k in ITEMS if (v := readout(args.readout, k, name, probe)) is not None]
         if marks:
-            ax.plot(*zip(*marks), style, marker="s", label=f"{label}: exact with the numbers it reads")
+            ax.plot(
+                *zip(*marks), style, marker="s", label=f"{label}: exact with the numbers it reads"
+            )
     for method, style in (("ilploss", "^"), ("combopt", "v")):
         reported = ILPLOSS_KNAPSACK[method]
-        ax.plot(list(reported), list(reported.values()), linestyle=":", marker=style, color="grey",
-                label=f"ILP-Loss' authors, {'ILP-Loss' if method == 'ilploss' else 'CombOptNet'} (InferSent)")
+        ax.plot(
+            list(reported),
+            list(reported.values()),
+            linestyle=":",
+            marker=style,
+            color="grey",
+            label=f"ILP-Loss' authors, {'ILP-Loss' if method == 'ilploss' else 'CombOptNet'} (InferSent)",
+        )
     ax.set_xlabel("items per knapsack")
     ax.set_ylabel("held-out knapsacks exactly right (%)")
     ax.set_xticks(ITEMS)

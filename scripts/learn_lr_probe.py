@@ -26,16 +26,24 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "results" / "learn-reference" / "data" / "rc-dense-4-data0"
 
 
-def adam_factory(scale: float, cosine: bool, total_steps: int, decay_at: float | None = None,
-                 decay_factor: float = 0.1) -> type:
+def adam_factory(
+    scale: float,
+    cosine: bool,
+    total_steps: int,
+    decay_at: float | None = None,
+    decay_factor: float = 0.1,
+) -> type:
     class ProbeAdam(torch.optim.Adam):
         """Adam on StaticConstraints' parameters (normals, offsets, origins, in that order)."""
 
         def __init__(self, params, lr: float) -> None:
             params = list(params)
             # one group at scale 1: the step schedule alone differs from learn's own Adam
-            groups = [{"params": params, "lr": lr}] if scale == 1 else \
-                [{"params": params[:1], "lr": lr}, {"params": params[1:], "lr": lr * scale}]
+            groups = (
+                [{"params": params, "lr": lr}]
+                if scale == 1
+                else [{"params": params[:1], "lr": lr}, {"params": params[1:], "lr": lr * scale}]
+            )
             super().__init__(groups, lr=lr)
             for group in self.param_groups:
                 group["base_lr"] = group["lr"]
@@ -68,13 +76,30 @@ def main() -> None:
     torch.set_num_threads(1)
     steps = 100 * math.ceil(1440 / 8)  # learn's defaults: 100 epochs, batch 8, 1 440 training pairs
     # this process only
-    torch.optim.Adam = adam_factory(args.scale, args.cosine, steps, args.decay_at, args.decay_factor)
+    torch.optim.Adam = adam_factory(
+        args.scale, args.cosine, steps, args.decay_at, args.decay_factor
+    )
     from ilplayer.cli.main import main as ilplayer_main
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    ilplayer_main(["learn", str(args.data / "train.npz"), "--test", str(args.data / "test.npz"),
-                   "--lb", "-5", "--ub", "5", "--num-constraints", "4", "--seed", str(args.seed),
-                   "--json", str(args.out)])
+    ilplayer_main(
+        [
+            "learn",
+            str(args.data / "train.npz"),
+            "--test",
+            str(args.data / "test.npz"),
+            "--lb",
+            "-5",
+            "--ub",
+            "5",
+            "--num-constraints",
+            "4",
+            "--seed",
+            str(args.seed),
+            "--json",
+            str(args.out),
+        ]
+    )
 
 
 if __name__ == "__main__":

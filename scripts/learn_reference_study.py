@@ -30,9 +30,12 @@ from ilplayer_experiments.paper import PAPER_STD
 
 HERE = Path(__file__).resolve().parent
 # The paper's mean and standard deviation of each cell (1 x m constraints, 20 runs).
-PAPER = {f"{task}-{box}-{m}" if task == "rc" else f"{task}-{m}": (mean, PAPER_STD[(task, box)][m])
-         for (task, box), means in PAPER_MEAN.items() if task in ("rc", "wsc")
-         for m, mean in means.items()}
+PAPER = {
+    f"{task}-{box}-{m}" if task == "rc" else f"{task}-{m}": (mean, PAPER_STD[(task, box)][m])
+    for (task, box), means in PAPER_MEAN.items()
+    if task in ("rc", "wsc")
+    for m, mean in means.items()
+}
 BOXES = {"binary": (0, 1), "dense": (-5, 5)}
 
 
@@ -55,13 +58,29 @@ def make_data(cell: str, dataset_seed: int, data_dir: Path) -> tuple[Path, int, 
         m, lb, ub = int(parts[1]), 0, 1
         args = ["wsc", "--m", str(m)]
     if not (out / "test.npz").exists():
-        subprocess.run([sys.executable, str(HERE / "reference_datasets.py"), *args,
-                        "--seed", str(dataset_seed), "--out", str(out)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "reference_datasets.py"),
+                *args,
+                "--seed",
+                str(dataset_seed),
+                "--out",
+                str(out),
+            ],
+            check=True,
+        )
     return out, lb, ub, m
 
 
-def run(cells: list[str], dataset_seeds: list[int], seeds: list[int], out: Path, data_dir: Path,
-        learn_args: list[str]) -> None:
+def run(
+    cells: list[str],
+    dataset_seeds: list[int],
+    seeds: list[int],
+    out: Path,
+    data_dir: Path,
+    learn_args: list[str],
+) -> None:
     env = {**os.environ, "TQDM_DISABLE": "1"}
     out.mkdir(parents=True, exist_ok=True)
     for cell in cells:
@@ -71,10 +90,30 @@ def run(cells: list[str], dataset_seeds: list[int], seeds: list[int], out: Path,
                 record = out / f"{cell}-data{dataset_seed}-seed{seed}.json"
                 if record.exists():
                     continue
-                subprocess.run([sys.executable, "-m", "ilplayer", "learn", str(data / "train.npz"),
-                                "--test", str(data / "test.npz"), "--lb", str(lb), "--ub", str(ub),
-                                "--num-constraints", str(m), "--seed", str(seed),
-                                "--json", str(record), *learn_args], check=True, env=env)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "ilplayer",
+                        "learn",
+                        str(data / "train.npz"),
+                        "--test",
+                        str(data / "test.npz"),
+                        "--lb",
+                        str(lb),
+                        "--ub",
+                        str(ub),
+                        "--num-constraints",
+                        str(m),
+                        "--seed",
+                        str(seed),
+                        "--json",
+                        str(record),
+                        *learn_args,
+                    ],
+                    check=True,
+                    env=env,
+                )
 
 
 def cell_records(out: Path, cell: str) -> list[dict]:
@@ -88,21 +127,30 @@ def mean_std(values: list[float]) -> str:
 
 def verdicts(accuracy: list[float], mean: float, std: float) -> str:
     """The tables' last two columns: every run >= the paper's mean - std; the mean >= the paper's."""
-    return (f"{'yes' if min(accuracy) >= mean - std else 'no'} | "
-            f"{'yes' if statistics.mean(accuracy) >= mean else 'no'}")
+    return (
+        f"{'yes' if min(accuracy) >= mean - std else 'no'} | "
+        f"{'yes' if statistics.mean(accuracy) >= mean else 'no'}"
+    )
 
 
 def summary(out: Path) -> str:
-    rows = ["| cell | dataset seeds | training seeds | held out (mean ± std) | min | paper | "
-            "paper − std | every seed ≥ paper − std | mean ≥ paper |", "|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| cell | dataset seeds | training seeds | held out (mean ± std) | min | paper | "
+        "paper − std | every seed ≥ paper − std | mean ≥ paper |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for cell, (mean, std) in PAPER.items():
         records = cell_records(out, cell)
         if not records:
             continue
         accuracy = [100 * r["test_accuracy"] for r in records]
-        data_seeds = sorted({p.name.split("-data")[1].split("-")[0] for p in out.glob(f"{cell}-data*-seed*.json")})
-        rows.append(f"| {cell} | {','.join(data_seeds)} | {len(records)} | {mean_std(accuracy)} | "
-                    f"{min(accuracy):.1f} | {mean} | {mean - std:.1f} | {verdicts(accuracy, mean, std)} |")
+        data_seeds = sorted(
+            {p.name.split("-data")[1].split("-")[0] for p in out.glob(f"{cell}-data*-seed*.json")}
+        )
+        rows.append(
+            f"| {cell} | {','.join(data_seeds)} | {len(records)} | {mean_std(accuracy)} | "
+            f"{min(accuracy):.1f} | {mean} | {mean - std:.1f} | {verdicts(accuracy, mean, std)} |"
+        )
     return "\n".join(rows)
 
 
@@ -112,18 +160,32 @@ def main() -> None:
     parser.add_argument("--dataset-seeds", default="0")
     parser.add_argument("--seeds", default="0-4", help="training seeds")
     parser.add_argument("--out", type=Path, default=Path("results/learn-reference"))
-    parser.add_argument("--data", type=Path, default=None,
-                        help="where the datasets are made once (default: OUT/data)")
-    parser.add_argument("--learn-args", default="", help='more options for ilplayer learn, e.g. "--lr 2e-3"')
-    parser.add_argument("--summary", action="store_true", help="print the table of finished records")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="where the datasets are made once (default: OUT/data)",
+    )
+    parser.add_argument(
+        "--learn-args", default="", help='more options for ilplayer learn, e.g. "--lr 2e-3"'
+    )
+    parser.add_argument(
+        "--summary", action="store_true", help="print the table of finished records"
+    )
     args = parser.parse_args()
     if not args.summary:
         cells = args.cells.split(",")
         unknown = sorted(set(cells) - set(PAPER))
         if unknown:
             parser.error(f"--cells: unknown {unknown}; known: {list(PAPER)}")
-        run(cells, parse_seeds(args.dataset_seeds), parse_seeds(args.seeds), args.out,
-            args.data or args.out / "data", args.learn_args.split())
+        run(
+            cells,
+            parse_seeds(args.dataset_seeds),
+            parse_seeds(args.seeds),
+            args.out,
+            args.data or args.out / "data",
+            args.learn_args.split(),
+        )
     print(summary(args.out))
 
 

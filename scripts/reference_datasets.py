@@ -43,8 +43,9 @@ BOXES = {"binary": (0, 1), "dense": (-5, 5)}
 TEST_SIZE, TRAIN_SIZE = 1000, 1600
 
 
-def random_constraints(m: int, n: int, lb: float, ub: float, seed: int,
-                       positive_costs: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def random_constraints(
+    m: int, n: int, lb: float, ub: float, seed: int, positive_costs: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A, b, costs)`` of a Random Constraints dataset, ``A y <= b``."""
     # The reference seeds numpy's global stream twice with the same seed (once for the dataset,
     # once for the constraints): one legacy stream from the seed is the same sequence.
@@ -58,7 +59,7 @@ def random_constraints(m: int, n: int, lb: float, ub: float, seed: int,
     violated = (normals * (corner - origins)).sum(axis=1) + bias > 0
     sign = np.where(violated, -1.0, 1.0)
     normals, bias = normals * sign[:, None], bias * sign
-    A, b = normals, (normals * origins).sum(axis=1) - bias   # a·y <= a·o - bias
+    A, b = normals, (normals * origins).sum(axis=1) - bias  # a·y <= a·o - bias
     costs = 2 * (stream.rand(TEST_SIZE + TRAIN_SIZE, n) - 0.5)
     return A, b, np.abs(costs) if positive_costs else costs
 
@@ -82,20 +83,25 @@ def set_cover(m: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return A, -np.ones(m), costs
 
 
-def write(out: Path, A: np.ndarray, b: np.ndarray, costs: np.ndarray, lb: int, ub: int,
-          solver: str | None) -> None:
+def write(
+    out: Path, A: np.ndarray, b: np.ndarray, costs: np.ndarray, lb: int, ub: int, solver: str | None
+) -> None:
     n = A.shape[1]
     solver = solver or preferred_backend((ub - lb + 1) ** n)
     y, status = ilplayer.solve(costs, A, b, lb, ub, solver=solver)
     if not (status == ilplayer.Status.OPTIMAL).all():
-        raise RuntimeError(f"{solver} left {(status != ilplayer.Status.OPTIMAL).sum()} instances unsolved")
+        raise RuntimeError(
+            f"{solver} left {(status != ilplayer.Status.OPTIMAL).sum()} instances unsolved"
+        )
     y = np.rint(np.asarray(y)).astype(np.int64)
     out.mkdir(parents=True, exist_ok=True)
     np.savez(out / "test.npz", c=costs[:TEST_SIZE], y=y[:TEST_SIZE], lb=lb, ub=ub)
     np.savez(out / "train.npz", c=costs[TEST_SIZE:], y=y[TEST_SIZE:], lb=lb, ub=ub)
     np.savez(out / "hidden.npz", A=A, b=b)
-    print(f"{out}: {TRAIN_SIZE} train, {TEST_SIZE} test, {len({tuple(r) for r in y})} distinct "
-          f"solutions, n = {n}, m = {A.shape[0]}, solved by {solver}")
+    print(
+        f"{out}: {TRAIN_SIZE} train, {TEST_SIZE} test, {len({tuple(r) for r in y})} distinct "
+        f"solutions, n = {n}, m = {A.shape[0]}, solved by {solver}"
+    )
 
 
 def main() -> None:
@@ -104,9 +110,12 @@ def main() -> None:
     parser.add_argument("--box", choices=sorted(BOXES), default="binary")
     parser.add_argument("--m", type=int, required=True, help="constraints (rc) or elements (wsc)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--positive-costs", action="store_true",
-                        help="rc: |c|, as the reference's yaml typo does")
-    parser.add_argument("--solver", help="backend for the labels (default: the preferred exact one)")
+    parser.add_argument(
+        "--positive-costs", action="store_true", help="rc: |c|, as the reference's yaml typo does"
+    )
+    parser.add_argument(
+        "--solver", help="backend for the labels (default: the preferred exact one)"
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     if args.task == "rc":

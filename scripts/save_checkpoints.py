@@ -18,14 +18,34 @@ def layers() -> dict[str, ilplayer.ILPLayer]:
     """One layer per kind of setting a checkpoint may hold."""
     return {
         "combopt highs": ilplayer.ILPLayer(0, 1, solver="highs", tau=0.5, executor="serial"),
-        "perturbed seeded": ilplayer.ILPLayer(0, 1, solver="highs", gradient="perturbed", sigma=0.5,
-                                              samples=4, seed=3, executor="serial"),
-        "blackbox max": ilplayer.ILPLayer(0, 1, solver="bruteforce", gradient="blackbox", sense="max"),
-        "mixed integer": ilplayer.ILPLayer(0, [1, 1, 1, 1, 3, 3, 3, 3], solver="highs", gradient="identity",
-                                           integrality=[1, 1, 1, 1, 0, 0, 0, 0], executor="serial"),
+        "perturbed seeded": ilplayer.ILPLayer(
+            0,
+            1,
+            solver="highs",
+            gradient="perturbed",
+            sigma=0.5,
+            samples=4,
+            seed=3,
+            executor="serial",
+        ),
+        "blackbox max": ilplayer.ILPLayer(
+            0, 1, solver="bruteforce", gradient="blackbox", sense="max"
+        ),
+        "mixed integer": ilplayer.ILPLayer(
+            0,
+            [1, 1, 1, 1, 3, 3, 3, 3],
+            solver="highs",
+            gradient="identity",
+            integrality=[1, 1, 1, 1, 0, 0, 0, 0],
+            executor="serial",
+        ),
         "threads pool": ilplayer.ILPLayer(-1, 2, solver="highs", executor="threads", workers=2),
-        "imle seeded": ilplayer.ILPLayer(0, 1, solver="highs", gradient="imle", samples=3, seed=5, executor="serial"),
-        "aimle seeded": ilplayer.ILPLayer(0, 1, solver="bruteforce", gradient="aimle", samples=3, seed=6),
+        "imle seeded": ilplayer.ILPLayer(
+            0, 1, solver="highs", gradient="imle", samples=3, seed=5, executor="serial"
+        ),
+        "aimle seeded": ilplayer.ILPLayer(
+            0, 1, solver="bruteforce", gradient="aimle", samples=3, seed=6
+        ),
         "frank-wolfe": ilplayer.ILPLayer(0, 1, solver="bruteforce", gradient="frank-wolfe"),
     }
 
@@ -40,7 +60,9 @@ def main() -> None:
     b = torch.full((2,), 2.5, dtype=torch.float64)
     saved = {"inputs": (c, A, b), "layers": {}, "answers": {}}
     for name, layer in layers().items():
-        saved["layers"][name] = copy.deepcopy(layer)  # as built: a seeded noise stream not yet drawn from
+        saved["layers"][name] = copy.deepcopy(
+            layer
+        )  # as built: a seeded noise stream not yet drawn from
         with layer:
             y = layer(c.clone().requires_grad_(), A, b)
             y.sum().backward()

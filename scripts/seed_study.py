@@ -26,14 +26,23 @@ RUNS = ("ilplayer", "pyepo-paired", "pyepo-135")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--method", default="dpomul", choices=dfl.PYEPO_METHODS,
-                        help="a PyEPO method (pyepo-135 only for the noise methods: pfyl, pfymul, dpomul)")
+    parser.add_argument(
+        "--method",
+        default="dpomul",
+        choices=dfl.PYEPO_METHODS,
+        help="a PyEPO method (pyepo-135 only for the noise methods: pfyl, pfymul, dpomul)",
+    )
     parser.add_argument("--seeds", default="0-15")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--solver", default="gurobi")
     parser.add_argument("--out", type=Path, default=Path("results/paired-seeds"))
-    parser.add_argument("--runs", nargs="*", default=["ilplayer", "pyepo-paired"],
-                        choices=RUNS, help="which runs per seed")
+    parser.add_argument(
+        "--runs",
+        nargs="*",
+        default=["ilplayer", "pyepo-paired"],
+        choices=RUNS,
+        help="which runs per seed",
+    )
     args = parser.parse_args()
     if args.method not in NOISE_METHODS and "pyepo-135" in args.runs:
         args.runs.remove("pyepo-135")  # no noise stream to set
@@ -43,31 +52,55 @@ def main() -> None:
     task = dfl.make_task("shortest-path")
     rows: dict[str, list[float]] = {name: [] for name in RUNS}
     for seed in parse_int_list(args.seeds):
-        runs = {"ilplayer": lambda s=seed: dfl.run_method(task, args.method, args.solver, epochs=args.epochs, seed=s),
-                "pyepo-paired": lambda s=seed: run_pyepo(task, args.method, epochs=args.epochs, seed=s,
-                                                             solver=args.solver),
-                "pyepo-135": lambda s=seed: run_pyepo(task, args.method, epochs=args.epochs, seed=s,
-                                                          solver=args.solver, noise_seed=dfl.PYEPO_NOISE)}
+        runs = {
+            "ilplayer": lambda s=seed: dfl.run_method(
+                task, args.method, args.solver, epochs=args.epochs, seed=s
+            ),
+            "pyepo-paired": lambda s=seed: run_pyepo(
+                task, args.method, epochs=args.epochs, seed=s, solver=args.solver
+            ),
+            "pyepo-135": lambda s=seed: run_pyepo(
+                task,
+                args.method,
+                epochs=args.epochs,
+                seed=s,
+                solver=args.solver,
+                noise_seed=dfl.PYEPO_NOISE,
+            ),
+        }
         for name, run in runs.items():
             if name not in args.runs:
                 continue
             record = run()
             rows[name].append(100 * record["regret"])
             with log.open("a") as handle:
-                handle.write(json.dumps({"run": name, "seed": seed, "regret": record["regret"],
-                                         "seconds_per_epoch": record["seconds_per_epoch"]}) + "\n")
+                handle.write(
+                    json.dumps(
+                        {
+                            "run": name,
+                            "seed": seed,
+                            "regret": record["regret"],
+                            "seconds_per_epoch": record["seconds_per_epoch"],
+                        }
+                    )
+                    + "\n"
+                )
             print(f"seed {seed} {name}: {100 * record['regret']:.2f} %", flush=True)
     for name, values in rows.items():
         spread = statistics.stdev(values) if len(values) > 1 else 0.0
         if values:
-            print(f"{name}: mean {statistics.mean(values):.2f} % (sd {spread:.2f}, {len(values)} seeds)")
+            print(
+                f"{name}: mean {statistics.mean(values):.2f} % (sd {spread:.2f}, {len(values)} seeds)"
+            )
     for other in RUNS[1:]:
         if not rows[other] or not rows["ilplayer"]:
             continue
         differences = [a - b for a, b in zip(rows["ilplayer"], rows[other])]
         if len(differences) > 1:
             se = statistics.stdev(differences) / len(differences) ** 0.5
-            print(f"ilplayer - {other}: {statistics.mean(differences):+.2f} points (standard error {se:.2f})")
+            print(
+                f"ilplayer - {other}: {statistics.mean(differences):+.2f} points (standard error {se:.2f})"
+            )
 
 
 if __name__ == "__main__":

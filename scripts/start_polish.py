@@ -48,15 +48,19 @@ def measure(folder: Path, seed: int, solver: str) -> str:
     finally:
         layer.close()
     kept = "kept" if summary["kept"] else "not kept"
-    return (f"{folder.name}: start: validation {before[0]:.1f} %, held out {before[1]:.1f} %; polished "
-            f"({summary['rows_before']} -> {summary['rows_after']} rows, {kept}): validation {after[0]:.1f} %, "
-            f"held out {after[1]:.1f} % ({time.perf_counter() - start:.0f} s)")
+    return (
+        f"{folder.name}: start: validation {before[0]:.1f} %, held out {before[1]:.1f} %; polished "
+        f"({summary['rows_before']} -> {summary['rows_after']} rows, {kept}): validation {after[0]:.1f} %, "
+        f"held out {after[1]:.1f} % ({time.perf_counter() - start:.0f} s)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("datasets", nargs="+", type=Path)
-    parser.add_argument("--seed", type=int, default=0, help="learn's --seed: the split and the start")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="learn's --seed: the split and the start"
+    )
     parser.add_argument("--solver", default="gurobi")
     args = parser.parse_args()
     torch.set_num_threads(1)

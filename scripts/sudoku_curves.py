@@ -25,13 +25,18 @@ def main() -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for path in sorted(args.folder.glob("sudoku-*-no-equalities-*.json")):
         record = json.loads(path.read_text())
-        points = [(r["epoch"], 100 * r["validation_accuracy"]) for r in record["history"]
-                  if "validation_accuracy" in r]
+        points = [
+            (r["epoch"], 100 * r["validation_accuracy"])
+            for r in record["history"]
+            if "validation_accuracy" in r
+        ]
         if not points:
             continue
         size = record["size"]
-        label = (f"{size}x{size} {record['method']}, {record['data']['sizes'][0]} puzzles: held out "
-                 f"{100 * record['board_accuracy']:.1f} % ({record['train_s']:.0f} s)")
+        label = (
+            f"{size}x{size} {record['method']}, {record['data']['sizes'][0]} puzzles: held out "
+            f"{100 * record['board_accuracy']:.1f} % ({record['train_s']:.0f} s)"
+        )
         ax.plot(*zip(*points), marker="o", label=label)
     ax.set_xlabel("epoch")
     ax.set_ylabel("validation boards right (%)")

@@ -8,7 +8,8 @@ import time
 
 import numpy as np
 
-from ilplayer import Capability, ILPBatch, Solver, SolveResult, Status
+from ilplayer import Status
+from ilplayer.plugin_api import Capability, ILPBatch, Solver, SolveResult
 
 
 class EnumerationSolver(Solver):
@@ -22,8 +23,12 @@ class EnumerationSolver(Solver):
 
     @staticmethod
     def feasible_points(batch: ILPBatch) -> np.ndarray:
-        points = np.array(list(itertools.product(*[range(int(l), int(u) + 1) for l, u in
-                                                   zip(batch.lb, batch.ub)])), dtype=float)
+        points = np.array(
+            list(
+                itertools.product(*[range(int(l), int(u) + 1) for l, u in zip(batch.lb, batch.ub)])
+            ),
+            dtype=float,
+        )
         return points[(points @ batch.A.T <= batch.b + 1e-6).all(axis=1)]
 
     def solve(self, batch: ILPBatch) -> SolveResult:
@@ -32,12 +37,16 @@ class EnumerationSolver(Solver):
         feasible = self.feasible_points(batch)
         k, n = batch.c.shape
         if len(feasible) == 0:
-            return SolveResult(y=np.zeros((k, n)), status=np.full(k, Status.INFEASIBLE),
-                               objective=np.full(k, np.nan))
+            return SolveResult(
+                y=np.zeros((k, n)),
+                status=np.full(k, Status.INFEASIBLE),
+                objective=np.full(k, np.nan),
+            )
         costs = batch.c @ feasible.T
         best = costs.argmin(axis=1)
-        return SolveResult(y=feasible[best], status=np.full(k, Status.OPTIMAL),
-                           objective=costs[np.arange(k), best])
+        return SolveResult(
+            y=feasible[best], status=np.full(k, Status.OPTIMAL), objective=costs[np.arange(k), best]
+        )
 
 
 class FlakySolver(EnumerationSolver):
@@ -59,8 +68,9 @@ class LyingSolver(EnumerationSolver):
     def solve(self, batch: ILPBatch) -> SolveResult:
         result = super().solve(batch)
         y = np.array(batch.ub, dtype=float)[None, :].repeat(batch.num_instances, 0)
-        return SolveResult(y=y, status=np.full(batch.num_instances, Status.OPTIMAL),
-                           objective=result.objective)
+        return SolveResult(
+            y=y, status=np.full(batch.num_instances, Status.OPTIMAL), objective=result.objective
+        )
 
 
 class SlowSolver(EnumerationSolver):
@@ -108,8 +118,9 @@ class SuboptimalSolver(EnumerationSolver):
             return super().solve(batch)
         k = batch.num_instances
         worst = (batch.c @ feasible.T).argmax(axis=1)
-        return SolveResult(y=feasible[worst], status=np.full(k, Status.OPTIMAL),
-                           objective=np.full(k, np.nan))
+        return SolveResult(
+            y=feasible[worst], status=np.full(k, Status.OPTIMAL), objective=np.full(k, np.nan)
+        )
 
 
 class FalseInfeasibleSolver(EnumerationSolver):

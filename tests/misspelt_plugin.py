@@ -1,6 +1,6 @@
 """A plugin whose hook name is misspelt: loading it must warn, not crash."""
 
-from ilplayer import hookimpl
+from ilplayer.plugin_api import hookimpl
 
 
 @hookimpl

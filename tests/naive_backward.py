@@ -37,7 +37,9 @@ def naive_softmin(values: list[torch.Tensor], tau: float | None) -> torch.Tensor
     return -tau * torch.log(sum(torch.exp(-v / tau) for v in values))
 
 
-def naive_backward(dy, A, b, y, status, lb, ub, *, tau, basis, project_to_box, feasibility_tol=1e-6):
+def naive_backward(
+    dy, A, b, y, status, lb, ub, *, tau, basis, project_to_box, feasibility_tol=1e-6
+):
     """Returns (dc, dA, db) with A (B, m, n) and b (B, m) (the caller expands shared ones)."""
     B, n = dy.shape
     m = A.shape[1]
@@ -72,8 +74,10 @@ def naive_backward(dy, A, b, y, status, lb, ub, *, tau, basis, project_to_box, f
                     p_constraints = naive_softmin(distances, tau)
                 p_cost = c_var @ (yp - yv)
             else:
-                p_constraints = sum((rows[j] / norms[j] for j in range(m) if float(rows[j].detach()) > 0),
-                                    torch.zeros((), dtype=dy.dtype))
+                p_constraints = sum(
+                    (rows[j] / norms[j] for j in range(m) if float(rows[j].detach()) > 0),
+                    torch.zeros((), dtype=dy.dtype),
+                )
                 p_cost = torch.zeros((), dtype=dy.dtype)
             total = total + lam * (p_constraints + p_cost)
         if total.requires_grad:

@@ -34,7 +34,9 @@ def cached(kind: str, params: dict[str, Any], build: Callable[[], T]) -> T:
         try:
             return torch.load(path, weights_only=True)
         except Exception as error:
-            warnings.warn(f"rebuilding the unreadable cache entry {path}: {error!s:.200}", stacklevel=2)
+            warnings.warn(
+                f"rebuilding the unreadable cache entry {path}: {error!s:.200}", stacklevel=2
+            )
     value = build()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")

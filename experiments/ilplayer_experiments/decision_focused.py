@@ -40,7 +40,16 @@ import numpy as np
 import torch
 
 from ilplayer.core.seeding import derive_seed
-from ilplayer.gradients import IMLE, AdaptiveIMLE, Blackbox, CombOptNet, FrankWolfe, GradientMethod, Identity, Perturbed
+from ilplayer.gradients import (
+    IMLE,
+    AdaptiveIMLE,
+    Blackbox,
+    CombOptNet,
+    FrankWolfe,
+    GradientMethod,
+    Identity,
+    Perturbed,
+)
 from ilplayer.layer import ILPLayer
 from ilplayer.losses import (
     NCE,
@@ -58,16 +67,51 @@ from ilplayer.metrics import regret
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
 
-__all__ = ["METHODS", "TASKS", "Task", "knapsack_data", "make_task", "method_fits", "run_method",
-           "shortest_path_data", "task_label", "task_title"]
+__all__ = [
+    "METHODS",
+    "TASKS",
+    "Task",
+    "knapsack_data",
+    "make_task",
+    "method_fits",
+    "run_method",
+    "shortest_path_data",
+    "task_label",
+    "task_title",
+]
 
 POOL_METHODS = ("nce", "cmap", "ptltr", "prltr", "lsltr")
 DECISION_METHODS = ("dpomul", "imle", "aimle")  # layer gradients, L1 to the true decision
-METHODS = ("2s", "spo+", "pfyl", "dbb", "nid", "dpo", "combopt", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS,
-           "rfwo", "rfy", "cave")
+METHODS = (
+    "2s",
+    "spo+",
+    "pfyl",
+    "dbb",
+    "nid",
+    "dpo",
+    "combopt",
+    "pg",
+    *POOL_METHODS,
+    "pfymul",
+    *DECISION_METHODS,
+    "rfwo",
+    "rfy",
+    "cave",
+)
 TASKS = ("shortest-path", "knapsack-regret", "tsp")
 PYEPO_NOISE = 135  # PyEPO's default noise seed, whatever the training seed
-PYEPO_METHODS = ("spo+", "pfyl", "dbb", "pg", *POOL_METHODS, "pfymul", *DECISION_METHODS, "rfwo", "rfy", "cave")
+PYEPO_METHODS = (
+    "spo+",
+    "pfyl",
+    "dbb",
+    "pg",
+    *POOL_METHODS,
+    "pfymul",
+    *DECISION_METHODS,
+    "rfwo",
+    "rfy",
+    "cave",
+)
 POOL_SOLVE_RATIO = 0.05  # the pool losses' share of solved batches (PyEPO's examples)
 
 
@@ -86,8 +130,14 @@ def grid_arcs(grid: tuple[int, int]) -> list[tuple[int, int]]:
     return arcs
 
 
-def shortest_path_data(num_data: int, num_features: int, grid: tuple[int, int], deg: int = 1,
-                       noise_width: float = 0.0, seed: int = 135) -> tuple[np.ndarray, np.ndarray]:
+def shortest_path_data(
+    num_data: int,
+    num_features: int,
+    grid: tuple[int, int],
+    deg: int = 1,
+    noise_width: float = 0.0,
+    seed: int = 135,
+) -> tuple[np.ndarray, np.ndarray]:
     """``pyepo.data.shortestpath.genData``, the same numbers for the same arguments."""
     rnd = np.random.RandomState(seed)
     d = (grid[0] - 1) * grid[1] + (grid[1] - 1) * grid[0]
@@ -99,8 +149,15 @@ def shortest_path_data(num_data: int, num_features: int, grid: tuple[int, int], 
     return x, c.astype(np.float32)
 
 
-def knapsack_data(num_data: int, num_features: int, num_items: int, dim: int, deg: int = 1,
-                  noise_width: float = 0.0, seed: int = 135) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def knapsack_data(
+    num_data: int,
+    num_features: int,
+    num_items: int,
+    dim: int,
+    deg: int = 1,
+    noise_width: float = 0.0,
+    seed: int = 135,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``pyepo.data.knapsack.genData``, the same numbers for the same arguments."""
     rnd = np.random.RandomState(seed)
     weights = rnd.choice(range(300, 800), size=(dim, num_items)) / 100
@@ -139,9 +196,20 @@ class Task:
         return {"A": self.A, "b": self.b, "A_eq": self.A_eq, "b_eq": self.b_eq}
 
 
-def make_task(name: str, train_size: int = 1000, test_size: int = 1000, num_features: int = 5,
-              deg: int = 4, noise_width: float = 0.5, seed: int = 135, nodes: int = 8,
-              formulation: str = "gg", grid: int = 5, items: int = 32, dim: int = 2) -> Task:
+def make_task(
+    name: str,
+    train_size: int = 1000,
+    test_size: int = 1000,
+    num_features: int = 5,
+    deg: int = 4,
+    noise_width: float = 0.5,
+    seed: int = 135,
+    nodes: int = 8,
+    formulation: str = "gg",
+    grid: int = 5,
+    items: int = 32,
+    dim: int = 2,
+) -> Task:
     """The data of ``name`` (PyEPO's settings: 5 features, polynomial degree 4, noise 0.5;
     ``grid`` (a grid x grid shortest path), ``items`` and ``dim`` (the knapsack's items and
     weight rows, capacity 20 each), ``nodes`` and ``formulation`` for the TSP)."""
@@ -170,14 +238,38 @@ def make_task(name: str, train_size: int = 1000, test_size: int = 1000, num_feat
 
         x, c = tsp_data(total, num_features, nodes, deg, noise_width, seed)
         program = tsp_program(nodes, formulation)
-        return Task(name, "min", t(x[:train_size]), t(c[:train_size]), t(x[train_size:]), t(c[train_size:]),
-                    t(program.A), t(program.b), t(program.A_eq), t(program.b_eq),
-                    {"nodes": nodes, "formulation": formulation}, lb=program.lb, ub=program.ub,
-                    integrality=program.integrality, embed=t(program.embed))
+        return Task(
+            name,
+            "min",
+            t(x[:train_size]),
+            t(c[:train_size]),
+            t(x[train_size:]),
+            t(c[train_size:]),
+            t(program.A),
+            t(program.b),
+            t(program.A_eq),
+            t(program.b_eq),
+            {"nodes": nodes, "formulation": formulation},
+            lb=program.lb,
+            ub=program.ub,
+            integrality=program.integrality,
+            embed=t(program.embed),
+        )
     else:
         raise ValueError(f"task must be one of {TASKS}, got {name!r}")
-    return Task(name, sense, t(x[:train_size]), t(c[:train_size]), t(x[train_size:]), t(c[train_size:]),
-                t(A), t(b), None if A_eq is None else t(A_eq), None if b_eq is None else t(b_eq), extra)
+    return Task(
+        name,
+        sense,
+        t(x[:train_size]),
+        t(c[:train_size]),
+        t(x[train_size:]),
+        t(c[train_size:]),
+        t(A),
+        t(b),
+        None if A_eq is None else t(A_eq),
+        None if b_eq is None else t(b_eq),
+        extra,
+    )
 
 
 def task_label(name: str, options: dict[str, Any]) -> str:
@@ -194,8 +286,10 @@ def task_label(name: str, options: dict[str, Any]) -> str:
 def task_title(name: str, options: dict[str, Any]) -> str:
     """A plot title for the task at its size."""
     if name == "tsp":
-        return (f"TSP, {options.get('nodes', 8)} nodes, {options.get('formulation', 'gg').upper()} "
-                "(mixed-integer)")
+        return (
+            f"TSP, {options.get('nodes', 8)} nodes, {options.get('formulation', 'gg').upper()} "
+            "(mixed-integer)"
+        )
     if name == "shortest-path":
         return f"Shortest path, {options.get('grid', 5)} x {options.get('grid', 5)} grid"
     return f"Knapsack, {options.get('items', 32)} items, {options.get('dim', 2)} rows"
@@ -207,9 +301,11 @@ def method_fits(method: str, task: Task, refuse: bool = False) -> bool:
     edges); with ``refuse``, a clear error instead of False."""
     if method == "cave" and task.embed is not None:
         if refuse:
-            raise ValueError(f"method 'cave' does not run on {task.name}: its costs are per edge and reach the "
-                             "program's arcs through a cost map, while CaVE's cone is spanned by the rows binding "
-                             "in the program's own variables")
+            raise ValueError(
+                f"method 'cave' does not run on {task.name}: its costs are per edge and reach the "
+                "program's arcs through a cost map, while CaVE's cone is spanned by the rows binding "
+                "in the program's own variables"
+            )
         return False
     return True
 
@@ -224,8 +320,12 @@ class EpochBatches:
 
     def __iter__(self) -> Any:
         order = torch.randperm(self.size, generator=self.generator)
-        return iter([order[first:first + self.batch_size].tolist()
-                     for first in range(0, self.size, self.batch_size)])
+        return iter(
+            [
+                order[first : first + self.batch_size].tolist()
+                for first in range(0, self.size, self.batch_size)
+            ]
+        )
 
     def __len__(self) -> int:
         return -(-self.size // self.batch_size)
@@ -245,30 +345,50 @@ def noise_seed_of(method: str, seed: int) -> int:
     return derive_seed(seed, 5 if method in DECISION_METHODS else 6)
 
 
-def _cost_losses(method: str, oracle: Oracle, y_train: torch.Tensor, seed: int, solve_ratio: float | None) -> Any:
+def _cost_losses(
+    method: str, oracle: Oracle, y_train: torch.Tensor, seed: int, solve_ratio: float | None
+) -> Any:
     """The loss module of a cost-loss ``method`` (None for the others); the pool losses start
     from the training decisions, with ``solve_ratio`` (default 0.05), as do the others when a
     ``solve_ratio`` is given."""
-    pooled: dict[str, Any] = {"solve_ratio": POOL_SOLVE_RATIO if solve_ratio is None else solve_ratio,
-                              "pool": y_train, "seed": derive_seed(seed, 7)}
+    pooled: dict[str, Any] = {
+        "solve_ratio": POOL_SOLVE_RATIO if solve_ratio is None else solve_ratio,
+        "pool": y_train,
+        "seed": derive_seed(seed, 7),
+    }
     some = {} if solve_ratio is None else pooled  # the solving losses: pooled only when asked
     noise_seed = noise_seed_of(method, seed)
-    builders = {"spo+": lambda: SPOPlus(oracle, **some),
-                "pfyl": lambda: FenchelYoung(oracle, sigma=1.0, samples=10, seed=noise_seed, **some),
-                "pfymul": lambda: FenchelYoung(oracle, sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
-                                               **some),
-                "pg": lambda: PerturbationGradient(oracle, sigma=0.1, **some),
-                "nce": lambda: NCE(oracle, **pooled), "cmap": lambda: ContrastiveMAP(oracle, **pooled),
-                "ptltr": lambda: PointwiseLTR(oracle, **pooled), "prltr": lambda: PairwiseLTR(oracle, **pooled),
-                "lsltr": lambda: ListwiseLTR(oracle, **pooled),
-                "rfy": lambda: RegularizedFenchelYoung(oracle, lambd=1.0, **some),
-                "cave": lambda: CaVE(oracle, max_iter=3)}
+    builders = {
+        "spo+": lambda: SPOPlus(oracle, **some),
+        "pfyl": lambda: FenchelYoung(oracle, sigma=1.0, samples=10, seed=noise_seed, **some),
+        "pfymul": lambda: FenchelYoung(
+            oracle, sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative", **some
+        ),
+        "pg": lambda: PerturbationGradient(oracle, sigma=0.1, **some),
+        "nce": lambda: NCE(oracle, **pooled),
+        "cmap": lambda: ContrastiveMAP(oracle, **pooled),
+        "ptltr": lambda: PointwiseLTR(oracle, **pooled),
+        "prltr": lambda: PairwiseLTR(oracle, **pooled),
+        "lsltr": lambda: ListwiseLTR(oracle, **pooled),
+        "rfy": lambda: RegularizedFenchelYoung(oracle, lambd=1.0, **some),
+        "cave": lambda: CaVE(oracle, max_iter=3),
+    }
     return builders[method]() if method in builders else None
 
 
-def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: float = 1e-2,
-               batch_size: int = 32, seed: int = 0, executor: str | None = None,
-               workers: int | None = None, solve_ratio: float | None = None) -> dict[str, Any]:
+def run_method(
+    task: Task,
+    method: str,
+    solver: str,
+    *,
+    epochs: int = 10,
+    lr: float = 1e-2,
+    batch_size: int = 32,
+    seed: int = 0,
+    executor: str | None = None,
+    workers: int | None = None,
+    solve_ratio: float | None = None,
+) -> dict[str, Any]:
     """Train PyEPO's linear model with ``method`` on ``solver`` (its batches solved on
     ``executor``, the layer's default when None); normalised test regret and seconds per epoch
     (the regret of the untrained model too). ``solve_ratio``: the cost losses answer the other
@@ -281,25 +401,48 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     noise_seed = noise_seed_of(method, seed)
     method_object: GradientMethod = {
-        "dbb": Blackbox(lambd=10.0), "dpo": Perturbed(sigma=1.0, samples=10, seed=noise_seed),
+        "dbb": Blackbox(lambd=10.0),
+        "dpo": Perturbed(sigma=1.0, samples=10, seed=noise_seed),
         "combopt": CombOptNet(),
-        "dpomul": Perturbed(sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative",
-                            variance_reduction=True),  # PyEPO's default
+        "dpomul": Perturbed(
+            sigma=1.0, samples=10, seed=noise_seed, noise="multiplicative", variance_reduction=True
+        ),  # PyEPO's default
         "imle": IMLE(sigma=1.0, samples=10, lambd=10.0, seed=noise_seed),
         "aimle": AdaptiveIMLE(sigma=1.0, samples=10, seed=noise_seed),
-        "rfwo": FrankWolfe(lambd=1.0)}.get(method, Identity())  # the losses solve through the oracle
+        "rfwo": FrankWolfe(lambd=1.0),
+    }.get(method, Identity())  # the losses solve through the oracle
     # The task's constraints live in the program (PyEPO's optModel holds them too): the calls
     # below pass costs alone, and the pool losses skip re-checking the rows per batch.
     # CombOptNet's gradient lives in the program's variables: it gets their costs (below).
     embed = task.embed if method == "combopt" else None
-    program = Program(A=task.A, b=task.b, A_eq=task.A_eq, b_eq=task.b_eq, lb=task.lb, ub=task.ub,
-                      integrality=task.integrality, sense=task.sense)
-    oracle = Oracle(dataclasses.replace(program, cost_map=task.embed if embed is None else None), solver=solver,
-                    executor=executor, workers=workers)
+    program = Program(
+        A=task.A,
+        b=task.b,
+        A_eq=task.A_eq,
+        b_eq=task.b_eq,
+        lb=task.lb,
+        ub=task.ub,
+        integrality=task.integrality,
+        sense=task.sense,
+    )
+    oracle = Oracle(
+        dataclasses.replace(program, cost_map=task.embed if embed is None else None),
+        solver=solver,
+        executor=executor,
+        workers=workers,
+    )
     layer = ILPLayer(oracle, method_object)
     # Its exact solves (the true decisions, the test) go through the same map as the others'.
-    reference = oracle if embed is None else Oracle(dataclasses.replace(program, cost_map=embed), solver=solver,
-                                                    executor=executor, workers=workers)
+    reference = (
+        oracle
+        if embed is None
+        else Oracle(
+            dataclasses.replace(program, cost_map=embed),
+            solver=solver,
+            executor=executor,
+            workers=workers,
+        )
+    )
     sign = 1.0 if task.sense == "min" else -1.0
     y_train = _optimal(reference, task.c_train)
     y_test = _optimal(reference, task.c_test)
@@ -321,7 +464,14 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
                 loss = torch.nn.functional.mse_loss(c_pred, c_true)
             elif method == "spo+":
                 loss = losses(c_pred, c_true, y_true=y_true)
-            elif method in ("pfyl", "pfymul", "nce", "cmap", "rfy", "cave"):  # against the true decisions
+            elif method in (
+                "pfyl",
+                "pfymul",
+                "nce",
+                "cmap",
+                "rfy",
+                "cave",
+            ):  # against the true decisions
                 loss = losses(c_pred, y_true)
             elif method in ("pg", "ptltr", "prltr", "lsltr"):  # against the true costs
                 loss = losses(c_pred, c_true)
@@ -329,7 +479,9 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
                 loss = sign * (c_true * layer(c_pred)).sum(-1).mean()
             elif method in DECISION_METHODS:  # L1 to the true decision (PyEPO's examples)
                 loss = (layer(c_pred) - y_true).abs().sum(-1).mean()
-            elif embed is not None:  # combopt on the program's variables, its decisions read per edge
+            elif (
+                embed is not None
+            ):  # combopt on the program's variables, its decisions read per edge
                 loss = ((layer(c_pred @ embed.T) @ embed - y_true) ** 2).sum(-1).mean()
             else:  # dpo, combopt: distance to the true decision
                 loss = ((layer(c_pred) - y_true) ** 2).sum(-1).mean()
@@ -341,9 +493,21 @@ def run_method(task: Task, method: str, solver: str, *, epochs: int = 10, lr: fl
     oracle.close()
     if reference is not oracle:
         reference.close()
-    return {"task": task.name, "method": method, "solver": solver, "library": "ilplayer", "seed": seed,
-            "executor": executor or "auto", "workers": workers, "epochs": epochs, "lr": lr, "solve_ratio": solve_ratio,
-            "batch_size": batch_size, "train_size": len(task.x_train),
-            "test_size": len(task.x_test), "regret": history[-1]["regret"],
-            "seconds_per_epoch": float(np.mean([h["seconds"] for h in history[1:]])) if epochs else 0.0,
-            "history": history}
+    return {
+        "task": task.name,
+        "method": method,
+        "solver": solver,
+        "library": "ilplayer",
+        "seed": seed,
+        "executor": executor or "auto",
+        "workers": workers,
+        "epochs": epochs,
+        "lr": lr,
+        "solve_ratio": solve_ratio,
+        "batch_size": batch_size,
+        "train_size": len(task.x_train),
+        "test_size": len(task.x_test),
+        "regret": history[-1]["regret"],
+        "seconds_per_epoch": float(np.mean([h["seconds"] for h in history[1:]])) if epochs else 0.0,
+        "history": history,
+    }

@@ -26,14 +26,26 @@ import torch
 from ilplayer.core.seeding import torch_generator
 from ilplayer_experiments.cache import cache_dir
 
-__all__ = ["DISTINCTIVE", "Face", "FaceViews", "fetch_faces", "read_faces", "split_by_photograph", "views"]
+__all__ = [
+    "DISTINCTIVE",
+    "Face",
+    "FaceViews",
+    "fetch_faces",
+    "read_faces",
+    "split_by_photograph",
+    "views",
+]
 
 # Twenty landmarks of the iBUG scheme that a person can point at (the jaw's ends and chin, the
 # brows' ends, the eyes' corners, the nose's tip and wings, the mouth's corners and lips).
 DISTINCTIVE = (0, 8, 16, 17, 21, 22, 26, 36, 39, 42, 45, 30, 31, 35, 48, 54, 51, 57, 4, 12)
 LANDMARK_FILES = ("training_with_face_landmarks.xml", "testing_with_face_landmarks.xml")
 SOURCE_PACKAGE = "dlib"
-WARP: dict[str, Any] = {"max_rotation": 45.0, "scale": (0.8, 1.25), "shift": 0.15}  # views' defaults
+WARP: dict[str, Any] = {
+    "max_rotation": 45.0,
+    "scale": (0.8, 1.25),
+    "shift": 0.15,
+}  # views' defaults
 
 
 @dataclass(frozen=True)
@@ -58,22 +70,44 @@ def fetch_faces(folder: Path | None = None) -> Path:
     if all((folder / name).exists() for name in LANDMARK_FILES):
         return folder
     if shutil.which("apt-get") is None:
-        raise RuntimeError("the faces come from Debian's dlib source package, and this machine has no apt-get; "
-                           f"put dlib's examples/faces folder (with {LANDMARK_FILES[0]}) at {folder}")
+        raise RuntimeError(
+            "the faces come from Debian's dlib source package, and this machine has no apt-get; "
+            f"put dlib's examples/faces folder (with {LANDMARK_FILES[0]}) at {folder}"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "lists" / "partial").mkdir(parents=True)
         (work / "cache" / "archives" / "partial").mkdir(parents=True)
-        (work / "src.list").write_text("".join(f"deb-src {uri} {suite} main\n" for uri, suite in _debian_suites()))
-        options = ["-o", f"Dir::Etc::SourceList={work / 'src.list'}", "-o", "Dir::Etc::SourceParts=/nonexistent",
-                   "-o", f"Dir::State::Lists={work / 'lists'}", "-o", f"Dir::Cache={work / 'cache'}"]
+        (work / "src.list").write_text(
+            "".join(f"deb-src {uri} {suite} main\n" for uri, suite in _debian_suites())
+        )
+        options = [
+            "-o",
+            f"Dir::Etc::SourceList={work / 'src.list'}",
+            "-o",
+            "Dir::Etc::SourceParts=/nonexistent",
+            "-o",
+            f"Dir::State::Lists={work / 'lists'}",
+            "-o",
+            f"Dir::Cache={work / 'cache'}",
+        ]
         for command in (["update"], ["source", "--download-only", SOURCE_PACKAGE]):
-            done = subprocess.run(["apt-get", "-q", *options, *command], cwd=work, capture_output=True, text=True)
+            done = subprocess.run(
+                ["apt-get", "-q", *options, *command], cwd=work, capture_output=True, text=True
+            )
             if done.returncode != 0:
-                raise RuntimeError(f"apt-get {' '.join(command)} failed: {done.stderr.strip()[-500:]}")
-        archives = sorted(path for path in work.glob(f"{SOURCE_PACKAGE}_*.orig.tar.*") if "models" not in path.name)
+                raise RuntimeError(
+                    f"apt-get {' '.join(command)} failed: {done.stderr.strip()[-500:]}"
+                )
+        archives = sorted(
+            path
+            for path in work.glob(f"{SOURCE_PACKAGE}_*.orig.tar.*")
+            if "models" not in path.name
+        )
         if not archives:
-            raise RuntimeError(f"apt-get source {SOURCE_PACKAGE} left no original archive in {work}")
+            raise RuntimeError(
+                f"apt-get source {SOURCE_PACKAGE} left no original archive in {work}"
+            )
         _extract_faces(archives[0], folder)
     return folder
 
@@ -88,8 +122,11 @@ def _debian_suites() -> list[tuple[str, str]]:
         text = path.read_text(errors="replace")
         if path.suffix == ".sources":
             for stanza in text.split("\n\n"):
-                fields = dict(line.split(":", 1) for line in stanza.splitlines()
-                              if ":" in line and not line.lstrip().startswith("#"))
+                fields = dict(
+                    line.split(":", 1)
+                    for line in stanza.splitlines()
+                    if ":" in line and not line.lstrip().startswith("#")
+                )
                 uris, suites = fields.get("URIs", "").split(), fields.get("Suites", "").split()
                 found += [(uri, suite) for uri in uris for suite in suites]
         elif path.suffix == ".list":
@@ -97,9 +134,13 @@ def _debian_suites() -> list[tuple[str, str]]:
                 words = line.split()
                 if len(words) >= 3 and words[0] == "deb" and not words[1].startswith("["):
                     found.append((words[1], words[2]))
-    main = [(uri, suite) for uri, suite in found if "debian" in uri and "security" not in uri + suite]
+    main = [
+        (uri, suite) for uri, suite in found if "debian" in uri and "security" not in uri + suite
+    ]
     if not main:
-        raise RuntimeError("no Debian archive in /etc/apt/sources.list(.d): cannot fetch dlib's faces")
+        raise RuntimeError(
+            "no Debian archive in /etc/apt/sources.list(.d): cannot fetch dlib's faces"
+        )
     return main
 
 
@@ -123,19 +164,33 @@ def read_faces(folder: Path) -> list[Face]:
             continue
         for image in ElementTree.parse(path).getroot().iter("image"):
             for box in image.iter("box"):
-                parts = {int(part.get("name", "-1")): (float(part.get("x", "nan")), float(part.get("y", "nan")))
-                         for part in box.iter("part")}
+                parts = {
+                    int(part.get("name", "-1")): (
+                        float(part.get("x", "nan")),
+                        float(part.get("y", "nan")),
+                    )
+                    for part in box.iter("part")
+                }
                 if sorted(parts) != list(range(68)):
                     continue
-                faces.append(Face(image.get("file", ""), tuple(float(box.get(key, "0")) for key in  # type: ignore[arg-type]
-                                                               ("left", "top", "width", "height")),
-                                  np.array([parts[i] for i in range(68)])))
+                faces.append(
+                    Face(
+                        image.get("file", ""),
+                        tuple(
+                            float(box.get(key, "0"))
+                            for key in ("left", "top", "width", "height")  # type: ignore[arg-type]
+                        ),
+                        np.array([parts[i] for i in range(68)]),
+                    )
+                )
     if not faces:
         raise ValueError(f"{folder}: no face with 68 landmarks in {', '.join(LANDMARK_FILES)}")
     return faces
 
 
-def split_by_photograph(faces: list[Face], test_share: float = 0.3) -> tuple[list[Face], list[Face]]:
+def split_by_photograph(
+    faces: list[Face], test_share: float = 0.3
+) -> tuple[list[Face], list[Face]]:
     """(train, test) faces, whole photographs to each side: the photographs in name order fill
     the test side until it holds ``test_share`` of the faces, taken from the end of the list."""
     photos = sorted({face.photo for face in faces})
@@ -146,8 +201,10 @@ def split_by_photograph(faces: list[Face], test_share: float = 0.3) -> tuple[lis
         test_photos.add(photo)
     if len(test_photos) == len(photos):
         raise ValueError("every photograph went to the test side: too few photographs to split")
-    return ([face for face in faces if face.photo not in test_photos],
-            [face for face in faces if face.photo in test_photos])
+    return (
+        [face for face in faces if face.photo not in test_photos],
+        [face for face in faces if face.photo in test_photos],
+    )
 
 
 @dataclass(frozen=True)
@@ -160,9 +217,17 @@ class FaceViews:
     face: torch.Tensor
 
 
-def views(faces: list[Face], folder: Path, per_face: int, *, size: int = 160, seed: int = 0,
-          max_rotation: float = WARP["max_rotation"], scale: tuple[float, float] = WARP["scale"],
-          shift: float = WARP["shift"]) -> FaceViews:
+def views(
+    faces: list[Face],
+    folder: Path,
+    per_face: int,
+    *,
+    size: int = 160,
+    seed: int = 0,
+    max_rotation: float = WARP["max_rotation"],
+    scale: tuple[float, float] = WARP["scale"],
+    shift: float = WARP["shift"],
+) -> FaceViews:
     """``per_face`` random similarity warps of each face's crop (its box widened to twice its
     size, centred on the landmarks), resampled to ``size`` x ``size``: a rotation of up to
     ``max_rotation`` degrees, a scale in ``scale`` and a shift of up to ``shift`` of the crop.
@@ -176,24 +241,38 @@ def views(faces: list[Face], folder: Path, per_face: int, *, size: int = 160, se
     for index, face in enumerate(faces):
         if face.photo not in photos:
             with Image.open(folder / face.photo) as photo:
-                photos[face.photo] = torch.from_numpy(np.asarray(photo.convert("RGB"), dtype=np.float32).copy())
-        photo = photos[face.photo].permute(2, 0, 1)[None]                     # (1, 3, H, W)
+                photos[face.photo] = torch.from_numpy(
+                    np.asarray(photo.convert("RGB"), dtype=np.float32).copy()
+                )
+        photo = photos[face.photo].permute(2, 0, 1)[None]  # (1, 3, H, W)
         height, width = photo.shape[-2:]
         centre = torch.as_tensor(face.landmarks.mean(axis=0), dtype=torch.float32)
-        half = max(face.box[2], face.box[3])                                  # half the crop: twice the box
+        half = max(face.box[2], face.box[3])  # half the crop: twice the box
         for _ in range(per_face):
             angle = math.radians(max_rotation) * (2 * torch.rand((), generator=g).item() - 1)
             zoom = scale[0] + (scale[1] - scale[0]) * torch.rand((), generator=g).item()
             offset = shift * 2 * half * (2 * torch.rand(2, generator=g) - 1)
             # crop pixel u in [0, size) -> photo pixel: centre + offset + R (u - size/2) * (2 half / size) / zoom
-            rotation = torch.tensor([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+            rotation = torch.tensor(
+                [[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]]
+            )
             step = 2 * half / size / zoom
-            grid_u = torch.stack(torch.meshgrid(torch.arange(size) + 0.5, torch.arange(size) + 0.5,
-                                                indexing="xy"), dim=-1) - size / 2
-            photo_xy = centre + offset + step * grid_u @ rotation.T           # (S, S, 2)
-            normalised = torch.stack([2 * photo_xy[..., 0] / width - 1, 2 * photo_xy[..., 1] / height - 1], dim=-1)
-            crop = torch.nn.functional.grid_sample(photo, normalised[None], mode="bilinear", padding_mode="border",
-                                                   align_corners=False)[0]
+            grid_u = (
+                torch.stack(
+                    torch.meshgrid(
+                        torch.arange(size) + 0.5, torch.arange(size) + 0.5, indexing="xy"
+                    ),
+                    dim=-1,
+                )
+                - size / 2
+            )
+            photo_xy = centre + offset + step * grid_u @ rotation.T  # (S, S, 2)
+            normalised = torch.stack(
+                [2 * photo_xy[..., 0] / width - 1, 2 * photo_xy[..., 1] / height - 1], dim=-1
+            )
+            crop = torch.nn.functional.grid_sample(
+                photo, normalised[None], mode="bilinear", padding_mode="border", align_corners=False
+            )[0]
             points = torch.as_tensor(face.landmarks, dtype=torch.float32) + 0.5 - (centre + offset)
             images.append(crop.clamp(0, 255))
             landmarks.append(points @ rotation / step + size / 2)

@@ -23,8 +23,17 @@ from ilplayer.solvers.registry import preferred_backend
 from ilplayer_experiments.cache import cached
 from ilplayer_experiments.sentences import embed_sentences
 
-__all__ = ["CAPACITY", "KnapsackData", "KnapsackNet", "capacity", "knapsack_ilploss_config",
-           "make_dataset", "make_instances", "train_knapsack_ilploss", "training_solver"]
+__all__ = [
+    "CAPACITY",
+    "KnapsackData",
+    "KnapsackNet",
+    "capacity",
+    "knapsack_ilploss_config",
+    "make_dataset",
+    "make_instances",
+    "train_knapsack_ilploss",
+    "training_solver",
+]
 
 ITEMS_PER_INSTANCE = 10
 CAPACITY = 100
@@ -40,9 +49,28 @@ TEMPLATES = (
     "{item} ({weight} kg) is available for {price} dollars.",
     "A price of {price} dollars buys {item} of {weight} kilograms.",
 )
-ITEMS = ("a lamp", "a backpack", "a tent", "a camera", "a kettle", "a drill", "a guitar", "a bicycle",
-         "a telescope", "a chair", "a rug", "a printer", "a speaker", "a blender", "a mirror",
-         "a suitcase", "a heater", "a monitor", "a toolbox", "a vase")
+ITEMS = (
+    "a lamp",
+    "a backpack",
+    "a tent",
+    "a camera",
+    "a kettle",
+    "a drill",
+    "a guitar",
+    "a bicycle",
+    "a telescope",
+    "a chair",
+    "a rug",
+    "a printer",
+    "a speaker",
+    "a blender",
+    "a mirror",
+    "a suitcase",
+    "a heater",
+    "a monitor",
+    "a toolbox",
+    "a vase",
+)
 
 
 @dataclass(frozen=True)
@@ -83,10 +111,12 @@ def training_solver(items: int, rows: int = 1) -> str:
     branch deep (``python benchmarks/knapsack_epoch.py``)."""
     if items <= 16:
         return "bruteforce"
-    return "knapsack" if rows == 1 else preferred_backend(2 ** items)
+    return "knapsack" if rows == 1 else preferred_backend(2**items)
 
 
-def make_instances(count: int, seed: int, solver: str | None = None, items: int = ITEMS_PER_INSTANCE) -> KnapsackData:
+def make_instances(
+    count: int, seed: int, solver: str | None = None, items: int = ITEMS_PER_INSTANCE
+) -> KnapsackData:
     """``count`` instances of ``items`` items: random prices and weights, one sentence per item,
     optimal labels (by ``solver``; default bruteforce up to 16 items, else highs)."""
     if isinstance(items, bool) or not isinstance(items, int) or items < 1:
@@ -98,31 +128,49 @@ def make_instances(count: int, seed: int, solver: str | None = None, items: int 
     weights = rng.integers(WEIGHT_RANGE[0], WEIGHT_RANGE[1] + 1, shape)
     templates = rng.integers(len(TEMPLATES), size=shape)
     names = rng.integers(len(ITEMS), size=shape)
-    sentences = [[_sentence(TEMPLATES[t], ITEMS[i], p, w)
-                  for t, i, p, w in zip(t_row, i_row, p_row, w_row)]
-                 for t_row, i_row, p_row, w_row in zip(templates, names, prices, weights)]
+    sentences = [
+        [_sentence(TEMPLATES[t], ITEMS[i], p, w) for t, i, p, w in zip(t_row, i_row, p_row, w_row)]
+        for t_row, i_row, p_row, w_row in zip(templates, names, prices, weights)
+    ]
     p = torch.tensor(prices, dtype=torch.float64)
     w = torch.tensor(weights, dtype=torch.float64)
-    y, status = solve(-p, w[:, None, :], torch.full((count, 1), capacity(items), dtype=torch.float64),
-                      0, 1, solver=solver)
+    y, status = solve(
+        -p,
+        w[:, None, :],
+        torch.full((count, 1), capacity(items), dtype=torch.float64),
+        0,
+        1,
+        solver=solver,
+    )
     if not (status == Status.OPTIMAL).all():
         raise RuntimeError("knapsack labels left unsolved; check the solver")
     return KnapsackData(sentences, p, w, y)
 
 
-def make_dataset(seed: int = 0, train_size: int = 4500, test_size: int = 500,
-                 cache: bool = False, items: int = ITEMS_PER_INSTANCE) -> tuple[KnapsackData, KnapsackData]:
+def make_dataset(
+    seed: int = 0,
+    train_size: int = 4500,
+    test_size: int = 500,
+    cache: bool = False,
+    items: int = ITEMS_PER_INSTANCE,
+) -> tuple[KnapsackData, KnapsackData]:
     """Training and test instances (the paper's 4 500 / 500) of ``items`` items."""
     if cache:
         params: dict[str, Any] = dict(seed=seed, train=train_size, test=test_size)
         if items != ITEMS_PER_INSTANCE:
             params["items"] = items
-        train, test = cached("knapsack", params, lambda: tuple(
-            part.to_dict() for part in make_dataset(seed, train_size, test_size, items=items)))
+        train, test = cached(
+            "knapsack",
+            params,
+            lambda: tuple(
+                part.to_dict() for part in make_dataset(seed, train_size, test_size, items=items)
+            ),
+        )
         return KnapsackData(**train), KnapsackData(**test)
     both = make_instances(train_size + test_size, seed, items=items)
-    split = lambda rows: KnapsackData([both.sentences[i] for i in rows], both.prices[rows],
-                                      both.weights[rows], both.y[rows])
+    split = lambda rows: KnapsackData(
+        [both.sentences[i] for i in rows], both.prices[rows], both.weights[rows], both.y[rows]
+    )
     return split(range(train_size)), split(range(train_size, train_size + test_size))
 
 
@@ -156,13 +204,21 @@ class KnapsackNet(torch.nn.Module):
     shift: torch.Tensor
     scale: torch.Tensor
 
-    def __init__(self, embed_dim: int = 384, hidden: int = 512, capacity: float = CAPACITY, rows: int = 1,
-                 output: str = "ranges") -> None:
+    def __init__(
+        self,
+        embed_dim: int = 384,
+        hidden: int = 512,
+        capacity: float = CAPACITY,
+        rows: int = 1,
+        output: str = "ranges",
+    ) -> None:
         super().__init__()
         if output not in self.OUTPUTS:
             raise ValueError(f"output must be one of {self.OUTPUTS}, got {output!r}")
         if isinstance(hidden, bool) or not isinstance(hidden, int) or hidden < 0:
-            raise ValueError(f"hidden must be a non-negative integer (0: a linear readout), got {hidden!r}")
+            raise ValueError(
+                f"hidden must be a non-negative integer (0: a linear readout), got {hidden!r}"
+            )
         self.capacity, self.rows, self.output = capacity, rows, output
         head = [torch.nn.Sigmoid()] if output == "ranges" else []
         body = [torch.nn.Linear(embed_dim, hidden), torch.nn.ReLU()] if hidden else []
@@ -178,7 +234,9 @@ class KnapsackNet(torch.nn.Module):
         about the same step, so a dimension's share of a step follows its spread: raw, the few
         wide dimensions of a sentence vector drown the many narrow ones that carry the numbers.
         Dimensions constant over ``embeddings`` are only centred."""
-        shift, scale = _standard_scale(embeddings.reshape(-1, embeddings.shape[-1]).to(self.shift.dtype))
+        shift, scale = _standard_scale(
+            embeddings.reshape(-1, embeddings.shape[-1]).to(self.shift.dtype)
+        )
         self.shift.copy_(shift)
         self.scale.copy_(scale)
 
@@ -194,20 +252,37 @@ class KnapsackNet(torch.nn.Module):
             top = 0.01 * self.capacity
         else:
             price, weight, top = out[..., 0], out[..., 1:], 1.0
-        c = -price / torch.linalg.vector_norm(price, dim=-1, keepdim=True).clamp_min(torch.finfo(price.dtype).tiny)
+        c = -price / torch.linalg.vector_norm(price, dim=-1, keepdim=True).clamp_min(
+            torch.finfo(price.dtype).tiny
+        )
         b = torch.full((len(embeddings), self.rows), top, dtype=weight.dtype, device=weight.device)
         return c, weight.transpose(-1, -2), b
 
 
-KNAPSACK_VALIDATION = 100  # ILP-Loss' split: 4 400 training and 100 validation instances of the 4 500
+KNAPSACK_VALIDATION = (
+    100  # ILP-Loss' split: 4 400 training and 100 validation instances of the 4 500
+)
 
 
-def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
-                   embed_test: torch.Tensor, *, epochs: int = 100, lr: float = 5e-4,
-                   batch_size: int = 8, tau: float | None = 0.5, seed: int = 0,
-                   solver: str = "bruteforce", patience: int | None = None, on_epoch: Any = None,
-                   checkpoint: Any = None, hidden: int = 512, standardise: bool = False,
-                   schedule: str = "constant") -> tuple[KnapsackNet, list[dict[str, float]]]:
+def train_knapsack(
+    train: KnapsackData,
+    test: KnapsackData,
+    embed_train: torch.Tensor,
+    embed_test: torch.Tensor,
+    *,
+    epochs: int = 100,
+    lr: float = 5e-4,
+    batch_size: int = 8,
+    tau: float | None = 0.5,
+    seed: int = 0,
+    solver: str = "bruteforce",
+    patience: int | None = None,
+    on_epoch: Any = None,
+    checkpoint: Any = None,
+    hidden: int = 512,
+    standardise: bool = False,
+    schedule: str = "constant",
+) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """Learn prices and weights jointly from (sentences, optimal selection) pairs: CombOptNet
     gradients reach the cost and the constraint; MSE between selections shifted to [-0.5, 0.5].
 
@@ -227,7 +302,9 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     from ilplayer.learning.loop import fit_epochs, keep_if_best
     from ilplayer.metrics import exact_match
 
-    if patience is not None and (isinstance(patience, bool) or not isinstance(patience, int) or patience < 1):
+    if patience is not None and (
+        isinstance(patience, bool) or not isinstance(patience, int) or patience < 1
+    ):
         raise ValueError(f"patience must be a positive integer or None, got {patience!r}")
     if schedule not in ("constant", "cosine"):
         raise ValueError(f"schedule must be 'constant' or 'cosine', got {schedule!r}")
@@ -238,7 +315,9 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     layer = ILPLayer(0, 1, solver=solver, tau=tau)
     kept, held = torch.arange(len(train.y)), None
     if patience is not None:
-        order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
+        order = torch.randperm(
+            len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4))
+        )
         held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
     # saved with the checkpoint: the best model so far, and the steps taken (the cosine's position)
     best: dict[str, Any] = {"accuracy": -1.0, "epoch": 0, "state": None, "step": 0}
@@ -247,7 +326,9 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
 
     def batch_loss(rows: torch.Tensor) -> tuple[torch.Tensor, dict[str, int]]:
         if schedule == "cosine":
-            optimizer.param_groups[0]["lr"] = lr * 0.5 * (1 + math.cos(math.pi * best["step"] / steps))
+            optimizer.param_groups[0]["lr"] = (
+                lr * 0.5 * (1 + math.cos(math.pi * best["step"] / steps))
+            )
             best["step"] += 1
         rows = kept[rows]
         y = layer(*model(embed_train[rows]))
@@ -256,7 +337,9 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     def evaluate() -> dict[str, float]:
         scores = {"accuracy": exact_match(layer(*model(embed_test)).double(), test.y)}
         if held is not None:
-            scores["validation_accuracy"] = exact_match(layer(*model(embed_train[held])).double(), train.y[held])
+            scores["validation_accuracy"] = exact_match(
+                layer(*model(embed_train[held])).double(), train.y[held]
+            )
         return scores
 
     def stop(record: dict[str, float]) -> bool:
@@ -266,9 +349,19 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
         return record["epoch"] - best["epoch"] >= patience
 
     try:
-        history = fit_epochs(len(kept), epochs=epochs, batch_size=batch_size, seed=seed,
-                             optimizer=optimizer, batch_loss=batch_loss, evaluate=evaluate,
-                             on_epoch=on_epoch, stop=stop, checkpoint=checkpoint, loop=best)
+        history = fit_epochs(
+            len(kept),
+            epochs=epochs,
+            batch_size=batch_size,
+            seed=seed,
+            optimizer=optimizer,
+            batch_loss=batch_loss,
+            evaluate=evaluate,
+            on_epoch=on_epoch,
+            stop=stop,
+            checkpoint=checkpoint,
+            loop=best,
+        )
     finally:
         layer.close()
     if best["state"] is not None:
@@ -276,9 +369,15 @@ def train_knapsack(train: KnapsackData, test: KnapsackData, embed_train: torch.T
     return model, history
 
 
-def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
-                    ridge: float = 1e-2, model: str = "minilm", items: int = ITEMS_PER_INSTANCE,
-                    standardise: bool = False) -> dict[str, float]:
+def embedding_probe(
+    seed: int = 0,
+    train_size: int = 4500,
+    test_size: int = 500,
+    ridge: float = 1e-2,
+    model: str = "minilm",
+    items: int = ITEMS_PER_INSTANCE,
+    standardise: bool = False,
+) -> dict[str, float]:
     """How precisely the sentence embeddings state the numbers: a ridge-regression probe from
     each item's embedding to its true price and weight (supervision CombOptNet never gets),
     its held-out RMSE, and the exact-match accuracy of the knapsacks (of ``items`` items)
@@ -286,7 +385,9 @@ def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
     ``standardise``: the embeddings standardised first, as
     [KnapsackNet.standardise][ilplayer_experiments.knapsack.KnapsackNet.standardise] does
     (the ridge then weighs every dimension alike)."""
-    train, test = make_dataset(seed=seed, train_size=train_size, test_size=test_size, cache=True, items=items)
+    train, test = make_dataset(
+        seed=seed, train_size=train_size, test_size=test_size, cache=True, items=items
+    )
 
     def embed(data: KnapsackData) -> torch.Tensor:
         vectors = embed_sentences([s for row in data.sentences for s in row], model=model)
@@ -307,8 +408,14 @@ def embedding_probe(seed: int = 0, train_size: int = 4500, test_size: int = 500,
         result[f"{name}_rmse"] = float(np.sqrt(np.mean((estimate - held_out) ** 2)))
         predicted[name] = torch.from_numpy(estimate).reshape(len(test.y), -1)
     capacities = torch.full((len(test.y), 1), capacity(items), dtype=torch.float64)
-    y, _ = solve(-predicted["prices"], predicted["weights"][:, None, :], capacities, 0, 1,
-                 solver=exact_solver(items))
+    y, _ = solve(
+        -predicted["prices"],
+        predicted["weights"][:, None, :],
+        capacities,
+        0,
+        1,
+        solver=exact_solver(items),
+    )
     result["exact_match_with_probe_numbers"] = float((y == test.y).all(dim=-1).double().mean())
     return result
 
@@ -326,14 +433,33 @@ def knapsack_ilploss_config(**overrides: Any) -> Any:
     28.1 to 42.7 %, 15 from 22.5 to 32.1 % (three restarts each). ``overrides`` change any of them."""
     from ilplayer.learning.ilploss import ILPLossConfig
 
-    return ILPLossConfig(epochs=400, lr=1e-3, batch_size=10, cycle_epochs=4, validate_every=8,
-                         temperature_patience=4, stop_patience=20, samples_per_hop=10, k=4).replace(**overrides)
+    return ILPLossConfig(
+        epochs=400,
+        lr=1e-3,
+        batch_size=10,
+        cycle_epochs=4,
+        validate_every=8,
+        temperature_patience=4,
+        stop_patience=20,
+        samples_per_hop=10,
+        k=4,
+    ).replace(**overrides)
 
 
-def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train: torch.Tensor,
-                           embed_test: torch.Tensor, *, seed: int = 0, solver: str = "bruteforce",
-                           config: Any = None, clip_norm: float | None = None, output: str = "ranges",
-                           on_epoch: Any = None, checkpoint: Any = None) -> tuple[KnapsackNet, list[dict[str, float]]]:
+def train_knapsack_ilploss(
+    train: KnapsackData,
+    test: KnapsackData,
+    embed_train: torch.Tensor,
+    embed_test: torch.Tensor,
+    *,
+    seed: int = 0,
+    solver: str = "bruteforce",
+    config: Any = None,
+    clip_norm: float | None = None,
+    output: str = "ranges",
+    on_epoch: Any = None,
+    checkpoint: Any = None,
+) -> tuple[KnapsackNet, list[dict[str, float]]]:
     """The same network as `train_knapsack` (prices and weights from the sentences) trained
     with ILP-Loss: each observed selection must satisfy its predicted weight row, and each nearby
     selection that is better under the predicted prices must break that row or become worse (the
@@ -351,8 +477,12 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
 
     config = config or knapsack_ilploss_config()
     torch.manual_seed(derive_seed(seed, 1))
-    model = KnapsackNet(embed_train.shape[-1], capacity=capacity(train.y.shape[1]), rows=config.k, output=output)
-    order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4)))
+    model = KnapsackNet(
+        embed_train.shape[-1], capacity=capacity(train.y.shape[1]), rows=config.k, output=output
+    )
+    order = torch.randperm(
+        len(train.y), generator=torch.Generator().manual_seed(derive_seed(seed, 4))
+    )
     held, kept = order[:KNAPSACK_VALIDATION], order[KNAPSACK_VALIDATION:]
     y_train = train.y.to(embed_train.dtype)
     n = train.y.shape[1]
@@ -360,23 +490,55 @@ def train_knapsack_ilploss(train: KnapsackData, test: KnapsackData, embed_train:
     layer = ILPLayer(0, 1, solver=solver)
     splits = {"validation": (embed_train[held], train.y[held]), "test": (embed_test, test.y)}
 
-    def batch_terms(rows: torch.Tensor, temperature: float, g: torch.Generator) -> dict[str, torch.Tensor]:
+    def batch_terms(
+        rows: torch.Tensor, temperature: float, g: torch.Generator
+    ) -> dict[str, torch.Tensor]:
         rows = kept[rows]
         c, A, b = model(embed_train[rows])
         y = y_train[rows]
         with torch.no_grad():
-            candidates = sample_negatives(y, A.detach(), b.detach(), lo, hi, config.hops, config.samples_per_hop,
-                                          g, batch=True)
-        return ilp_loss_terms(A, b, c, y, candidates, lo, hi, temperature, config.margin_pos, config.margin_neg,
-                              learned_cost=True)
+            candidates = sample_negatives(
+                y,
+                A.detach(),
+                b.detach(),
+                lo,
+                hi,
+                config.hops,
+                config.samples_per_hop,
+                g,
+                batch=True,
+            )
+        return ilp_loss_terms(
+            A,
+            b,
+            c,
+            y,
+            candidates,
+            lo,
+            hi,
+            temperature,
+            config.margin_pos,
+            config.margin_neg,
+            learned_cost=True,
+        )
 
     def accuracy(which: str) -> float:
         embeddings, y = splits[which]
         return exact_match(layer(*model(embeddings)).double(), y)
 
     try:
-        history = fit_ilploss(model, len(kept), config, batch_terms, accuracy, seed=seed, box_width=1.0,
-                              on_epoch=on_epoch, clip_norm=clip_norm, checkpoint=checkpoint)
+        history = fit_ilploss(
+            model,
+            len(kept),
+            config,
+            batch_terms,
+            accuracy,
+            seed=seed,
+            box_width=1.0,
+            on_epoch=on_epoch,
+            clip_norm=clip_norm,
+            checkpoint=checkpoint,
+        )
     finally:
         layer.close()
     return model, history

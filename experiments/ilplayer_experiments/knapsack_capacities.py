@@ -23,7 +23,15 @@ from ilplayer.losses import FeasibilityLoss, PostHocRegretLoss, RelaxedPostHocLo
 from ilplayer.metrics.two_stage import TwoStage
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
-from ilplayer_experiments.multi_knapsack import DEGREE, DIMENSIONS, FEATURES, ITEMS, MKP_METHODS, NOISE, fit_on
+from ilplayer_experiments.multi_knapsack import (
+    DEGREE,
+    DIMENSIONS,
+    FEATURES,
+    ITEMS,
+    MKP_METHODS,
+    NOISE,
+    fit_on,
+)
 from ilplayer_experiments.two_stage_runs import BASELINES, regressor
 
 PROGRAM = Program(lb=0, ub=1, sense="max")
@@ -49,8 +57,11 @@ def generate(count: int, seed: int = 0) -> CapacityData:
     rng = np.random.default_rng([seed, 1])
     basis = rng.binomial(1, 0.5, (DIMENSIONS, FEATURES))
     x = rng.uniform(0.0, 1.0, (count, FEATURES))
-    signal = ((x @ basis.T / np.sqrt(FEATURES) + 3.0) ** DEGREE + 1.0) / 3.5 ** DEGREE
-    capacity = np.minimum(5 * ITEMS * signal * rng.uniform(1 - NOISE, 1 + NOISE, signal.shape), 5 * ITEMS) / 10
+    signal = ((x @ basis.T / np.sqrt(FEATURES) + 3.0) ** DEGREE + 1.0) / 3.5**DEGREE
+    capacity = (
+        np.minimum(5 * ITEMS * signal * rng.uniform(1 - NOISE, 1 + NOISE, signal.shape), 5 * ITEMS)
+        / 10
+    )
     sizes = rng.uniform(1.0, 2.0, (count, DIMENSIONS, ITEMS))
     prices = np.clip(rng.gumbel(100.0, 20.0, (count, ITEMS)), 5.0, None)
     return CapacityData(x, capacity, sizes, prices)
@@ -64,15 +75,24 @@ class CapacityNet(torch.nn.Module):
         super().__init__()
         self.level: torch.Tensor
         self.register_buffer("level", torch.from_numpy(train.capacity.mean(0)))
-        self.body = torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.ReLU(),
-                                        torch.nn.Linear(hidden, DIMENSIONS)).double()
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(FEATURES, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, DIMENSIONS)
+        ).double()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.level * torch.nn.functional.softplus(self.body(x) + 0.5413)  # softplus(0.5413) = 1
+        return self.level * torch.nn.functional.softplus(
+            self.body(x) + 0.5413
+        )  # softplus(0.5413) = 1
 
 
-def _predict(method: str, train: CapacityData, test: CapacityData, solver: str, epochs: dict[str, int],
-             seed: int) -> torch.Tensor:
+def _predict(
+    method: str,
+    train: CapacityData,
+    test: CapacityData,
+    solver: str,
+    epochs: dict[str, int],
+    seed: int,
+) -> torch.Tensor:
     """(test, 3) the predicted capacities."""
     if method in BASELINES:
         model = regressor(method, seed).fit(train.x, train.capacity)
@@ -87,34 +107,75 @@ def _predict(method: str, train: CapacityData, test: CapacityData, solver: str, 
         with Oracle(PROGRAM, solver=solver) as oracle:
             y_true, _ = oracle(c, sizes, capacity)
             layer = ILPLayer(oracle, CombOptNet(tau=0.5))
-            fit_on(net, lambda batch: (layer(c[batch], sizes[batch], net(x[batch]))
-                                       - y_true[batch]).abs().sum(-1).mean(), len(x), epochs["combopt"], 1e-3, seed)
+            fit_on(
+                net,
+                lambda batch: (
+                    (layer(c[batch], sizes[batch], net(x[batch])) - y_true[batch])
+                    .abs()
+                    .sum(-1)
+                    .mean()
+                ),
+                len(x),
+                epochs["combopt"],
+                1e-3,
+                seed,
+            )
     elif method in ("post-hoc", "relaxed"):
         with TwoStage(PROGRAM, solver) as stages:
             optimal = stages.optimal_values(c, sizes, capacity)
         if method == "post-hoc":
-            loss: Any = PostHocRegretLoss(PROGRAM, solver=solver, changes="drop", sigma=0.5, samples=1, seed=seed)
-            step = lambda batch: loss(net(x[batch]), c=c[batch], A=sizes[batch], b=capacity[batch],
-                                      optimal=optimal[batch])
+            loss: Any = PostHocRegretLoss(
+                PROGRAM, solver=solver, changes="drop", sigma=0.5, samples=1, seed=seed
+            )
+            step = lambda batch: loss(
+                net(x[batch]), c=c[batch], A=sizes[batch], b=capacity[batch], optimal=optimal[batch]
+            )
         else:  # 2S's surrogate in units of the mean optimum, beside the squared error
-            loss, scale = RelaxedPostHocLoss(PROGRAM, changes="drop", mu=0.02), optimal.nanmean().item()
-            step = lambda batch: loss(b_pred=net(x[batch]), c=c[batch], A=sizes[batch], b=capacity[batch],
-                                      optimal=optimal[batch]) / scale + squared(batch)
+            loss, scale = (
+                RelaxedPostHocLoss(PROGRAM, changes="drop", mu=0.02),
+                optimal.nanmean().item(),
+            )
+            step = lambda batch: (
+                loss(
+                    b_pred=net(x[batch]),
+                    c=c[batch],
+                    A=sizes[batch],
+                    b=capacity[batch],
+                    optimal=optimal[batch],
+                )
+                / scale
+                + squared(batch)
+            )
         fit_on(net, step, len(x), epochs[method], 1e-3, seed)
         loss.close()
     elif method == "odece":
         feasibility = FeasibilityLoss(PROGRAM, solver=solver, alpha=0.5, margin=0.5)
         with feasibility.oracle:
-            fit_on(net, lambda batch: feasibility(b_pred=net(x[batch]), c=c[batch], A=sizes[batch],
-                                                  b=capacity[batch]) + squared(batch),
-                   len(x), epochs["odece"], 1e-3, seed)
+            fit_on(
+                net,
+                lambda batch: (
+                    feasibility(b_pred=net(x[batch]), c=c[batch], A=sizes[batch], b=capacity[batch])
+                    + squared(batch)
+                ),
+                len(x),
+                epochs["odece"],
+                1e-3,
+                seed,
+            )
     with torch.no_grad():
         return net(torch.from_numpy(test.x))
 
 
-def run_capacities(out: str | Path = "results/mkp", methods: Sequence[str] = MKP_METHODS, solver: str = "highs",
-                   train: int = 1000, test: int = 500, seed: int = 0, epochs: dict[str, int] | None = None,
-                   report: Callable[[str], None] = print) -> dict[str, Any]:
+def run_capacities(
+    out: str | Path = "results/mkp",
+    methods: Sequence[str] = MKP_METHODS,
+    solver: str = "highs",
+    train: int = 1000,
+    test: int = 500,
+    seed: int = 0,
+    epochs: dict[str, int] | None = None,
+    report: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Every method on one generated data set; ``mkp-capacities-seed{S}.json``."""
     unknown = sorted(set(methods) - set(MKP_METHODS))
     if unknown:
@@ -133,14 +194,33 @@ def run_capacities(out: str | Path = "results/mkp", methods: Sequence[str] = MKP
             y1, _ = stages.optimum(c, sizes, predicted)
             trained = time.perf_counter() - started
             scores = stages.score(y1, c, sizes, capacity, changes="drop", optimal=optimal)
-            rows.append({"method": method, "post_hoc_regret": scores.mean, "normalised": scores.normalised,
-                         "infeasibility_rate": scores.infeasibility_rate, "train_s": trained,
-                         "capacity_mse": float(((predicted - capacity) ** 2).mean())})
-            report(f"mkp capacities {method}: post-hoc regret {scores.mean:.3f} (normalised "
-                   f"{100 * scores.normalised:.2f} %), Stage 1 infeasible {100 * scores.infeasibility_rate:.1f} % "
-                   f"({trained:.0f} s)")
-    record = {"task": "mkp-capacities", "seed": seed, "solver": solver, "train": train, "test": test,
-              "epochs": epochs, "items": ITEMS, "dimensions": DIMENSIONS, "features": FEATURES, "rows": rows}
+            rows.append(
+                {
+                    "method": method,
+                    "post_hoc_regret": scores.mean,
+                    "normalised": scores.normalised,
+                    "infeasibility_rate": scores.infeasibility_rate,
+                    "train_s": trained,
+                    "capacity_mse": float(((predicted - capacity) ** 2).mean()),
+                }
+            )
+            report(
+                f"mkp capacities {method}: post-hoc regret {scores.mean:.3f} (normalised "
+                f"{100 * scores.normalised:.2f} %), Stage 1 infeasible {100 * scores.infeasibility_rate:.1f} % "
+                f"({trained:.0f} s)"
+            )
+    record = {
+        "task": "mkp-capacities",
+        "seed": seed,
+        "solver": solver,
+        "train": train,
+        "test": test,
+        "epochs": epochs,
+        "items": ITEMS,
+        "dimensions": DIMENSIONS,
+        "features": FEATURES,
+        "rows": rows,
+    }
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"mkp-capacities-seed{seed}.json").write_text(json.dumps(record, indent=1))

@@ -16,16 +16,27 @@ from ilplayer_experiments.runner import METHODS, load_record, run_name, save_rec
 
 __all__ = ["KNAPSACK_DEFAULTS", "KNAPSACK_RECIPES", "run_knapsack"]
 
-KNAPSACK_DEFAULTS = dict(epochs=100, lr=5e-4, batch_size=8, tau=0.5, patience=None, hidden=512, standardise=False,
-                         schedule="constant")
+KNAPSACK_DEFAULTS = dict(
+    epochs=100,
+    lr=5e-4,
+    batch_size=8,
+    tau=0.5,
+    patience=None,
+    hidden=512,
+    standardise=False,
+    schedule="constant",
+)
 # recipe -> (sentence model, CombOptNet's settings): "paper", MiniLM for its InferSent; "best", what closes
 # the gap to the paper's cell offline (docs/records/experiments.md). Names state the change from the paper's.
 KNAPSACK_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
-    "paper": ("minilm", {}), "best": ("minilm-layers", {"standardise": True, "schedule": "cosine"})}
+    "paper": ("minilm", {}),
+    "best": ("minilm-layers", {"standardise": True, "schedule": "cosine"}),
+}
 
 
-def _knapsack_settings(method: str, recipe: str, sentence_model: str | None,
-                       overrides: dict[str, Any]) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _knapsack_settings(
+    method: str, recipe: str, sentence_model: str | None, overrides: dict[str, Any]
+) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
     """``run_knapsack``'s sentence model, hyper-parameters, variant (the change from the paper's
     settings) and overrides (with the recipe's)."""
     from ilplayer_experiments import knapsack, sentences
@@ -36,7 +47,9 @@ def _knapsack_settings(method: str, recipe: str, sentence_model: str | None,
         raise ValueError(f"recipe must be one of {sorted(KNAPSACK_RECIPES)}, got {recipe!r}")
     recipe_model, recipe_hyper = KNAPSACK_RECIPES[recipe]
     if recipe_hyper and method != "combopt":
-        raise ValueError(f"recipe {recipe!r} is CombOptNet's (method 'combopt'); {method} keeps its own settings")
+        raise ValueError(
+            f"recipe {recipe!r} is CombOptNet's (method 'combopt'); {method} keeps its own settings"
+        )
     overrides = {**recipe_hyper, **overrides}
     sentence_model = sentence_model or recipe_model
     defaults: dict[str, Any] = KNAPSACK_DEFAULTS
@@ -49,18 +62,34 @@ def _knapsack_settings(method: str, recipe: str, sentence_model: str | None,
     record_variant = {k: v for k, v in sorted(overrides.items()) if v != defaults[k]}
     if method in ("lp", "mlp"):  # the baselines train their own networks, without a solver
         if {"hidden", "standardise", "schedule"} & set(record_variant):
-            raise ValueError(f"hidden, standardise and schedule set CombOptNet's training; {method} has its own")
+            raise ValueError(
+                f"hidden, standardise and schedule set CombOptNet's training; {method} has its own"
+            )
         for key in ("tau", "patience", "hidden", "standardise", "schedule"):
             hyper.pop(key)
     if sentence_model not in sentences.SENTENCE_MODELS:
-        raise ValueError(f"sentence_model must be one of {sorted(sentences.SENTENCE_MODELS)}, got {sentence_model!r}")
+        raise ValueError(
+            f"sentence_model must be one of {sorted(sentences.SENTENCE_MODELS)}, got {sentence_model!r}"
+        )
     return sentence_model, hyper, record_variant, overrides
 
 
-def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, plot: bool = True,
-                 train_size: int = 4500, test_size: int = 500, method: str = "combopt",
-                 resume: bool = False, items: int = 10, sentence_model: str | None = None,
-                 recipe: str = "paper", progress: bool = True, **overrides: Any) -> dict[str, Any]:
+def run_knapsack(
+    seed: int,
+    out_dir: str | Path,
+    *,
+    solver: str | None = None,
+    plot: bool = True,
+    train_size: int = 4500,
+    test_size: int = 500,
+    method: str = "combopt",
+    resume: bool = False,
+    items: int = 10,
+    sentence_model: str | None = None,
+    recipe: str = "paper",
+    progress: bool = True,
+    **overrides: Any,
+) -> dict[str, Any]:
     """Train on the knapsack-from-text dataset (one restart per seed) with ``method``
     ("combopt", "ilploss", the "lp" relaxation with greedy rounding, or the "mlp") and write a
     record. ``items`` per instance (the paper's 10; the capacity in proportion,
@@ -76,7 +105,9 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
 
     from ilplayer_experiments import knapsack, sentences
 
-    sentence_model, hyper, record_variant, overrides = _knapsack_settings(method, recipe, sentence_model, overrides)
+    sentence_model, hyper, record_variant, overrides = _knapsack_settings(
+        method, recipe, sentence_model, overrides
+    )
     rows = knapsack.knapsack_ilploss_config(**overrides).k if method == "ilploss" else 1
     solver = solver or knapsack.training_solver(items, rows)
     prefix = "knapsack" if method == "combopt" else f"knapsack-{method}"
@@ -87,7 +118,9 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         return finished
     start = time.perf_counter()
     # One dataset (seed 0), as in the paper's restarts; the seed picks the restart.
-    train, test = knapsack.make_dataset(seed=0, train_size=train_size, test_size=test_size, cache=True, items=items)
+    train, test = knapsack.make_dataset(
+        seed=0, train_size=train_size, test_size=test_size, cache=True, items=items
+    )
 
     def embed(data: Any) -> torch.Tensor:
         return sentences.embed_items(data.sentences, model=sentence_model, progress=progress)
@@ -98,48 +131,92 @@ def run_knapsack(seed: int, out_dir: str | Path, *, solver: str | None = None, p
         checkpoint.remove()
     resumed_at = checkpoint.epochs_done()
     embed_train, embed_test = embed(train), embed(test)
-    bar = tqdm(total=hyper["epochs"], initial=resumed_at, desc=f"{method} seed {seed}", unit="epoch",
-               disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=hyper["epochs"],
+        initial=resumed_at,
+        desc=f"{method} seed {seed}",
+        unit="epoch",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
 
     def on_epoch(record: dict[str, float]) -> None:
         bar.update(1)
 
     with bar:
         if method == "combopt":
-            _, history = knapsack.train_knapsack(train, test, embed_train, embed_test, seed=seed, solver=solver,
-                                                 checkpoint=checkpoint, on_epoch=on_epoch, **hyper)
+            _, history = knapsack.train_knapsack(
+                train,
+                test,
+                embed_train,
+                embed_test,
+                seed=seed,
+                solver=solver,
+                checkpoint=checkpoint,
+                on_epoch=on_epoch,
+                **hyper,
+            )
         elif method == "ilploss":
             config = knapsack.knapsack_ilploss_config(**overrides)
-            _, history = knapsack.train_knapsack_ilploss(train, test, embed_train, embed_test, seed=seed,
-                                                         solver=solver, config=config, checkpoint=checkpoint,
-                                                         on_epoch=on_epoch)
+            _, history = knapsack.train_knapsack_ilploss(
+                train,
+                test,
+                embed_train,
+                embed_test,
+                seed=seed,
+                solver=solver,
+                config=config,
+                checkpoint=checkpoint,
+                on_epoch=on_epoch,
+            )
         elif method == "lp":
             from ilplayer_experiments.lp_baseline import train_lp_knapsack
 
-            _, history = train_lp_knapsack(train, test, embed_train, embed_test, seed=seed, on_epoch=on_epoch,
-                                           **hyper)
+            _, history = train_lp_knapsack(
+                train, test, embed_train, embed_test, seed=seed, on_epoch=on_epoch, **hyper
+            )
             solver = "cvxpylayers"
         else:
             from ilplayer_experiments.baselines import train_knapsack_mlp
 
-            _, history = train_knapsack_mlp(train, test, embed_train, embed_test, seed=seed, on_epoch=on_epoch,
-                                            **hyper)
+            _, history = train_knapsack_mlp(
+                train, test, embed_train, embed_test, seed=seed, on_epoch=on_epoch, **hyper
+            )
             solver = "none"
     checkpoint.remove()
     record = {
-        "task": "knapsack", "method": method, "box": "binary", "m": 1, "n": items, "seed": seed,
-        "sentence_model": sentences.SENTENCE_MODELS[sentence_model], "capacity": knapsack.capacity(items),
+        "task": "knapsack",
+        "method": method,
+        "box": "binary",
+        "m": 1,
+        "n": items,
+        "seed": seed,
+        "sentence_model": sentences.SENTENCE_MODELS[sentence_model],
+        "capacity": knapsack.capacity(items),
         "variant": record_variant,
-        "hyperparameters": hyper, "solver": solver, "executor": None, "workers": None,
+        "hyperparameters": hyper,
+        "solver": solver,
+        "executor": None,
+        "workers": None,
         # the model training returned: the best validation epoch's where there is one, else the last
-        "accuracy": selected_record(history)["accuracy"], "box_baseline_accuracy": 0.0,
-        "paper_accuracy": (paper_accuracy("knapsack", "binary", method, record_variant, 1)
-                           if papers_size("knapsack", items) else None),
-        "ilploss_reported": ILPLOSS_KNAPSACK.get(method, {}).get(items), "history": history,
-        "wall_time_s": time.perf_counter() - start, "resumed_at_epoch": resumed_at, "versions": versions(solver),
+        "accuracy": selected_record(history)["accuracy"],
+        "box_baseline_accuracy": 0.0,
+        "paper_accuracy": (
+            paper_accuracy("knapsack", "binary", method, record_variant, 1)
+            if papers_size("knapsack", items)
+            else None
+        ),
+        "ilploss_reported": ILPLOSS_KNAPSACK.get(method, {}).get(items),
+        "history": history,
+        "wall_time_s": time.perf_counter() - start,
+        "resumed_at_epoch": resumed_at,
+        "versions": versions(solver),
         "deviations_from_paper": deviations(
-            "knapsack", sentences.SENTENCE_MODEL_TITLES[sentences.SENTENCE_MODELS[sentence_model]]),
+            "knapsack", sentences.SENTENCE_MODEL_TITLES[sentences.SENTENCE_MODELS[sentence_model]]
+        ),
     }
-    references: dict[str, Any] = {} if record["paper_accuracy"] is None else {"paper": record["paper_accuracy"]}
+    references: dict[str, Any] = (
+        {} if record["paper_accuracy"] is None else {"paper": record["paper_accuracy"]}
+    )
     save_record(record, out_dir, name, references if plot else None)
     return record

@@ -35,8 +35,17 @@ from ilplayer.core.seeding import derive_seed, torch_generator
 from ilplayer.learning.constraints import StaticConstraints
 from ilplayer_experiments.cache import cached
 
-__all__ = ["BlackboxAssignment", "MatchingBackbone", "MatchingData", "assign", "make_dataset",
-           "matching_accuracy", "permutation_fraction", "train_matching", "world"]
+__all__ = [
+    "BlackboxAssignment",
+    "MatchingBackbone",
+    "MatchingData",
+    "assign",
+    "make_dataset",
+    "matching_accuracy",
+    "permutation_fraction",
+    "train_matching",
+    "world",
+]
 
 NUM_CLASSES = 8
 KEYPOINT_TYPES = 12
@@ -79,15 +88,21 @@ def world(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """The class prototypes (classes, types, SIGNAL_DIM) and the descriptor rotation of ``seed``;
     ``descriptor @ rotation`` puts the signal in the first ``SIGNAL_DIM`` coordinates."""
     g = torch_generator(seed, 10)
-    prototypes = torch.randn(NUM_CLASSES, KEYPOINT_TYPES, SIGNAL_DIM, generator=g, dtype=torch.float64)
+    prototypes = torch.randn(
+        NUM_CLASSES, KEYPOINT_TYPES, SIGNAL_DIM, generator=g, dtype=torch.float64
+    )
     prototypes /= torch.linalg.vector_norm(prototypes, dim=-1, keepdim=True)
-    rotation, _ = torch.linalg.qr(torch.randn(SIGNAL_DIM + NUISANCE_DIM, SIGNAL_DIM + NUISANCE_DIM,
-                                              generator=g, dtype=torch.float64))
+    rotation, _ = torch.linalg.qr(
+        torch.randn(
+            SIGNAL_DIM + NUISANCE_DIM, SIGNAL_DIM + NUISANCE_DIM, generator=g, dtype=torch.float64
+        )
+    )
     return prototypes, rotation
 
 
-def make_dataset(p: int, num_pairs: int, *, split: str = "train", seed: int = 0,
-                 cache: bool = False) -> MatchingData:
+def make_dataset(
+    p: int, num_pairs: int, *, split: str = "train", seed: int = 0, cache: bool = False
+) -> MatchingData:
     """``num_pairs`` image pairs with ``p`` keypoints each.
 
     The world (class prototypes and the mixing rotation) depends on ``seed`` only, so the
@@ -101,21 +116,32 @@ def make_dataset(p: int, num_pairs: int, *, split: str = "train", seed: int = 0,
         raise ValueError(f"num_pairs must be >= 1, got {num_pairs}")
     if cache:
         params = dict(p=p, num_pairs=num_pairs, split=split, seed=seed)
-        return MatchingData(**cached("matching", params,
-                                     lambda: make_dataset(p, num_pairs, split=split, seed=seed).to_dict()))
+        return MatchingData(
+            **cached(
+                "matching",
+                params,
+                lambda: make_dataset(p, num_pairs, split=split, seed=seed).to_dict(),
+            )
+        )
     prototypes, rotation = world(seed)
     stream = {"train": 11, "val": 12, "test": 13}[split]
     g = torch_generator(seed, stream)
     classes = torch.randint(NUM_CLASSES, (num_pairs,), generator=g)
-    shown = torch.rand(num_pairs, KEYPOINT_TYPES, generator=g).argsort(dim=-1)[:, :p]   # which keypoints
-    permutation = torch.rand(num_pairs, p, generator=g).argsort(dim=-1)                # target order
+    shown = torch.rand(num_pairs, KEYPOINT_TYPES, generator=g).argsort(dim=-1)[
+        :, :p
+    ]  # which keypoints
+    permutation = torch.rand(num_pairs, p, generator=g).argsort(dim=-1)  # target order
 
     def image(order: torch.Tensor) -> torch.Tensor:
-        latent = prototypes[classes[:, None], order]                                   # (N, p, S)
-        signal = latent + SIGNAL_NOISE / SIGNAL_DIM ** 0.5 * torch.randn(latent.shape, generator=g,
-                                                                         dtype=torch.float64)
-        nuisance = NUISANCE_SCALE / NUISANCE_DIM ** 0.5 * torch.randn(
-            num_pairs, p, NUISANCE_DIM, generator=g, dtype=torch.float64)
+        latent = prototypes[classes[:, None], order]  # (N, p, S)
+        signal = latent + SIGNAL_NOISE / SIGNAL_DIM**0.5 * torch.randn(
+            latent.shape, generator=g, dtype=torch.float64
+        )
+        nuisance = (
+            NUISANCE_SCALE
+            / NUISANCE_DIM**0.5
+            * torch.randn(num_pairs, p, NUISANCE_DIM, generator=g, dtype=torch.float64)
+        )
         return torch.cat([signal, nuisance], dim=-1) @ rotation.T
 
     source = image(shown)
@@ -129,11 +155,15 @@ def make_dataset(p: int, num_pairs: int, *, split: str = "train", seed: int = 0,
 class MatchingBackbone(torch.nn.Module):
     """Descriptor -> embedding (two-layer MLP); unary costs ``-cos(e_i, e'_j)`` of unit length."""
 
-    def __init__(self, descriptor_dim: int = SIGNAL_DIM + NUISANCE_DIM, hidden: int = 64,
-                 embedding: int = 32) -> None:
+    def __init__(
+        self, descriptor_dim: int = SIGNAL_DIM + NUISANCE_DIM, hidden: int = 64, embedding: int = 32
+    ) -> None:
         super().__init__()
-        self.net = torch.nn.Sequential(torch.nn.Linear(descriptor_dim, hidden), torch.nn.ReLU(),
-                                       torch.nn.Linear(hidden, embedding))
+        self.net = torch.nn.Sequential(
+            torch.nn.Linear(descriptor_dim, hidden),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden, embedding),
+        )
 
     def forward(self, source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         e = torch.nn.functional.normalize(self.net(source), dim=-1)
@@ -147,7 +177,7 @@ def assign(c: torch.Tensor) -> torch.Tensor:
     from scipy.optimize import linear_sum_assignment
 
     batch, n = c.shape
-    p = round(n ** 0.5)
+    p = round(n**0.5)
     costs = c.detach().cpu().double().numpy().reshape(batch, p, p)
     y = np.zeros((batch, p, p))
     for k, cost in enumerate(costs):
@@ -201,12 +231,23 @@ def permutation_fraction(y: torch.Tensor) -> float:
 METHODS = ("combopt", "bbgm")
 
 
-def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *,
-                   method: str = "combopt", epochs: int = 10, iterations: int = 400,
-                   batch_size: int = 8, lr: float = 1e-4, backbone_lr: float = 1e-3, tau: float | None = 0.5,
-                   blackbox_lambda: float = 20.0, seed: int = 0, solver: str | None = None,
-                   on_epoch: Callable[[dict[str, float]], None] | None = None,
-                   ) -> tuple[dict[str, Any], list[dict[str, float]]]:
+def train_matching(
+    train: MatchingData,
+    val: MatchingData,
+    test: MatchingData,
+    *,
+    method: str = "combopt",
+    epochs: int = 10,
+    iterations: int = 400,
+    batch_size: int = 8,
+    lr: float = 1e-4,
+    backbone_lr: float = 1e-3,
+    tau: float | None = 0.5,
+    blackbox_lambda: float = 20.0,
+    seed: int = 0,
+    solver: str | None = None,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, float]]]:
     """The supplementary's schedule: ``epochs`` of ``iterations`` random batches, validation
     after each; the best validation epoch is evaluated on ``test``. ``lr`` is the paper's rate
     for the constraints; the backbone, trained from scratch here (the paper fine-tuned a
@@ -229,7 +270,7 @@ def train_matching(train: MatchingData, val: MatchingData, test: MatchingData, *
         init_seed = derive_seed(seed, 2)
         constraints = StaticConstraints(m, n, 0, 1, seed=init_seed, dtype=torch.float64)
         groups.append({"params": list(constraints.parameters()), "lr": lr})
-        layer = ILPLayer(0, 1, solver=solver or preferred_backend(2 ** n), tau=tau)
+        layer = ILPLayer(0, 1, solver=solver or preferred_backend(2**n), tau=tau)
     optimizer = torch.optim.Adam(groups)
     g = torch_generator(seed, 3)
 

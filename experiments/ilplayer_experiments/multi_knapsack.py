@@ -28,7 +28,10 @@ ITEMS, DIMENSIONS, FEATURES = 50, 3, 10
 MKP_METHODS = (*BASELINES, "mse", "combopt", "post-hoc", "relaxed", "odece")
 """The baselines, the squared-error network and its fine-tunes: CombOptNet's gradient, the
 perturbed post-hoc regret, 2S's relaxed surrogate and Odece's losses."""
-DEGREE, NOISE = 4, 0.5  # the sizes' polynomial degree in the features and their multiplicative noise
+DEGREE, NOISE = (
+    4,
+    0.5,
+)  # the sizes' polynomial degree in the features and their multiplicative noise
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,9 @@ def generate(train: int = 1000, test: int = 500, seed: int = 0) -> KnapsackData:
 
     def draw(count: int) -> tuple[np.ndarray, np.ndarray]:
         x = rng.normal(size=(count, ITEMS, FEATURES))
-        signal = (np.einsum("dp,kjp->kdj", basis, x) / np.sqrt(FEATURES) + 3.0) ** DEGREE / 3.5 ** DEGREE
+        signal = (
+            np.einsum("dp,kjp->kdj", basis, x) / np.sqrt(FEATURES) + 3.0
+        ) ** DEGREE / 3.5**DEGREE
         return x, 1.0 + signal * rng.uniform(1 - NOISE, 1 + NOISE, signal.shape)
 
     x_train, sizes_train = draw(train)
@@ -73,15 +78,23 @@ class SizeNet(torch.nn.Module):
 
     def __init__(self, hidden: int = 32) -> None:
         super().__init__()
-        self.body = torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.ReLU(),
-                                        torch.nn.Linear(hidden, DIMENSIONS)).double()
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(FEATURES, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, DIMENSIONS)
+        ).double()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, 50, 10) -> (B, 3, 50)
         return (1.0 + torch.nn.functional.softplus(self.body(x))).transpose(-1, -2)
 
 
-def fit_on(model: torch.nn.Module, step: Callable[[np.ndarray], torch.Tensor], count: int, epochs: int, lr: float,
-           seed: int, batch_size: int = 32) -> None:
+def fit_on(
+    model: torch.nn.Module,
+    step: Callable[[np.ndarray], torch.Tensor],
+    count: int,
+    epochs: int,
+    lr: float,
+    seed: int,
+    batch_size: int = 32,
+) -> None:
     """Adam on ``step(batch)`` (the loss of a batch of instance indices) for ``epochs``."""
     rng = np.random.default_rng(seed)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
@@ -92,13 +105,23 @@ def fit_on(model: torch.nn.Module, step: Callable[[np.ndarray], torch.Tensor], c
             optimiser.step()
 
 
-def _predict(method: str, data: KnapsackData, program: Program, solver: str, epochs: dict[str, int],
-             seed: int) -> torch.Tensor:
+def _predict(
+    method: str,
+    data: KnapsackData,
+    program: Program,
+    solver: str,
+    epochs: dict[str, int],
+    seed: int,
+) -> torch.Tensor:
     """(test, 3, 50) predicted sizes."""
     if method in BASELINES:
-        model = regressor(method, seed).fit(data.x_train.reshape(-1, FEATURES),
-                                             data.sizes_train.transpose(0, 2, 1).reshape(-1, DIMENSIONS))
-        flat = model.predict(data.x_test.reshape(-1, FEATURES)).reshape(len(data.x_test), ITEMS, DIMENSIONS)
+        model = regressor(method, seed).fit(
+            data.x_train.reshape(-1, FEATURES),
+            data.sizes_train.transpose(0, 2, 1).reshape(-1, DIMENSIONS),
+        )
+        flat = model.predict(data.x_test.reshape(-1, FEATURES)).reshape(
+            len(data.x_test), ITEMS, DIMENSIONS
+        )
         return torch.from_numpy(np.ascontiguousarray(flat.transpose(0, 2, 1)))
     torch.manual_seed(seed)
     net = SizeNet()
@@ -109,34 +132,87 @@ def _predict(method: str, data: KnapsackData, program: Program, solver: str, epo
         with Oracle(program, solver=solver) as oracle:
             y_true, _ = oracle(c.expand(len(x), -1), sizes, capacity)
             layer = ILPLayer(oracle, CombOptNet(tau=0.5))
-            fit_on(net, lambda batch: (layer(c.expand(len(batch), -1), net(x[batch]), capacity)
-                                     - y_true[batch]).abs().sum(-1).mean(), len(x), epochs["combopt"], 1e-3, seed)
+            fit_on(
+                net,
+                lambda batch: (
+                    (layer(c.expand(len(batch), -1), net(x[batch]), capacity) - y_true[batch])
+                    .abs()
+                    .sum(-1)
+                    .mean()
+                ),
+                len(x),
+                epochs["combopt"],
+                1e-3,
+                seed,
+            )
     elif method == "post-hoc":
-        loss = PostHocRegretLoss(program, solver=solver, changes="drop", sigma=0.1, samples=1, seed=seed)
+        loss = PostHocRegretLoss(
+            program, solver=solver, changes="drop", sigma=0.1, samples=1, seed=seed
+        )
         with loss.stages:
             optimal = loss.stages.optimal_values(c.expand(len(x), -1), sizes, capacity)
-            fit_on(net, lambda batch: loss(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
-                                         optimal=optimal[batch]), len(x), epochs["post-hoc"], 1e-3, seed)
+            fit_on(
+                net,
+                lambda batch: loss(
+                    A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity, optimal=optimal[batch]
+                ),
+                len(x),
+                epochs["post-hoc"],
+                1e-3,
+                seed,
+            )
         loss.close()
-    elif method == "relaxed":  # 2S's surrogate, in units of the mean optimum, beside the squared error
+    elif (
+        method == "relaxed"
+    ):  # 2S's surrogate, in units of the mean optimum, beside the squared error
         with TwoStage(program, solver) as stages:
             optimal = stages.optimal_values(c.expand(len(x), -1), sizes, capacity)
-        relaxed, scale = RelaxedPostHocLoss(program, changes="drop", mu=0.02), optimal.nanmean().item()
-        fit_on(net, lambda batch: relaxed(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity,
-                                        optimal=optimal[batch]) / scale + ((net(x[batch]) - sizes[batch]) ** 2).mean(),
-             len(x), epochs["relaxed"], 1e-3, seed)
+        relaxed, scale = (
+            RelaxedPostHocLoss(program, changes="drop", mu=0.02),
+            optimal.nanmean().item(),
+        )
+        fit_on(
+            net,
+            lambda batch: (
+                relaxed(
+                    A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity, optimal=optimal[batch]
+                )
+                / scale
+                + ((net(x[batch]) - sizes[batch]) ** 2).mean()
+            ),
+            len(x),
+            epochs["relaxed"],
+            1e-3,
+            seed,
+        )
     elif method == "odece":
         feasibility = FeasibilityLoss(program, solver=solver, alpha=0.5, margin=0.5)
         with feasibility.oracle:
-            fit_on(net, lambda batch: feasibility(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity)
-                 + ((net(x[batch]) - sizes[batch]) ** 2).mean(), len(x), epochs["odece"], 1e-3, seed)
+            fit_on(
+                net,
+                lambda batch: (
+                    feasibility(A_pred=net(x[batch]), c=c, A=sizes[batch], b=capacity)
+                    + ((net(x[batch]) - sizes[batch]) ** 2).mean()
+                ),
+                len(x),
+                epochs["odece"],
+                1e-3,
+                seed,
+            )
     with torch.no_grad():
         return net(torch.from_numpy(data.x_test))
 
 
-def run_mkp(out: str | Path = "results/mkp", methods: Sequence[str] = MKP_METHODS, solver: str = "highs",
-            train: int = 1000, test: int = 500, seed: int = 0, epochs: dict[str, int] | None = None,
-            report: Callable[[str], None] = print) -> dict[str, Any]:
+def run_mkp(
+    out: str | Path = "results/mkp",
+    methods: Sequence[str] = MKP_METHODS,
+    solver: str = "highs",
+    train: int = 1000,
+    test: int = 500,
+    seed: int = 0,
+    epochs: dict[str, int] | None = None,
+    report: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Every method on one generated data set: post-hoc regret (items dropped free), its
     normalised form and the infeasibility rate of the Stage-1 packings; ``mkp-seed{S}.json``."""
     unknown = sorted(set(methods) - set(MKP_METHODS))
@@ -156,13 +232,32 @@ def run_mkp(out: str | Path = "results/mkp", methods: Sequence[str] = MKP_METHOD
             y1, _ = oracle(c.expand(test, -1), predicted, capacity)
             trained = time.perf_counter() - started
             scores = stages.score(y1, c, true_sizes, capacity, changes="drop", optimal=optimal)
-            rows.append({"method": method, "post_hoc_regret": scores.mean, "normalised": scores.normalised,
-                         "infeasibility_rate": scores.infeasibility_rate, "train_s": trained,
-                         "size_mse": float(((predicted - true_sizes) ** 2).mean())})
-            report(f"mkp {method}: post-hoc regret {scores.mean:.3f} (normalised {100 * scores.normalised:.2f} %), "
-                   f"Stage 1 infeasible {100 * scores.infeasibility_rate:.1f} % ({trained:.0f} s)")
-    record = {"task": "mkp", "seed": seed, "solver": solver, "train": train, "test": test, "epochs": epochs,
-              "items": ITEMS, "dimensions": DIMENSIONS, "features": FEATURES, "rows": rows}
+            rows.append(
+                {
+                    "method": method,
+                    "post_hoc_regret": scores.mean,
+                    "normalised": scores.normalised,
+                    "infeasibility_rate": scores.infeasibility_rate,
+                    "train_s": trained,
+                    "size_mse": float(((predicted - true_sizes) ** 2).mean()),
+                }
+            )
+            report(
+                f"mkp {method}: post-hoc regret {scores.mean:.3f} (normalised {100 * scores.normalised:.2f} %), "
+                f"Stage 1 infeasible {100 * scores.infeasibility_rate:.1f} % ({trained:.0f} s)"
+            )
+    record = {
+        "task": "mkp",
+        "seed": seed,
+        "solver": solver,
+        "train": train,
+        "test": test,
+        "epochs": epochs,
+        "items": ITEMS,
+        "dimensions": DIMENSIONS,
+        "features": FEATURES,
+        "rows": rows,
+    }
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"mkp-seed{seed}.json").write_text(json.dumps(record, indent=1))

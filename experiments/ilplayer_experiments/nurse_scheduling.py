@@ -25,7 +25,10 @@ PERIODS = DAYS * SHIFTS  # the 21 day-shifts, each with an unknown demand
 FEATURES = 8
 FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 """The penalty factors ``f`` of the paper's table."""
-PUBLISHED = {"2S": (3.94, 6.92, 13.12, 25.04, 33.29, 46.72), "NN": (4.27, 8.20, 16.00, 31.51, 62.52, 124.54)}
+PUBLISHED = {
+    "2S": (3.94, 6.92, 13.12, 25.04, 33.29, 46.72),
+    "NN": (4.27, 8.20, 16.00, 31.51, 62.52, 124.54),
+}
 """Post-hoc regret per factor (Hu et al., Table 5: the mean over their 10 settings): their 2S
 method and their best classical two-stage model."""
 DATA_VARIABLE = "ILPLAYER_NSP_DATA"
@@ -52,22 +55,31 @@ def data_folder(folder: str | os.PathLike[str] | None = None) -> Path:
         candidates = [Path(os.environ[DATA_VARIABLE])]
     else:
         root = Path(__file__).resolve().parents[2]
-        candidates = [root.parent / "shared" / "data" / "nsp-2s", root / "shared" / "data" / "nsp-2s"]
+        candidates = [
+            root.parent / "shared" / "data" / "nsp-2s",
+            root / "shared" / "data" / "nsp-2s",
+        ]
     for candidate in candidates:
         if (candidate / "train-0.txt").is_file():
             return candidate
-    raise FileNotFoundError(f"the NSP data (train-0.txt, test-0.txt, preference-K.txt, capacity-K.txt) is in none "
-                            f"of {[str(c) for c in candidates]}: pass its folder (--data) or set {DATA_VARIABLE}")
+    raise FileNotFoundError(
+        f"the NSP data (train-0.txt, test-0.txt, preference-K.txt, capacity-K.txt) is in none "
+        f"of {[str(c) for c in candidates]}: pass its folder (--data) or set {DATA_VARIABLE}"
+    )
 
 
 def _shifts(path: Path) -> tuple[np.ndarray, np.ndarray]:
     rows = np.loadtxt(path)
     if rows.ndim != 2 or rows.shape[1] != 1 + FEATURES + 1 or len(rows) % PERIODS:
-        raise ValueError(f"{path}: expected rows of an index, {FEATURES} features and a demand, {PERIODS} rows per "
-                         f"instance; got shape {rows.shape}")
+        raise ValueError(
+            f"{path}: expected rows of an index, {FEATURES} features and a demand, {PERIODS} rows per "
+            f"instance; got shape {rows.shape}"
+        )
     instances = len(rows) // PERIODS
-    return (rows[:, 1:1 + FEATURES].reshape(instances, PERIODS, FEATURES),
-            rows[:, -1].reshape(instances, PERIODS))
+    return (
+        rows[:, 1 : 1 + FEATURES].reshape(instances, PERIODS, FEATURES),
+        rows[:, -1].reshape(instances, PERIODS),
+    )
 
 
 def load(folder: str | os.PathLike[str] | None = None, setting: int = 0) -> NurseData:
@@ -93,7 +105,9 @@ def schedule_program(data: NurseData) -> Program:
     one_shift = np.zeros((NURSES * DAYS, n))
     for nurse in range(NURSES):
         for day in range(DAYS):
-            one_shift[nurse * DAYS + day, index(nurse, SHIFTS * day):index(nurse, SHIFTS * day) + SHIFTS] = 1.0
+            one_shift[
+                nurse * DAYS + day, index(nurse, SHIFTS * day) : index(nurse, SHIFTS * day) + SHIFTS
+            ] = 1.0
     demand = np.zeros((PERIODS, n))
     for period in range(PERIODS):
         for nurse in range(NURSES):
@@ -104,8 +118,16 @@ def schedule_program(data: NurseData) -> Program:
             night, morning = index(nurse, SHIFTS * (day + 1) - 1), index(nurse, SHIFTS * (day + 1))
             rest[nurse * (DAYS - 1) + day, [night, morning]] = 1.0
     A = np.vstack([demand, rest])
-    return Program(A=A, b=rows_b(data.demand_train[:1])[0].numpy(), A_eq=one_shift, b_eq=np.ones(NURSES * DAYS),
-                   lb=0, ub=1, sense="max", c=torch.from_numpy(data.preference.reshape(-1)))
+    return Program(
+        A=A,
+        b=rows_b(data.demand_train[:1])[0].numpy(),
+        A_eq=one_shift,
+        b_eq=np.ones(NURSES * DAYS),
+        lb=0,
+        ub=1,
+        sense="max",
+        c=torch.from_numpy(data.preference.reshape(-1)),
+    )
 
 
 def rows_b(demand: np.ndarray | torch.Tensor) -> torch.Tensor:
@@ -114,8 +136,12 @@ def rows_b(demand: np.ndarray | torch.Tensor) -> torch.Tensor:
     return torch.cat([-demand, demand.new_ones(demand.shape[0], NURSES * (DAYS - 1))], dim=1)
 
 
-def penalties(data: NurseData, factor: float, instances: int, rng: np.random.Generator) -> torch.Tensor:
+def penalties(
+    data: NurseData, factor: float, instances: int, rng: np.random.Generator
+) -> torch.Tensor:
     """(instances, 315): the price of a shift added, ``gamma_i (5 - P_ij)^2``, one draw of
     ``gamma_i ~ U[f - 0.015, f + 0.015]`` per nurse and instance."""
     gamma = rng.uniform(factor - 0.015, factor + 0.015, (instances, NURSES))
-    return torch.from_numpy(np.repeat(gamma, PERIODS, axis=1) * ((5.0 - data.preference.reshape(-1)) ** 2))
+    return torch.from_numpy(
+        np.repeat(gamma, PERIODS, axis=1) * ((5.0 - data.preference.reshape(-1)) ** 2)
+    )

@@ -8,8 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ILPLOSS_KNAPSACK", "PAPER", "PAPER_ABLATIONS", "PAPER_MATCHING", "PAPER_STD",
-           "deviations", "paper_accuracy", "papers_size"]
+__all__ = [
+    "ILPLOSS_KNAPSACK",
+    "PAPER",
+    "PAPER_ABLATIONS",
+    "PAPER_MATCHING",
+    "PAPER_STD",
+    "deviations",
+    "paper_accuracy",
+    "papers_size",
+]
 
 PAPER = {  # paper, Figs. "Random Constraints" and "Weighted Set Covering": mean accuracy (%)
     ("rc", "binary"): {1: 97.8, 2: 94.2, 4: 77.4, 8: 46.5},
@@ -26,8 +34,10 @@ PAPER_STD = {
 }
 # Paper, table "keypoint matching" (SPair-71k, per-variable accuracy): a different dataset from
 # the offline stand-in; shown for orientation only.
-PAPER_MATCHING = {"combopt": {4: 83.1, 5: 80.7, 6: 78.6, 7: 76.1},
-                  "bbgm": {4: 84.3, 5: 81.6, 6: 79.0, 7: 76.5}}
+PAPER_MATCHING = {
+    "combopt": {4: 83.1, 5: 80.7, 6: 78.6, 7: 76.1},
+    "bbgm": {4: 84.3, 5: 81.6, 6: 79.0, 7: 76.5},
+}
 # Supplementary ablation tables (2 restarts x 10 datasets): {(task, box, variant): {m: accuracy}}.
 PAPER_ABLATIONS = {
     ("rc", "binary", "basis=canonical"): {1: 96.3, 2: 70.8, 4: 14.4, 8: 2.7},
@@ -53,9 +63,11 @@ PAPER_ABLATIONS = {
 }
 
 
-_MATCHING_DEVIATIONS = ["offline keypoint stand-in instead of SPair-71k images",
-                        "backbone: a small MLP trained from scratch at backbone_lr; the paper fine-tunes "
-                        "a pretrained VGG16 at 2.5e-6"]
+_MATCHING_DEVIATIONS = [
+    "offline keypoint stand-in instead of SPair-71k images",
+    "backbone: a small MLP trained from scratch at backbone_lr; the paper fine-tunes "
+    "a pretrained VGG16 at 2.5e-6",
+]
 
 
 _SIZES = {"rc": 16, "knapsack": 10}  # variables of Random Constraints, items of the knapsack
@@ -68,12 +80,18 @@ def papers_size(task: str, n: int | None) -> bool:
 
 
 _REAL_MATCHING_DEVIATIONS = {
-    "faces": ["faces with 68 landmarks (dlib's PASCAL VOC photographs, pairs of two faces in random similarity "
-              "warps) instead of SPair-71k", "the head sees each keypoint's crop position beside its descriptor"],
-    "spair": []}
-_FROZEN_VGG = ("backbone: HED's VGG16 (ImageNet VGG16 fine-tuned for edges), frozen, with an MLP head trained at "
-               "backbone_lr; the paper fine-tunes ImageNet VGG16 at 2.5e-6",
-               "constraints' rate 5e-3 (the paper's 1e-4 moves them too little in 4 000 steps)")
+    "faces": [
+        "faces with 68 landmarks (dlib's PASCAL VOC photographs, pairs of two faces in random similarity "
+        "warps) instead of SPair-71k",
+        "the head sees each keypoint's crop position beside its descriptor",
+    ],
+    "spair": [],
+}
+_FROZEN_VGG = (
+    "backbone: HED's VGG16 (ImageNet VGG16 fine-tuned for edges), frozen, with an MLP head trained at "
+    "backbone_lr; the paper fine-tunes ImageNet VGG16 at 2.5e-6",
+    "constraints' rate 5e-3 (the paper's 1e-4 moves them too little in 4 000 steps)",
+)
 
 
 def deviations(task: str, sentence_model: str = "", data: str = "synthetic") -> list[str]:
@@ -88,7 +106,9 @@ def deviations(task: str, sentence_model: str = "", data: str = "synthetic") -> 
     return list(_MATCHING_DEVIATIONS) if task == "matching" else []
 
 
-def paper_accuracy(task: str, box: str, method: str, variant: dict[str, Any], m: int) -> float | None:
+def paper_accuracy(
+    task: str, box: str, method: str, variant: dict[str, Any], m: int
+) -> float | None:
     """The paper's mean accuracy for this cell, or None where the paper gives no number (its
     MLP and CVXPY baselines appear only in figures)."""
     if task == "matching":
@@ -99,9 +119,13 @@ def paper_accuracy(task: str, box: str, method: str, variant: dict[str, Any], m:
     if not shown:
         return PAPER.get((task, box), {}).get(m)
     if len(shown) == 1:
-        (key, value), = shown.items()
+        ((key, value),) = shown.items()
         return PAPER_ABLATIONS.get((task, box, f"{key}={value}"), {}).get(m)
     return None
-ILPLOSS_KNAPSACK = {"combopt": {10: 62.4, 15: 46.0, 20: 27.8},
-                    "ilploss": {10: 63.6, 15: 56.6, 20: 47.0, 25: 37.2, 30: 27.0}}
+
+
+ILPLOSS_KNAPSACK = {
+    "combopt": {10: 62.4, 15: 46.0, 20: 27.8},
+    "ilploss": {10: 63.6, 15: 56.6, 20: 47.0, 25: 37.2, 30: 27.0},
+}
 """ILP-Loss' internal knapsack results by item count, % exact (one seed each, its authors' notebooks)."""

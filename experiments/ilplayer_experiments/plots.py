@@ -18,8 +18,12 @@ def _save(figure: Any, path: str | Path) -> Path:
     return path
 
 
-def plot_training(history: Sequence[dict[str, float]], path: str | Path, title: str,
-                  references: dict[str, float] | None = None) -> Path:
+def plot_training(
+    history: Sequence[dict[str, float]],
+    path: str | Path,
+    title: str,
+    references: dict[str, float] | None = None,
+) -> Path:
     """Held-out accuracy and training loss per epoch; ``references`` are horizontal lines
     on the accuracy panel (e.g. a baseline and the paper's figure, in percent)."""
     import matplotlib
@@ -30,12 +34,16 @@ def plot_training(history: Sequence[dict[str, float]], path: str | Path, title: 
     tested = [r for r in history if "accuracy" in r]  # ILP-Loss measures it every few epochs
     trained = [r for r in history if "loss" in r]
     figure, (accuracy_axis, loss_axis) = plt.subplots(1, 2, figsize=(10, 4))
-    accuracy_axis.plot([int(r["epoch"]) for r in tested], [100 * r["accuracy"] for r in tested], label="held out")
+    accuracy_axis.plot(
+        [int(r["epoch"]) for r in tested], [100 * r["accuracy"] for r in tested], label="held out"
+    )
     for (label, value), style in zip((references or {}).items(), ("--", ":", "-.")):
         accuracy_axis.axhline(value, linestyle=style, color="grey", label=label)
     accuracy_axis.set(xlabel="epoch", ylabel="exact-match accuracy (%)", ylim=(0, 100))
     accuracy_axis.legend(loc="lower right")
-    loss_axis.plot([int(r["epoch"]) for r in trained], [r["loss"] for r in trained], color="tab:red")
+    loss_axis.plot(
+        [int(r["epoch"]) for r in trained], [r["loss"] for r in trained], color="tab:red"
+    )
     loss_axis.set(xlabel="epoch", ylabel="training loss", yscale="log")
     figure.suptitle(title)
     return _save(figure, path)
@@ -50,16 +58,26 @@ def plot_regret(records: Sequence[dict], path: str | Path, title: str) -> Path:
 
     cells: dict[tuple, list[float]] = {}
     for record in records:
-        cells.setdefault((record["method"], record["library"], record["solver"]), []).append(100 * record["regret"])
+        cells.setdefault((record["method"], record["library"], record["solver"]), []).append(
+            100 * record["regret"]
+        )
     keys = sorted(cells)
     figure, axis = plt.subplots(figsize=(max(6, 0.45 * len(keys)), 4))
     means = [sum(cells[k]) / len(cells[k]) for k in keys]
-    bars = axis.bar(range(len(keys)), means, color=["tab:orange" if k[1] == "pyepo" else "tab:blue" for k in keys])
+    bars = axis.bar(
+        range(len(keys)),
+        means,
+        color=["tab:orange" if k[1] == "pyepo" else "tab:blue" for k in keys],
+    )
     for bar, key in zip(bars, keys):
         if key[1] == "pyepo":
             bar.set_hatch("//")
-    axis.set_xticks(range(len(keys)), [f"{m}\n{'pyepo ' if lib == 'pyepo' else ''}{s}" for m, lib, s in keys],
-                    fontsize=7, rotation=90)
+    axis.set_xticks(
+        range(len(keys)),
+        [f"{m}\n{'pyepo ' if lib == 'pyepo' else ''}{s}" for m, lib, s in keys],
+        fontsize=7,
+        rotation=90,
+    )
     axis.set(ylabel="normalised test regret (%)", title=title)
     return _save(figure, path)
 
@@ -75,10 +93,25 @@ def plot_protocol(cells: Sequence[dict], path: str | Path, title: str) -> Path:
     longest = max(len(c["label"]) for c in cells)  # the labels stand under the bars, turned upright
     figure, axis = plt.subplots(figsize=(max(6, 0.6 * len(cells)), 3 + 0.07 * longest))
     where = range(len(cells))
-    axis.bar([i - 0.2 for i in where], [c["mean"] for c in cells], 0.4, yerr=[c["std"] for c in cells],
-             capsize=2, label="ilplayer (mean ± std over its runs)", color="tab:blue")
-    axis.bar([i + 0.2 for i in where], [c["paper"] for c in cells], 0.4, yerr=[c["paper_std"] for c in cells],
-             capsize=2, label="paper (mean ± std, 20 runs)", color="tab:grey", hatch="//")
+    axis.bar(
+        [i - 0.2 for i in where],
+        [c["mean"] for c in cells],
+        0.4,
+        yerr=[c["std"] for c in cells],
+        capsize=2,
+        label="ilplayer (mean ± std over its runs)",
+        color="tab:blue",
+    )
+    axis.bar(
+        [i + 0.2 for i in where],
+        [c["paper"] for c in cells],
+        0.4,
+        yerr=[c["paper_std"] for c in cells],
+        capsize=2,
+        label="paper (mean ± std, 20 runs)",
+        color="tab:grey",
+        hatch="//",
+    )
     axis.set_xticks(list(where), [c["label"] for c in cells], fontsize=7, rotation=90)
     axis.set(ylabel="held-out exact-match accuracy (%)", ylim=(0, 125), title=title)
     axis.set_yticks(range(0, 101, 20))
@@ -97,14 +130,30 @@ def plot_post_hoc(record: dict, path: str | Path) -> Path:
     figure, axis = plt.subplots(figsize=(7, 4.5))
     methods = dict.fromkeys(row["method"] for row in record["rows"])
     for method in methods:
-        rows = sorted((row for row in record["rows"] if row["method"] == method), key=lambda row: row["factor"])
-        axis.errorbar([row["factor"] for row in rows], [row["post_hoc_regret"] for row in rows],
-                      yerr=[row["std"] for row in rows], marker="o", capsize=3, label=method)
+        rows = sorted(
+            (row for row in record["rows"] if row["method"] == method),
+            key=lambda row: row["factor"],
+        )
+        axis.errorbar(
+            [row["factor"] for row in rows],
+            [row["post_hoc_regret"] for row in rows],
+            yerr=[row["std"] for row in rows],
+            marker="o",
+            capsize=3,
+            label=method,
+        )
     for name, values in record.get("published", {}).items():
-        axis.plot([0.25, 0.5, 1, 2, 4, 8][:len(values)], values, linestyle="--", color="grey", alpha=0.7)
+        axis.plot(
+            [0.25, 0.5, 1, 2, 4, 8][: len(values)], values, linestyle="--", color="grey", alpha=0.7
+        )
         axis.annotate(f"{name} (published)", (8, values[-1]), fontsize=7, color="grey")
-    axis.set(xscale="log", yscale="log", xlabel="penalty factor f", ylabel="post-hoc regret (test mean)",
-             title=f"Nurse scheduling, setting {record['setting']}, {record['solver']}")
+    axis.set(
+        xscale="log",
+        yscale="log",
+        xlabel="penalty factor f",
+        ylabel="post-hoc regret (test mean)",
+        title=f"Nurse scheduling, setting {record['setting']}, {record['solver']}",
+    )
     factors = [0.25, 0.5, 1, 2, 4, 8]
     axis.set_xticks(factors, [f"{f:g}" for f in factors])
     axis.minorticks_off()
@@ -122,14 +171,21 @@ def plot_matching(records: Sequence[dict], path: str | Path, title: str) -> Path
     import numpy as np
 
     series: dict[str, dict[int, list[float]]] = {}
-    baselines: dict[str, dict[tuple[int, int], float]] = {}  # one value per (p, seed): every method has it
+    baselines: dict[
+        str, dict[tuple[int, int], float]
+    ] = {}  # one value per (p, seed): every method has it
     for record in records:
-        variant = ", ".join(f"{key}={value}" for key, value in sorted(record.get("variant", {}).items())
-                            if key != "epochs")
+        variant = ", ".join(
+            f"{key}={value}"
+            for key, value in sorted(record.get("variant", {}).items())
+            if key != "epochs"
+        )
         label = record["method"] + (f" ({variant})" if variant else "")
         series.setdefault(label, {}).setdefault(record["p"], []).append(100 * record["accuracy"])
-        for name, key in (("zero-shot VGG16 + assignment", "zero_shot_assignment_accuracy"),
-                          ("coordinates + assignment", "coordinates_accuracy")):
+        for name, key in (
+            ("zero-shot VGG16 + assignment", "zero_shot_assignment_accuracy"),
+            ("coordinates + assignment", "coordinates_accuracy"),
+        ):
             if key in record:
                 baselines.setdefault(name, {})[record["p"], record["seed"]] = 100 * record[key]
     for name, values in baselines.items():
@@ -139,10 +195,20 @@ def plot_matching(records: Sequence[dict], path: str | Path, title: str) -> Path
     for label, by_p in series.items():
         ps = sorted(by_p)
         dashed = "assignment" in label
-        axis.errorbar(ps, [np.mean(by_p[p]) for p in ps], yerr=[np.std(by_p[p]) for p in ps], marker="o", capsize=3,
-                      linestyle="--" if dashed else "-",
-                      label=f"{label} (seeds per p: {', '.join(str(len(by_p[p])) for p in ps)})")
+        axis.errorbar(
+            ps,
+            [np.mean(by_p[p]) for p in ps],
+            yerr=[np.std(by_p[p]) for p in ps],
+            marker="o",
+            capsize=3,
+            linestyle="--" if dashed else "-",
+            label=f"{label} (seeds per p: {', '.join(str(len(by_p[p])) for p in ps)})",
+        )
     axis.set_xticks(sorted({p for by_p in series.values() for p in by_p}))
-    axis.set(xlabel="keypoints per image p", ylabel="matching accuracy on held-out test pairs (%)", title=title)
+    axis.set(
+        xlabel="keypoints per image p",
+        ylabel="matching accuracy on held-out test pairs (%)",
+        title=title,
+    )
     axis.legend(fontsize=7)
     return _save(figure, path)

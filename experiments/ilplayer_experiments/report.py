@@ -23,11 +23,19 @@ from ilplayer_experiments.knapsack_runs import KNAPSACK_RECIPES
 from ilplayer_experiments.paper import PAPER_STD, deviations, paper_accuracy, papers_size
 from ilplayer_experiments.sentences import SENTENCE_MODEL_TITLES, SENTENCE_MODELS
 
-TASK_TITLES = {"rc": "Random Constraints", "wsc": "Weighted set cover", "knapsack": "Knapsack from text",
-               "matching": "Keypoint matching stand-in"}
-METHOD_TITLES = {"combopt": "CombOptNet", "mlp": "MLP baseline", "lp": "LP relaxation (cvxpylayers)",
-                 "ilploss": "ILP-Loss (no solver while training)",
-                 "bbgm": "BB-GM, unary (assignment solver + blackbox gradients)"}
+TASK_TITLES = {
+    "rc": "Random Constraints",
+    "wsc": "Weighted set cover",
+    "knapsack": "Knapsack from text",
+    "matching": "Keypoint matching stand-in",
+}
+METHOD_TITLES = {
+    "combopt": "CombOptNet",
+    "mlp": "MLP baseline",
+    "lp": "LP relaxation (cvxpylayers)",
+    "ilploss": "ILP-Loss (no solver while training)",
+    "bbgm": "BB-GM, unary (assignment solver + blackbox gradients)",
+}
 REPRODUCE = """To reproduce every cell with the paper's 10 dataset seeds (two cores; dense and
 larger set-cover boxes use a MIP backend):
 
@@ -72,8 +80,10 @@ def _dfl_title(record: dict[str, Any]) -> str:
     """The task at its size (records before task sizes were recorded: the defaults) and the
     training's length."""
     epochs = record["epochs"]
-    return (f"{task_title(record['task'], record.get('task_options', {}))} (PyEPO data), "
-            f"{epochs} epoch{'' if epochs == 1 else 's'}")
+    return (
+        f"{task_title(record['task'], record.get('task_options', {}))} (PyEPO data), "
+        f"{epochs} epoch{'' if epochs == 1 else 's'}"
+    )
 
 
 DFL_SETTINGS = ("epochs", "lr", "batch_size", "train_size", "test_size")
@@ -89,30 +99,43 @@ def _dfl_tables(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
         run = (record["method"], record["library"], _where(record), record["seed"])
         by_settings[(record.get("label", record["task"]), settings)].setdefault(run, record)
     labels = [label for label, _ in by_settings]
-    return {label if labels.count(label) == 1 else f"{label}-{settings[0]}ep": list(runs.values())
-            for (label, settings), runs in sorted(by_settings.items(), key=lambda item: str(item[0]))}
+    return {
+        label if labels.count(label) == 1 else f"{label}-{settings[0]}ep": list(runs.values())
+        for (label, settings), runs in sorted(by_settings.items(), key=lambda item: str(item[0]))
+    }
 
 
-def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | None = None) -> list[str]:
+def _decision_focused(
+    records: list[dict[str, Any]], figures: dict[str, str] | None = None
+) -> list[str]:
     """Normalised test regret per method and backend, PyEPO's own runs beside ilplayer's."""
     if not records:
         return []
-    lines = ["## Learning costs: normalised regret on PyEPO's tasks", "",
-             "Normalised test regret (%, lower is better; mean ± std over the seeds found) and "
-             "seconds per training epoch, a linear model from 5 features to the costs, Adam "
-             "(lr 1e-2, batch 32). `ilplayer` rows use ilplayer's methods on the backend named; "
-             "`pyepo` rows are PyEPO 2.2.7's own implementation with its Gurobi model (backend "
-             "gurobi) or its Pyomo model with HiGHS (backend pyomo:highs), on the same data, "
-             "splits and initialisation. A sampling method's two rows are one run in two libraries on "
-             "the shortest path (the same noise draws); on the knapsack its draws are not aligned (PFYL's "
-             "regrets part at the first epoch), so there its two rows are two runs and their gap holds "
-             "chance too. Produced by `ilplayer experiment shortest-path`, `knapsack-regret` and `tsp`.", ""]
+    lines = [
+        "## Learning costs: normalised regret on PyEPO's tasks",
+        "",
+        "Normalised test regret (%, lower is better; mean ± std over the seeds found) and "
+        "seconds per training epoch, a linear model from 5 features to the costs, Adam "
+        "(lr 1e-2, batch 32). `ilplayer` rows use ilplayer's methods on the backend named; "
+        "`pyepo` rows are PyEPO 2.2.7's own implementation with its Gurobi model (backend "
+        "gurobi) or its Pyomo model with HiGHS (backend pyomo:highs), on the same data, "
+        "splits and initialisation. A sampling method's two rows are one run in two libraries on "
+        "the shortest path (the same noise draws); on the knapsack its draws are not aligned (PFYL's "
+        "regrets part at the first epoch), so there its two rows are two runs and their gap holds "
+        "chance too. Produced by `ilplayer experiment shortest-path`, `knapsack-regret` and `tsp`.",
+        "",
+    ]
     for table, runs in _dfl_tables(records).items():
         first = runs[0]
-        lines += [f"### {_dfl_title(first)}", "",
-                  f"{first['train_size']} training and {first['test_size']} test instances; untrained model: "
-                  f"{100 * first['history'][0]['regret']:.1f} %.", "",
-                  "| method | library | backend | regret (%) | seeds | s / epoch |", "|---|---|---|---|---|---|"]
+        lines += [
+            f"### {_dfl_title(first)}",
+            "",
+            f"{first['train_size']} training and {first['test_size']} test instances; untrained model: "
+            f"{100 * first['history'][0]['regret']:.1f} %.",
+            "",
+            "| method | library | backend | regret (%) | seeds | s / epoch |",
+            "|---|---|---|---|---|---|",
+        ]
         if figures and table in figures:
             lines[-3:-2] = [lines[-3], f"![normalised regret, {table}]({figures[table]})", ""]
         cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
@@ -120,8 +143,10 @@ def _decision_focused(records: list[dict[str, Any]], figures: dict[str, str] | N
             cells[(run["method"], run["library"], _where(run))].append(run)
         for (method, library, solver), cell in sorted(cells.items()):
             seeds = ",".join(str(r["seed"]) for r in sorted(cell, key=lambda r: r["seed"]))
-            lines.append(f"| {method} | {library} | {solver} | {_mean_std([100 * r['regret'] for r in cell])} "
-                         f"| {seeds} | {statistics.fmean(r['seconds_per_epoch'] for r in cell):.1f} |")
+            lines.append(
+                f"| {method} | {library} | {solver} | {_mean_std([100 * r['regret'] for r in cell])} "
+                f"| {seeds} | {statistics.fmean(r['seconds_per_epoch'] for r in cell):.1f} |"
+            )
         lines.append("")
     return lines
 
@@ -143,12 +168,15 @@ def _mean_std(values: list[float]) -> str:
     return f"{mean:.1f} ± {std:.1f}"
 
 
-def _variant_label(variant: dict[str, Any], task: str = "", method: str = "combopt",
-                   sentence_model: str = "") -> str:
+def _variant_label(
+    variant: dict[str, Any], task: str = "", method: str = "combopt", sentence_model: str = ""
+) -> str:
     """The table's settings: the overrides, or the paper's settings (ILP-Loss: ilplayer's, see
     docs/records/ilploss.md) and where the task cannot follow the paper (``paper.deviations``:
     the knapsack's sentence model, matching's data and backbone)."""
-    shown = {k: ("hard" if k == "tau" and v is None else v) for k, v in variant.items() if k != "epochs"}
+    shown = {
+        k: ("hard" if k == "tau" and v is None else v) for k, v in variant.items() if k != "epochs"
+    }
     default = "ilplayer's ILP-Loss settings" if method == "ilploss" else "paper's settings"
     label = ", ".join(f"{k}={v}" for k, v in sorted(shown.items())) or default
     found = deviations(task, SENTENCE_MODEL_TITLES.get(sentence_model, sentence_model))
@@ -206,15 +234,22 @@ def protocol_cells(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     cells: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         if "library" not in record and _paper_std(record) is not None:
-            cells[(record["task"], record["box"], record["m"], _sentence_model(record))].append(record)
+            cells[(record["task"], record["box"], record["m"], _sentence_model(record))].append(
+                record
+            )
     rows = []
     for (task, box, m, model), runs in sorted(cells.items()):
         accuracy = [100 * r["accuracy"] for r in runs]
         label = f"{task} {box} m={m}" if task == "rc" else f"{task} m={m}"
-        rows.append({"label": f"{label}, {model}" if model else label,
-                     "mean": statistics.fmean(accuracy),
-                     "std": statistics.stdev(accuracy) if len(accuracy) > 1 else 0.0,
-                     "paper": _paper(runs[0]), "paper_std": _paper_std(runs[0])})
+        rows.append(
+            {
+                "label": f"{label}, {model}" if model else label,
+                "mean": statistics.fmean(accuracy),
+                "std": statistics.stdev(accuracy) if len(accuracy) > 1 else 0.0,
+                "paper": _paper(runs[0]),
+                "paper_std": _paper_std(runs[0]),
+            }
+        )
     return rows
 
 
@@ -239,21 +274,28 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
     for (task, box, method, variant_json, model), runs in groups.items():
         variant = json.loads(variant_json)
         if task == "knapsack" and variant == best_settings and model == SENTENCE_MODELS[best_model]:
-            model, runs = f"{model}, best recipe", [dict(run, variant={}) for run in runs]  # for the paper's cell
+            model, runs = (
+                f"{model}, best recipe",
+                [dict(run, variant={}) for run in runs],
+            )  # for the paper's cell
         elif variant:  # ablations and other settings have their own tables
             continue
         for run in runs:
             cells[(task, box, model, _cell(run))].setdefault(method, []).append(run)
-    lines = ["## Overview", "",
-             "CombOptNet with the paper's settings (the knapsack also with ilplayer's best recipe) "
-             "beside the paper's mean and the baselines "
-             "(mean over the seeds listed in the tables below, of the runs with the most epochs; "
-             "MLP, LP and BB-GM runs may use fewer seeds or epochs, see their tables). Knapsack "
-             "and matching cannot follow the paper offline (another sentence model; stand-in data "
-             "and backbone): their tables say how.", "",
-             "| task | box | m | CombOptNet | seeds | paper | gap | box-constrained | MLP | LP relaxation | BB-GM "
-             "| ILP-Loss |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Overview",
+        "",
+        "CombOptNet with the paper's settings (the knapsack also with ilplayer's best recipe) "
+        "beside the paper's mean and the baselines "
+        "(mean over the seeds listed in the tables below, of the runs with the most epochs; "
+        "MLP, LP and BB-GM runs may use fewer seeds or epochs, see their tables). Knapsack "
+        "and matching cannot follow the paper offline (another sentence model; stand-in data "
+        "and backbone): their tables say how.",
+        "",
+        "| task | box | m | CombOptNet | seeds | paper | gap | box-constrained | MLP | LP relaxation | BB-GM "
+        "| ILP-Loss |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for (task, box, model, _), by_method in sorted(cells.items()):
         runs = _longest(by_method.get("combopt") or [])
         if not runs:
@@ -261,37 +303,57 @@ def _overview(groups: dict[tuple, list[dict[str, Any]]]) -> list[str]:
         accuracy = [100 * r["accuracy"] for r in runs]
         paper = _paper(runs[0])
         gap = _gap(accuracy, paper, task)
-        baseline = [100 * r["box_baseline_accuracy"] for r in runs if r.get("box_baseline_accuracy") is not None]
+        baseline = [
+            100 * r["box_baseline_accuracy"]
+            for r in runs
+            if r.get("box_baseline_accuracy") is not None
+        ]
 
         def mean_of(method: str, by_method: dict = by_method) -> str:
             found = _longest(by_method.get(method) or [])
             return f"{statistics.fmean(100 * r['accuracy'] for r in found):.1f}" if found else "–"
 
         title = TASK_TITLES.get(task, task) + (f", {model}" if model else "")
-        lines.append(f"| {title} | {box} | {_cell_label(runs[0])} | "
-                     f"{_mean_std(accuracy)} | {len(runs)} | {_paper_text(runs[0])} | {gap} | "
-                     f"{f'{statistics.fmean(baseline):.1f}' if baseline else '–'} | {mean_of('mlp')} | "
-                     f"{mean_of('lp')} | {mean_of('bbgm')} | {mean_of('ilploss')} |")
+        lines.append(
+            f"| {title} | {box} | {_cell_label(runs[0])} | "
+            f"{_mean_std(accuracy)} | {len(runs)} | {_paper_text(runs[0])} | {gap} | "
+            f"{f'{statistics.fmean(baseline):.1f}' if baseline else '–'} | {mean_of('mlp')} | "
+            f"{mean_of('lp')} | {mean_of('bbgm')} | {mean_of('ilploss')} |"
+        )
     return [*lines, ""]
 
 
-def build_report(records: list[dict[str, Any]], title: str = "Results", preface: str = "",
-                 figures: dict[str, str] | None = None) -> str:
+def build_report(
+    records: list[dict[str, Any]],
+    title: str = "Results",
+    preface: str = "",
+    figures: dict[str, str] | None = None,
+) -> str:
     """The markdown text for ``records`` (accuracies in percent)."""
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     decision_focused = [record for record in records if "library" in record]
     for record in records:
         if "library" in record:
             continue
-        key = (record["task"], record["box"], record.get("method", "combopt"),
-               json.dumps({k: v for k, v in record["variant"].items() if k != "epochs"}, sort_keys=True),
-               _sentence_model(record))
+        key = (
+            record["task"],
+            record["box"],
+            record.get("method", "combopt"),
+            json.dumps(
+                {k: v for k, v in record["variant"].items() if k != "epochs"}, sort_keys=True
+            ),
+            _sentence_model(record),
+        )
         groups[key].append(record)
-    lines = [f"# {title}", "",
-             "Held-out exact-match accuracy (%) — for matching, the per-keypoint matching "
-             "accuracy — as mean ± standard deviation over the runs listed; the paper reports the "
-             "mean over 10 datasets (ablations: 2 restarts × 10 datasets). Produced by "
-             "`ilplayer report` from the JSON records of `ilplayer experiment`.", ""]
+    lines = [
+        f"# {title}",
+        "",
+        "Held-out exact-match accuracy (%) — for matching, the per-keypoint matching "
+        "accuracy — as mean ± standard deviation over the runs listed; the paper reports the "
+        "mean over 10 datasets (ablations: 2 restarts × 10 datasets). Produced by "
+        "`ilplayer report` from the JSON records of `ilplayer experiment`.",
+        "",
+    ]
     if preface:
         lines += [preface.strip(), ""]
     lines += _overview(groups)
@@ -301,19 +363,26 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
         variant = json.loads(variant_json)
         epochs = sorted({r["hyperparameters"]["epochs"] for r in runs})
         solvers = sorted({r["solver"] for r in runs if r["solver"]}) or ["none"]
-        lines += [f"## {TASK_TITLES.get(task, task)}, {box} box — {METHOD_TITLES.get(method, method)}, "
-                  f"{_variant_label(variant, task, method, model)}", "",
-                  f"Epochs: {', '.join(map(str, epochs))}; solver: {', '.join(solvers)}.", "",
-                  f"| {'items' if task == 'knapsack' else 'm'} | ilplayer | seeds | box-constrained | paper "
-                  "| ilplayer − paper | wall time per run |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {TASK_TITLES.get(task, task)}, {box} box — {METHOD_TITLES.get(method, method)}, "
+            f"{_variant_label(variant, task, method, model)}",
+            "",
+            f"Epochs: {', '.join(map(str, epochs))}; solver: {', '.join(solvers)}.",
+            "",
+            f"| {'items' if task == 'knapsack' else 'm'} | ilplayer | seeds | box-constrained | paper "
+            "| ilplayer − paper | wall time per run |",
+            "|---|---|---|---|---|---|---|",
+        ]
         by_cell: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)
         for run in runs:  # runs of other lengths apart
             by_cell[(_cell(run), run["hyperparameters"]["epochs"])].append(run)
         for (_, cell_epochs), cell in sorted(by_cell.items()):
             accuracy = [100 * r["accuracy"] for r in cell]
-            baseline = [100 * r["box_baseline_accuracy"] for r in cell
-                        if r.get("box_baseline_accuracy") is not None]
+            baseline = [
+                100 * r["box_baseline_accuracy"]
+                for r in cell
+                if r.get("box_baseline_accuracy") is not None
+            ]
             paper = _paper(cell[0])
             gap = _gap(accuracy, paper, task)
             seeds = ",".join(str(seed) for seed in sorted({r["seed"] for r in cell}))
@@ -321,16 +390,19 @@ def build_report(records: list[dict[str, Any]], title: str = "Results", preface:
                 seeds += f" ({len(cell)} runs)"
             wall = statistics.fmean(r["wall_time_s"] for r in cell)
             label = _cell_label(cell[0]) + (f", {cell_epochs} epochs" if len(epochs) > 1 else "")
-            lines.append(f"| {label} | {_mean_std(accuracy)} | {seeds} | "
-                         f"{_mean_std(baseline) if baseline else '–'} | "
-                         f"{paper if paper is not None else '–'} | {gap} | {wall:.0f} s |")
+            lines.append(
+                f"| {label} | {_mean_std(accuracy)} | {seeds} | "
+                f"{_mean_std(baseline) if baseline else '–'} | "
+                f"{paper if paper is not None else '–'} | {gap} | {wall:.0f} s |"
+            )
         lines.append("")
     lines += _decision_focused(decision_focused, figures)
     return "\n".join(lines)
 
 
-def write_report(folder: str | Path, out: str | Path, title: str = "Results",
-                 preface: str = REPRODUCE) -> Path:
+def write_report(
+    folder: str | Path, out: str | Path, title: str = "Results", preface: str = REPRODUCE
+) -> Path:
     records = load_records(folder)
     if not records:
         raise ValueError(f"folder: no JSON records under {folder}")

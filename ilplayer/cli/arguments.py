@@ -36,7 +36,9 @@ def json_object(text: str) -> dict:
     except json.JSONDecodeError as exc:
         raise argparse.ArgumentTypeError(f"not valid JSON ({exc}): {text}") from None
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"must be a JSON object such as '{{\"time_limit\": 10}}', got {text}")
+        raise argparse.ArgumentTypeError(
+            f"must be a JSON object such as '{{\"time_limit\": 10}}', got {text}"
+        )
     return value
 
 
@@ -58,5 +60,7 @@ def bounds(text: str) -> float | list[float]:
     try:
         values = [float(part) for part in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number or a comma-separated list, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"must be a number or a comma-separated list, got {text!r}"
+        ) from None
     return values[0] if len(values) == 1 else values

@@ -33,8 +33,11 @@ def default_fuzz_backends() -> list[str]:
     """Every available backend, and the Pyomo paths to HiGHS and Gurobi when Pyomo is there."""
     available = available_solvers()
     names = [name for name in available if not name.startswith("pyomo:")]
-    return names + [name for name in ("pyomo:appsi_highs", "pyomo:highs", "pyomo:gurobi_persistent")
-                     if name in available]
+    return names + [
+        name
+        for name in ("pyomo:appsi_highs", "pyomo:highs", "pyomo:gurobi_persistent")
+        if name in available
+    ]
 
 
 def run_fuzz(args: argparse.Namespace) -> int:
@@ -45,7 +48,9 @@ def run_fuzz(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args, options)
     milp = getattr(args, "milp", False)
-    cases: list[Any] = (milp_fuzz.milp_cases_for if milp else fuzz_cases_for)(args.instances, args.start)
+    cases: list[Any] = (milp_fuzz.milp_cases_for if milp else fuzz_cases_for)(
+        args.instances, args.start
+    )
     rows, failed = [], False
     for name in args.solver or default_fuzz_backends():
         try:
@@ -59,7 +64,9 @@ def run_fuzz(args: argparse.Namespace) -> int:
             print(f"{name}: skipped ({type(exc).__name__}: {exc})", flush=True)
             continue
         if milp and Capability.CONTINUOUS_VARIABLES not in solver.capabilities:
-            print(f"{name}: skipped (solves pure-integer programs only; it refuses mixed-integer ones)")
+            print(
+                f"{name}: skipped (solves pure-integer programs only; it refuses mixed-integer ones)"
+            )
             solver.close()
             continue
         try:
@@ -71,10 +78,13 @@ def run_fuzz(args: argparse.Namespace) -> int:
         for failure in report.failures:
             save(args.out, name, *failure, options)
         failed |= not report.correct
-        print(f"{name}: {report.instances} instances, {report.count('wrong-optimal')} wrong optimal, "
-              f"{report.count('false-infeasible')} false infeasible, "
-              f"{100 * report.not_optimal_fraction:.2f} % not optimal on feasible ones "
-              f"({report.seconds:.0f} s)", flush=True)
+        print(
+            f"{name}: {report.instances} instances, {report.count('wrong-optimal')} wrong optimal, "
+            f"{report.count('false-infeasible')} false infeasible, "
+            f"{100 * report.not_optimal_fraction:.2f} % not optimal on feasible ones "
+            f"({report.seconds:.0f} s)",
+            flush=True,
+        )
     _summary(args, rows)
     return 1 if failed else 0
 
@@ -84,12 +94,18 @@ def _summary(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
     header = list(rows[0]) if rows else []
     if rows:
         print_table([header] + [[str(row[k]) for k in header] for row in rows])
-    if any(row["wrong_optimal"] or row["false_infeasible"] or row["not_optimal"] or row["not_infeasible"]
-           for row in rows):
+    if any(
+        row["wrong_optimal"]
+        or row["false_infeasible"]
+        or row["not_optimal"]
+        or row["not_infeasible"]
+        for row in rows
+    ):
         print(f"reproducers: {args.out}/ (replay one with: ilplayer fuzz --replay FILE)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"instances": args.instances, "start": args.start,
-                                               "rows": rows}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"instances": args.instances, "start": args.start, "rows": rows}, indent=1)
+        )
         print(f"wrote {args.json}")
 
 
@@ -100,16 +116,22 @@ def _replay(args: argparse.Namespace, options: dict[str, Any] | None) -> int:
         record = json.loads(Path(args.replay).read_text())
         milp = bool(record.get("milp"))
         if milp:
-            case, backend, saved = (milp_fuzz.MilpCase.from_json(record["case"]), record["backend"],
-                                    record.get("options", {}))
+            case, backend, saved = (
+                milp_fuzz.MilpCase.from_json(record["case"]),
+                record["backend"],
+                record.get("options", {}),
+            )
         else:
             backend, case, saved = load_reproducer(args.replay)
     except FileNotFoundError:
         print(f"fuzz --replay: {args.replay}: no such file", file=sys.stderr)
         return 2
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-        print(f"fuzz --replay: {args.replay} is not a reproducer written by ilplayer fuzz "
-              f"({type(exc).__name__}: {exc})", file=sys.stderr)
+        print(
+            f"fuzz --replay: {args.replay} is not a reproducer written by ilplayer fuzz "
+            f"({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+        )
         return 2
     name = args.solver[0] if args.solver else backend
     options = saved if options is None and name == backend else options or {}
@@ -127,7 +149,9 @@ def _replay(args: argparse.Namespace, options: dict[str, Any] | None) -> int:
         verdicts = milp_fuzz.judge_milp(case, answer, y, status)
         print(f"MILP case {case.seed} ({', '.join(case.kinds)}) on {name}")
         print(f"  status  {Status.names(status)}\n  verdict {verdicts}")
-        print(f"  scipy   {answer.status}  strict {answer.strict.tolist()}  loose {answer.loose.tolist()}")
+        print(
+            f"  scipy   {answer.status}  strict {answer.strict.tolist()}  loose {answer.loose.tolist()}"
+        )
         return 1 if {"wrong-optimal", "false-infeasible", "false-unbounded"} & set(verdicts) else 0
     try:
         y, status = solve_case(case, solver)

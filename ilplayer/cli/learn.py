@@ -19,7 +19,13 @@ import torch
 
 import ilplayer.learning.learn as learning
 from ilplayer.cli.arguments import EXECUTOR_CHOICES, bounds, positive_int, solver_name
-from ilplayer.learning.learn import LEARN_DEFAULTS, LEARN_ILPLOSS, LEARN_METHODS, ILPLossConfig, LearnConfig
+from ilplayer.learning.learn import (
+    LEARN_DEFAULTS,
+    LEARN_ILPLOSS,
+    LEARN_METHODS,
+    ILPLossConfig,
+    LearnConfig,
+)
 from ilplayer.learning.loop import BackendConfig
 from ilplayer.parallel.workers import default_workers
 
@@ -30,75 +36,165 @@ Config = learning.LearnConfig | learning.ILPLossConfig | learning.AutoConfig
 
 def add_learn_parser(commands: Any) -> None:
     """``ilplayer learn FILE``."""
-    learn = commands.add_parser("learn", help="learn hidden constraints from your (cost, solution) pairs")
-    learn.add_argument("train", help="observations: .npz with arrays c (N, n) and y (N, n) "
-                       "(optionally lb, ub), or .csv with columns c0.., y0..")
+    learn = commands.add_parser(
+        "learn", help="learn hidden constraints from your (cost, solution) pairs"
+    )
+    learn.add_argument(
+        "train",
+        help="observations: .npz with arrays c (N, n) and y (N, n) "
+        "(optionally lb, ub), or .csv with columns c0.., y0..",
+    )
     learn.add_argument("--test", default=None, help="held-out observations, same format")
-    learn.add_argument("--test-fraction", type=float, default=LEARN_DEFAULTS["test_fraction"],
-                       help="without --test: the share of TRAIN held out (default 0.2)")
+    learn.add_argument(
+        "--test-fraction",
+        type=float,
+        default=LEARN_DEFAULTS["test_fraction"],
+        help="without --test: the share of TRAIN held out (default 0.2)",
+    )
     learn.add_argument("--lb", type=bounds, default=None, help="lower bounds: 0 or 0,0,-5,...")
     learn.add_argument("--ub", type=bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
-    learn.add_argument("--num-constraints", type=positive_int, required=True,
-                       help="constraints to learn (times --k)")
-    learn.add_argument("--method", choices=[*LEARN_METHODS, "auto"], default=LEARN_DEFAULTS["method"],
-                       help="auto (default): both, the better on the validation pairs kept; combopt: "
-                            "CombOptNet's gradients through the solver; ilploss: ILP-Loss, no solver while "
-                            "training (docs/learn.md). With auto, --epochs, --lr, --batch-size and --k "
-                            "apply to both methods, the others to theirs")
-    learn.add_argument("--k", type=positive_int, default=None,
-                       help=f"learn k x num-constraints (default {LearnConfig.k}: steadier, see docs/learn.md; "
-                            f"the CombOptNet paper: 1; ilploss, alone or under auto: {LEARN_ILPLOSS['k']})")
-    learn.add_argument("--validation-fraction", type=float, default=LEARN_DEFAULTS["validation_fraction"],
-                       help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)")
-    learn.add_argument("--restarts", type=positive_int, default=LEARN_DEFAULTS["restarts"],
-                       help="train from this many initialisations and keep the best on the "
-                            "validation split (default 1; the paper's appendix: 2)")
-    learn.add_argument("--restart-workers", type=positive_int, default=None,
-                       help="restarts trained at once, in worker processes (default: one per core, "
-                            "up to --restarts; 1: one after the other). The result is the same")
-    learn.add_argument("--test-every", type=positive_int, default=LEARN_DEFAULTS["test_every"],
-                       help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
-                            "the model is the same, only the curve is sparser)")
-    learn.add_argument("--epochs", type=positive_int, default=None,
-                       help=f"at most this many (default: combopt {LearnConfig.epochs}, the paper's; "
-                            f"ilploss {LEARN_ILPLOSS['epochs']})")
-    learn.add_argument("--lr", type=float, default=None,
-                       help=f"learning rate (default: combopt Adam {LearnConfig.lr}, the paper's; ilploss "
-                            f"the peak of AdamW's cyclic rate, {ILPLossConfig.lr})")
-    learn.add_argument("--batch-size", type=positive_int, default=None,
-                       help=f"(default: combopt {LearnConfig.batch_size}; ilploss {ILPLossConfig.batch_size})")
-    learn.add_argument("--tau", type=float, default=None,
-                       help="combopt: the gradient's soft-min temperature (paper: 0.5)")
-    learn.add_argument("--temperature", type=float, default=None,
-                       help="ilploss: the negatives' starting soft-min temperature, in box widths (default "
-                            f"{ILPLossConfig.temperature}); cut tenfold when the validation accuracy stalls")
-    learn.add_argument("--box-relative-steps", action=argparse.BooleanOptionalAction, default=None,
-                       help="step the offsets and origins by lr x the box's width, as on [0, 1] "
-                            "(the paper: off; no change on a binary box)")
-    learn.add_argument("--init", choices=list(LearnConfig.init_choices), default=None,
-                       help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
-                            "the box optima and keep every observed solution; auto (default): separating "
-                            "where a variable takes more than two values, else random (docs/learn.md)")
-    learn.add_argument("--polish", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["polish"],
-                       help="refit the trained constraints to what the observations prove and drop spare "
-                            "rows, kept if the validation accuracy does not fall (default: on; the paper: off)")
-    learn.add_argument("--equalities", action=argparse.BooleanOptionalAction, default=LEARN_DEFAULTS["equalities"],
-                       help="find the equalities every observed solution satisfies first and keep them fixed "
-                            "(default: on; see docs/learn.md)")
-    learn.add_argument("--time-limit", type=float, default=LEARN_DEFAULTS["time_limit"],
-                       help=f"seconds per solve (default {LEARN_DEFAULTS['time_limit']:g}); an instance past it "
-                            "counts as wrong: untrained rows can make hard programs")
+    learn.add_argument(
+        "--num-constraints",
+        type=positive_int,
+        required=True,
+        help="constraints to learn (times --k)",
+    )
+    learn.add_argument(
+        "--method",
+        choices=[*LEARN_METHODS, "auto"],
+        default=LEARN_DEFAULTS["method"],
+        help="auto (default): both, the better on the validation pairs kept; combopt: "
+        "CombOptNet's gradients through the solver; ilploss: ILP-Loss, no solver while "
+        "training (docs/learn.md). With auto, --epochs, --lr, --batch-size and --k "
+        "apply to both methods, the others to theirs",
+    )
+    learn.add_argument(
+        "--k",
+        type=positive_int,
+        default=None,
+        help=f"learn k x num-constraints (default {LearnConfig.k}: steadier, see docs/learn.md; "
+        f"the CombOptNet paper: 1; ilploss, alone or under auto: {LEARN_ILPLOSS['k']})",
+    )
+    learn.add_argument(
+        "--validation-fraction",
+        type=float,
+        default=LEARN_DEFAULTS["validation_fraction"],
+        help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)",
+    )
+    learn.add_argument(
+        "--restarts",
+        type=positive_int,
+        default=LEARN_DEFAULTS["restarts"],
+        help="train from this many initialisations and keep the best on the "
+        "validation split (default 1; the paper's appendix: 2)",
+    )
+    learn.add_argument(
+        "--restart-workers",
+        type=positive_int,
+        default=None,
+        help="restarts trained at once, in worker processes (default: one per core, "
+        "up to --restarts; 1: one after the other). The result is the same",
+    )
+    learn.add_argument(
+        "--test-every",
+        type=positive_int,
+        default=LEARN_DEFAULTS["test_every"],
+        help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
+        "the model is the same, only the curve is sparser)",
+    )
+    learn.add_argument(
+        "--epochs",
+        type=positive_int,
+        default=None,
+        help=f"at most this many (default: combopt {LearnConfig.epochs}, the paper's; "
+        f"ilploss {LEARN_ILPLOSS['epochs']})",
+    )
+    learn.add_argument(
+        "--lr",
+        type=float,
+        default=None,
+        help=f"learning rate (default: combopt Adam {LearnConfig.lr}, the paper's; ilploss "
+        f"the peak of AdamW's cyclic rate, {ILPLossConfig.lr})",
+    )
+    learn.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=None,
+        help=f"(default: combopt {LearnConfig.batch_size}; ilploss {ILPLossConfig.batch_size})",
+    )
+    learn.add_argument(
+        "--tau",
+        type=float,
+        default=None,
+        help="combopt: the gradient's soft-min temperature (paper: 0.5)",
+    )
+    learn.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="ilploss: the negatives' starting soft-min temperature, in box widths (default "
+        f"{ILPLossConfig.temperature}); cut tenfold when the validation accuracy stalls",
+    )
+    learn.add_argument(
+        "--box-relative-steps",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="step the offsets and origins by lr x the box's width, as on [0, 1] "
+        "(the paper: off; no change on a binary box)",
+    )
+    learn.add_argument(
+        "--init",
+        choices=list(LearnConfig.init_choices),
+        default=None,
+        help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
+        "the box optima and keep every observed solution; auto (default): separating "
+        "where a variable takes more than two values, else random (docs/learn.md)",
+    )
+    learn.add_argument(
+        "--polish",
+        action=argparse.BooleanOptionalAction,
+        default=LEARN_DEFAULTS["polish"],
+        help="refit the trained constraints to what the observations prove and drop spare "
+        "rows, kept if the validation accuracy does not fall (default: on; the paper: off)",
+    )
+    learn.add_argument(
+        "--equalities",
+        action=argparse.BooleanOptionalAction,
+        default=LEARN_DEFAULTS["equalities"],
+        help="find the equalities every observed solution satisfies first and keep them fixed "
+        "(default: on; see docs/learn.md)",
+    )
+    learn.add_argument(
+        "--time-limit",
+        type=float,
+        default=LEARN_DEFAULTS["time_limit"],
+        help=f"seconds per solve (default {LEARN_DEFAULTS['time_limit']:g}); an instance past it "
+        "counts as wrong: untrained rows can make hard programs",
+    )
     learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
-    learn.add_argument("--checkpoint", default=None, metavar="DIR",
-                       help="save every epoch in DIR; the same command again goes on from the last "
-                            "finished epoch (a run of an hour stopped by a crash or a time limit)")
-    learn.add_argument("--solver", type=solver_name, default=None,
-                       help="backend (default: bruteforce for small boxes, else the preferred MIP backend)")
+    learn.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="DIR",
+        help="save every epoch in DIR; the same command again goes on from the last "
+        "finished epoch (a run of an hour stopped by a crash or a time limit)",
+    )
+    learn.add_argument(
+        "--solver",
+        type=solver_name,
+        default=None,
+        help="backend (default: bruteforce for small boxes, else the preferred MIP backend)",
+    )
     learn.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
     learn.add_argument("--workers", type=positive_int, default=None)
-    learn.add_argument("--json", default=None, help="write the record (accuracies, settings, curves) here")
-    learn.add_argument("--out", default=None,
-                       help="save the learned A, b (and A_eq, b_eq), the box and the model here (torch.save)")
+    learn.add_argument(
+        "--json", default=None, help="write the record (accuracies, settings, curves) here"
+    )
+    learn.add_argument(
+        "--out",
+        default=None,
+        help="save the learned A, b (and A_eq, b_eq), the box and the model here (torch.save)",
+    )
 
 
 def run_learn(args: argparse.Namespace) -> int:
@@ -113,42 +209,74 @@ def run_learn(args: argparse.Namespace) -> int:
         if args.test:
             c_test, y_test, lb_test, ub_test = learning.load_solutions(args.test, lb, ub)
             if c_test.shape[1] != c.shape[1]:
-                raise ValueError(f"{args.test}: {c_test.shape[1]} variables, but {args.train} has "
-                                 f"{c.shape[1]}")
+                raise ValueError(
+                    f"{args.test}: {c_test.shape[1]} variables, but {args.train} has {c.shape[1]}"
+                )
             c_all, y_all = np.vstack([c, c_test]), np.vstack([y, y_test])
         else:
             c_test = y_test = None  # type: ignore[assignment]  # learn_constraints holds pairs out
             if not 0 < args.test_fraction < 1:
-                raise ValueError(f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}")
-            print(f"no --test file: holding out {learning.holdout_size(len(c), args.test_fraction)} of {len(c)} "
-                  f"observations (--test-fraction {args.test_fraction})")
+                raise ValueError(
+                    f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}"
+                )
+            print(
+                f"no --test file: holding out {learning.holdout_size(len(c), args.test_fraction)} of {len(c)} "
+                f"observations (--test-fraction {args.test_fraction})"
+            )
         config = _config(args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        learning.check_solutions(c_all, y_all, lb, ub, lambda i: f"{args.train} row {i}" if i < train_rows
-                                 else f"{args.test} row {i - train_rows}")
+        learning.check_solutions(
+            c_all,
+            y_all,
+            lb,
+            ub,
+            lambda i: (
+                f"{args.train} row {i}" if i < train_rows else f"{args.test} row {i - train_rows}"
+            ),
+        )
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
-    held_out = len(c_test) if c_test is not None else learning.holdout_size(len(c), args.test_fraction)
-    rows = (f"{args.num_constraints * config.k} constraints with {args.method}"
-            if not isinstance(config, learning.AutoConfig)
-            else f"{args.num_constraints * config.ilploss.k} constraints with ilploss and "
-                 f"{args.num_constraints * config.combopt.k} with combopt (the better kept)")
-    print(f"learning {rows} on {c.shape[1]} variables from "
-          f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)")
+    held_out = (
+        len(c_test) if c_test is not None else learning.holdout_size(len(c), args.test_fraction)
+    )
+    rows = (
+        f"{args.num_constraints * config.k} constraints with {args.method}"
+        if not isinstance(config, learning.AutoConfig)
+        else f"{args.num_constraints * config.ilploss.k} constraints with ilploss and "
+        f"{args.num_constraints * config.combopt.k} with combopt (the better kept)"
+    )
+    print(
+        f"learning {rows} on {c.shape[1]} variables from "
+        f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)"
+    )
     restart_workers = args.restart_workers or min(args.restarts, default_workers())
     try:
-        result = learning.learn_constraints(c, y, lb, ub, args.num_constraints, c_test=c_test, y_test=y_test,
-                                            test_fraction=args.test_fraction, config=config, seed=args.seed,
-                                            method=args.method, validation_fraction=args.validation_fraction,
-                                            restarts=args.restarts, test_every=args.test_every, polish=args.polish,
-                                            equalities=args.equalities, time_limit=args.time_limit,
-                                            restart_workers=restart_workers,
-                                            checkpoint=args.checkpoint,
-                                            backend=BackendConfig(args.solver, None, args.executor, args.workers))
+        result = learning.learn_constraints(
+            c,
+            y,
+            lb,
+            ub,
+            args.num_constraints,
+            c_test=c_test,
+            y_test=y_test,
+            test_fraction=args.test_fraction,
+            config=config,
+            seed=args.seed,
+            method=args.method,
+            validation_fraction=args.validation_fraction,
+            restarts=args.restarts,
+            test_every=args.test_every,
+            polish=args.polish,
+            equalities=args.equalities,
+            time_limit=args.time_limit,
+            restart_workers=restart_workers,
+            checkpoint=args.checkpoint,
+            backend=BackendConfig(args.solver, None, args.executor, args.workers),
+        )
     except ValueError as exc:  # a checkpoint folder of another run, a setting refused
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
@@ -160,20 +288,42 @@ def run_learn(args: argparse.Namespace) -> int:
 def _config(args: argparse.Namespace) -> Config:
     """The method's config from the options: ``--epochs --lr --batch-size --k`` for any method,
     the others for their own (refused for another ``--method``)."""
-    given = {key: value for key, value in (("epochs", args.epochs), ("lr", args.lr),
-                                            ("batch_size", args.batch_size), ("k", args.k))
-             if value is not None}
-    own = {"combopt": {"tau": args.tau, "box_relative_steps": args.box_relative_steps, "init": args.init},
-           "ilploss": {"temperature": args.temperature}}
+    given = {
+        key: value
+        for key, value in (
+            ("epochs", args.epochs),
+            ("lr", args.lr),
+            ("batch_size", args.batch_size),
+            ("k", args.k),
+        )
+        if value is not None
+    }
+    own = {
+        "combopt": {
+            "tau": args.tau,
+            "box_relative_steps": args.box_relative_steps,
+            "init": args.init,
+        },
+        "ilploss": {"temperature": args.temperature},
+    }
     for method, options in own.items():
-        foreign = [f"--{name.replace('_', '-')}" for name, value in options.items() if value is not None]
+        foreign = [
+            f"--{name.replace('_', '-')}" for name, value in options.items() if value is not None
+        ]
         if args.method not in (method, "auto") and foreign:
-            raise ValueError(f"{', '.join(foreign)} belong(s) to --method {method}, not {args.method}")
-    configs: dict[str, Callable[..., Any]] = {"combopt": learning.LearnConfig, "ilploss": lambda **kw:
-                                              learning.ILPLossConfig(**{**learning.LEARN_ILPLOSS, **kw})}
-    built = {method: configs[method](**given, **{name: value for name, value in own[method].items()
-                                                 if value is not None})
-             for method in (learning.LEARN_METHODS if args.method == "auto" else (args.method,))}
+            raise ValueError(
+                f"{', '.join(foreign)} belong(s) to --method {method}, not {args.method}"
+            )
+    configs: dict[str, Callable[..., Any]] = {
+        "combopt": learning.LearnConfig,
+        "ilploss": lambda **kw: learning.ILPLossConfig(**{**learning.LEARN_ILPLOSS, **kw}),
+    }
+    built = {
+        method: configs[method](
+            **given, **{name: value for name, value in own[method].items() if value is not None}
+        )
+        for method in (learning.LEARN_METHODS if args.method == "auto" else (args.method,))
+    }
     return learning.AutoConfig(**built) if args.method == "auto" else built[args.method]
 
 
@@ -185,29 +335,42 @@ def _print_result(result: learning.LearnResult) -> None:
     """The accuracies, which method ``auto`` kept, the equalities found and what polish did."""
     alone = result.equalities() is not None and result.constraints()[0].shape[0] == 0
     which = "the equalities alone" if alone else _which_model(result.settings["selected_epoch"])
-    print(f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
-          f"{100 * result.test_accuracy:.1f} % ({which}; "
-          f"{result.settings['solver']}, {result.wall_time_s:.0f} s)")
+    print(
+        f"exact-match accuracy: train {100 * result.train_accuracy:.1f} %, held out "
+        f"{100 * result.test_accuracy:.1f} % ({which}; "
+        f"{result.settings['solver']}, {result.wall_time_s:.0f} s)"
+    )
     auto = result.settings.get("auto")
     if auto:
-        print(f"auto: {auto['judged_on']} accuracy ilploss {100 * auto['ilploss_accuracy']:.1f} % "
-              f"({auto['ilploss_seconds']:.0f} s)"
-              + (f", combopt {100 * auto['combopt_accuracy']:.1f} % ({auto['combopt_seconds']:.0f} s)"
-                 if "combopt_accuracy" in auto else ", combopt not run (nothing left to learn)")
-              + f": kept {auto['kept']}")
+        print(
+            f"auto: {auto['judged_on']} accuracy ilploss {100 * auto['ilploss_accuracy']:.1f} % "
+            f"({auto['ilploss_seconds']:.0f} s)"
+            + (
+                f", combopt {100 * auto['combopt_accuracy']:.1f} % ({auto['combopt_seconds']:.0f} s)"
+                if "combopt_accuracy" in auto
+                else ", combopt not run (nothing left to learn)"
+            )
+            + f": kept {auto['kept']}"
+        )
     found = result.settings["equalities"]
     if found and found["rows"]:
-        print(f"equalities: {found['rows']} found on the {found['found_on']}"
-              + (", enough alone: nothing trained" if alone else ", kept fixed"))
+        print(
+            f"equalities: {found['rows']} found on the {found['found_on']}"
+            + (", enough alone: nothing trained" if alone else ", kept fixed")
+        )
     polished = result.settings["polish"]
     if polished:
-        print(f"polish: {polished['rows_before']} -> {polished['rows_after']} constraints, {polished['judged_on']} "
-              f"accuracy {100 * polished['accuracy_before']:.1f} -> {100 * polished['accuracy_after']:.1f} %, "
-              + ("kept" if polished["kept"] else "not kept: the trained constraints stay"))
+        print(
+            f"polish: {polished['rows_before']} -> {polished['rows_after']} constraints, {polished['judged_on']} "
+            f"accuracy {100 * polished['accuracy_before']:.1f} -> {100 * polished['accuracy_after']:.1f} %, "
+            + ("kept" if polished["kept"] else "not kept: the trained constraints stay")
+        )
         other = polished.get("other")
         if other:
-            print(f"polish of {_which_model(other['epoch'])}: validation accuracy {100 * other['accuracy_before']:.1f}"
-                  f" -> {100 * other['accuracy_after']:.1f} %, not taken")
+            print(
+                f"polish of {_which_model(other['epoch'])}: validation accuracy {100 * other['accuracy_before']:.1f}"
+                f" -> {100 * other['accuracy_after']:.1f} %, not taken"
+            )
 
 
 def _make_output_folders(args: argparse.Namespace) -> str | None:
@@ -229,14 +392,28 @@ def _make_output_folders(args: argparse.Namespace) -> str | None:
 def _save(args: argparse.Namespace, result: learning.LearnResult) -> None:
     """The ``--json`` record and the ``--out`` model file, where asked for."""
     if args.json:
-        record = {"train": str(args.train), "test": str(args.test) if args.test else None,
-                  **result.record()}
+        record = {
+            "train": str(args.train),
+            "test": str(args.test) if args.test else None,
+            **result.record(),
+        }
         Path(args.json).write_text(json.dumps(record, indent=1))
         print(f"wrote {args.json}")
     if args.out:
         A, b = result.constraints()
         equalities = result.equalities()
-        torch.save({"A": A, "b": b, "lb": result.settings["lb"], "ub": result.settings["ub"],
-                    **({"A_eq": equalities[0], "b_eq": equalities[1]} if equalities else {}),
-                    "state_dict": result.model.state_dict(), "settings": result.settings}, args.out)
-        print(f"wrote {args.out} (A, b{', A_eq, b_eq' if equalities else ''}, the box and the model's state_dict)")
+        torch.save(
+            {
+                "A": A,
+                "b": b,
+                "lb": result.settings["lb"],
+                "ub": result.settings["ub"],
+                **({"A_eq": equalities[0], "b_eq": equalities[1]} if equalities else {}),
+                "state_dict": result.model.state_dict(),
+                "settings": result.settings,
+            },
+            args.out,
+        )
+        print(
+            f"wrote {args.out} (A, b{', A_eq, b_eq' if equalities else ''}, the box and the model's state_dict)"
+        )

@@ -19,33 +19,56 @@ __all__ = ["COMMANDS_GROUP", "main"]
 COMMANDS_GROUP = "ilplayer.commands"  # entry points: callables that add subcommands to the parser
 SETTLE = 0.2  # seconds of a first look at the machine before a command picks torch's threads
 # where a subcommand a user may expect lives when its distribution is not installed
-ELSEWHERE = dict.fromkeys(("demo", "experiment", "report", "bench"), "ilplayer-experiments (pip install -e experiments, in the repository)")
+ELSEWHERE = dict.fromkeys(
+    ("demo", "experiment", "report", "bench"),
+    "ilplayer-experiments (pip install -e experiments, in the repository)",
+)
 
 
 def _add_fuzz(commands: Any) -> None:
     """``ilplayer fuzz``."""
-    fuzz = commands.add_parser("fuzz", help="check backends against exhaustive enumeration (--milp: "
-                                            "against scipy.optimize.milp)")
-    fuzz.add_argument("--solver", action="append", type=solver_name, default=None,
-                      help="backend to check (repeatable; default: every available backend and "
-                           "the Pyomo paths to HiGHS and Gurobi)")
-    fuzz.add_argument("--solver-options", type=json_object, default=None,
-                      help="keyword options for the one --solver checked, as a JSON object (what "
-                           "solver_options takes), e.g. '{\"params\": {\"presolve\": \"on\"}}': check "
-                           "native parameter overrides before training with them")
-    fuzz.add_argument("--instances", type=positive_int, default=10000,
-                      help="instances per backend (default 10000)")
+    fuzz = commands.add_parser(
+        "fuzz",
+        help="check backends against exhaustive enumeration (--milp: against scipy.optimize.milp)",
+    )
+    fuzz.add_argument(
+        "--solver",
+        action="append",
+        type=solver_name,
+        default=None,
+        help="backend to check (repeatable; default: every available backend and "
+        "the Pyomo paths to HiGHS and Gurobi)",
+    )
+    fuzz.add_argument(
+        "--solver-options",
+        type=json_object,
+        default=None,
+        help="keyword options for the one --solver checked, as a JSON object (what "
+        'solver_options takes), e.g. \'{"params": {"presolve": "on"}}\': check '
+        "native parameter overrides before training with them",
+    )
+    fuzz.add_argument(
+        "--instances",
+        type=positive_int,
+        default=10000,
+        help="instances per backend (default 10000)",
+    )
     fuzz.add_argument("--start", type=int, default=0, help="first case seed")
     fuzz.add_argument("--out", default="fuzz-failures", help="folder for reproducers (JSON)")
     fuzz.add_argument("--json", default=None, help="write the table as JSON here")
     fuzz.add_argument("--replay", default=None, help="solve a saved reproducer again")
-    fuzz.add_argument("--milp", action="store_true",
-                      help="mixed-integer programs (continuous variables, infinite bounds) checked "
-                           "against scipy.optimize.milp, on the backends that solve them")
+    fuzz.add_argument(
+        "--milp",
+        action="store_true",
+        help="mixed-integer programs (continuous variables, infinite bounds) checked "
+        "against scipy.optimize.milp, on the backends that solve them",
+    )
 
 
 def _add_installed_commands(commands: Any) -> None:
-    for entry in sorted(importlib.metadata.entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+    for entry in sorted(
+        importlib.metadata.entry_points(group=COMMANDS_GROUP), key=lambda e: e.name
+    ):
         entry.load()(commands)
 
 

@@ -36,8 +36,16 @@ def solvers_table() -> list[list[str]]:
         names = [name]
         if available and spec.suffix_option:  # a family: its usable members
             names = [f"{name}:{member}" for member in cls.family_members()] or [f"{name}:NAME"]
-        rows.extend([shown, _distribution_version(spec.distribution), "yes" if available else "no", licence,
-                     capabilities] for shown in names)
+        rows.extend(
+            [
+                shown,
+                _distribution_version(spec.distribution),
+                "yes" if available else "no",
+                licence,
+                capabilities,
+            ]
+            for shown in names
+        )
     return rows
 
 

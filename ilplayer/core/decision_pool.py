@@ -29,7 +29,8 @@ Solve = Callable[[ProblemTensors], tuple[torch.Tensor, torch.Tensor, torch.Tenso
 
 
 class DecisionPool:
-    """Distinct known decisions (k, n), float64 on the CPU; grows with [`add`][ilplayer.core.decision_pool.DecisionPool.add].
+    """Distinct known decisions (k, n), float64 on the CPU; grows with
+    [`add`][ilplayer.core.decision_pool.DecisionPool.add].
 
     Example:
         >>> pool = DecisionPool(torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
@@ -46,8 +47,10 @@ class DecisionPool:
     def decisions(self) -> torch.Tensor:
         """The pooled decisions (k, n); raises while the pool is empty."""
         if self._decisions is None:
-            raise RuntimeError("the decision pool is empty: give pool= (known decisions, e.g. the training "
-                               "set's optimal solutions) or let a solve fill it first")
+            raise RuntimeError(
+                "the decision pool is empty: give pool= (known decisions, e.g. the training "
+                "set's optimal solutions) or let a solve fill it first"
+            )
         return self._decisions
 
     def __len__(self) -> int:
@@ -55,16 +58,24 @@ class DecisionPool:
 
     def add(self, decisions: Any) -> None:
         """Add rows (k, n) of decisions (tensor or array); duplicates are kept once."""
-        rows = torch.as_tensor(np.asarray(decisions.detach().cpu() if isinstance(decisions, torch.Tensor)
-                                          else decisions, dtype=np.float64))
+        rows = torch.as_tensor(
+            np.asarray(
+                decisions.detach().cpu() if isinstance(decisions, torch.Tensor) else decisions,
+                dtype=np.float64,
+            )
+        )
         if rows.dim() != 2:
-            raise ValueError(f"pool: decisions must be a (k, n) matrix, got shape {tuple(rows.shape)}")
+            raise ValueError(
+                f"pool: decisions must be a (k, n) matrix, got shape {tuple(rows.shape)}"
+            )
         if not bool(torch.isfinite(rows).all()):
             raise ValueError("pool: decisions must be finite")
         if self._decisions is not None:
             if rows.shape[1] != self._decisions.shape[1]:
-                raise ValueError(f"pool: decisions have {rows.shape[1]} variables, the pool's have "
-                                 f"{self._decisions.shape[1]}")
+                raise ValueError(
+                    f"pool: decisions have {rows.shape[1]} variables, the pool's have "
+                    f"{self._decisions.shape[1]}"
+                )
             rows = torch.cat([self._decisions, rows])
         self._decisions = torch.unique(rows + 0.0, dim=0)  # + 0.0: -0.0 and 0.0 are one decision
 
@@ -76,9 +87,15 @@ class DecisionPool:
 
 def check_solve_ratio(solve_ratio: Any) -> float:
     """``solve_ratio`` as a float in [0, 1], or a ValueError that names it."""
-    if isinstance(solve_ratio, bool) or not isinstance(solve_ratio, (int, float)) or not 0 <= solve_ratio <= 1:
-        raise ValueError(f"solve_ratio must be a number in [0, 1] (the share of batches that call the "
-                         f"solver), got {solve_ratio!r}")
+    if (
+        isinstance(solve_ratio, bool)
+        or not isinstance(solve_ratio, (int, float))
+        or not 0 <= solve_ratio <= 1
+    ):
+        raise ValueError(
+            f"solve_ratio must be a number in [0, 1] (the share of batches that call the "
+            f"solver), got {solve_ratio!r}"
+        )
     return float(solve_ratio)
 
 
@@ -124,8 +141,10 @@ class PoolRule:
 
     def _check_program(self, problem: ProblemTensors) -> None:
         if not problem.shared_constraints:
-            raise ValueError("solve_ratio / pool: a pool holds decisions of one program, so A, b (and A_eq, "
-                             "b_eq) must be shared by the batch ((m, n) and (m,)), not given per instance")
+            raise ValueError(
+                "solve_ratio / pool: a pool holds decisions of one program, so A, b (and A_eq, "
+                "b_eq) must be shared by the batch ((m, n) and (m,)), not given per instance"
+            )
         self.check_key(fingerprint(problem))
 
     def check_key(self, key: bytes) -> None:
@@ -134,15 +153,19 @@ class PoolRule:
         if self._program is None:
             self._program = key
         elif key != self._program:
-            raise ValueError("solve_ratio / pool: the batch's constraints (A, b, A_eq, b_eq, bounds, "
-                             "integrality or cost map) differ from those of the pool's decisions; use one pool per "
-                             "program")
+            raise ValueError(
+                "solve_ratio / pool: the batch's constraints (A, b, A_eq, b_eq, bounds, "
+                "integrality or cost map) differ from those of the pool's decisions; use one pool per "
+                "program"
+            )
 
     def draw_solve(self) -> bool:
         """Whether this batch calls the solver (always while the pool is empty)."""
         return len(self.pool) == 0 or self._random.uniform() < self.solve_ratio
 
-    def solve(self, problem: ProblemTensors, exact: Solve) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def solve(
+        self, problem: ProblemTensors, exact: Solve
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``exact(problem)`` for a drawn share of batches (its answers join the pool), else
         the best pooled decision per instance with [`Status.POOLED`][ilplayer.Status.POOLED]."""
         self._check_program(problem)
@@ -152,7 +175,9 @@ class PoolRule:
             return y, status, objective
         self.pooled_batches += 1
         y = self.pool.best(problem.c)
-        status = torch.full((problem.batch_size,), int(Status.POOLED), dtype=torch.int8, device=y.device)
+        status = torch.full(
+            (problem.batch_size,), int(Status.POOLED), dtype=torch.int8, device=y.device
+        )
         return y, status, (problem.c.to(torch.float64) * y).sum(-1)
 
     def record(self, y: torch.Tensor, status: torch.Tensor) -> None:
@@ -162,8 +187,13 @@ class PoolRule:
         if bool(solved.any()):
             self.pool.add(y[solved])
 
-    def refresh(self, problem: ProblemTensors | Callable[[], ProblemTensors], exact: Solve,
-                device: torch.device, key: bytes | None = None) -> torch.Tensor:
+    def refresh(
+        self,
+        problem: ProblemTensors | Callable[[], ProblemTensors],
+        exact: Solve,
+        device: torch.device,
+        key: bytes | None = None,
+    ) -> torch.Tensor:
         """For the losses that read the whole pool: solve the batch in a drawn share of calls
         (its answers join the pool); the pool's decisions on ``device``.
 
@@ -184,7 +214,8 @@ class PoolRule:
 
 def pool_rule(solve_ratio: Any = 1.0, pool: Any = None, seed: int | None = None) -> PoolRule | None:
     """The rule for a layer's or loss's ``solve_ratio`` and ``pool`` arguments: None when
-    nothing is pooled (ratio 1, no pool); ``pool`` itself when it is a [`PoolRule`][ilplayer.core.decision_pool.PoolRule]."""
+    nothing is pooled (ratio 1, no pool); ``pool`` itself when it is a
+    [`PoolRule`][ilplayer.core.decision_pool.PoolRule]."""
     if isinstance(pool, PoolRule):
         if solve_ratio != 1.0:
             raise ValueError("solve_ratio: give it to the PoolRule passed as pool=, not beside it")

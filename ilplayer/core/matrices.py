@@ -12,7 +12,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_csr", "dense", "frozen_csr", "is_sparse", "nonzero_rows", "row_entries", "stack_rows"]
+__all__ = [
+    "as_csr",
+    "dense",
+    "frozen_csr",
+    "is_sparse",
+    "nonzero_rows",
+    "row_entries",
+    "stack_rows",
+]
 
 
 def is_sparse(matrix: Any) -> bool:
@@ -32,7 +40,9 @@ def as_csr(matrix: Any) -> Any:
 def frozen_csr(matrix: Any) -> Any:
     """``as_csr(matrix)`` made read-only, or ``matrix`` itself when it was made here: a
     program's rows are frozen once and then shared by every batch, never copied again."""
-    if getattr(matrix, "_ilplayer_frozen", False) and not matrix.data.flags.writeable:  # (a pickle's copy is)
+    if (
+        getattr(matrix, "_ilplayer_frozen", False) and not matrix.data.flags.writeable
+    ):  # (a pickle's copy is)
         return matrix
     out = as_csr(matrix)
     for part in (out.data, out.indices, out.indptr):

@@ -156,17 +156,28 @@ class ILPBatch:
             object.__setattr__(self, "b_eq", np.zeros(0))
         if self.integrality is None:
             object.__setattr__(self, "integrality", np.ones(np.shape(self.c)[1], dtype=bool))
-        for name, dtype in (("c", np.float64), ("A", np.float64), ("b", np.float64), ("lb", np.float64),
-                            ("ub", np.float64), ("A_eq", np.float64), ("b_eq", np.float64),
-                            ("integrality", bool)):
+        for name, dtype in (
+            ("c", np.float64),
+            ("A", np.float64),
+            ("b", np.float64),
+            ("lb", np.float64),
+            ("ub", np.float64),
+            ("A_eq", np.float64),
+            ("b_eq", np.float64),
+            ("integrality", bool),
+        ):
             object.__setattr__(self, name, _frozen_array(getattr(self, name), dtype))
         k, n = self.c.shape
         if self.A_eq.shape[1:] != (n,) or self.b_eq.shape != self.A_eq.shape[:1]:
-            raise ValueError(f"ILPBatch equality shapes do not agree: c {self.c.shape}, A_eq "
-                             f"{self.A_eq.shape}, b_eq {self.b_eq.shape}")
+            raise ValueError(
+                f"ILPBatch equality shapes do not agree: c {self.c.shape}, A_eq "
+                f"{self.A_eq.shape}, b_eq {self.b_eq.shape}"
+            )
         if self.A.shape[1:] != (n,) or self.b.shape != self.A.shape[:1]:
-            raise ValueError(f"ILPBatch shapes do not agree: c {self.c.shape}, A {self.A.shape}, "
-                             f"b {self.b.shape}")
+            raise ValueError(
+                f"ILPBatch shapes do not agree: c {self.c.shape}, A {self.A.shape}, "
+                f"b {self.b.shape}"
+            )
         if self.lb.shape != (n,) or self.ub.shape != (n,) or self.integrality.shape != (n,):
             raise ValueError(f"ILPBatch bounds and integrality must have shape ({n},)")
 
@@ -195,7 +206,9 @@ class ILPBatch:
     def pure_integer(self) -> bool:
         """Every variable integer, on a finite box: the paper's case, the one the search
         around a start and the enumerating backends are exact for."""
-        return bool(self.integrality.all() and np.isfinite(self.lb).all() and np.isfinite(self.ub).all())
+        return bool(
+            self.integrality.all() and np.isfinite(self.lb).all() and np.isfinite(self.ub).all()
+        )
 
     @property
     def unbounded_integers(self) -> bool:
@@ -258,22 +271,38 @@ class ILPBatch:
         valid &= ~(np.abs(times(self.A_eq) - self.b_eq) > tol * scale_eq).any(axis=1)
         return rounded, valid
 
-    def with_rows(self, c: np.ndarray | None = None, A: np.ndarray | None = None,
-                  b: np.ndarray | None = None, A_eq: np.ndarray | None = None,
-                  b_eq: np.ndarray | None = None) -> ILPBatch:
+    def with_rows(
+        self,
+        c: np.ndarray | None = None,
+        A: np.ndarray | None = None,
+        b: np.ndarray | None = None,
+        A_eq: np.ndarray | None = None,
+        b_eq: np.ndarray | None = None,
+    ) -> ILPBatch:
         """A copy with some arrays replaced (the others, the box included, kept)."""
-        return ILPBatch(c=self.c if c is None else c, A=self.A if A is None else A,
-                        b=self.b if b is None else b, lb=self.lb, ub=self.ub,
-                        A_eq=self.A_eq if A_eq is None else A_eq, b_eq=self.b_eq if b_eq is None else b_eq,
-                        integrality=self.integrality)
+        return ILPBatch(
+            c=self.c if c is None else c,
+            A=self.A if A is None else A,
+            b=self.b if b is None else b,
+            lb=self.lb,
+            ub=self.ub,
+            A_eq=self.A_eq if A_eq is None else A_eq,
+            b_eq=self.b_eq if b_eq is None else b_eq,
+            integrality=self.integrality,
+        )
 
     def equalities_as_rows(self) -> ILPBatch:
         """Each equality as two rows of ``A y <= b`` (for backends without native equalities)."""
         if not self.num_equalities:
             return self
-        return ILPBatch(c=self.c, A=stack_rows(self.A, self.A_eq, -self.A_eq),
-                        b=np.concatenate([self.b, self.b_eq, -self.b_eq]), lb=self.lb, ub=self.ub,
-                        integrality=self.integrality)
+        return ILPBatch(
+            c=self.c,
+            A=stack_rows(self.A, self.A_eq, -self.A_eq),
+            b=np.concatenate([self.b, self.b_eq, -self.b_eq]),
+            lb=self.lb,
+            ub=self.ub,
+            integrality=self.integrality,
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -293,7 +322,12 @@ class SolveResult:
         object.__setattr__(self, "y", np.asarray(self.y, dtype=np.float64))
         object.__setattr__(self, "status", np.asarray(self.status, dtype=np.int8))
         object.__setattr__(self, "objective", np.asarray(self.objective, dtype=np.float64))
-        if self.y.ndim != 2 or self.status.shape != self.y.shape[:1] \
-                or self.objective.shape != self.y.shape[:1]:
-            raise ValueError(f"SolveResult shapes do not agree: y {self.y.shape}, "
-                             f"status {self.status.shape}, objective {self.objective.shape}")
+        if (
+            self.y.ndim != 2
+            or self.status.shape != self.y.shape[:1]
+            or self.objective.shape != self.y.shape[:1]
+        ):
+            raise ValueError(
+                f"SolveResult shapes do not agree: y {self.y.shape}, "
+                f"status {self.status.shape}, objective {self.objective.shape}"
+            )

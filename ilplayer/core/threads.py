@@ -58,7 +58,11 @@ class _Look:
 
     def __init__(self) -> None:
         self.cpus = _cpus()
-        self.wall, self.busy, self.ours = time.monotonic(), _busy_seconds(self.cpus), time.process_time()
+        self.wall, self.busy, self.ours = (
+            time.monotonic(),
+            _busy_seconds(self.cpus),
+            time.process_time(),
+        )
         self.threads = _DEFAULT
 
     def update(self, at_once: bool = False) -> int:

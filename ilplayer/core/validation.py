@@ -18,8 +18,16 @@ from ilplayer.core.bounds import Bounds, as_bounds, as_integrality, check_bound_
 from ilplayer.core.matrices import dense, frozen_csr, is_sparse
 from ilplayer.core.records import ILPBatch
 
-__all__ = ["ProblemTensors", "check_cost_map", "check_finite", "dense_tensor", "input_tensor", "rows_with_equalities",
-           "validate_problem"]
+__all__ = [
+    "ProblemTensors",
+    "check_cost_map",
+    "check_finite",
+    "dense_tensor",
+    "input_tensor",
+    "rows_with_equalities",
+    "validate_problem",
+]
+
 
 def _scipy_from_torch(value: torch.Tensor) -> Any:
     """A 2-D torch sparse tensor (COO or CSR, any device) as a host scipy CSR matrix."""
@@ -27,7 +35,9 @@ def _scipy_from_torch(value: torch.Tensor) -> Any:
 
     coo = value.detach().to_sparse_coo().coalesce().cpu()
     rows, columns = coo.indices().numpy()
-    return sparse.csr_matrix((coo.values().to(torch.float64).numpy(), (rows, columns)), shape=tuple(coo.shape))
+    return sparse.csr_matrix(
+        (coo.values().to(torch.float64).numpy(), (rows, columns)), shape=tuple(coo.shape)
+    )
 
 
 def _as_rows(value: Any, name: str) -> Any:
@@ -40,10 +50,14 @@ def _as_rows(value: Any, name: str) -> Any:
     if not is_sparse(value):
         return input_tensor(value, name)
     if len(value.shape) != 2:
-        raise ValueError(f"{name}: a sparse matrix must have shape (m, n), got {tuple(value.shape)}")
+        raise ValueError(
+            f"{name}: a sparse matrix must have shape (m, n), got {tuple(value.shape)}"
+        )
     csr = frozen_csr(value)
     if not np.isfinite(csr.data).all():
-        raise ValueError(f"{name} must be finite; found {csr.data[~np.isfinite(csr.data)][0]} among its entries")
+        raise ValueError(
+            f"{name} must be finite; found {csr.data[~np.isfinite(csr.data)][0]} among its entries"
+        )
     return csr
 
 
@@ -69,11 +83,15 @@ def input_tensor(value: Any, name: str) -> torch.Tensor:
             raise TypeError(f"{name} must be a numeric array, got a numpy array of dtype object")
         tensor = torch.from_numpy(value)
     else:
-        raise TypeError(f"{name} must be a torch.Tensor, a numpy array or a scipy.sparse matrix, "
-                        f"got {type(value).__name__}")
+        raise TypeError(
+            f"{name} must be a torch.Tensor, a numpy array or a scipy.sparse matrix, "
+            f"got {type(value).__name__}"
+        )
     if not tensor.is_floating_point():
-        raise TypeError(f"{name} must have a floating-point dtype, got {tensor.dtype} "
-                        f"(convert it with .double() or .astype(float))")
+        raise TypeError(
+            f"{name} must have a floating-point dtype, got {tensor.dtype} "
+            f"(convert it with .double() or .astype(float))"
+        )
     return tensor
 
 
@@ -84,8 +102,9 @@ def check_finite(tensor: torch.Tensor, name: str) -> None:
     finite = torch.isfinite(tensor)
     if not bool(finite.all()):
         bad = (~finite).nonzero()[0].tolist()
-        raise ValueError(f"{name} must be finite; found {tensor[tuple(bad)].item()} at index "
-                         f"{tuple(bad)}")
+        raise ValueError(
+            f"{name} must be finite; found {tensor[tuple(bad)].item()} at index {tuple(bad)}"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,12 +143,16 @@ class ProblemTensors:
         it has none)."""
         if self.cost_map is None:
             return self
-        return dataclasses.replace(self, c=self.c.to(torch.float64) @ self.cost_map.T, cost_map=None)
+        return dataclasses.replace(
+            self, c=self.c.to(torch.float64) @ self.cost_map.T, cost_map=None
+        )
 
     @property
     def pure_integer(self) -> bool:
         """Every variable integer, on a finite box (the paper's case)."""
-        return bool(self.integrality.all() and np.isfinite(self.lb).all() and np.isfinite(self.ub).all())
+        return bool(
+            self.integrality.all() and np.isfinite(self.lb).all() and np.isfinite(self.ub).all()
+        )
 
     @property
     def has_continuous(self) -> bool:
@@ -147,22 +170,52 @@ class ProblemTensors:
         """``copies`` stacked copies of this batch (copy-major) with the costs ``c``
         (copies·B, n): per-instance constraints are repeated, shared ones kept."""
         if c.shape != (copies * self.batch_size, self.num_variables):
-            raise ValueError(f"c must have shape ({copies * self.batch_size}, {self.num_variables}) "
-                             f"for {copies} copies of this batch, got {tuple(c.shape)}")
-        tile = lambda t, shared_dims: t if t is None or is_sparse(t) or t.dim() == shared_dims else \
-            t.repeat(copies, *([1] * (t.dim() - 1)))
-        integer = self.integrality if self.integrality.ndim == 1 else np.tile(self.integrality, (copies, 1))
-        return dataclasses.replace(self, c=c, A=tile(self.A, 2), b=tile(self.b, 1),
-                                   A_eq=tile(self.A_eq, 2), b_eq=tile(self.b_eq, 1), integrality=integer)
+            raise ValueError(
+                f"c must have shape ({copies * self.batch_size}, {self.num_variables}) "
+                f"for {copies} copies of this batch, got {tuple(c.shape)}"
+            )
+        tile = lambda t, shared_dims: (
+            t
+            if t is None or is_sparse(t) or t.dim() == shared_dims
+            else t.repeat(copies, *([1] * (t.dim() - 1)))
+        )
+        integer = (
+            self.integrality
+            if self.integrality.ndim == 1
+            else np.tile(self.integrality, (copies, 1))
+        )
+        return dataclasses.replace(
+            self,
+            c=c,
+            A=tile(self.A, 2),
+            b=tile(self.b, 1),
+            A_eq=tile(self.A_eq, 2),
+            b_eq=tile(self.b_eq, 1),
+            integrality=integer,
+        )
 
     def take(self, index: torch.Tensor, c: torch.Tensor) -> ProblemTensors:
         """The instances ``index`` of this batch with the costs ``c`` (len(index), n):
         per-instance constraints and integrality indexed, shared ones kept."""
-        pick = lambda t, shared_dims: t if t is None or not isinstance(t, torch.Tensor) or t.dim() == shared_dims \
+        pick = lambda t, shared_dims: (
+            t
+            if t is None or not isinstance(t, torch.Tensor) or t.dim() == shared_dims
             else t[index.to(t.device)]
-        integer = self.integrality if self.integrality.ndim == 1 else self.integrality[index.cpu().numpy()]
-        return dataclasses.replace(self, c=c, A=pick(self.A, 2), b=pick(self.b, 1), A_eq=pick(self.A_eq, 2),
-                                   b_eq=pick(self.b_eq, 1), integrality=integer)
+        )
+        integer = (
+            self.integrality
+            if self.integrality.ndim == 1
+            else self.integrality[index.cpu().numpy()]
+        )
+        return dataclasses.replace(
+            self,
+            c=c,
+            A=pick(self.A, 2),
+            b=pick(self.b, 1),
+            A_eq=pick(self.A_eq, 2),
+            b_eq=pick(self.b_eq, 1),
+            integrality=integer,
+        )
 
     @property
     def batch_size(self) -> int:
@@ -178,7 +231,11 @@ class ProblemTensors:
 
     @property
     def shared_constraints(self) -> bool:
-        shared_eq = self.A_eq is None or self.b_eq is None or (len(self.A_eq.shape) == 2 and self.b_eq.dim() == 1)
+        shared_eq = (
+            self.A_eq is None
+            or self.b_eq is None
+            or (len(self.A_eq.shape) == 2 and self.b_eq.dim() == 1)
+        )
         return len(self.A.shape) == 2 and self.b.dim() == 1 and shared_eq
 
     @property
@@ -199,7 +256,9 @@ class ProblemTensors:
         Yields ``(row_indices, batch)``; identical constraint rows in a per-instance ``A`` are
         merged so that a backend builds one model per distinct ``(A, b)``.
         """
-        host = lambda t: t if is_sparse(t) else t.to("cpu", torch.float64).numpy()  # sparse stays sparse
+        host = lambda t: (
+            t if is_sparse(t) else t.to("cpu", torch.float64).numpy()
+        )  # sparse stays sparse
         c, A, b = host(self.c), host(self.A), host(self.b)
         n = self.num_variables
         if self.num_constraints == 0:  # box-only: one group, whatever the layout of A
@@ -210,21 +269,38 @@ class ProblemTensors:
             A_eq, b_eq = np.zeros((0, n)), np.zeros(0)
         integer = self.integrality
         if A.ndim == 2 and b.ndim == 1 and A_eq.ndim == 2 and b_eq.ndim == 1 and integer.ndim == 1:
-            yield np.arange(len(c)), ILPBatch(c=c, A=A, b=b, lb=self.lb, ub=self.ub, A_eq=A_eq, b_eq=b_eq,
-                                              integrality=integer)
+            yield (
+                np.arange(len(c)),
+                ILPBatch(
+                    c=c, A=A, b=b, lb=self.lb, ub=self.ub, A_eq=A_eq, b_eq=b_eq, integrality=integer
+                ),
+            )
             return
         B, m, k = len(c), self.num_constraints, self.num_equalities
         A, A_eq = dense(A), dense(A_eq)  # per-instance rows are dense
         A, b = np.broadcast_to(A, (B, m, n)), np.broadcast_to(b, (B, m))
         A_eq, b_eq = np.broadcast_to(A_eq, (B, k, n)), np.broadcast_to(b_eq, (B, k))
         integer = np.broadcast_to(integer, (B, n))
-        keys = np.concatenate([A.reshape(B, m * n), b, A_eq.reshape(B, k * n), b_eq, integer], axis=1)
+        keys = np.concatenate(
+            [A.reshape(B, m * n), b, A_eq.reshape(B, k * n), b_eq, integer], axis=1
+        )
         _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
         inverse = inverse.reshape(-1)
         for group, row in enumerate(first):
             rows = np.flatnonzero(inverse == group)
-            yield rows, ILPBatch(c=c[rows], A=A[row], b=b[row], lb=self.lb, ub=self.ub,
-                                 A_eq=A_eq[row], b_eq=b_eq[row], integrality=integer[row])
+            yield (
+                rows,
+                ILPBatch(
+                    c=c[rows],
+                    A=A[row],
+                    b=b[row],
+                    lb=self.lb,
+                    ub=self.ub,
+                    A_eq=A_eq[row],
+                    b_eq=b_eq[row],
+                    integrality=integer[row],
+                ),
+            )
 
 
 def _check_rows(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, names: tuple[str, str]) -> None:
@@ -235,28 +311,39 @@ def _check_rows(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, names: tuple[
     if ndim not in (2, 3):
         raise ValueError(f"{a_name} must have shape (m, n) or (batch, m, n), got {tuple(A.shape)}")
     if A.shape[-1] != n:
-        raise ValueError(f"{a_name} has {A.shape[-1]} columns but c has {n} variables "
-                         f"({a_name} {tuple(A.shape)}, c {tuple(c.shape)})")
+        raise ValueError(
+            f"{a_name} has {A.shape[-1]} columns but c has {n} variables "
+            f"({a_name} {tuple(A.shape)}, c {tuple(c.shape)})"
+        )
     if ndim == 3 and A.shape[0] != B:
         raise ValueError(f"{a_name} has batch size {A.shape[0]} but c has {B}")
     m = A.shape[-2]
     if b.dim() not in (1, 2) or b.shape[-1] != m:
-        raise ValueError(f"{b_name} must have shape ({m},) or (batch, {m}) to match {a_name} "
-                         f"{tuple(A.shape)}, got {tuple(b.shape)}")
+        raise ValueError(
+            f"{b_name} must have shape ({m},) or (batch, {m}) to match {a_name} "
+            f"{tuple(A.shape)}, got {tuple(b.shape)}"
+        )
     if b.dim() == 2 and b.shape[0] != B:
         raise ValueError(f"{b_name} has batch size {b.shape[0]} but c has {B}")
     for name, tensor in ((a_name, A), (b_name, b)):
         if is_sparse(tensor):  # a host matrix, checked when it was converted
             continue
         if tensor.device != c.device:
-            raise ValueError(f"{name} is on {tensor.device} but c is on {c.device}: "
-                             "all inputs must be on one device")
+            raise ValueError(
+                f"{name} is on {tensor.device} but c is on {c.device}: "
+                "all inputs must be on one device"
+            )
         check_finite(tensor, name)
 
 
-def rows_with_equalities(A: torch.Tensor, b: torch.Tensor, A_eq: torch.Tensor | None,
-                         b_eq: torch.Tensor | None, batch: int, dtype: torch.dtype
-                         ) -> tuple[torch.Tensor, torch.Tensor]:
+def rows_with_equalities(
+    A: torch.Tensor,
+    b: torch.Tensor,
+    A_eq: torch.Tensor | None,
+    b_eq: torch.Tensor | None,
+    batch: int,
+    dtype: torch.dtype,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``A, b`` followed by each equality as the two rows ``A_eq y <= b_eq`` and
     ``-A_eq y <= -b_eq``, in ``dtype`` (per instance when any part is), for the tests that
     ask ``excess <= tol`` of every row: there it reads ``|A_eq y - b_eq| <= tol``."""
@@ -276,15 +363,25 @@ def check_cost_map(cost_map: Any) -> torch.Tensor | None:
         return None
     tensor = input_tensor(cost_map, "cost_map").detach().to(torch.float64)
     if tensor.dim() != 2 or 0 in tensor.shape:
-        raise ValueError("cost_map must have shape (num_variables, num_costs): one row per variable of the "
-                         f"program, one column per cost entry, got {tuple(tensor.shape)}")
+        raise ValueError(
+            "cost_map must have shape (num_variables, num_costs): one row per variable of the "
+            f"program, one column per cost entry, got {tuple(tensor.shape)}"
+        )
     check_finite(tensor, "cost_map")
     return tensor
 
 
-def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
-                     A_eq: Any = None, b_eq: Any = None, integrality: Any = None,
-                     cost_map: Any = None) -> ProblemTensors:
+def validate_problem(
+    c: Any,
+    A: Any,
+    b: Any,
+    lb: Bounds,
+    ub: Bounds,
+    A_eq: Any = None,
+    b_eq: Any = None,
+    integrality: Any = None,
+    cost_map: Any = None,
+) -> ProblemTensors:
     """Check shapes, dtypes, devices, finiteness and bounds; raise a clear error otherwise.
 
     ``c``, ``A`` and ``b`` may be torch tensors or numpy arrays; ``A`` and ``A_eq`` may also be
@@ -304,16 +401,21 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
     mapping = check_cost_map(cost_map)
     if mapping is not None:
         if c.dim() != 2 or c.shape[-1] != mapping.shape[1]:
-            raise ValueError(f"c must have shape (batch, {mapping.shape[1]}) (one cost per column of cost_map "
-                             f"{tuple(mapping.shape)}), got {tuple(c.shape)}")
+            raise ValueError(
+                f"c must have shape (batch, {mapping.shape[1]}) (one cost per column of cost_map "
+                f"{tuple(mapping.shape)}), got {tuple(c.shape)}"
+            )
         check_finite(c, "c")
         columns = None if A is None else A.shape[-1]
         if columns is not None and columns != mapping.shape[0]:
-            raise ValueError(f"cost_map has {mapping.shape[0]} rows but A has {columns} columns: cost_map needs "
-                             "one row per variable of the program")
+            raise ValueError(
+                f"cost_map has {mapping.shape[0]} rows but A has {columns} columns: cost_map needs "
+                "one row per variable of the program"
+            )
         mapping = mapping.to(c.device)
-        problem = validate_problem(c.detach().to(torch.float64) @ mapping.T, A, b, lb, ub, A_eq, b_eq,
-                                   integrality)
+        problem = validate_problem(
+            c.detach().to(torch.float64) @ mapping.T, A, b, lb, ub, A_eq, b_eq, integrality
+        )
         return dataclasses.replace(problem, c=c.detach(), cost_map=mapping)
     if (A is None) != (b is None):
         raise ValueError("A and b must both be given, or both be None (no constraints)")
@@ -337,7 +439,9 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
     integer = as_integrality(integrality, n)
     if integer.ndim == 2 and integer.shape[0] != B:
         raise ValueError(f"integrality has batch size {integer.shape[0]} but c has {B}")
-    check_bound_values(lb_vec, ub_vec, integer if integer.ndim == 1 else np.asarray(integer.any(axis=0)))
+    check_bound_values(
+        lb_vec, ub_vec, integer if integer.ndim == 1 else np.asarray(integer.any(axis=0))
+    )
     if (A_eq is None) != (b_eq is None):
         raise ValueError("A_eq and b_eq must both be given, or both be None (no equalities)")
     if A_eq is not None:
@@ -346,6 +450,13 @@ def validate_problem(c: Any, A: Any, b: Any, lb: Bounds, ub: Bounds,
         if A_eq.shape[-2] == 0:
             A_eq = b_eq = None
     detach = lambda t: t if t is None or is_sparse(t) else t.detach()
-    return ProblemTensors(c=c.detach(), A=detach(A), b=b.detach(), lb=lb_vec, ub=ub_vec,
-                          A_eq=detach(A_eq),
-                          b_eq=None if b_eq is None else b_eq.detach(), integrality=integer)
+    return ProblemTensors(
+        c=c.detach(),
+        A=detach(A),
+        b=b.detach(),
+        lb=lb_vec,
+        ub=ub_vec,
+        A_eq=detach(A_eq),
+        b_eq=None if b_eq is None else b_eq.detach(),
+        integrality=integer,
+    )

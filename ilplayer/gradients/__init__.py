@@ -30,8 +30,9 @@ from ilplayer.gradients.imle import IMLE, AdaptiveIMLE
 from ilplayer.gradients.perturbation import NOISES, Perturbation
 from ilplayer.gradients.perturbed import Perturbed, perturbed_gradient, perturbed_mean
 
-METHODS: dict[str, type[GradientMethod]] = {m.name: m for m in (CombOptNet, Blackbox, Identity, Perturbed, IMLE,
-                                                                   AdaptiveIMLE, FrankWolfe)}
+METHODS: dict[str, type[GradientMethod]] = {
+    m.name: m for m in (CombOptNet, Blackbox, Identity, Perturbed, IMLE, AdaptiveIMLE, FrankWolfe)
+}
 """Every gradient method by the name the layer's ``gradient=`` takes."""
 GRADIENTS = tuple(METHODS)
 COST_METHODS = tuple(name for name, method in METHODS.items() if not method.constraint_gradients)

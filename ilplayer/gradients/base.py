@@ -28,8 +28,15 @@ if TYPE_CHECKING:
     from ilplayer.core.bounds import Bounds
     from ilplayer.core.validation import ProblemTensors
 
-__all__ = ["GradientMethod", "MethodRun", "has_solution", "is_number", "seeded_generator", "solve_exactly",
-           "torch_threads"]
+__all__ = [
+    "GradientMethod",
+    "MethodRun",
+    "has_solution",
+    "is_number",
+    "seeded_generator",
+    "solve_exactly",
+    "torch_threads",
+]
 
 
 @dataclass(frozen=True)
@@ -62,17 +69,36 @@ class GradientMethod(ABC):
     no_signal_hint: ClassVar[str] = ""
     """What to try when a whole batch gets a zero gradient (the layer's NoSignalWarning)."""
 
-    def apply(self, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-              ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-              integrality: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def apply(
+        self,
+        run: MethodRun,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(y, status)`` of the minimisation, with this method's backward attached to ``y``."""
         needs = tuple(isinstance(x, torch.Tensor) and x.requires_grad for x in (c, A, b))
         return _MethodFunction.apply(c, A, b, lb, ub, run, self, needs, A_eq, b_eq, integrality)
 
     @abstractmethod
-    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        ctx: Any,
+        run: MethodRun,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The forward solve(s) through ``run``: ``(y, status)``; what the backward needs goes on
         ``ctx``: attributes, ``save_for_backward``, and ``needs_input_grad`` to read (it stands
         in for torch's autograd context, handed over in ``setup_context`` so that torch.func's
@@ -86,7 +112,6 @@ class GradientMethod(ABC):
     def options(self) -> dict[str, Any]:
         """The method's settings by name (for the layer's repr)."""
         return {}
-
 
 
 class _Record:
@@ -115,25 +140,41 @@ class _MethodFunction(torch.autograd.Function):
     INPUTS = 11  # c, A, b, lb, ub, run, method, needs, A_eq, b_eq, integrality
 
     @staticmethod
-    def forward(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds, ub: Bounds, run: MethodRun,
-                method: GradientMethod, needs: tuple[bool, ...], A_eq: torch.Tensor | None,
-                b_eq: torch.Tensor | None, integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        run: MethodRun,
+        method: GradientMethod,
+        needs: tuple[bool, ...],
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         record = _Record(needs)
         y, status = method.forward(record, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
-        run.records[:] = [record]  # for setup_context, called next (under torch.func, more than once)
+        run.records[:] = [
+            record
+        ]  # for setup_context, called next (under torch.func, more than once)
         return y, status
 
     @staticmethod
-    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]) -> None:
+    def setup_context(
+        ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, torch.Tensor]
+    ) -> None:
         run, method = inputs[5], inputs[6]
         record = run.records[-1]
         if record.mapped and transformed(output[0]):
             # A gradient transform over a vmapped call: what the forward kept is the flattened
             # batch's, not this level's per-call tensors.
-            raise RuntimeError("torch.func: a gradient through a vmapped ILPLayer (vmap(grad(f)), per-example "
-                               "gradients) is not supported; the layer's gradients are per instance already: "
-                               "call it on the batch (B, n) and each row of c.grad is its instance's gradient. "
-                               "grad, vjp and grad(vmap(f)) work, and vmap of the forward")
+            raise RuntimeError(
+                "torch.func: a gradient through a vmapped ILPLayer (vmap(grad(f)), per-example "
+                "gradients) is not supported; the layer's gradients are per instance already: "
+                "call it on the batch (B, n) and each row of c.grad is its instance's gradient. "
+                "grad, vjp and grad(vmap(f)) work, and vmap of the forward"
+            )
         for name, value in vars(record).items():
             if name not in ("needs_input_grad", "to_save", "mapped"):
                 setattr(ctx, name, value)
@@ -149,21 +190,47 @@ class _MethodFunction(torch.autograd.Function):
         return (*grads, *(None,) * (_MethodFunction.INPUTS - len(grads)))
 
     @staticmethod
-    def vmap(info: Any, in_dims: tuple[int | None, ...], c: torch.Tensor, A: torch.Tensor, b: torch.Tensor,
-             lb: Bounds, ub: Bounds, run: MethodRun, method: GradientMethod, needs: tuple[bool, ...],
-             A_eq: torch.Tensor | None, b_eq: torch.Tensor | None, integrality: Any
-             ) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
-        return vmapped(info.batch_size, in_dims, c, A, b, lb, ub, run, method, needs, A_eq, b_eq, integrality)
+    def vmap(
+        info: Any,
+        in_dims: tuple[int | None, ...],
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        run: MethodRun,
+        method: GradientMethod,
+        needs: tuple[bool, ...],
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
+        return vmapped(
+            info.batch_size, in_dims, c, A, b, lb, ub, run, method, needs, A_eq, b_eq, integrality
+        )
 
 
-def vmapped(size: int, in_dims: tuple[int | None, ...], c: torch.Tensor, A: torch.Tensor, b: torch.Tensor,
-            lb: Bounds, ub: Bounds, run: MethodRun, method: GradientMethod, needs: tuple[bool, ...],
-            A_eq: torch.Tensor | None, b_eq: torch.Tensor | None, integrality: Any
-            ) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
+def vmapped(
+    size: int,
+    in_dims: tuple[int | None, ...],
+    c: torch.Tensor,
+    A: torch.Tensor,
+    b: torch.Tensor,
+    lb: Bounds,
+    ub: Bounds,
+    run: MethodRun,
+    method: GradientMethod,
+    needs: tuple[bool, ...],
+    A_eq: torch.Tensor | None,
+    b_eq: torch.Tensor | None,
+    integrality: Any,
+) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
     """torch.func.vmap of a layer call: the ``size`` mapped calls, each of B instances (B = 1 for
     a call with one cost vector), become one batch of size·B instances, solved at once."""
     if any(dim is not None for dim in in_dims[3:5]):
-        raise ValueError("lb, ub: torch.func.vmap maps over c, A, b, A_eq and b_eq, not over the box")
+        raise ValueError(
+            "lb, ub: torch.func.vmap maps over c, A, b, A_eq and b_eq, not over the box"
+        )
     c_dim = in_dims[0]
     costs = c.unsqueeze(0).expand(size, *c.shape) if c_dim is None else c.movedim(c_dim, 0)
     one = costs.dim() == 2  # each mapped call solves one instance
@@ -184,15 +251,18 @@ def vmapped(size: int, in_dims: tuple[int | None, ...], c: torch.Tensor, A: torc
     c_flat = costs if one else costs.reshape(size * batch, costs.shape[-1])
     A_flat, b_flat = flat(A, in_dims[1], 2), flat(b, in_dims[2], 1)
     A_eq_flat, b_eq_flat = flat(A_eq, in_dims[8], 2), flat(b_eq, in_dims[9], 1)
-    y, status = _MethodFunction.apply(c_flat, A_flat, b_flat, lb, ub, run, method, needs, A_eq_flat, b_eq_flat,
-                                      integrality)
+    y, status = _MethodFunction.apply(
+        c_flat, A_flat, b_flat, lb, ub, run, method, needs, A_eq_flat, b_eq_flat, integrality
+    )
     run.records[-1].mapped = True
     if not one:
         y, status = y.reshape(size, batch, *y.shape[1:]), status.reshape(size, batch)
     return (y, status), (0, 0)
 
 
-def _check_signal(run: MethodRun, method: GradientMethod, dy: torch.Tensor, grads: tuple[Any, ...]) -> None:
+def _check_signal(
+    run: MethodRun, method: GradientMethod, dy: torch.Tensor, grads: tuple[Any, ...]
+) -> None:
     """Warn once when a backward pass gives the whole batch an all-zero gradient although the
     incoming gradient was not zero: the loss is learning nothing."""
     if "no-signal" in run.warned or dy.device.type == "meta" or transformed(dy):
@@ -201,15 +271,21 @@ def _check_signal(run: MethodRun, method: GradientMethod, dy: torch.Tensor, grad
     if not given or not bool(dy.any()) or any(bool(g.any()) for g in given):
         return
     run.warned.add("no-signal")
-    warn_at_user_line(f"ILPLayer(gradient={method.name!r}): the backward pass gave the whole batch an all-zero "
-                      f"gradient although the loss's gradient was not zero. {method.no_signal_hint}.",
-                      NoSignalWarning)
+    warn_at_user_line(
+        f"ILPLayer(gradient={method.name!r}): the backward pass gave the whole batch an all-zero "
+        f"gradient although the loss's gradient was not zero. {method.no_signal_hint}.",
+        NoSignalWarning,
+    )
 
 
 def has_solution(status: torch.Tensor) -> torch.Tensor:
     """Rows whose ``y`` is a feasible point (optimal, the incumbent at a time limit, or a
     pooled decision)."""
-    return (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT)) | (status == int(Status.POOLED))
+    return (
+        (status == int(Status.OPTIMAL))
+        | (status == int(Status.TIME_LIMIT))
+        | (status == int(Status.POOLED))
+    )
 
 
 @contextlib.contextmanager
@@ -237,9 +313,18 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def solve_exactly(ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                  ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None, integrality: Any = None
-                  ) -> tuple[torch.Tensor, torch.Tensor]:
+def solve_exactly(
+    ctx: Any,
+    run: MethodRun,
+    c: torch.Tensor,
+    A: torch.Tensor,
+    b: torch.Tensor,
+    lb: Bounds,
+    ub: Bounds,
+    A_eq: torch.Tensor | None,
+    b_eq: torch.Tensor | None,
+    integrality: Any = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The forward of a cost-only method: the exact solve, with ``c``, ``y`` (float64) and the
     statuses saved on ``ctx`` (and the problem kept) for its backward."""
     problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
@@ -250,8 +335,9 @@ def solve_exactly(ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b:
     return y, status
 
 
-def seeded_generator(generators: dict[str, torch.Generator], seed: int | None,
-                     device: torch.device) -> torch.Generator | None:
+def seeded_generator(
+    generators: dict[str, torch.Generator], seed: int | None, device: torch.device
+) -> torch.Generator | None:
     """A sampling method's noise stream on ``device``: seeded once per device (kept in
     ``generators``) when ``seed`` is given; None (torch's global stream) otherwise or on meta."""
     if seed is None or device.type == "meta":

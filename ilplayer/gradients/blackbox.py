@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["Blackbox", "blackbox_gradient"]
 
 
-def blackbox_gradient(y: torch.Tensor, y_moved: torch.Tensor, lambd: float,
-                      has_solution: torch.Tensor) -> torch.Tensor:
+def blackbox_gradient(
+    y: torch.Tensor, y_moved: torch.Tensor, lambd: float, has_solution: torch.Tensor
+) -> torch.Tensor:
     """``-(y - y') / lambda``, ``y'`` the solution at ``c + lambda dy``."""
     return torch.where(has_solution[:, None], -(y - y_moved) / lambd, torch.zeros_like(y))
 
@@ -37,16 +38,28 @@ class Blackbox(GradientMethod):
 
     lambd: float = 10.0
     name: ClassVar[str] = "blackbox"
-    no_signal_hint: ClassVar[str] = "The solutions did not move under the gradient step; raise lambd"
+    no_signal_hint: ClassVar[str] = (
+        "The solutions did not move under the gradient step; raise lambd"
+    )
 
     def __post_init__(self) -> None:
         if not (is_number(self.lambd) and self.lambd > 0):
             raise ValueError(f"lambd must be a positive number, got {self.lambd!r}")
         object.__setattr__(self, "lambd", float(self.lambd))
 
-    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        ctx: Any,
+        run: MethodRun,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
 
     def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
@@ -56,7 +69,9 @@ class Blackbox(GradientMethod):
         # solve again at c + lambda dy
         moved = dataclasses.replace(ctx.problem, c=c.double() + self.lambd * dy.double())
         y_moved, status_moved, _ = ctx.run.solve(moved)
-        dc = blackbox_gradient(y, y_moved, self.lambd, has_solution(status) & has_solution(status_moved))
+        dc = blackbox_gradient(
+            y, y_moved, self.lambd, has_solution(status) & has_solution(status_moved)
+        )
         return (dc.to(dy.dtype),)
 
     def options(self) -> dict[str, Any]:

@@ -47,7 +47,9 @@ BASES = ("delta", "canonical")
 _TINY_NORM = 1e-12  # guards the distance of an all-zero constraint row
 
 
-def project_onto_box(y: torch.Tensor, dy: torch.Tensor, lb: torch.Tensor, ub: torch.Tensor) -> torch.Tensor:
+def project_onto_box(
+    y: torch.Tensor, dy: torch.Tensor, lb: torch.Tensor, ub: torch.Tensor
+) -> torch.Tensor:
     """Supplementary B.1: ``y - clip(y - dy, lb, ub)``, so that every target stays in the box."""
     return y - torch.minimum(torch.maximum(y - dy, lb), ub)
 
@@ -73,7 +75,7 @@ def decompose(dy: torch.Tensor, basis: str = "delta") -> tuple[torch.Tensor, tor
     lam = sorted_magnitude - F.pad(sorted_magnitude[..., 1:], (0, 1))
     positions = torch.arange(n, device=dy.device)
     rank = torch.empty_like(order).scatter_(-1, order, positions.expand_as(order))
-    included = rank[..., None, :] <= positions[:, None]            # (B, k, i): rank_i <= k
+    included = rank[..., None, :] <= positions[:, None]  # (B, k, i): rank_i <= k
     return included.to(dy.dtype) * sign[..., None, :], lam
 
 
@@ -135,12 +137,12 @@ def combopt_backward(
     usable = solved | (status == int(Status.INFEASIBLE))
     if project_to_box:
         dy = project_onto_box(y, dy, lb, ub)
-    delta, lam = decompose(dy, basis)                               # (B, K, n), (B, K)
-    y_prime = y[:, None, :] - delta                                 # targets y'_k
-    in_box = ((y_prime >= lb) & (y_prime <= ub)).all(dim=-1)        # (B, K)
-    lam = lam * (in_box & usable[:, None]).to(dtype)                # P_k = 0 outside the box
+    delta, lam = decompose(dy, basis)  # (B, K, n), (B, K)
+    y_prime = y[:, None, :] - delta  # targets y'_k
+    in_box = ((y_prime >= lb) & (y_prime <= ub)).all(dim=-1)  # (B, K)
+    lam = lam * (in_box & usable[:, None]).to(dtype)  # P_k = 0 outside the box
     A_t = A.transpose(-1, -2)
-    excess_prime = y_prime @ A_t - b[..., None, :]                  # a_j·y'_k - b_j   (B, K, m)
+    excess_prime = y_prime @ A_t - b[..., None, :]  # a_j·y'_k - b_j   (B, K, m)
     feasible_prime = (excess_prime <= feasibility_tol).all(dim=-1) & solved[:, None]
     lam_feasible = lam * feasible_prime.to(dtype)
 
@@ -149,28 +151,30 @@ def combopt_backward(
     if not need_constraint_grads:
         return dc, None, None
 
-    norms = torch.linalg.vector_norm(A, dim=-1).clamp_min(_TINY_NORM)   # (m,) or (B, m)
+    norms = torch.linalg.vector_norm(A, dim=-1).clamp_min(_TINY_NORM)  # (m,) or (B, m)
     unit = A / norms[..., None]
 
     # Feasible targets, y'_k != y: soft-min over the distances of y to the constraints. With y
     # feasible the distance is the signed slack (b_j - a_j·y)/|a_j|; its one-sided derivative
     # keeps pushing a constraint that is exactly tight at y.
     moved = (delta != 0).any(dim=-1).to(dtype)
-    weight_feasible = (lam_feasible * moved).sum(dim=-1)                # (B,)
-    slack = (b - (y[:, None, :] @ A_t).squeeze(1)) / norms             # (B, m)
+    weight_feasible = (lam_feasible * moved).sum(dim=-1)  # (B,)
+    slack = (b - (y[:, None, :] @ A_t).squeeze(1)) / norms  # (B, m)
     alpha = weight_feasible[:, None] * softmin_weights(slack, tau) / norms
 
     # Infeasible targets: sum of the distances of y'_k to the constraints it violates.
     weight_infeasible = (lam - lam_feasible)[..., None] * (excess_prime > 0).to(dtype)
-    weight_infeasible = weight_infeasible / norms[..., None, :]        # (B, K, m)
+    weight_infeasible = weight_infeasible / norms[..., None, :]  # (B, K, m)
     distance_prime = excess_prime / norms[..., None, :]
-    beta = weight_infeasible.sum(dim=1)                                 # (B, m)
+    beta = weight_infeasible.sum(dim=1)  # (B, m)
     gamma = (weight_infeasible * distance_prime).sum(dim=1)
 
     db = alpha - beta
-    dA = (weight_infeasible.transpose(-1, -2) @ y_prime
-          - alpha[..., None] * y[:, None, :]
-          - (alpha * slack + gamma)[..., None] * unit)
+    dA = (
+        weight_infeasible.transpose(-1, -2) @ y_prime
+        - alpha[..., None] * y[:, None, :]
+        - (alpha * slack + gamma)[..., None] * unit
+    )
     if A.dim() == 2:
         dA = dA.sum(dim=0)
     if b.dim() == 1:
@@ -200,11 +204,14 @@ class CombOptNet(GradientMethod):
         "CombOptNet's gradient vanishes when no target y - Delta is feasible and different from "
         "y -- typical of a loss on the objective (such as regret) over tight or equality-like "
         "constraints. For learning costs use gradient='blackbox', 'identity' or 'perturbed', or "
-        "the losses ilplayer.losses.SPOPlus and FenchelYoung")
+        "the losses ilplayer.losses.SPOPlus and FenchelYoung"
+    )
 
     def __post_init__(self) -> None:
         if self.tau is not None and not (is_number(self.tau) and self.tau > 0):
-            raise ValueError(f"tau must be a positive number or None (hard minimum), got {self.tau!r}")
+            raise ValueError(
+                f"tau must be a positive number or None (hard minimum), got {self.tau!r}"
+            )
         if self.basis not in BASES:
             raise ValueError(f"basis must be one of {BASES}, got {self.basis!r}")
         if not isinstance(self.project_to_box, bool):
@@ -214,18 +221,30 @@ class CombOptNet(GradientMethod):
         object.__setattr__(self, "tau", None if self.tau is None else float(self.tau))
         object.__setattr__(self, "feasibility_tol", float(self.feasibility_tol))
 
-    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        ctx: Any,
+        run: MethodRun,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
         if problem.has_continuous and (ctx.needs_input_grad[1] or ctx.needs_input_grad[2]):
             # The paper's targets y - Delta move by whole units and its mismatch functions are
             # distances of integer points; with continuous variables the constraint gradient
             # is not derived: refuse it rather than return something that looks like one.
-            raise ValueError("integrality: gradient='combopt' gives gradients for A and b on pure-integer "
-                             "programs only, and this one has continuous variables; detach A and b (its "
-                             "cost gradient works on mixed-integer programs), or learn the costs with a "
-                             "cost method (gradient='blackbox', 'identity', 'perturbed', or the losses)")
+            raise ValueError(
+                "integrality: gradient='combopt' gives gradients for A and b on pure-integer "
+                "programs only, and this one has continuous variables; detach A and b (its "
+                "cost gradient works on mixed-integer programs), or learn the costs with a "
+                "cost method (gradient='blackbox', 'identity', 'perturbed', or the losses)"
+            )
         y64, status, _ = run.solve(problem)
         # The backward is torch maths on dense rows: a sparse A (solved sparse) is densified here.
         A_rows, A_eq_rows = (dense_tensor(x, c.device) for x in (problem.A, problem.A_eq))
@@ -234,7 +253,9 @@ class CombOptNet(GradientMethod):
         # Half precision cannot resolve the feasibility test of the targets: compute in >= float32.
         dtype = torch.promote_types(torch.promote_types(c.dtype, A_rows.dtype), b.dtype)
         dtype = torch.promote_types(dtype, torch.float32)
-        ctx.bounds = tuple(torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub))
+        ctx.bounds = tuple(
+            torch.from_numpy(v).to(c.device, dtype) for v in (problem.lb, problem.ub)
+        )
         ctx.save_for_backward(A_rows, problem.b, y, status)
         ctx.dtypes = (c.dtype, dtype)
         return y, status
@@ -248,18 +269,32 @@ class CombOptNet(GradientMethod):
         A_eq, b_eq = ctx.equalities
         A_rows, b_rows = rows_with_equalities(A, b, A_eq, b_eq, y.shape[0], dtype)
         dc, dA, db = combopt_backward(
-            dy.to(dtype), A_rows.to(dtype), b_rows.to(dtype), y.to(dtype), status, lb, ub,
-            tau=self.tau, basis=self.basis, project_to_box=self.project_to_box,
-            feasibility_tol=self.feasibility_tol, need_constraint_grads=need_A or need_b)
-        if dA is not None and db is not None and A_rows.shape[-2] != m:  # equalities get no gradient
+            dy.to(dtype),
+            A_rows.to(dtype),
+            b_rows.to(dtype),
+            y.to(dtype),
+            status,
+            lb,
+            ub,
+            tau=self.tau,
+            basis=self.basis,
+            project_to_box=self.project_to_box,
+            feasibility_tol=self.feasibility_tol,
+            need_constraint_grads=need_A or need_b,
+        )
+        if (
+            dA is not None and db is not None and A_rows.shape[-2] != m
+        ):  # equalities get no gradient
             dA, db = dA[..., :m, :], db[..., :m]
             if A.dim() == 2 and dA.dim() == 3:
                 dA = dA.sum(0)
             if b.dim() == 1 and db.dim() == 2:
                 db = db.sum(0)
-        return (dc.to(c_dtype) if need_c else None,
-                dA.to(A.dtype) if need_A and dA is not None else None,
-                db.to(b.dtype) if need_b and db is not None else None)
+        return (
+            dc.to(c_dtype) if need_c else None,
+            dA.to(A.dtype) if need_A and dA is not None else None,
+            db.to(b.dtype) if need_b and db is not None else None,
+        )
 
     def options(self) -> dict[str, Any]:
         return {"tau": self.tau, "basis": self.basis, "project_to_box": self.project_to_box}

@@ -33,8 +33,9 @@ Oracle = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor
 
 
 @torch.no_grad()
-def frank_wolfe_projection(theta: torch.Tensor, oracle: Oracle, max_iter: int, tol: float
-                           ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def frank_wolfe_projection(
+    theta: torch.Tensor, oracle: Oracle, max_iter: int, tol: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Away-step Frank-Wolfe for ``argmin_mu 1/2 |mu - theta|^2`` over the hull of the
     oracle's points, per row of ``theta`` (B, n).
 
@@ -72,7 +73,9 @@ def frank_wolfe_projection(theta: torch.Tensor, oracle: Oracle, max_iter: int, t
         use_fw = gap_fw >= gap_away
         direction = torch.where(use_fw[:, None], v - mu, mu - v_away)
         gap = torch.where(use_fw, gap_fw, gap_away)
-        gamma_max = torch.where(use_fw, torch.ones_like(alpha_away), alpha_away / (1 - alpha_away).clamp(min=GONE))
+        gamma_max = torch.where(
+            use_fw, torch.ones_like(alpha_away), alpha_away / (1 - alpha_away).clamp(min=GONE)
+        )
         step = (gap / (direction * direction).sum(-1).clamp(min=GONE)).clamp(min=0)
         gamma = torch.minimum(step, gamma_max) * live.to(theta.dtype)
         mu = mu + gamma[:, None] * direction
@@ -84,7 +87,9 @@ def frank_wolfe_projection(theta: torch.Tensor, oracle: Oracle, max_iter: int, t
         slot = torch.where(has, known.to(theta.dtype).argmax(-1), _free_slot(weights))
         add = ~has & use_fw & (gamma_fw > 0)
         vertices[rows, slot] = torch.where(add[:, None], v, vertices[rows, slot])
-        weights[rows, slot] = torch.where(add, gamma_fw, weights[rows, slot] + gamma_fw * (has & use_fw))
+        weights[rows, slot] = torch.where(
+            add, gamma_fw, weights[rows, slot] + gamma_fw * (has & use_fw)
+        )
         weights[rows, away] = weights[rows, away] - gamma_away
         weights = weights.clamp(min=0)
         weights = torch.where(weights <= GONE, torch.zeros_like(weights), weights)
@@ -97,7 +102,9 @@ def _free_slot(weights: torch.Tensor) -> torch.Tensor:
     return torch.where(free.any(-1), free.to(weights.dtype).argmax(-1), weights.argmin(-1))
 
 
-def face_projection(vertices: torch.Tensor, weights: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+def face_projection(
+    vertices: torch.Tensor, weights: torch.Tensor, dy: torch.Tensor
+) -> torch.Tensor:
     """``P dy`` per row: ``P`` projects onto the differences of the active vertices (the
     directions of the face ``mu`` lies in), solved with a small ridge as PyEPO does."""
     active = (weights > 0).to(vertices.dtype)
@@ -121,20 +128,30 @@ class FrankWolfe(GradientMethod):
     max_iter: int = 10_000
     tol: float = 1e-6
     name: ClassVar[str] = "frank-wolfe"
-    no_signal_hint: ClassVar[str] = ("The regularised solutions sit on vertices; lower lambd's inverse (raise "
-                                     "lambd) to move them inside the hull")
+    no_signal_hint: ClassVar[str] = (
+        "The regularised solutions sit on vertices; lower lambd's inverse (raise "
+        "lambd) to move them inside the hull"
+    )
 
     def __post_init__(self) -> None:
         if not (is_number(self.lambd) and self.lambd > 0):
             raise ValueError(f"lambd must be a positive number, got {self.lambd!r}")
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+        if (
+            isinstance(self.max_iter, bool)
+            or not isinstance(self.max_iter, numbers.Integral)
+            or self.max_iter < 1
+        ):
             raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
         if not (is_number(self.tol) and self.tol >= 0):
             raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
         object.__setattr__(self, "lambd", float(self.lambd))
 
-    def project(self, solve: Callable[[ProblemTensors], tuple[torch.Tensor, ...]], problem: ProblemTensors,
-                c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def project(
+        self,
+        solve: Callable[[ProblemTensors], tuple[torch.Tensor, ...]],
+        problem: ProblemTensors,
+        c: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Frank-Wolfe from the costs ``c`` (minimisation form), ``solve`` (a batch of
         ``problem``'s instances -> ``(y, status, objective)``) its oracle."""
 
@@ -144,9 +161,19 @@ class FrankWolfe(GradientMethod):
 
         return frank_wolfe_projection(-c / self.lambd, oracle, self.max_iter, self.tol)
 
-    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        ctx: Any,
+        run: MethodRun,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
         mu, vertices, weights, ok = self.project(run.solve, problem, c.detach().double())
         # OPTIMAL (the projection found), or ERROR where an oracle call had no solution

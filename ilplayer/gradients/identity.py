@@ -28,9 +28,19 @@ class Identity(GradientMethod):
     name: ClassVar[str] = "identity"
     no_signal_hint: ClassVar[str] = "No instance of the batch had a solution to move"
 
-    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        ctx: Any,
+        run: MethodRun,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         return solve_exactly(ctx, run, c, A, b, lb, ub, A_eq, b_eq, integrality)
 
     def backward(self, ctx: Any, dy: torch.Tensor) -> tuple[torch.Tensor | None, ...]:

@@ -41,7 +41,9 @@ class IMLE(Perturbation, GradientMethod):
     lambd: float = 10.0
     two_sides: bool = False
     name: ClassVar[str] = "imle"
-    no_signal_hint: ClassVar[str] = "The moved solutions equal the perturbed ones; raise lambd (or sigma)"
+    no_signal_hint: ClassVar[str] = (
+        "The moved solutions equal the perturbed ones; raise lambd (or sigma)"
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -58,9 +60,19 @@ class IMLE(Perturbation, GradientMethod):
     def after_backward(self, dc: torch.Tensor) -> None:
         """What a backward teaches the method (the adaptive form's alpha)."""
 
-    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        ctx: Any,
+        run: MethodRun,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
         perturbed, _ = self.costs(c)
         y_samples, solved, status = solve_samples(run, problem, perturbed)
@@ -78,9 +90,15 @@ class IMLE(Perturbation, GradientMethod):
         if lambd == 0.0:
             return (torch.zeros_like(dy),)
         shift = lambd * dy64[None]
-        moved = torch.cat([perturbed + shift, perturbed - shift]) if self.two_sides else perturbed + shift
+        moved = (
+            torch.cat([perturbed + shift, perturbed - shift])
+            if self.two_sides
+            else perturbed + shift
+        )
         copies = moved.shape[0]
-        y64, status64, _ = ctx.run.solve(ctx.problem.repeat(copies, moved.reshape(-1, dy.shape[-1])))
+        y64, status64, _ = ctx.run.solve(
+            ctx.problem.repeat(copies, moved.reshape(-1, dy.shape[-1]))
+        )
         y_moved = y64.reshape(copies, *dy.shape)
         ok = has_solution(status64).reshape(copies, dy.shape[0])
         if self.two_sides:
@@ -95,7 +113,12 @@ class IMLE(Perturbation, GradientMethod):
         return (dc.to(dy.dtype),)
 
     def options(self) -> dict[str, Any]:
-        return {"sigma": self.sigma, "samples": self.samples, "lambd": self.lambd, "two_sides": self.two_sides}
+        return {
+            "sigma": self.sigma,
+            "samples": self.samples,
+            "lambd": self.lambd,
+            "two_sides": self.two_sides,
+        }
 
 
 @dataclass(frozen=True)
@@ -105,8 +128,12 @@ class AdaptiveIMLE(IMLE):
     recent ones, has zero entries, lowered otherwise (PyEPO's AIMLE). ``lambd`` is unused."""
 
     alpha_step: float = 1e-3
-    _state: dict[str, float] = field(default_factory=lambda: {"alpha": 1.0, "nonzero": 1.0}, init=False,
-                                     repr=False, compare=False)
+    _state: dict[str, float] = field(
+        default_factory=lambda: {"alpha": 1.0, "nonzero": 1.0},
+        init=False,
+        repr=False,
+        compare=False,
+    )
     name: ClassVar[str] = "aimle"
 
     @property

@@ -23,16 +23,27 @@ sigma G``, ``G`` I-MLE's Sum-of-Gamma noise (``kappa``, ``iterations`` terms).""
 TINY = 1e-7  # |c| below this divides as +-TINY in the multiplicative gradient (PyEPO's _EPS)
 
 
-def standard_noise(samples: int, shape: tuple[int, ...], generator: torch.Generator | None,
-                   device: torch.device | str = "cpu") -> torch.Tensor:
+def standard_noise(
+    samples: int,
+    shape: tuple[int, ...],
+    generator: torch.Generator | None,
+    device: torch.device | str = "cpu",
+) -> torch.Tensor:
     """Standard normal noise (samples, *shape) for costs of ``shape`` (B, n), drawn with each
     row's samples together (PyEPO's order), so that PyEPO's seed gives PyEPO's draws."""
-    noise = torch.randn((*shape[:-1], samples, shape[-1]), generator=generator, dtype=torch.float64, device=device)
+    noise = torch.randn(
+        (*shape[:-1], samples, shape[-1]), generator=generator, dtype=torch.float64, device=device
+    )
     return noise.movedim(-2, 0)
 
 
-def sum_of_gamma(shape: tuple[int, ...], kappa: float, iterations: int, generator: torch.Generator | None,
-                 device: torch.device | str = "cpu") -> torch.Tensor:
+def sum_of_gamma(
+    shape: tuple[int, ...],
+    kappa: float,
+    iterations: int,
+    generator: torch.Generator | None,
+    device: torch.device | str = "cpu",
+) -> torch.Tensor:
     """Sum-of-Gamma noise (I-MLE's, PyEPO's ``sumGammaDistribution``): ``(sum_{i<=s}
     Gamma(1/kappa, kappa/i) - log s) / kappa``, float64 on ``device``."""
     alpha = torch.full((iterations, *shape), 1.0 / kappa, dtype=torch.float64, device=device)
@@ -66,7 +77,9 @@ class Perturbation:
     noise: str = "additive"
     kappa: float = 5.0
     iterations: int = 10
-    _generators: dict[str, torch.Generator] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _generators: dict[str, torch.Generator] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         for label in ("sigma", "kappa"):
@@ -78,7 +91,9 @@ class Perturbation:
             value = getattr(self, label)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{label} must be a positive integer, got {value!r}")
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)):
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral)
+        ):
             raise ValueError(f"seed must be an integer or None, got {self.seed!r}")
         object.__setattr__(self, "seed", None if self.seed is None else int(self.seed))
         if self.noise not in NOISES:
@@ -86,8 +101,10 @@ class Perturbation:
         if self.noise != "sum-of-gamma":
             for label, default in (("kappa", 5.0), ("iterations", 10)):
                 if getattr(self, label) != default:
-                    raise ValueError(f"{label} shapes noise='sum-of-gamma' only; this perturbation's noise is "
-                                     f"{self.noise!r}: leave {label} out")
+                    raise ValueError(
+                        f"{label} shapes noise='sum-of-gamma' only; this perturbation's noise is "
+                        f"{self.noise!r}: leave {label} out"
+                    )
 
     def noise_generator(self, device: torch.device) -> torch.Generator | None:
         """The noise stream on ``device``: seeded once per device when ``seed`` is given."""
@@ -98,14 +115,16 @@ class Perturbation:
         device = torch.device(device)
         generator = self.noise_generator(device)
         if self.noise == "sum-of-gamma":
-            return sum_of_gamma((self.samples, *shape), self.kappa, self.iterations, generator, device)
+            return sum_of_gamma(
+                (self.samples, *shape), self.kappa, self.iterations, generator, device
+            )
         return standard_noise(self.samples, shape, generator, device)
 
     def perturb(self, c: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
         """The perturbed costs (samples, B, n) of ``c`` (B, n) under drawn ``noise``: ``c *
         exp(sigma Z - sigma^2 / 2)`` (multiplicative), else ``c + sigma Z``."""
         if self.noise == "multiplicative":
-            return c[None] * torch.exp(self.sigma * noise - 0.5 * self.sigma ** 2)
+            return c[None] * torch.exp(self.sigma * noise - 0.5 * self.sigma**2)
         return c[None] + self.sigma * noise
 
     def costs(self, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

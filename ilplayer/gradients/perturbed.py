@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 __all__ = ["Perturbed", "perturbed_gradient", "perturbed_mean", "solve_samples"]
 
 
-def solve_samples(run: MethodRun, problem: ProblemTensors, costs: torch.Tensor
-                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def solve_samples(
+    run: MethodRun, problem: ProblemTensors, costs: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The perturbed costs (S, B, n) of ``problem``'s instances solved as one batch: the
     solutions (S, B, n) float64, which have one (S, B), and each instance's most severe status (B,)."""
     samples, batch = costs.shape[0], costs.shape[1]
@@ -38,8 +39,14 @@ def perturbed_mean(y_samples: torch.Tensor, has_solution: torch.Tensor) -> torch
     return (y_samples * weight).sum(0) / count
 
 
-def perturbed_gradient(dy: torch.Tensor, y_samples: torch.Tensor, noise: torch.Tensor,
-                       sigma: float, has_solution: torch.Tensor, baseline: bool = False) -> torch.Tensor:
+def perturbed_gradient(
+    dy: torch.Tensor,
+    y_samples: torch.Tensor,
+    noise: torch.Tensor,
+    sigma: float,
+    has_solution: torch.Tensor,
+    baseline: bool = False,
+) -> torch.Tensor:
     """``E[(y_s·dy) Z_s] / sigma`` over the samples (S, B, n) that have a solution; with
     ``baseline``, ``y_s·dy`` minus its mean over the samples, times ``S / (S - 1)`` (PyEPO's
     leave-one-out variance reduction: the same expectation, as ``E[Z] = 0``)."""
@@ -68,14 +75,28 @@ class Perturbed(Perturbation, GradientMethod):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not isinstance(self.variance_reduction, bool):
-            raise ValueError(f"variance_reduction must be True or False, got {self.variance_reduction!r}")
+            raise ValueError(
+                f"variance_reduction must be True or False, got {self.variance_reduction!r}"
+            )
         if self.noise == "sum-of-gamma":
-            raise ValueError("noise='sum-of-gamma': the perturbed gradient E[y Z] / sigma holds for Gaussian noise; "
-                             "use 'additive' or 'multiplicative' (or IMLE, which takes any noise)")
+            raise ValueError(
+                "noise='sum-of-gamma': the perturbed gradient E[y Z] / sigma holds for Gaussian noise; "
+                "use 'additive' or 'multiplicative' (or IMLE, which takes any noise)"
+            )
 
-    def forward(self, ctx: Any, run: MethodRun, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: Bounds,
-                ub: Bounds, A_eq: torch.Tensor | None, b_eq: torch.Tensor | None,
-                integrality: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self,
+        ctx: Any,
+        run: MethodRun,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: torch.Tensor | None,
+        b_eq: torch.Tensor | None,
+        integrality: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
         costs, noise = self.costs(c)
         y_samples, solved, status = solve_samples(run, problem, costs)
@@ -87,7 +108,9 @@ class Perturbed(Perturbation, GradientMethod):
         if not ctx.needs_input_grad[0]:
             return ()
         y_samples, noise, solved, c = ctx.saved_tensors
-        dc = perturbed_gradient(dy.double(), y_samples, noise, self.sigma, solved, self.variance_reduction)
+        dc = perturbed_gradient(
+            dy.double(), y_samples, noise, self.sigma, solved, self.variance_reduction
+        )
         if self.noise == "multiplicative":  # the noise is additive in log c: the chain rule's 1 / c
             dc = dc / away_from_zero(c)
         return (dc.to(dy.dtype),)

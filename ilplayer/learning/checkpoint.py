@@ -36,20 +36,35 @@ class EpochCheckpoint:
         self.path = Path(path)
         self.finished = False  # after restore: whether the saved loop had stopped
 
-    def save(self, optimizer: torch.optim.Optimizer, shuffle: torch.Generator,
-             history: list[dict[str, float]], loop: dict[str, Any] | None = None, finished: bool = False) -> None:
+    def save(
+        self,
+        optimizer: torch.optim.Optimizer,
+        shuffle: torch.Generator,
+        history: list[dict[str, float]],
+        loop: dict[str, Any] | None = None,
+        finished: bool = False,
+    ) -> None:
         """Write the state after the epochs in ``history``; ``loop``: the loop's own state."""
-        state = {"history": history, "optimizer": optimizer.state_dict(),
-                 "parameters": [p.detach().clone() for p in _parameters(optimizer)],
-                 "shuffle": shuffle.get_state(), "torch_rng": torch.get_rng_state(),
-                 "loop": dict(loop or {}), "finished": finished}
+        state = {
+            "history": history,
+            "optimizer": optimizer.state_dict(),
+            "parameters": [p.detach().clone() for p in _parameters(optimizer)],
+            "shuffle": shuffle.get_state(),
+            "torch_rng": torch.get_rng_state(),
+            "loop": dict(loop or {}),
+            "finished": finished,
+        }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(self.path.name + ".partial")
         torch.save(state, partial)
         os.replace(partial, self.path)
 
-    def restore(self, optimizer: torch.optim.Optimizer, shuffle: torch.Generator,
-                loop: dict[str, Any] | None = None) -> list[dict[str, float]]:
+    def restore(
+        self,
+        optimizer: torch.optim.Optimizer,
+        shuffle: torch.Generator,
+        loop: dict[str, Any] | None = None,
+    ) -> list[dict[str, float]]:
         """Put the saved state back into ``optimizer``'s parameters, ``optimizer``, ``shuffle`` and
         ``loop`` (updated in place); the records of the finished epochs (none when there is no
         file yet). ``finished`` then says whether the saved loop had stopped."""
@@ -59,10 +74,14 @@ class EpochCheckpoint:
         state: dict[str, Any] = torch.load(self.path, weights_only=False)
         parameters = _parameters(optimizer)
         saved = state["parameters"]
-        if len(saved) != len(parameters) or any(s.shape != p.shape for s, p in zip(saved, parameters)):
-            raise ValueError(f"checkpoint {self.path}: its parameters do not match this run's model "
-                             f"(shapes {[tuple(s.shape) for s in saved]} against "
-                             f"{[tuple(p.shape) for p in parameters]}); delete it or use another file")
+        if len(saved) != len(parameters) or any(
+            s.shape != p.shape for s, p in zip(saved, parameters)
+        ):
+            raise ValueError(
+                f"checkpoint {self.path}: its parameters do not match this run's model "
+                f"(shapes {[tuple(s.shape) for s in saved]} against "
+                f"{[tuple(p.shape) for p in parameters]}); delete it or use another file"
+            )
         with torch.no_grad():
             for value, parameter in zip(saved, parameters):
                 parameter.copy_(value)
@@ -90,14 +109,22 @@ def fingerprint_tensors(*tensors: Any) -> str:
     """A digest of the values, dtypes and shapes of ``tensors`` (None counts as an empty one)."""
     digest = hashlib.sha256()
     for tensor in tensors:
-        array = np.zeros(0) if tensor is None else np.ascontiguousarray(torch.as_tensor(tensor).cpu().numpy())
+        array = (
+            np.zeros(0)
+            if tensor is None
+            else np.ascontiguousarray(torch.as_tensor(tensor).cpu().numpy())
+        )
         digest.update(repr((array.dtype.str, array.shape)).encode())
         digest.update(array.tobytes())
     return digest.hexdigest()
 
 
-def run_folder(folder: str | os.PathLike[str], name: str, settings: dict[str, Any],
-               extendable: tuple[str, ...] = ()) -> Path:
+def run_folder(
+    folder: str | os.PathLike[str],
+    name: str,
+    settings: dict[str, Any],
+    extendable: tuple[str, ...] = (),
+) -> Path:
     """``folder``, made if needed, for one run's checkpoint files, after checking that it holds
     this run's: the JSON file ``name`` in it records ``settings`` on first use and is compared
     with them on every later one, so that a stale folder is never mixed into another run. A
@@ -110,17 +137,25 @@ def run_folder(folder: str | os.PathLike[str], name: str, settings: dict[str, An
     if record.exists():
         saved = json.loads(record.read_text())
         differs = sorted(key for key in {*saved, *settings} if saved.get(key) != settings.get(key))
-        shorter = [key for key in differs if key in extendable and settings.get(key) < saved.get(key, 0)]
+        shorter = [
+            key for key in differs if key in extendable and settings.get(key) < saved.get(key, 0)
+        ]
         if shorter:
             key = shorter[0]
-            raise ValueError(f"checkpoint: {path} holds a run of {key} {saved[key]}, more than {settings[key]} "
-                             f"here: a run can be extended, not shortened; give {key} >= {saved[key]}, another "
-                             "folder, or delete this one to start over")
+            raise ValueError(
+                f"checkpoint: {path} holds a run of {key} {saved[key]}, more than {settings[key]} "
+                f"here: a run can be extended, not shortened; give {key} >= {saved[key]}, another "
+                "folder, or delete this one to start over"
+            )
         differs = [key for key in differs if key not in extendable]
         if differs:
-            shown = ", ".join(f"{key}: {saved.get(key)!r} there, {settings.get(key)!r} here" for key in differs)
-            raise ValueError(f"checkpoint: {path} holds the epochs of another run ({shown}); give another "
-                             "folder, or delete this one to start over")
+            shown = ", ".join(
+                f"{key}: {saved.get(key)!r} there, {settings.get(key)!r} here" for key in differs
+            )
+            raise ValueError(
+                f"checkpoint: {path} holds the epochs of another run ({shown}); give another "
+                "folder, or delete this one to start over"
+            )
         if saved != settings:
             record.write_text(json.dumps(settings, indent=1))
     else:

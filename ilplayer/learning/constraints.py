@@ -42,13 +42,31 @@ class StaticConstraints(torch.nn.Module):
         (torch.Size([4, 16]), torch.Size([4]))
     """
 
-    def __init__(self, num_constraints: int, num_variables: int, lb: Bounds = 0, ub: Bounds = 1,
-                 origin: str = "learnable", normalize: bool = True, seed: int | None = None,
-                 dtype: torch.dtype = torch.float32) -> None:
+    def __init__(
+        self,
+        num_constraints: int,
+        num_variables: int,
+        lb: Bounds = 0,
+        ub: Bounds = 1,
+        origin: str = "learnable",
+        normalize: bool = True,
+        seed: int | None = None,
+        dtype: torch.dtype = torch.float32,
+    ) -> None:
         super().__init__()
-        if isinstance(num_constraints, bool) or not isinstance(num_constraints, int) or num_constraints < 0:
-            raise ValueError(f"num_constraints must be a non-negative integer, got {num_constraints!r}")
-        if isinstance(num_variables, bool) or not isinstance(num_variables, int) or num_variables < 1:
+        if (
+            isinstance(num_constraints, bool)
+            or not isinstance(num_constraints, int)
+            or num_constraints < 0
+        ):
+            raise ValueError(
+                f"num_constraints must be a non-negative integer, got {num_constraints!r}"
+            )
+        if (
+            isinstance(num_variables, bool)
+            or not isinstance(num_variables, int)
+            or num_variables < 1
+        ):
             raise ValueError(f"num_variables must be a positive integer, got {num_variables!r}")
         if origin not in ORIGINS:
             raise ValueError(f"origin must be one of {ORIGINS}, got {origin!r}")
@@ -60,7 +78,8 @@ class StaticConstraints(torch.nn.Module):
         generator = torch.Generator()
         generator.manual_seed(torch.seed() if seed is None else seed)
         normals, offsets, origins = sample_random_constraints(
-            num_constraints, num_variables, lb, ub, generator=generator)
+            num_constraints, num_variables, lb, ub, generator=generator
+        )
         lo = torch.as_tensor(as_bounds(lb, num_variables, "lb"), dtype=torch.float64)
         hi = torch.as_tensor(as_bounds(ub, num_variables, "ub"), dtype=torch.float64)
         self.origin = origin
@@ -74,13 +93,22 @@ class StaticConstraints(torch.nn.Module):
             self.register_buffer("origins", fixed.expand(num_constraints, -1).to(dtype).clone())
 
     @classmethod
-    def from_rows(cls, A: torch.Tensor, b: torch.Tensor, lb: Bounds = 0, ub: Bounds = 1, origin: str = "learnable",
-                  dtype: torch.dtype = torch.float64) -> StaticConstraints:
+    def from_rows(
+        cls,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: Bounds = 0,
+        ub: Bounds = 1,
+        origin: str = "learnable",
+        dtype: torch.dtype = torch.float64,
+    ) -> StaticConstraints:
         """The constraints ``A y <= b`` in this parametrisation (``forward()`` gives them back with
         unit rows); a learnable origin sits on its hyperplane, nearest the box's centre."""
         A, b = torch.as_tensor(A, dtype=dtype), torch.as_tensor(b, dtype=dtype)
         if A.dim() != 2 or b.shape != A.shape[:1]:
-            raise ValueError(f"A must be (m, n) and b (m,), got {tuple(A.shape)} and {tuple(b.shape)}")
+            raise ValueError(
+                f"A must be (m, n) and b (m,), got {tuple(A.shape)} and {tuple(b.shape)}"
+            )
         model = cls(A.shape[0], A.shape[1], lb, ub, origin=origin, seed=0, dtype=dtype)
         norm = torch.linalg.vector_norm(A, dim=-1, keepdim=True)
         A, b = A / norm, b / norm[:, 0]
@@ -88,7 +116,9 @@ class StaticConstraints(torch.nn.Module):
             model.normals.copy_(A)
             if origin == "learnable":
                 n = A.shape[1]
-                centre = model.origins.new_tensor((as_bounds(lb, n, "lb") + as_bounds(ub, n, "ub")) / 2)
+                centre = model.origins.new_tensor(
+                    (as_bounds(lb, n, "lb") + as_bounds(ub, n, "ub")) / 2
+                )
                 model.origins.copy_(centre + (b - A @ centre)[:, None] * A)
             model.offsets.copy_(b - (A * model.origins).sum(-1))
         return model

@@ -40,7 +40,7 @@ def data_equalities(y: Any, tol: float = 1e-8) -> tuple[np.ndarray, np.ndarray]:
     gram = centred.T @ centred
     values, vectors = np.linalg.eigh(gram)
     scale = max(float(values[-1]), 1.0)
-    null = vectors[:, values <= (tol ** 2) * scale * n]
+    null = vectors[:, values <= (tol**2) * scale * n]
     if null.shape[1] == 0:
         return np.zeros((0, n)), np.zeros(0)
     A = _row_echelon(null.T)

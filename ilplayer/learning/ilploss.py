@@ -104,8 +104,15 @@ class ILPLossConfig:
     init_choices: ClassVar[tuple[str, ...]] = ("random",)
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "temperature_patience", "validate_every",
-                     "stop_patience", "samples_per_hop", "k"):
+        for name in (
+            "epochs",
+            "batch_size",
+            "temperature_patience",
+            "validate_every",
+            "stop_patience",
+            "samples_per_hop",
+            "k",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -113,8 +120,12 @@ class ILPLossConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
-        if not (isinstance(self.temperature_factor, (int, float)) and 0 < self.temperature_factor < 1):
-            raise ValueError(f"temperature_factor must lie strictly between 0 and 1, got {self.temperature_factor!r}")
+        if not (
+            isinstance(self.temperature_factor, (int, float)) and 0 < self.temperature_factor < 1
+        ):
+            raise ValueError(
+                f"temperature_factor must lie strictly between 0 and 1, got {self.temperature_factor!r}"
+            )
         hops = tuple(self.hops)
         if not hops or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in hops):
             raise ValueError(f"hops must be positive integers, got {self.hops!r}")
@@ -122,7 +133,9 @@ class ILPLossConfig:
         if self.origin not in ORIGINS:
             raise ValueError(f"origin must be one of {list(ORIGINS)}, got {self.origin!r}")
         if self.init not in self.init_choices:
-            raise ValueError(f"init must be one of {list(self.init_choices)} for ILP-Loss, got {self.init!r}")
+            raise ValueError(
+                f"init must be one of {list(self.init_choices)} for ILP-Loss, got {self.init!r}"
+            )
 
     def replace(self, **overrides: Any) -> ILPLossConfig:
         """A copy with ``overrides``; an unknown name is refused with the known ones."""
@@ -134,20 +147,31 @@ class ILPLossConfig:
 
 # --- training ---------------------------------------------------------------------------------
 
-def initial_ilploss_constraints(count: int, n: int, lb: Any, ub: Any, origin: str, seed: int) -> StaticConstraints:
+
+def initial_ilploss_constraints(
+    count: int, n: int, lb: Any, ub: Any, origin: str, seed: int
+) -> StaticConstraints:
     """The authors' start: random unit normals, origins in the box's centre sub-cube, each
     hyperplane 0.2 from its origin with the origin inside."""
-    model = StaticConstraints(count, n, lb, ub, origin=origin, seed=derive_seed(seed, 1), dtype=torch.float64)
+    model = StaticConstraints(
+        count, n, lb, ub, origin=origin, seed=derive_seed(seed, 1), dtype=torch.float64
+    )
     with torch.no_grad():
         model.offsets.fill_(0.2)
     return model
 
 
 def train_ilploss(
-    data: Any, config: ILPLossConfig | None = None, backend: BackendConfig | None = None, *, seed: int = 0,
-    num_constraints: int | None = None, model: StaticConstraints | None = None,
+    data: Any,
+    config: ILPLossConfig | None = None,
+    backend: BackendConfig | None = None,
+    *,
+    seed: int = 0,
+    num_constraints: int | None = None,
+    model: StaticConstraints | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
-    validation: tuple[torch.Tensor, torch.Tensor] | None = None, test_every: int = 1,
+    validation: tuple[torch.Tensor, torch.Tensor] | None = None,
+    test_every: int = 1,
     checkpoint: EpochCheckpoint | None = None,
 ) -> tuple[StaticConstraints, list[dict[str, float]]]:
     """Learn ``config.k * m`` constraints with ILP-Loss; called like
@@ -165,41 +189,87 @@ def train_ilploss(
     m = num_constraints if num_constraints is not None else data.A.shape[0]
     lo = torch.as_tensor(as_bounds(data.lb, n, "lb"), dtype=torch.float64)
     hi = torch.as_tensor(as_bounds(data.ub, n, "ub"), dtype=torch.float64)
-    constraints = model or initial_ilploss_constraints(config.k * m, n, data.lb, data.ub, config.origin, seed)
+    constraints = model or initial_ilploss_constraints(
+        config.k * m, n, data.lb, data.ub, config.origin, seed
+    )
     solver = backend.solver or preferred_backend(box_points(data.lb, data.ub, n))
-    layer = ILPLayer(data.lb, data.ub, solver=solver, solver_options=backend.solver_options,
-                     executor=backend.executor, workers=backend.workers)
-    pairs = {"validation": validation if validation is not None else (c_train, y_train),
-             "test": (data.c_test, data.y_test)}
+    layer = ILPLayer(
+        data.lb,
+        data.ub,
+        solver=solver,
+        solver_options=backend.solver_options,
+        executor=backend.executor,
+        workers=backend.workers,
+    )
+    pairs = {
+        "validation": validation if validation is not None else (c_train, y_train),
+        "test": (data.c_test, data.y_test),
+    }
 
     A_eq, b_eq = known_equalities(data)
 
-    def batch_terms(rows: torch.Tensor, temperature: float, g: torch.Generator) -> dict[str, torch.Tensor]:
+    def batch_terms(
+        rows: torch.Tensor, temperature: float, g: torch.Generator
+    ) -> dict[str, torch.Tensor]:
         c, y = c_train[rows], y_train[rows]
         A, b = constraints()
         with torch.no_grad():
-            candidates = sample_negatives(y, A.detach(), b.detach(), lo, hi, config.hops, config.samples_per_hop, g)
-        return ilp_loss_terms(A, b, c, y, candidates, lo, hi, temperature, config.margin_pos, config.margin_neg,
-                              A_eq=A_eq, b_eq=b_eq)
+            candidates = sample_negatives(
+                y, A.detach(), b.detach(), lo, hi, config.hops, config.samples_per_hop, g
+            )
+        return ilp_loss_terms(
+            A,
+            b,
+            c,
+            y,
+            candidates,
+            lo,
+            hi,
+            temperature,
+            config.margin_pos,
+            config.margin_neg,
+            A_eq=A_eq,
+            b_eq=b_eq,
+        )
 
     def accuracy(which: str) -> float:
         c, y = pairs[which]
         return exact_match(layer(c, *constraints(), A_eq, b_eq), y)
 
     try:
-        history = fit_ilploss(constraints, N, config, batch_terms, accuracy, seed=seed,
-                              box_width=float((hi - lo).mean()), score_start=False,
-                              test_every=test_every, on_epoch=on_epoch, checkpoint=checkpoint)
+        history = fit_ilploss(
+            constraints,
+            N,
+            config,
+            batch_terms,
+            accuracy,
+            seed=seed,
+            box_width=float((hi - lo).mean()),
+            score_start=False,
+            test_every=test_every,
+            on_epoch=on_epoch,
+            checkpoint=checkpoint,
+        )
     finally:
         layer.close()
     return constraints, history
 
 
-def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig,
-                batch_terms: Callable[[torch.Tensor, float, torch.Generator], dict[str, torch.Tensor]],
-                accuracy: Callable[[str], float], *, seed: int, box_width: float, score_start: bool = True,
-                test_every: int = 1, on_epoch: Callable[[dict[str, float]], None] | None = None,
-                clip_norm: float | None = None, checkpoint: EpochCheckpoint | None = None) -> list[dict[str, float]]:
+def fit_ilploss(
+    model: torch.nn.Module,
+    num_examples: int,
+    config: ILPLossConfig,
+    batch_terms: Callable[[torch.Tensor, float, torch.Generator], dict[str, torch.Tensor]],
+    accuracy: Callable[[str], float],
+    *,
+    seed: int,
+    box_width: float,
+    score_start: bool = True,
+    test_every: int = 1,
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
+    clip_norm: float | None = None,
+    checkpoint: EpochCheckpoint | None = None,
+) -> list[dict[str, float]]:
     """ILP-Loss' loop over ``model``'s parameters: per step, ``batch_terms(rows, temperature,
     generator)`` gives the three terms of a batch of rows, weighted by
     [`CoVBalancer`][ilplayer.learning.ilploss_terms.CoVBalancer]; AdamW with the triangular cyclic rate;
@@ -219,16 +289,24 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
         raise ValueError(f"test_every must be a positive integer, got {test_every!r}")
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
     steps = -(-num_examples // config.batch_size)  # per epoch
-    scheduler = torch.optim.lr_scheduler.CyclicLR(optimizer, base_lr=0.0, max_lr=config.lr,
-                                                  step_size_up=max(1, round(config.cycle_epochs * steps)),
-                                                  cycle_momentum=False)
+    scheduler = torch.optim.lr_scheduler.CyclicLR(
+        optimizer,
+        base_lr=0.0,
+        max_lr=config.lr,
+        step_size_up=max(1, round(config.cycle_epochs * steps)),
+        cycle_momentum=False,
+    )
     balancer = CoVBalancer(3)
     shuffle, negatives_g = torch_generator(seed, 2), torch_generator(seed, 3)
     # What the loop keeps between epochs, beside the optimizer and the shuffling stream (a checkpoint saves it).
     loop: dict[str, Any] = {
-        "temperature": config.temperature * box_width, "best_accuracy": -1.0, "best_state": None,
-        "since_best": 0, "since_cooled": 0,  # validations without a gain: in all, and since the last cooling
-        "validations": 0}
+        "temperature": config.temperature * box_width,
+        "best_accuracy": -1.0,
+        "best_state": None,
+        "since_best": 0,
+        "since_cooled": 0,  # validations without a gain: in all, and since the last cooling
+        "validations": 0,
+    }
     # Beside the loop's dict, the objects whose state a checkpoint keeps: restored in place.
     kept = {"scheduler": scheduler, "balancer": balancer, "negatives": negatives_g}
     history = [] if checkpoint is None else _restored(checkpoint, optimizer, shuffle, loop, kept)
@@ -255,9 +333,11 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     for epoch in range(start_epoch, config.epochs + 1):
         order = torch.randperm(num_examples, generator=shuffle)
         totals = {"loss": 0.0, "pos": 0.0, "neg": 0.0, "var": 0.0, "in_play": 0.0}
-        with _torch_threads(1):  # small tensors: a second thread only contends (docs/records/ilploss.md)
+        with _torch_threads(
+            1
+        ):  # small tensors: a second thread only contends (docs/records/ilploss.md)
             for first in range(0, num_examples, config.batch_size):
-                rows = order[first:first + config.batch_size]
+                rows = order[first : first + config.batch_size]
                 terms = batch_terms(rows, loop["temperature"], negatives_g)
                 loss = balancer(torch.stack([terms["pos"], terms["neg"], terms["var"]]))
                 optimizer.zero_grad()
@@ -278,8 +358,11 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
         history.append(record)
         if on_epoch is not None:
             on_epoch(record)
-        stopping = "validation_accuracy" in record and not last and (
-            record["validation_accuracy"] >= 1.0 or loop["since_best"] >= config.stop_patience)
+        stopping = (
+            "validation_accuracy" in record
+            and not last
+            and (record["validation_accuracy"] >= 1.0 or loop["since_best"] >= config.stop_patience)
+        )
         if stopping and "accuracy" not in record:  # the curve ends with a held-out score
             with torch.no_grad():
                 record["accuracy"] = accuracy("test")
@@ -291,7 +374,9 @@ def fit_ilploss(model: torch.nn.Module, num_examples: int, config: ILPLossConfig
     return history
 
 
-def _after_validation(loop: dict[str, Any], accuracy: float, model: torch.nn.Module, config: ILPLossConfig) -> None:
+def _after_validation(
+    loop: dict[str, Any], accuracy: float, model: torch.nn.Module, config: ILPLossConfig
+) -> None:
     """A validation's consequences: the best model so far, or a stall counted and, after
     ``config.temperature_patience`` of them, the temperature cut."""
     if accuracy > loop["best_accuracy"]:
@@ -307,12 +392,21 @@ def _after_validation(loop: dict[str, Any], accuracy: float, model: torch.nn.Mod
 
 def _saved(loop: dict[str, Any], kept: dict[str, Any]) -> dict[str, Any]:
     """What a checkpoint keeps of the loop: its dict and the ``kept`` objects' states."""
-    return {**loop, "scheduler": kept["scheduler"].state_dict(), "balancer": dict(vars(kept["balancer"])),
-            "negatives": kept["negatives"].get_state()}
+    return {
+        **loop,
+        "scheduler": kept["scheduler"].state_dict(),
+        "balancer": dict(vars(kept["balancer"])),
+        "negatives": kept["negatives"].get_state(),
+    }
 
 
-def _restored(checkpoint: EpochCheckpoint, optimizer: torch.optim.Optimizer, shuffle: torch.Generator,
-              loop: dict[str, Any], kept: dict[str, Any]) -> list[dict[str, float]]:
+def _restored(
+    checkpoint: EpochCheckpoint,
+    optimizer: torch.optim.Optimizer,
+    shuffle: torch.Generator,
+    loop: dict[str, Any],
+    kept: dict[str, Any],
+) -> list[dict[str, float]]:
     """The saved epochs' records, with the optimizer, the shuffling stream, ``loop`` and the
     ``kept`` objects (the rate schedule, the balancer, the negatives' stream) as they were."""
     history = checkpoint.restore(optimizer, shuffle, loop)

@@ -13,17 +13,27 @@ __all__ = ["CoVBalancer", "ilp_loss_terms", "sample_negatives"]
 
 # --- negatives --------------------------------------------------------------------------------
 
-def _step_inward(y: torch.Tensor, chosen: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor,
-                 g: torch.Generator) -> torch.Tensor:
+
+def _step_inward(
+    y: torch.Tensor, chosen: torch.Tensor, lo: torch.Tensor, hi: torch.Tensor, g: torch.Generator
+) -> torch.Tensor:
     """``y`` moved one unit on each ``chosen`` coordinate: inward at a bound, else either way."""
     sign = 2.0 * (torch.rand(chosen.shape, generator=g) < 0.5).to(y.dtype) - 1.0
     sign = torch.where(y <= lo, 1.0, torch.where(y >= hi, -1.0, sign))
     return y + sign * chosen
 
 
-def sample_negatives(y: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: torch.Tensor, ub: torch.Tensor,
-                     hops: tuple[int, ...], samples_per_hop: int, g: torch.Generator,
-                     batch: bool = False) -> torch.Tensor:
+def sample_negatives(
+    y: torch.Tensor,
+    A: torch.Tensor,
+    b: torch.Tensor,
+    lb: torch.Tensor,
+    ub: torch.Tensor,
+    hops: tuple[int, ...],
+    samples_per_hop: int,
+    g: torch.Generator,
+    batch: bool = False,
+) -> torch.Tensor:
     """Candidate negatives around each observed ``y`` (B, n): (B, S, n) integer points.
 
     One unit step up and down each axis (2n), ``samples_per_hop`` points one unit step away on
@@ -40,7 +50,9 @@ def sample_negatives(y: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: torc
     if sizes:  # h axes drawn with replacement, as the authors do: a repeated axis steps once
         h = torch.tensor(sizes).repeat_interleave(samples_per_hop)
         axes = torch.randint(n, (B, len(h), max(sizes)), generator=g)
-        axes = torch.where(torch.arange(max(sizes)) < h[:, None], axes, axes[..., :1])  # pad with the first
+        axes = torch.where(
+            torch.arange(max(sizes)) < h[:, None], axes, axes[..., :1]
+        )  # pad with the first
         chosen = torch.zeros((B, len(h), n), dtype=y.dtype).scatter_(-1, axes, 1.0)
         parts.append(_step_inward(y[:, None, :].expand_as(chosen), chosen, lb, ub, g))
     A, b = _unit_rows(A, b)
@@ -66,10 +78,22 @@ def _unit_rows(A: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Te
 
 # --- the loss ---------------------------------------------------------------------------------
 
-def ilp_loss_terms(A: torch.Tensor, b: torch.Tensor, c: torch.Tensor, y: torch.Tensor, negatives: torch.Tensor,
-                   lb: torch.Tensor, ub: torch.Tensor, temperature: float, margin_pos: float,
-                   margin_neg: float, learned_cost: bool = False, A_eq: torch.Tensor | None = None,
-                   b_eq: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+
+def ilp_loss_terms(
+    A: torch.Tensor,
+    b: torch.Tensor,
+    c: torch.Tensor,
+    y: torch.Tensor,
+    negatives: torch.Tensor,
+    lb: torch.Tensor,
+    ub: torch.Tensor,
+    temperature: float,
+    margin_pos: float,
+    margin_neg: float,
+    learned_cost: bool = False,
+    A_eq: torch.Tensor | None = None,
+    b_eq: torch.Tensor | None = None,
+) -> dict[str, torch.Tensor]:
     """ILP-Loss' three terms, each a mean over the batch (module docstring).
 
     ``A`` (K, n) and ``b`` (K,), shared, or (B, K, n) and (B, K), one set per instance, are the
@@ -82,11 +106,14 @@ def ilp_loss_terms(A: torch.Tensor, b: torch.Tensor, c: torch.Tensor, y: torch.T
     Known equalities ``A_eq z = b_eq`` (m_eq, n) rule out the candidates off them, as the box does."""
     B, n = y.shape
     A, b = _unit_rows(A, b)  # shared (K, n) or per instance (B, K, n)
-    unit_c = c / torch.linalg.vector_norm(c, dim=-1, keepdim=True).clamp_min(torch.finfo(c.dtype).tiny)
+    unit_c = c / torch.linalg.vector_norm(c, dim=-1, keepdim=True).clamp_min(
+        torch.finfo(c.dtype).tiny
+    )
     cost_y = (unit_c * y).sum(-1, keepdim=True)
     with torch.no_grad():  # sums, not any/all: torch's boolean reductions are slow on short rows
-        in_play = (((negatives - y[:, None, :]).abs().sum(-1) > 0)
-                   & ((F.relu(lb - negatives) + F.relu(negatives - ub)).sum(-1) == 0))
+        in_play = ((negatives - y[:, None, :]).abs().sum(-1) > 0) & (
+            (F.relu(lb - negatives) + F.relu(negatives - ub)).sum(-1) == 0
+        )
         if not learned_cost:
             in_play &= (negatives * unit_c[:, None, :]).sum(-1) <= cost_y
         if A_eq is not None and b_eq is not None and len(A_eq):
@@ -107,8 +134,12 @@ def ilp_loss_terms(A: torch.Tensor, b: torch.Tensor, c: torch.Tensor, y: torch.T
     negative = (mask * per_negative).sum(-1) / (mask.sum(-1) + torch.finfo(per_negative.dtype).eps)
     # learned rows, the box's 2n rows (they cancel in the sum) and each instance's cost row
     variety = (((A.sum(-2) + unit_c) / (A.shape[-2] + 2 * n + 1)) ** 2).mean(-1)
-    return {"pos": positive.mean(), "neg": negative.mean(), "var": variety.mean(),
-            "in_play": mask.sum(-1).mean()}
+    return {
+        "pos": positive.mean(),
+        "neg": negative.mean(),
+        "var": variety.mean(),
+        "in_play": mask.sum(-1).mean(),
+    }
 
 
 class CoVBalancer:

@@ -31,8 +31,18 @@ from ilplayer.solvers.registry import preferred_backend
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["BackendConfig", "HiddenConstraintsData", "SolutionData", "TrainingConfig", "box_points", "fit_epochs",
-           "initial_constraints", "keep_if_best", "replace_checked", "train_static_constraints"]
+__all__ = [
+    "BackendConfig",
+    "HiddenConstraintsData",
+    "SolutionData",
+    "TrainingConfig",
+    "box_points",
+    "fit_epochs",
+    "initial_constraints",
+    "keep_if_best",
+    "replace_checked",
+    "train_static_constraints",
+]
 
 
 ConfigT = TypeVar("ConfigT", bound="DataclassInstance")
@@ -92,11 +102,19 @@ class TrainingConfig:
         if self.tau is not None and not (isinstance(self.tau, (int, float)) and self.tau > 0):
             raise ValueError(f"tau must be a positive number or None, got {self.tau!r}")
         if not isinstance(self.box_relative_steps, bool):
-            raise TypeError(f"box_relative_steps must be True or False, got {self.box_relative_steps!r}")
-        for name, choices in (("basis", BASES), ("origin", ORIGINS), ("loss", sorted(LOSSES)),
-                              ("init", self.init_choices)):
+            raise TypeError(
+                f"box_relative_steps must be True or False, got {self.box_relative_steps!r}"
+            )
+        for name, choices in (
+            ("basis", BASES),
+            ("origin", ORIGINS),
+            ("loss", sorted(LOSSES)),
+            ("init", self.init_choices),
+        ):
             if getattr(self, name) not in choices:
-                raise ValueError(f"{name} must be one of {list(choices)}, got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"{name} must be one of {list(choices)}, got {getattr(self, name)!r}"
+                )
 
     def replace(self, **overrides: Any) -> TrainingConfig:
         """A copy with ``overrides``; an unknown name is refused with the known ones."""
@@ -160,15 +178,20 @@ class SolutionData:
         return int(self.c_train.shape[1])
 
 
-
-def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
-               optimizer: torch.optim.Optimizer,
-               batch_loss: Callable[[torch.Tensor], tuple[torch.Tensor, dict[str, int]]],
-               evaluate: Callable[[], dict[str, float]],
-               on_epoch: Callable[[dict[str, float]], None] | None = None,
-               stop: Callable[[dict[str, float]], bool] | None = None,
-               checkpoint: EpochCheckpoint | None = None,
-               loop: dict[str, Any] | None = None) -> list[dict[str, float]]:
+def fit_epochs(
+    num_examples: int,
+    *,
+    epochs: int,
+    batch_size: int,
+    seed: int,
+    optimizer: torch.optim.Optimizer,
+    batch_loss: Callable[[torch.Tensor], tuple[torch.Tensor, dict[str, int]]],
+    evaluate: Callable[[], dict[str, float]],
+    on_epoch: Callable[[dict[str, float]], None] | None = None,
+    stop: Callable[[dict[str, float]], bool] | None = None,
+    checkpoint: EpochCheckpoint | None = None,
+    loop: dict[str, Any] | None = None,
+) -> list[dict[str, float]]:
     """The loop every trainer shares: per epoch, shuffle (from a stream of ``seed``
     independent of the initialisation's), take the gradient step of ``batch_loss(rows)`` on
     each batch, then ``evaluate()`` without gradients.
@@ -183,14 +206,16 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
     new epochs only).
     """
     g = torch_generator(seed, 2)
-    history: list[dict[str, float]] = [] if checkpoint is None else checkpoint.restore(optimizer, g, loop)
+    history: list[dict[str, float]] = (
+        [] if checkpoint is None else checkpoint.restore(optimizer, g, loop)
+    )
     start_epoch = epochs if checkpoint is not None and checkpoint.finished else len(history)
     for epoch in range(start_epoch, epochs):
         order = torch.randperm(num_examples, generator=g)
         total, counts = 0.0, dict[str, int]()
         with library_threads():  # as many of torch's threads as the machine has cores free
             for start in range(0, num_examples, batch_size):
-                rows = order[start:start + batch_size]
+                rows = order[start : start + batch_size]
                 loss, batch_counts = batch_loss(rows)
                 optimizer.zero_grad()
                 if loss.requires_grad:
@@ -200,8 +225,12 @@ def fit_epochs(num_examples: int, *, epochs: int, batch_size: int, seed: int,
                 for key, count in batch_counts.items():
                     counts[key] = counts.get(key, 0) + count
             with torch.no_grad():
-                record = {"epoch": epoch + 1, "loss": total / num_examples, **evaluate(),
-                          **{f"{key}_fraction": count / num_examples for key, count in counts.items()}}
+                record = {
+                    "epoch": epoch + 1,
+                    "loss": total / num_examples,
+                    **evaluate(),
+                    **{f"{key}_fraction": count / num_examples for key, count in counts.items()},
+                }
         history.append(record)
         stopping = stop is not None and stop(record)
         if checkpoint is not None:
@@ -219,7 +248,11 @@ def keep_if_best(best: dict[str, Any], model: torch.nn.Module, score: float, **e
     is a loop's own state, so an [`EpochCheckpoint`][ilplayer.learning.checkpoint.EpochCheckpoint] keeps it."""
     if score <= best["accuracy"]:
         return False
-    best.update(accuracy=score, state={k: v.detach().clone() for k, v in model.state_dict().items()}, **extra)
+    best.update(
+        accuracy=score,
+        state={k: v.detach().clone() for k, v in model.state_dict().items()},
+        **extra,
+    )
     return True
 
 
@@ -231,21 +264,43 @@ def known_equalities(data: Any) -> tuple[torch.Tensor | None, torch.Tensor | Non
 
 def box_points(lb: Any, ub: Any, n: int) -> int:
     """The number of integer points of the box (for [`preferred_backend`][ilplayer.learning.loop.preferred_backend])."""
-    widths = np.broadcast_to(np.asarray(ub, dtype=np.int64) - np.asarray(lb, dtype=np.int64) + 1, (n,))
+    widths = np.broadcast_to(
+        np.asarray(ub, dtype=np.int64) - np.asarray(lb, dtype=np.int64) + 1, (n,)
+    )
     return math.prod(int(w) for w in widths)
 
 
-def _adam(model: StaticConstraints, config: TrainingConfig, lb: Any, ub: Any, n: int) -> torch.optim.Adam:
+def _adam(
+    model: StaticConstraints, config: TrainingConfig, lb: Any, ub: Any, n: int
+) -> torch.optim.Adam:
     if not config.box_relative_steps:
         return torch.optim.Adam(model.parameters(), lr=config.lr)
-    width = float(np.mean(np.broadcast_to(np.asarray(ub, dtype=np.float64) - np.asarray(lb, dtype=np.float64), (n,))))
-    positions: list[torch.nn.Parameter] = [p for name, p in model.named_parameters() if name != "normals"]
-    groups: list[dict[str, Any]] = [{"params": [model.normals]}, {"params": positions, "lr": config.lr * width}]
+    width = float(
+        np.mean(
+            np.broadcast_to(
+                np.asarray(ub, dtype=np.float64) - np.asarray(lb, dtype=np.float64), (n,)
+            )
+        )
+    )
+    positions: list[torch.nn.Parameter] = [
+        p for name, p in model.named_parameters() if name != "normals"
+    ]
+    groups: list[dict[str, Any]] = [
+        {"params": [model.normals]},
+        {"params": positions, "lr": config.lr * width},
+    ]
     return torch.optim.Adam(groups, lr=config.lr)
 
 
-def initial_constraints(config: TrainingConfig, count: int, c: torch.Tensor, y: torch.Tensor, lb: Any, ub: Any,
-                        seed: int) -> StaticConstraints:
+def initial_constraints(
+    config: TrainingConfig,
+    count: int,
+    c: torch.Tensor,
+    y: torch.Tensor,
+    lb: Any,
+    ub: Any,
+    seed: int,
+) -> StaticConstraints:
     """``count`` constraints to start training from, as ``config.init`` says (float64).
 
     ``"separating"`` puts the hyperplanes of `separating_hyperplanes`
@@ -254,7 +309,9 @@ def initial_constraints(config: TrainingConfig, count: int, c: torch.Tensor, y: 
     solution violates it."""
     n = c.shape[1]
     # init streams independent of the dataset's, whatever the seed
-    model = StaticConstraints(count, n, lb, ub, origin=config.origin, seed=derive_seed(seed, 1), dtype=torch.float64)
+    model = StaticConstraints(
+        count, n, lb, ub, origin=config.origin, seed=derive_seed(seed, 1), dtype=torch.float64
+    )
     if config.init == "random":
         return model
     c_np, y_np = c.detach().cpu().numpy(), y.detach().cpu().numpy()
@@ -264,8 +321,12 @@ def initial_constraints(config: TrainingConfig, count: int, c: torch.Tensor, y: 
         if found:
             model.normals[:found] = torch.as_tensor(normals)
             if config.origin == "learnable":
-                on_plane = np.abs(normals @ y_np.T - tops[:, None]) <= 1e-9 * (1 + np.abs(tops[:, None]))
-                model.origins[:found] = torch.as_tensor((on_plane @ y_np) / on_plane.sum(axis=1, keepdims=True))
+                on_plane = np.abs(normals @ y_np.T - tops[:, None]) <= 1e-9 * (
+                    1 + np.abs(tops[:, None])
+                )
+                model.origins[:found] = torch.as_tensor(
+                    (on_plane @ y_np) / on_plane.sum(axis=1, keepdims=True)
+                )
         # every row: the offset that makes the largest a·(y - o) over the observed y its boundary
         unit = model.normals / torch.linalg.vector_norm(model.normals, dim=-1, keepdim=True)
         model.normals.copy_(unit)
@@ -275,11 +336,17 @@ def initial_constraints(config: TrainingConfig, count: int, c: torch.Tensor, y: 
 
 
 def train_static_constraints(
-    data: Any, config: TrainingConfig | None = None,
-    backend: BackendConfig | None = None, *, seed: int = 0, num_constraints: int | None = None,
-    model: StaticConstraints | None = None, target_accuracy: float | None = None,
+    data: Any,
+    config: TrainingConfig | None = None,
+    backend: BackendConfig | None = None,
+    *,
+    seed: int = 0,
+    num_constraints: int | None = None,
+    model: StaticConstraints | None = None,
+    target_accuracy: float | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
-    validation: tuple[torch.Tensor, torch.Tensor] | None = None, test_every: int = 1,
+    validation: tuple[torch.Tensor, torch.Tensor] | None = None,
+    test_every: int = 1,
     checkpoint: EpochCheckpoint | None = None,
 ) -> tuple[StaticConstraints, list[dict[str, float]]]:
     """Adam on the loss between normalised solutions, as in the supplementary's table.
@@ -318,14 +385,25 @@ def train_static_constraints(
     m = num_constraints if num_constraints is not None else data.A.shape[0]
     lb, ub = data.lb, data.ub
     if not (isinstance(lb, int) and isinstance(ub, int)):  # per-variable bounds: tensors
-        lb, ub = (torch.as_tensor(np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy())
-                  for v in (lb, ub))
+        lb, ub = (
+            torch.as_tensor(np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy())
+            for v in (lb, ub)
+        )
     if model is None:
-        model = initial_constraints(config, config.k * m, data.c_train, data.y_train, data.lb, data.ub, seed)
+        model = initial_constraints(
+            config, config.k * m, data.c_train, data.y_train, data.lb, data.ub, seed
+        )
     solver = backend.solver or preferred_backend(box_points(data.lb, data.ub, n))
-    layer = ILPLayer(data.lb, data.ub, solver=solver, solver_options=backend.solver_options,
-                     tau=config.tau, basis=config.basis, executor=backend.executor,
-                     workers=backend.workers)
+    layer = ILPLayer(
+        data.lb,
+        data.ub,
+        solver=solver,
+        solver_options=backend.solver_options,
+        tau=config.tau,
+        basis=config.basis,
+        executor=backend.executor,
+        workers=backend.workers,
+    )
     y_true = normalize_solution(data.y_train, lb, ub)
     equalities = known_equalities(data)
     solved = lambda c: layer(c, *model(), *equalities)
@@ -337,7 +415,11 @@ def train_static_constraints(
         infeasible = int((status == Status.INFEASIBLE).sum())
         return loss_fn(normalize_solution(y, lb, ub), y_true[rows]), {"infeasible": infeasible}
 
-    best: dict[str, Any] = {"accuracy": -1.0, "state": None, "evaluated": 0}  # a checkpoint keeps it
+    best: dict[str, Any] = {
+        "accuracy": -1.0,
+        "state": None,
+        "evaluated": 0,
+    }  # a checkpoint keeps it
 
     def evaluate() -> dict[str, float]:
         best["evaluated"] += 1
@@ -355,12 +437,26 @@ def train_static_constraints(
     try:
         if validation is not None:
             with torch.no_grad():
-                start.append({"epoch": 0, "accuracy": exact_match(solved(data.c_test), data.y_test),
-                              "validation_accuracy": exact_match(solved(validation[0]), validation[1])})
-        history = fit_epochs(len(data.c_train), epochs=config.epochs, batch_size=config.batch_size,
-                             seed=seed, optimizer=_adam(model, config, data.lb, data.ub, n),
-                             batch_loss=batch_loss, evaluate=evaluate, on_epoch=on_epoch, stop=reached,
-                             checkpoint=checkpoint, loop=best)
+                start.append(
+                    {
+                        "epoch": 0,
+                        "accuracy": exact_match(solved(data.c_test), data.y_test),
+                        "validation_accuracy": exact_match(solved(validation[0]), validation[1]),
+                    }
+                )
+        history = fit_epochs(
+            len(data.c_train),
+            epochs=config.epochs,
+            batch_size=config.batch_size,
+            seed=seed,
+            optimizer=_adam(model, config, data.lb, data.ub, n),
+            batch_loss=batch_loss,
+            evaluate=evaluate,
+            on_epoch=on_epoch,
+            stop=reached,
+            checkpoint=checkpoint,
+            loop=best,
+        )
     finally:
         layer.close()
     if best["state"] is not None:

@@ -21,7 +21,14 @@ from ilplayer.core.seeding import derive_seed
 from ilplayer.errors import DataWarning
 from ilplayer.learning.separation import box_optima
 
-__all__ = ["BEATEN_TOL", "INTEGRALITY_TOL", "check_solutions", "holdout_size", "load_solutions", "split_holdout"]
+__all__ = [
+    "BEATEN_TOL",
+    "INTEGRALITY_TOL",
+    "check_solutions",
+    "holdout_size",
+    "load_solutions",
+    "split_holdout",
+]
 
 INTEGRALITY_TOL = 1e-6
 
@@ -33,17 +40,30 @@ def _read(path: Path) -> dict[str, np.ndarray]:
     if path.suffix == ".csv":
         table: Any = np.genfromtxt(path, delimiter=",", names=True, dtype=np.float64)
         names = table.dtype.names or ()
-        columns = {prefix: sorted((n for n in names if n.startswith(prefix) and n[len(prefix):].isdigit()),
-                                  key=lambda n: int(n[len(prefix):])) for prefix in ("c", "y")}
+        columns = {
+            prefix: sorted(
+                (n for n in names if n.startswith(prefix) and n[len(prefix) :].isdigit()),
+                key=lambda n: int(n[len(prefix) :]),
+            )
+            for prefix in ("c", "y")
+        }
         if not columns["c"] or not columns["y"]:
-            raise ValueError(f"{path}: a CSV needs a header with columns c0, c1, ... and y0, y1, ...; "
-                             f"found {list(names)}")
-        return {prefix: np.column_stack([np.atleast_1d(table[n]) for n in cols])
-                for prefix, cols in columns.items()}
-    raise ValueError(f"{path}: expected a .npz (arrays c and y) or a .csv (columns c0.., y0..) file")
+            raise ValueError(
+                f"{path}: a CSV needs a header with columns c0, c1, ... and y0, y1, ...; "
+                f"found {list(names)}"
+            )
+        return {
+            prefix: np.column_stack([np.atleast_1d(table[n]) for n in cols])
+            for prefix, cols in columns.items()
+        }
+    raise ValueError(
+        f"{path}: expected a .npz (arrays c and y) or a .csv (columns c0.., y0..) file"
+    )
 
 
-def load_solutions(path: str | Path, lb: Any = None, ub: Any = None) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+def load_solutions(
+    path: str | Path, lb: Any = None, ub: Any = None
+) -> tuple[np.ndarray, np.ndarray, Any, Any]:
     """Read ``c`` (N, n) and ``y`` (N, n) from ``path`` and check them against the box.
 
     ``lb`` and ``ub`` (scalars or one per variable) come from the arguments, else from arrays
@@ -83,8 +103,10 @@ def load_solutions(path: str | Path, lb: Any = None, ub: Any = None) -> tuple[np
         bad = ~np.isfinite(array)
         if bad.any():
             row, col = np.argwhere(bad)[0]
-            raise ValueError(f"{path}: {name} must be finite; {int(bad.sum())} entries are not, first "
-                             f"{name}[{row}, {col}] = {float(array[row, col])!r}")
+            raise ValueError(
+                f"{path}: {name} must be finite; {int(bad.sum())} entries are not, first "
+                f"{name}[{row}, {col}] = {float(array[row, col])!r}"
+            )
     n = c.shape[1]
     lb, ub = (np.asarray(v).item() if np.ndim(v) == 0 else np.asarray(v) for v in (lb, ub))
     check_box(lb, ub)
@@ -92,15 +114,19 @@ def load_solutions(path: str | Path, lb: Any = None, ub: Any = None) -> tuple[np
     off = np.abs(y - np.round(y)) > INTEGRALITY_TOL
     if off.any():
         row, col = np.argwhere(off)[0]
-        raise ValueError(f"{path}: y must be integer; {int(off.sum())} entries are not, first "
-                         f"y[{row}, {col}] = {float(y[row, col])!r}")
+        raise ValueError(
+            f"{path}: y must be integer; {int(off.sum())} entries are not, first "
+            f"y[{row}, {col}] = {float(y[row, col])!r}"
+        )
     y = np.round(y)
     outside = (y < low) | (y > high)
     if outside.any():
         row, col = np.argwhere(outside)[0]
-        raise ValueError(f"{path}: {int(outside.any(axis=1).sum())} solutions lie outside the box "
-                         f"[lb, ub]; first y[{row}, {col}] = {y[row, col]:g} not in "
-                         f"[{low[col]:g}, {high[col]:g}]")
+        raise ValueError(
+            f"{path}: {int(outside.any(axis=1).sum())} solutions lie outside the box "
+            f"[lb, ub]; first y[{row}, {col}] = {y[row, col]:g} not in "
+            f"[{low[col]:g}, {high[col]:g}]"
+        )
     if np.ndim(lb) == 0 and float(lb).is_integer():
         lb = int(lb)
     if np.ndim(ub) == 0 and float(ub).is_integer():
@@ -117,9 +143,11 @@ usually does."""
 CHECK_PRODUCTS = 10**9
 
 
-def check_solutions(c: np.ndarray, y: np.ndarray, lb: Any, ub: Any,
-                    row_name: Callable[[int], str] = "row {}".format) -> list[str]:
-    """Warnings (also issued as [`DataWarning`][ilplayer.learning.observations.DataWarning]) about observations that cannot teach
+def check_solutions(
+    c: np.ndarray, y: np.ndarray, lb: Any, ub: Any, row_name: Callable[[int], str] = "row {}".format
+) -> list[str]:
+    """Warnings (also issued as [`DataWarning`][ilplayer.learning.observations.DataWarning]) about
+    observations that cannot teach
     constraints: every ``y`` is the box optimum (no constraint is ever active), or a ``y`` that
     another observed ``y`` beats under its own ``c``.
 
@@ -138,21 +166,27 @@ def check_solutions(c: np.ndarray, y: np.ndarray, lb: Any, ub: Any,
     at_box = ((y == box_optimum) & (c != 0)) | (low == high)
     found = []
     if at_box.all():
-        found.append("every y is the box optimum of its c: no constraint is active in these "
-                     "observations, so there is nothing to learn")
+        found.append(
+            "every y is the box optimum of its c: no constraint is active in these "
+            "observations, so there is nothing to learn"
+        )
     distinct, first_seen = np.unique(y, axis=0, return_index=True)
     rows = _rows_to_check(len(c), len(distinct))
     gap, beaten_by = _beaten_by_observed(c, y, rows, distinct, first_seen)
-    beaten = gap > BEATEN_TOL * np.maximum(1.0, np.abs(c[rows]).sum(axis=1) * max(1.0, float(np.abs(y).max())))
+    beaten = gap > BEATEN_TOL * np.maximum(
+        1.0, np.abs(c[rows]).sum(axis=1) * max(1.0, float(np.abs(y).max()))
+    )
     if beaten.any():
         first = int(np.argmax(beaten))
         sampled = "" if len(rows) == len(c) else f" (of {len(rows)} checked)"
-        found.append(f"{int(beaten.sum())}{sampled} observations have a y that another observed y "
-                     f"beats under their own c (first: {row_name(int(rows[first]))}, beaten by "
-                     f"{row_name(int(beaten_by[first]))} by {gap[first]:.3g}; largest {gap.max():.3g}); every "
-                     "observed y is feasible, so no constraint set makes these y optimal. "
-                     "Suboptimal solutions (a MIP gap?), or observations made under different "
-                     "constraints?")
+        found.append(
+            f"{int(beaten.sum())}{sampled} observations have a y that another observed y "
+            f"beats under their own c (first: {row_name(int(rows[first]))}, beaten by "
+            f"{row_name(int(beaten_by[first]))} by {gap[first]:.3g}; largest {gap.max():.3g}); every "
+            "observed y is feasible, so no constraint set makes these y optimal. "
+            "Suboptimal solutions (a MIP gap?), or observations made under different "
+            "constraints?"
+        )
     for message in found:
         warnings.warn(message, DataWarning, stacklevel=2)
     return found
@@ -167,19 +201,25 @@ def _rows_to_check(observations: int, distinct: int) -> np.ndarray:
     return np.sort(np.random.default_rng(0).choice(observations, keep, replace=False))
 
 
-def _beaten_by_observed(c: np.ndarray, y: np.ndarray, rows: np.ndarray, distinct: np.ndarray,
-                        first: np.ndarray, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+def _beaten_by_observed(
+    c: np.ndarray,
+    y: np.ndarray,
+    rows: np.ndarray,
+    distinct: np.ndarray,
+    first: np.ndarray,
+    chunk: int = 1024,
+) -> tuple[np.ndarray, np.ndarray]:
     """Per observation ``i`` in ``rows``: ``c_i·y_i - min_j c_i·y_j`` over every observed
     ``y_j`` (>= 0; ``distinct`` of them, first seen at rows ``first``) and the row of such a
     ``j``. The costs go in chunks."""
     gap, by = np.empty(len(rows)), np.empty(len(rows), dtype=np.int64)
     for start in range(0, len(rows), chunk):
-        part = rows[start:start + chunk]
+        part = rows[start : start + chunk]
         values = c[part] @ distinct.T
         best = values.argmin(axis=1)
         own = np.einsum("ij,ij->i", c[part], y[part])
-        gap[start:start + chunk] = own - values[np.arange(len(part)), best]
-        by[start:start + chunk] = first[best]
+        gap[start : start + chunk] = own - values[np.arange(len(part)), best]
+        by[start : start + chunk] = first[best]
     return np.maximum(gap, 0.0), by
 
 
@@ -188,8 +228,9 @@ def holdout_size(pairs: int, fraction: float) -> int:
     return max(1, round(fraction * pairs))
 
 
-def split_holdout(c: np.ndarray, y: np.ndarray, fraction: float, seed: int
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def split_holdout(
+    c: np.ndarray, y: np.ndarray, fraction: float, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A seeded random split into (c_train, y_train, c_test, y_test)."""
     if not 0 < fraction < 1:
         raise ValueError(f"a held-out fraction must lie strictly between 0 and 1, got {fraction}")

@@ -16,7 +16,8 @@ facet down exactly:
 that it keeps every observed ``y`` and cuts off as many of the nearby infeasible points as it
 can, then drops the rows that do not help (learning ``k × m`` rows leaves spares that cut off
 feasible points). The caller keeps the polished set only if it does at least as well on pairs
-it was not fitted to ([`ilplayer.learning.learn.learn_constraints`][ilplayer.learning.learn.learn_constraints] uses its validation share).
+it was not fitted to
+([`ilplayer.learning.learn.learn_constraints`][ilplayer.learning.learn.learn_constraints] uses its validation share).
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ import numpy as np
 
 __all__ = ["infeasible_neighbours", "polish_constraints"]
 
-WINDOW = 0.5   # certificates within this distance inside a row's hyperplane may belong to it
+WINDOW = 0.5  # certificates within this distance inside a row's hyperplane may belong to it
 MARGIN = 1e-4  # the gap wanted between the kept and the cut points along a unit normal
 
 
-def infeasible_neighbours(c: np.ndarray, y: np.ndarray, lb: np.ndarray, ub: np.ndarray) -> np.ndarray:
+def infeasible_neighbours(
+    c: np.ndarray, y: np.ndarray, lb: np.ndarray, ub: np.ndarray
+) -> np.ndarray:
     """The distinct points ``y_i ± e_j`` inside the box that ``c_i`` prices strictly below ``y_i``:
     each is infeasible for the constraints that made ``y_i`` optimal. Observed points are left out
     (with consistent data none is among them)."""
@@ -65,11 +68,19 @@ def _refit(normal: np.ndarray, kept: np.ndarray, cut: np.ndarray) -> tuple[np.nd
     binding = kept[kept @ normal > top - WINDOW - 1.0]  # the rest stay far inside a small turn
     n, ny, nz = len(normal), len(binding), len(near)
     # variables (a, beta, shortfall per cut point); minimise the total shortfall
-    keep_rows = sparse.hstack([sparse.csr_matrix(binding), -np.ones((ny, 1)), sparse.csr_matrix((ny, nz))])
+    keep_rows = sparse.hstack(
+        [sparse.csr_matrix(binding), -np.ones((ny, 1)), sparse.csr_matrix((ny, nz))]
+    )
     cut_rows = sparse.hstack([sparse.csr_matrix(-near), np.ones((nz, 1)), -sparse.identity(nz)])
-    result = linprog(np.r_[np.zeros(n + 1), np.ones(nz)], A_ub=sparse.vstack([keep_rows, cut_rows]).tocsr(),
-                     b_ub=np.r_[np.zeros(ny), np.full(nz, -MARGIN)], A_eq=np.r_[normal, 0.0, np.zeros(nz)][None],
-                     b_eq=[1.0], bounds=[(None, None)] * (n + 1) + [(0, None)] * nz, method="highs")
+    result = linprog(
+        np.r_[np.zeros(n + 1), np.ones(nz)],
+        A_ub=sparse.vstack([keep_rows, cut_rows]).tocsr(),
+        b_ub=np.r_[np.zeros(ny), np.full(nz, -MARGIN)],
+        A_eq=np.r_[normal, 0.0, np.zeros(nz)][None],
+        b_eq=[1.0],
+        bounds=[(None, None)] * (n + 1) + [(0, None)] * nz,
+        method="highs",
+    )
     if result.status != 0:
         return normal, top, nz
     a = result.x[:n]
@@ -78,9 +89,15 @@ def _refit(normal: np.ndarray, kept: np.ndarray, cut: np.ndarray) -> tuple[np.nd
     return a, float((kept @ a).max()), nz  # every kept point, the far ones too, stays feasible
 
 
-def polish_constraints(A: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarray, lb: Any, ub: Any,
-                       accuracy: Callable[[np.ndarray, np.ndarray], float],
-                       ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+def polish_constraints(
+    A: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    y: np.ndarray,
+    lb: Any,
+    ub: Any,
+    accuracy: Callable[[np.ndarray, np.ndarray], float],
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Refit the rows of ``A y <= b`` to the certificates of ``(c, y)`` (the training pairs), one
     at a time, the best supported first, each kept only if ``accuracy(A, b)`` (on the training
     pairs) does not fall; then drop rows, the least supported first, on the same rule.
@@ -115,6 +132,13 @@ def polish_constraints(A: np.ndarray, b: np.ndarray, c: np.ndarray, y: np.ndarra
         score = accuracy(A_new[trial], b_new[trial])
         if score >= best:
             rows, best = trial, score
-    summary = {"rows_before": len(A), "rows_refitted": refitted, "rows_after": len(rows), "certificates": len(cut),
-               "train_accuracy_before": start_accuracy, "refit_train_accuracy": refit_accuracy, "train_accuracy": best}
+    summary = {
+        "rows_before": len(A),
+        "rows_refitted": refitted,
+        "rows_after": len(rows),
+        "certificates": len(cut),
+        "train_accuracy_before": start_accuracy,
+        "refit_train_accuracy": refit_accuracy,
+        "train_accuracy": best,
+    }
     return A_new[rows], b_new[rows], summary

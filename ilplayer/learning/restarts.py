@@ -19,7 +19,13 @@ from ilplayer.learning.constraints import StaticConstraints
 from ilplayer.learning.ilploss import initial_ilploss_constraints, train_ilploss
 from ilplayer.learning.loop import initial_constraints, train_static_constraints
 
-__all__ = ["History", "checkpoint_folder", "restart_checkpoint", "train_from_start", "train_in_processes"]
+__all__ = [
+    "History",
+    "checkpoint_folder",
+    "restart_checkpoint",
+    "train_from_start",
+    "train_in_processes",
+]
 
 _progress: Any = None  # a worker's queue of epoch records for the caller's progress bar
 
@@ -34,18 +40,43 @@ def _restart_worker_init(progress: Any, torch_threads: int) -> None:
 History = list[dict[str, float]]
 
 
-def checkpoint_folder(checkpoint: str | os.PathLike[str], train: dict[str, Any], lb: Any, ub: Any,
-                       seeds: list[int]) -> tuple[Any, list[int]]:
+def checkpoint_folder(
+    checkpoint: str | os.PathLike[str], train: dict[str, Any], lb: Any, ub: Any, seeds: list[int]
+) -> tuple[Any, list[int]]:
     """The run's checkpoint folder, checked to hold this run's epochs (`run_folder`; more
     epochs extend it), and the epochs each restart has there."""
-    data, validation, config, method = train["data"], train["validation"], train["config"], train["method"]
-    folder = run_folder(checkpoint, f"run-{method}.json", {
-        "data": fingerprint_tensors(data.c_train, data.y_train, data.c_test, data.y_test, data.A_eq, data.b_eq,
-                                    *(validation or ())),
-        "lb": np.asarray(lb).tolist(), "ub": np.asarray(ub).tolist(), "num_constraints": train["num_constraints"],
-        "seeds": seeds, "solver": train["backend"].solver, "test_every": train["test_every"], **config.as_dict()},
-        extendable=("epochs",))
-    return folder, [restart_checkpoint(folder, method, run_seed).epochs_done() for run_seed in seeds]
+    data, validation, config, method = (
+        train["data"],
+        train["validation"],
+        train["config"],
+        train["method"],
+    )
+    folder = run_folder(
+        checkpoint,
+        f"run-{method}.json",
+        {
+            "data": fingerprint_tensors(
+                data.c_train,
+                data.y_train,
+                data.c_test,
+                data.y_test,
+                data.A_eq,
+                data.b_eq,
+                *(validation or ()),
+            ),
+            "lb": np.asarray(lb).tolist(),
+            "ub": np.asarray(ub).tolist(),
+            "num_constraints": train["num_constraints"],
+            "seeds": seeds,
+            "solver": train["backend"].solver,
+            "test_every": train["test_every"],
+            **config.as_dict(),
+        },
+        extendable=("epochs",),
+    )
+    return folder, [
+        restart_checkpoint(folder, method, run_seed).epochs_done() for run_seed in seeds
+    ]
 
 
 def restart_checkpoint(folder: str | Path, method: str, run_seed: int) -> EpochCheckpoint:
@@ -53,35 +84,46 @@ def restart_checkpoint(folder: str | Path, method: str, run_seed: int) -> EpochC
     return EpochCheckpoint(Path(folder) / f"{method}-seed{run_seed}.pt")
 
 
-def train_from_start(run_seed: int, train: dict[str, Any], on_epoch: Callable[[dict[str, float]], None] | None
-                     ) -> tuple[StaticConstraints, History, StaticConstraints]:
+def train_from_start(
+    run_seed: int, train: dict[str, Any], on_epoch: Callable[[dict[str, float]], None] | None
+) -> tuple[StaticConstraints, History, StaticConstraints]:
     """`train_static_constraints` from its usual start, returned too: the start competes
     with the trained epochs, and building a separating start again costs seconds."""
     train = dict(train)
     data, config, method = train["data"], train["config"], train.pop("method")
     folder = train.pop("checkpoint", None)
-    if folder is not None:  # one file per method and restart: a stopped run goes on from its last epoch
+    if (
+        folder is not None
+    ):  # one file per method and restart: a stopped run goes on from its last epoch
         train["checkpoint"] = restart_checkpoint(folder, method, run_seed)
     count = config.k * train["num_constraints"]
     if method == "ilploss":
-        start = initial_ilploss_constraints(count, data.num_variables, data.lb, data.ub, config.origin, run_seed)
+        start = initial_ilploss_constraints(
+            count, data.num_variables, data.lb, data.ub, config.origin, run_seed
+        )
     else:
-        start = initial_constraints(config, count, data.c_train, data.y_train, data.lb, data.ub, run_seed)
+        start = initial_constraints(
+            config, count, data.c_train, data.y_train, data.lb, data.ub, run_seed
+        )
     untouched = copy.deepcopy(start)  # training moves the model it is given
     trainer = train_ilploss if method == "ilploss" else train_static_constraints
     model, history = trainer(seed=run_seed, on_epoch=on_epoch, model=start, **train)
     return model, history, untouched
 
 
-def _train_restart(run_seed: int, train: dict[str, Any]
-                   ) -> tuple[dict[str, torch.Tensor], History, dict[str, torch.Tensor]]:
+def _train_restart(
+    run_seed: int, train: dict[str, Any]
+) -> tuple[dict[str, torch.Tensor], History, dict[str, torch.Tensor]]:
     model, history, start = train_from_start(run_seed, train, _progress.put)
     return model.state_dict(), history, start.state_dict()
 
 
-def train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
-                       report: Callable[[dict[str, float]], None]
-                       ) -> list[tuple[StaticConstraints, History, StaticConstraints]]:
+def train_in_processes(
+    train: dict[str, Any],
+    seeds: list[int],
+    workers: int,
+    report: Callable[[dict[str, float]], None],
+) -> list[tuple[StaticConstraints, History, StaticConstraints]]:
     """`train_from_start` for each seed, ``workers`` at a time in worker processes;
     their epochs reach ``report`` as they finish. Models come back as state dicts."""
     import multiprocessing
@@ -95,9 +137,13 @@ def train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
     )
 
     progress = multiprocessing.get_context(default_start_method()).Queue()
-    pool = start_process_pool(workers, starter="learn_constraints(restart_workers > 1)", instead="restart_workers=1",
-                              initializer=_restart_worker_init,
-                              initargs=(progress, max(1, default_workers() // workers)))
+    pool = start_process_pool(
+        workers,
+        starter="learn_constraints(restart_workers > 1)",
+        instead="restart_workers=1",
+        initializer=_restart_worker_init,
+        initargs=(progress, max(1, default_workers() // workers)),
+    )
     try:
         futures = [pool.submit(_train_restart, run_seed, train) for run_seed in seeds]
         while True:
@@ -120,8 +166,18 @@ def train_in_processes(train: dict[str, Any], seeds: list[int], workers: int,
     config, m = train["config"], train["num_constraints"]
     trained = []
     for state, history, start_state in results:
-        model, start = (StaticConstraints(config.k * m, n, train["data"].lb, train["data"].ub, origin=config.origin,
-                                          seed=0, dtype=torch.float64) for _ in range(2))
+        model, start = (
+            StaticConstraints(
+                config.k * m,
+                n,
+                train["data"].lb,
+                train["data"].ub,
+                origin=config.origin,
+                seed=0,
+                dtype=torch.float64,
+            )
+            for _ in range(2)
+        )
         model.load_state_dict(state)
         start.load_state_dict(start_state)
         trained.append((model, history, start))

@@ -1,7 +1,8 @@
 """Which trained model a constraint-learning run returns: the restart best on the validation
 pairs, its best epoch, the start read off the data when that scores better, each polished
 (`ilplayer.learning.polish.polish_constraints`) and kept only where the polish does not hurt.
-[`learn_constraints`][ilplayer.learning.learn.learn_constraints] calls [`train_and_select`][ilplayer.learning.selection.train_and_select].
+[`learn_constraints`][ilplayer.learning.learn.learn_constraints] calls
+[`train_and_select`][ilplayer.learning.selection.train_and_select].
 """
 
 from __future__ import annotations
@@ -26,17 +27,30 @@ def selected_record(history: list[dict[str, float]]) -> dict[str, float]:
     """The record of the trained epoch whose model training returned: best validation accuracy
     (the earliest), else the last."""
     trained = [r for r in history if r["epoch"] > 0]
-    scored = [r for r in trained if "validation_accuracy" in r]  # ILP-Loss validates every few epochs
+    scored = [
+        r for r in trained if "validation_accuracy" in r
+    ]  # ILP-Loss validates every few epochs
     if not scored:
         return trained[-1] if trained else {"epoch": 0}
     return max(scored, key=lambda r: (r["validation_accuracy"], -r["epoch"]))
 
 
-def train_and_select(train: dict[str, Any], seeds: list[int], restart_workers: int, layer: ILPLayer,
-                     polish: bool, progress: bool, on_epoch: Callable[[dict[str, float]], None] | None,
-                     resumed: list[int] | None = None
-                     ) -> tuple[list[tuple[float, StaticConstraints, History]], int, StaticConstraints, int,
-                                dict[str, Any] | None]:
+def train_and_select(
+    train: dict[str, Any],
+    seeds: list[int],
+    restart_workers: int,
+    layer: ILPLayer,
+    polish: bool,
+    progress: bool,
+    on_epoch: Callable[[dict[str, float]], None] | None,
+    resumed: list[int] | None = None,
+) -> tuple[
+    list[tuple[float, StaticConstraints, History]],
+    int,
+    StaticConstraints,
+    int,
+    dict[str, Any] | None,
+]:
     """Train from each seed, keep the restart best on the validation pairs, polish it.
     ``resumed``: the epochs each restart's checkpoint holds (the bar starts there).
     Returns the runs (validation accuracy, model, history), the kept restart, its final model,
@@ -50,8 +64,10 @@ def train_and_select(train: dict[str, Any], seeds: list[int], restart_workers: i
 
         bar = tqdm(total=config.epochs * restarts, initial=done, unit="epoch", dynamic_ncols=True)
         if done:
-            bar.write(f"resumed from {train['checkpoint']}: {done} of {config.epochs * restarts} epochs "
-                      f"({train['method']}) done before")
+            bar.write(
+                f"resumed from {train['checkpoint']}: {done} of {config.epochs * restarts} epochs "
+                f"({train['method']}) done before"
+            )
 
     def report(record: dict[str, float]) -> None:
         if bar is not None:
@@ -82,19 +98,29 @@ def train_and_select(train: dict[str, Any], seeds: list[int], restart_workers: i
         polished = None
         # A start read off the data can beat every epoch trained from it (docs/records/learn.md, "Which
         # epoch"): it competes with the trained model on the validation pairs.
-        initial = trained[kept][2] if validation is not None and config.init == "separating" else None
+        initial = (
+            trained[kept][2] if validation is not None and config.init == "separating" else None
+        )
         if polish:
-            model, polished = polish_with_start(model, selected_epoch, initial, data, validation, layer,
-                                                 config.origin, progress)
+            model, polished = polish_with_start(
+                model, selected_epoch, initial, data, validation, layer, config.origin, progress
+            )
             selected_epoch = polished["epoch"]
         elif initial is not None and history[0]["validation_accuracy"] > runs[kept][0]:
             model, selected_epoch = initial, 0
     return runs, kept, model, selected_epoch, polished
 
 
-def polish_with_start(model: StaticConstraints, epoch: int, start: StaticConstraints | None, data: SolutionData,
-                       validation: tuple[torch.Tensor, torch.Tensor] | None, layer: ILPLayer, origin: str,
-                       progress: bool) -> tuple[StaticConstraints, dict[str, Any]]:
+def polish_with_start(
+    model: StaticConstraints,
+    epoch: int,
+    start: StaticConstraints | None,
+    data: SolutionData,
+    validation: tuple[torch.Tensor, torch.Tensor] | None,
+    layer: ILPLayer,
+    origin: str,
+    progress: bool,
+) -> tuple[StaticConstraints, dict[str, Any]]:
     """`polish_model` on the trained model (of ``epoch``) and, given a ``start`` read off the
     data, on it too, keeping whichever does better on the validation pairs (ties: the trained one).
 
@@ -111,22 +137,37 @@ def polish_with_start(model: StaticConstraints, epoch: int, start: StaticConstra
     score = lambda summary: summary["accuracy_after" if summary["kept"] else "accuracy_before"]
     if score(from_start) > score(polished):
         model, polished, from_start = start, from_start, polished
-    polished["other"] = {k: from_start[k] for k in ("epoch", "accuracy_before", "accuracy_after", "kept",
-                                                       "rows_after", "seconds")}
+    polished["other"] = {
+        k: from_start[k]
+        for k in ("epoch", "accuracy_before", "accuracy_after", "kept", "rows_after", "seconds")
+    }
     return model, polished
 
 
-def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple[torch.Tensor, torch.Tensor] | None,
-                 layer: ILPLayer, origin: str, progress: bool = False) -> tuple[StaticConstraints, dict[str, Any]]:
+def polish_model(
+    model: StaticConstraints,
+    data: SolutionData,
+    validation: tuple[torch.Tensor, torch.Tensor] | None,
+    layer: ILPLayer,
+    origin: str,
+    progress: bool = False,
+) -> tuple[StaticConstraints, dict[str, Any]]:
     """`polish_constraints` on the training pairs, kept if it does at least
     as well on the validation pairs (else the training pairs). ``progress``: a bar over its
     accuracy checks (each solves the training pairs once)."""
     from ilplayer.learning.polish import polish_constraints
 
     c, y = data.c_train, data.y_train
-    score = lambda A, b, pairs=(c, y): exact_match(layer(pairs[0], torch.as_tensor(A, dtype=c.dtype),
-                                                         torch.as_tensor(b, dtype=c.dtype), data.A_eq, data.b_eq),
-                                                   pairs[1])
+    score = lambda A, b, pairs=(c, y): exact_match(
+        layer(
+            pairs[0],
+            torch.as_tensor(A, dtype=c.dtype),
+            torch.as_tensor(b, dtype=c.dtype),
+            data.A_eq,
+            data.b_eq,
+        ),
+        pairs[1],
+    )
     A, b = (t.numpy() for t in model())
     start = time.perf_counter()
     bar = None
@@ -141,7 +182,9 @@ def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple
         return score(A_, b_)
 
     try:
-        A_new, b_new, summary = polish_constraints(A, b, c.numpy(), y.numpy(), data.lb, data.ub, counted)
+        A_new, b_new, summary = polish_constraints(
+            A, b, c.numpy(), y.numpy(), data.lb, data.ub, counted
+        )
     finally:
         if bar is not None:
             bar.close()
@@ -149,9 +192,15 @@ def polish_model(model: StaticConstraints, data: SolutionData, validation: tuple
         before, after = score(A, b, validation), score(A_new, b_new, validation)
     else:  # the training pairs, already scored by the polish itself
         before, after = summary["train_accuracy_before"], summary["train_accuracy"]
-    summary.update(judged_on="validation" if validation is not None else "train", accuracy_before=before,
-                   accuracy_after=after, kept=after >= before, seconds=time.perf_counter() - start)
+    summary.update(
+        judged_on="validation" if validation is not None else "train",
+        accuracy_before=before,
+        accuracy_after=after,
+        kept=after >= before,
+        seconds=time.perf_counter() - start,
+    )
     if not summary["kept"]:
         return model, summary
-    return StaticConstraints.from_rows(torch.as_tensor(A_new), torch.as_tensor(b_new), data.lb, data.ub,
-                                       origin=origin), summary
+    return StaticConstraints.from_rows(
+        torch.as_tensor(A_new), torch.as_tensor(b_new), data.lb, data.ub, origin=origin
+    ), summary

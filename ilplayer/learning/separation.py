@@ -34,18 +34,35 @@ def _widest_separator(point: np.ndarray, kept: np.ndarray) -> np.ndarray | None:
 
     count, n = kept.shape
     # variables (a, beta, t): a·p <= beta for each kept p, a·point >= beta + t; maximise t
-    rows = np.vstack([np.hstack([kept, -np.ones((count, 1)), np.zeros((count, 1))]),
-                      np.hstack([-point, [1.0, 1.0]])[None]])
-    result = linprog(np.r_[np.zeros(n + 1), -1.0], A_ub=rows, b_ub=np.zeros(count + 1),
-                     bounds=[(-1, 1)] * n + [(None, None), (None, 1)], method="highs")
+    rows = np.vstack(
+        [
+            np.hstack([kept, -np.ones((count, 1)), np.zeros((count, 1))]),
+            np.hstack([-point, [1.0, 1.0]])[None],
+        ]
+    )
+    result = linprog(
+        np.r_[np.zeros(n + 1), -1.0],
+        A_ub=rows,
+        b_ub=np.zeros(count + 1),
+        bounds=[(-1, 1)] * n + [(None, None), (None, 1)],
+        method="highs",
+    )
     if result.status != 0 or -result.fun <= 1e-9:
         return None
     normal = result.x[:n]
     return normal / np.linalg.norm(normal)
 
 
-def separating_hyperplanes(c: np.ndarray, y: np.ndarray, lb: np.ndarray, ub: np.ndarray, count: int, *,
-                           candidates: int = 200, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def separating_hyperplanes(
+    c: np.ndarray,
+    y: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    count: int,
+    *,
+    candidates: int = 200,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
     """Up to ``count`` rows ``(a, beta)``, ``|a| = 1``, with ``a·y <= beta`` for every observed ``y``
     (tight: ``beta`` is the largest ``a·y``), chosen to cut off as many box optima as possible.
 
@@ -61,7 +78,7 @@ def separating_hyperplanes(c: np.ndarray, y: np.ndarray, lb: np.ndarray, ub: np.
     kept = np.unique(y, axis=0)
     optima = box_optima(c, lb, ub)
     scale = np.abs(c).sum(axis=1) * np.maximum(np.abs(lb), np.abs(ub)).max() + 1.0
-    cut_off = ((c * optima).sum(axis=1) < (c * y).sum(axis=1) - TIE_TOL * scale)  # surely infeasible
+    cut_off = (c * optima).sum(axis=1) < (c * y).sum(axis=1) - TIE_TOL * scale  # surely infeasible
     negatives = np.unique(optima[cut_off], axis=0)
     if len(negatives) == 0:
         return np.zeros((0, n)), np.zeros(0)

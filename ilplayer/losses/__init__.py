@@ -17,14 +17,44 @@ Without ``A`` and ``b`` a loss solves under the program's rows."""
 from __future__ import annotations
 
 from ilplayer.losses.cave import CaVE, binding_normals, cone_projection
-from ilplayer.losses.cost import CostLoss, FenchelYoung, PerturbationGradient, RegularizedFenchelYoung, SPOPlus
+from ilplayer.losses.cost import (
+    CostLoss,
+    FenchelYoung,
+    PerturbationGradient,
+    RegularizedFenchelYoung,
+    SPOPlus,
+)
 from ilplayer.losses.feasibility import FeasibilityLoss
-from ilplayer.losses.pool import NCE, ContrastiveMAP, ListwiseLTR, PairwiseLTR, PointwiseLTR, PoolLoss
+from ilplayer.losses.pool import (
+    NCE,
+    ContrastiveMAP,
+    ListwiseLTR,
+    PairwiseLTR,
+    PointwiseLTR,
+    PoolLoss,
+)
 from ilplayer.losses.post_hoc import PostHocRegretLoss
 from ilplayer.losses.relaxed import RelaxedPostHocLoss
 from ilplayer.losses.solutions import LOSSES, normalize_solution
 
-__all__ = ["LOSSES", "NCE", "CaVE", "ContrastiveMAP", "CostLoss", "FeasibilityLoss", "FenchelYoung", "ListwiseLTR",
-           "PairwiseLTR", "PerturbationGradient", "PointwiseLTR", "PoolLoss", "PostHocRegretLoss",
-           "RegularizedFenchelYoung", "RelaxedPostHocLoss", "SPOPlus", "binding_normals", "cone_projection",
-           "normalize_solution"]
+__all__ = [
+    "LOSSES",
+    "NCE",
+    "CaVE",
+    "ContrastiveMAP",
+    "CostLoss",
+    "FeasibilityLoss",
+    "FenchelYoung",
+    "ListwiseLTR",
+    "PairwiseLTR",
+    "PerturbationGradient",
+    "PointwiseLTR",
+    "PoolLoss",
+    "PostHocRegretLoss",
+    "RegularizedFenchelYoung",
+    "RelaxedPostHocLoss",
+    "SPOPlus",
+    "binding_normals",
+    "cone_projection",
+    "normalize_solution",
+]

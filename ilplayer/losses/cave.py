@@ -63,8 +63,10 @@ def cone_projection(v: np.ndarray, normals: np.ndarray, max_iter: int | None = N
     try:
         import clarabel
     except ImportError as exc:
-        raise ImportError("CaVE(max_iter=...) projects with Clarabel's interior-point method: "
-                          "pip install clarabel (or leave max_iter=None for the exact projection)") from exc
+        raise ImportError(
+            "CaVE(max_iter=...) projects with Clarabel's interior-point method: "
+            "pip install clarabel (or leave max_iter=None for the exact projection)"
+        ) from exc
     import scipy.sparse as sparse
 
     m = normals.shape[0]
@@ -72,8 +74,14 @@ def cone_projection(v: np.ndarray, normals: np.ndarray, max_iter: int | None = N
     settings.max_iter, settings.verbose, settings.max_threads = int(max_iter), False, 1
     settings.presolve_enable, settings.equilibrate_enable = False, False
     P = sparse.triu(sparse.csc_matrix(2.0 * normals @ normals.T)).tocsc()
-    solution = clarabel.DefaultSolver(P, -2.0 * normals @ v, (-sparse.eye(m, format="csc")).tocsc(), np.zeros(m),
-                                      [clarabel.NonnegativeConeT(m)], settings).solve()
+    solution = clarabel.DefaultSolver(
+        P,
+        -2.0 * normals @ v,
+        (-sparse.eye(m, format="csc")).tocsc(),
+        np.zeros(m),
+        [clarabel.NonnegativeConeT(m)],
+        settings,
+    ).solve()
     return np.asarray(solution.x) @ normals
 
 
@@ -86,24 +94,37 @@ class CaVE(CostLoss):
     default, CaVE+ (Clarabel stopped after 3 interior-point steps; needs ``clarabel``). No
     solver runs. Returns the batch mean."""
 
-    def __init__(self, oracle: Oracle | ILPLayer, max_iter: int | None = None, tol: float = 1e-6) -> None:
+    def __init__(
+        self, oracle: Oracle | ILPLayer, max_iter: int | None = None, tol: float = 1e-6
+    ) -> None:
         super().__init__(oracle)
         if self.oracle.cost_map is not None:
-            raise ValueError("CaVE: the layer has a cost_map, and CaVE reads the constraints binding at y_true in "
-                             "the program's own variables; use a layer without cost_map, with the costs "
-                             "c @ cost_map.T and the decisions in the program's variables")
+            raise ValueError(
+                "CaVE: the layer has a cost_map, and CaVE reads the constraints binding at y_true in "
+                "the program's own variables; use a layer without cost_map, with the costs "
+                "c @ cost_map.T and the decisions in the program's variables"
+            )
         self.max_iter = None if max_iter is None else positive_int("max_iter", max_iter)
         self.tol = float(tol)
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        y_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
-        y_true, = self.checked(c_pred, y_true=y_true)
+        (y_true,) = self.checked(c_pred, y_true=y_true)
         problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         signed = -self.sign * c_pred.to(torch.float64)
         targets = signed.detach().cpu().numpy()
         normals = binding_normals(y_true, problem, self.tol)
-        projected = np.stack([cone_projection(v, n, self.max_iter) for v, n in zip(targets, normals)])
+        projected = np.stack(
+            [cone_projection(v, n, self.max_iter) for v, n in zip(targets, normals)]
+        )
         target = torch.from_numpy(projected).to(signed.device)
         loss = 1 - torch.nn.functional.cosine_similarity(signed, target, dim=1)
         return loss.mean().to(c_pred.dtype)

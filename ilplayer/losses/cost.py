@@ -19,8 +19,15 @@ if TYPE_CHECKING:
     from ilplayer.layer import ILPLayer
     from ilplayer.oracle import Oracle
 
-__all__ = ["CostLoss", "FenchelYoung", "PerturbationGradient", "RegularizedFenchelYoung", "SPOPlus", "positive",
-           "positive_int"]
+__all__ = [
+    "CostLoss",
+    "FenchelYoung",
+    "PerturbationGradient",
+    "RegularizedFenchelYoung",
+    "SPOPlus",
+    "positive",
+    "positive_int",
+]
 
 
 class CostLoss(torch.nn.Module):
@@ -41,10 +48,17 @@ class CostLoss(torch.nn.Module):
         if "forward" in vars(cls):
             cls.forward = untraced(cls.forward)
 
-    def __init__(self, oracle: Oracle | ILPLayer, solve_ratio: float = 1.0, pool: Any = None,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self,
+        oracle: Oracle | ILPLayer,
+        solve_ratio: float = 1.0,
+        pool: Any = None,
+        seed: int | None = None,
+    ) -> None:
         super().__init__()
-        if isinstance(oracle, torch.nn.Module):  # a layer: its oracle, and its mode decides the pool's use
+        if isinstance(
+            oracle, torch.nn.Module
+        ):  # a layer: its oracle, and its mode decides the pool's use
             self.layer: torch.nn.Module | None = oracle
             self.oracle = oracle.oracle
         else:
@@ -69,25 +83,35 @@ class CostLoss(torch.nn.Module):
         what = type(self).__name__
         try:
             if not isinstance(c_pred, torch.Tensor):
-                raise TypeError(f"c_pred must be a torch.Tensor (the model's predicted costs), got "
-                                f"{type(c_pred).__name__}")
+                raise TypeError(
+                    f"c_pred must be a torch.Tensor (the model's predicted costs), got "
+                    f"{type(c_pred).__name__}"
+                )
             input_tensor(c_pred, "c_pred")  # floating point
             if c_pred.dim() != 2:
                 raise ValueError(f"c_pred must have shape (batch, n), got {tuple(c_pred.shape)}")
             check_finite(c_pred.detach(), "c_pred")
             checked = []
             for name, value in targets.items():
-                if isinstance(value, (np.ndarray, list, tuple)):  # 0/1 decisions may come as integers
+                if isinstance(
+                    value, (np.ndarray, list, tuple)
+                ):  # 0/1 decisions may come as integers
                     try:
                         value = np.asarray(value, dtype=np.float64)
                     except (TypeError, ValueError):
-                        raise TypeError(f"{name} must be numeric, got a {type(value).__name__} that is not") from None
-                elif isinstance(value, torch.Tensor) and not (value.is_floating_point() or value.is_sparse):
+                        raise TypeError(
+                            f"{name} must be numeric, got a {type(value).__name__} that is not"
+                        ) from None
+                elif isinstance(value, torch.Tensor) and not (
+                    value.is_floating_point() or value.is_sparse
+                ):
                     value = value.double()
                 tensor = input_tensor(value, name)
                 if tuple(tensor.shape) != tuple(c_pred.shape):
-                    raise ValueError(f"{name} must have c_pred's shape {tuple(c_pred.shape)} (one row per "
-                                     f"instance), got {tuple(tensor.shape)}")
+                    raise ValueError(
+                        f"{name} must have c_pred's shape {tuple(c_pred.shape)} (one row per "
+                        f"instance), got {tuple(tensor.shape)}"
+                    )
                 check_finite(tensor, name)
                 if name == "y_true":
                     self._check_decisions(tensor)
@@ -108,21 +132,31 @@ class CostLoss(torch.nn.Module):
             return
         values = host.numpy()
         n = values.shape[-1]
-        as_row = lambda bound: np.broadcast_to(np.asarray(bound.cpu() if isinstance(bound, torch.Tensor) else bound,
-                                                          dtype=np.float64), (n,))
+        as_row = lambda bound: np.broadcast_to(
+            np.asarray(bound.cpu() if isinstance(bound, torch.Tensor) else bound, dtype=np.float64),
+            (n,),
+        )
         lb, ub = as_row(program.lb), as_row(program.ub)
-        integer = np.ones(n, bool) if program.integrality is None else as_row(program.integrality) != 0
+        integer = (
+            np.ones(n, bool) if program.integrality is None else as_row(program.integrality) != 0
+        )
         tol = 1e-6
         outside = (values < lb - tol) | (values > ub + tol)
         fractional = integer & (np.abs(values - np.rint(values)) > tol)
-        for bad, what in ((outside, "inside the program's box [lb, ub]"),
-                          (fractional, "integral where the program's variables are integer")):
+        for bad, what in (
+            (outside, "inside the program's box [lb, ub]"),
+            (fractional, "integral where the program's variables are integer"),
+        ):
             if bad.any():
                 i, j = (int(k) for k in np.argwhere(bad)[0])
-                raise ValueError(f"y_true must be the program's decisions, {what}: row {i}, variable {j} is "
-                                 f"{values[i, j]:g} ({int(bad.sum())} such entries)")
+                raise ValueError(
+                    f"y_true must be the program's decisions, {what}: row {i}, variable {j} is "
+                    f"{values[i, j]:g} ({int(bad.sum())} such entries)"
+                )
 
-    def solve(self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1) -> torch.Tensor:
+    def solve(
+        self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1
+    ) -> torch.Tensor:
         """Solutions (float64, on ``c``'s device) for costs ``c`` in the program's sense, a
         drawn share answered from the pool."""
         y, _ = self.oracle.solve_batch(c, A, b, A_eq, b_eq, copies=copies, pool=self.rule())
@@ -143,22 +177,36 @@ class SPOPlus(CostLoss):
         >>> loss = SPOPlus(oracle)(c_pred, c_true)                          # doctest: +SKIP
     """
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
-                y_true: torch.Tensor | None = None, A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        c_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        y_true: torch.Tensor | None = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         sign = self.sign
         if y_true is None:
-            c_true, = self.checked(c_pred, c_true=c_true)
+            (c_true,) = self.checked(c_pred, c_true=c_true)
             y_true, status = self.oracle.solve_batch(c_true, A, b, A_eq, b_eq)
             if not bool((status == 0).all()):
-                raise ValueError("SPOPlus: some true-cost instances have no optimal solution "
-                                 f"(statuses {sorted(set(status.tolist()))}); pass y_true")
+                raise ValueError(
+                    "SPOPlus: some true-cost instances have no optimal solution "
+                    f"(statuses {sorted(set(status.tolist()))}); pass y_true"
+                )
             y_true = y_true.to(device=c_pred.device, dtype=torch.float64)
         else:
             c_true, y_true = self.checked(c_pred, c_true=c_true, y_true=y_true)
         pred, true = sign * c_pred.to(torch.float64), sign * c_true  # minimisation form
         y_hat = self.solve(sign * (2 * pred - true), A, b, A_eq, b_eq)  # argmin (2ĉ - c)·y
-        loss = ((true - 2 * pred) * y_hat).sum(-1) + 2 * (pred * y_true).sum(-1) - (true * y_true).sum(-1)
+        loss = (
+            ((true - 2 * pred) * y_hat).sum(-1)
+            + 2 * (pred * y_true).sum(-1)
+            - (true * y_true).sum(-1)
+        )
         return loss.mean().to(c_pred.dtype)
 
 
@@ -195,28 +243,49 @@ class FenchelYoung(CostLoss):
         >>> loss = FenchelYoung(oracle, perturbation=Perturbation(sigma=0.5, samples=4, seed=0))  # doctest: +SKIP
     """
 
-    def __init__(self, oracle: Oracle | ILPLayer, sigma: float | None = None, samples: int | None = None,
-                 seed: int | None = None, noise: str | None = None, solve_ratio: float = 1.0,
-                 pool: Any = None, *, perturbation: Perturbation | None = None) -> None:
+    def __init__(
+        self,
+        oracle: Oracle | ILPLayer,
+        sigma: float | None = None,
+        samples: int | None = None,
+        seed: int | None = None,
+        noise: str | None = None,
+        solve_ratio: float = 1.0,
+        pool: Any = None,
+        *,
+        perturbation: Perturbation | None = None,
+    ) -> None:
         super().__init__(oracle, solve_ratio, pool, seed)
         given: dict[str, Any] = {"sigma": sigma, "samples": samples, "noise": noise}
         if perturbation is None:
-            perturbation = Perturbation(**{key: value for key, value in given.items() if value is not None},
-                                        seed=seed)
+            perturbation = Perturbation(
+                **{key: value for key, value in given.items() if value is not None}, seed=seed
+            )
         elif not isinstance(perturbation, Perturbation):
-            raise TypeError(f"perturbation must be an ilplayer.gradients.Perturbation (or a Perturbed or IMLE "
-                            f"method), got {type(perturbation).__name__}")
+            raise TypeError(
+                f"perturbation must be an ilplayer.gradients.Perturbation (or a Perturbed or IMLE "
+                f"method), got {type(perturbation).__name__}"
+            )
         else:
             for key, value in given.items():
                 if value is not None:
-                    raise ValueError(f"{key}: set it on the perturbation (Perturbation({key}=...)), not beside it")
+                    raise ValueError(
+                        f"{key}: set it on the perturbation (Perturbation({key}=...)), not beside it"
+                    )
         self.perturbation = perturbation
         """The noise the loss draws (its stream shared with a method object given as ``perturbation``)."""
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        y_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
-        y_true, = self.checked(c_pred, y_true=y_true)
+        (y_true,) = self.checked(c_pred, y_true=y_true)
         sign, perturbation = self.sign, self.perturbation
         pred = sign * c_pred.to(torch.float64)  # minimisation form
         noise = perturbation.draw(tuple(pred.shape), c_pred.device)
@@ -238,25 +307,39 @@ class PerturbationGradient(CostLoss):
     the negated costs. Returns the batch mean.
     """
 
-    def __init__(self, oracle: Oracle | ILPLayer, sigma: float = 0.1, two_sides: bool = False,
-                 solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        oracle: Oracle | ILPLayer,
+        sigma: float = 0.1,
+        two_sides: bool = False,
+        solve_ratio: float = 1.0,
+        pool: Any = None,
+        seed: int | None = None,
+    ) -> None:
         super().__init__(oracle, solve_ratio, pool, seed)
         self.sigma = positive("sigma", sigma)
         if not isinstance(two_sides, bool):
             raise ValueError(f"two_sides must be True or False, got {two_sides!r}")
         self.two_sides = two_sides
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        c_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
-        c_true, = self.checked(c_pred, c_true=c_true)
+        (c_true,) = self.checked(c_pred, c_true=c_true)
         sign, sigma = self.sign, self.sigma
         pred, true = sign * c_pred.to(torch.float64), sign * c_true
         high = pred + sigma * true if self.two_sides else pred
         low = pred - sigma * true
         both = torch.cat([high.detach(), low.detach()])
         y = self.solve(sign * both, A, b, A_eq, b_eq, copies=2)
-        y_high, y_low = y[:len(pred)], y[len(pred):]
+        y_high, y_low = y[: len(pred)], y[len(pred) :]
         width = 2 * sigma if self.two_sides else sigma
         loss = ((high * y_high).sum(-1) - (low * y_low).sum(-1)) / width
         return loss.mean().to(c_pred.dtype)
@@ -270,22 +353,41 @@ class RegularizedFenchelYoung(CostLoss):
     to a gap of ``tol`` or ``max_iter`` steps). Its gradient is ``y - mu``. Returns the batch
     mean. With ``solve_ratio`` < 1 the oracle's drawn share of steps answer from the pool."""
 
-    def __init__(self, oracle: Oracle | ILPLayer, lambd: float = 1.0, max_iter: int = 10_000, tol: float = 1e-6,
-                 solve_ratio: float = 1.0, pool: Any = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        oracle: Oracle | ILPLayer,
+        lambd: float = 1.0,
+        max_iter: int = 10_000,
+        tol: float = 1e-6,
+        solve_ratio: float = 1.0,
+        pool: Any = None,
+        seed: int | None = None,
+    ) -> None:
         super().__init__(oracle, solve_ratio, pool, seed)
         self.lambd = positive("lambd", lambd)
         self.projection = FrankWolfe(lambd=self.lambd, max_iter=max_iter, tol=tol)  # checks both
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        y_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
-        y, = self.checked(c_pred, y_true=y_true)
+        (y,) = self.checked(c_pred, y_true=y_true)
         problem = self.oracle.min_problem(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)
-        mu, _, _, ok = self.projection.project(self.oracle.solves(self.rule()), problem, pred.detach())
+        mu, _, _, ok = self.projection.project(
+            self.oracle.solves(self.rule()), problem, pred.detach()
+        )
         if not bool(ok.all()):
-            raise ValueError(f"RegularizedFenchelYoung: the solver found no solution for instances "
-                             f"{torch.nonzero(~ok).flatten().tolist()}")
+            raise ValueError(
+                f"RegularizedFenchelYoung: the solver found no solution for instances "
+                f"{torch.nonzero(~ok).flatten().tolist()}"
+            )
         omega = lambda v: 0.5 * self.lambd * (v * v).sum(-1)
         loss = omega(y) - omega(mu) + (pred * (y - mu)).sum(-1)
         return loss.mean().to(c_pred.dtype)

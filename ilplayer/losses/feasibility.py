@@ -45,21 +45,45 @@ class FeasibilityLoss(torch.nn.Module):
         **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``, ...).
     """
 
-    def __init__(self, program: Program, solver: Any = "highs", alpha: float = 0.5, margin: float = 2.0,
-                 beta: float = 5.0, **oracle_options: Any) -> None:
+    def __init__(
+        self,
+        program: Program,
+        solver: Any = "highs",
+        alpha: float = 0.5,
+        margin: float = 2.0,
+        beta: float = 5.0,
+        **oracle_options: Any,
+    ) -> None:
         super().__init__()
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= 1.0:
+        if (
+            isinstance(alpha, bool)
+            or not isinstance(alpha, (int, float))
+            or not 0.0 <= alpha <= 1.0
+        ):
             raise ValueError(f"alpha must be a number in [0, 1] (the weight of IPL), got {alpha!r}")
         for name, value, low in (("margin", margin, 0.0), ("beta", beta, 1e-12)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low:
                 raise ValueError(f"{name} must be a number >= {low:g}, got {value!r}")
-        self.program, self.alpha, self.margin, self.beta = program, float(alpha), float(margin), float(beta)
+        self.program, self.alpha, self.margin, self.beta = (
+            program,
+            float(alpha),
+            float(margin),
+            float(beta),
+        )
         self.oracle = Oracle(program, solver=solver, **oracle_options)
 
     @untraced  # solves: not traced by torch.compile (ILPLayer.forward says why)
-    def forward(self, A_pred: torch.Tensor | None = None, b_pred: torch.Tensor | None = None,
-                c_pred: torch.Tensor | None = None, *, y_true: Any = None, c: Any = None, A: Any = None,
-                b: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        A_pred: torch.Tensor | None = None,
+        b_pred: torch.Tensor | None = None,
+        c_pred: torch.Tensor | None = None,
+        *,
+        y_true: Any = None,
+        c: Any = None,
+        A: Any = None,
+        b: Any = None,
+    ) -> torch.Tensor:
         """The blended loss of the batch (a scalar on the predictions' device).
 
         Args:
@@ -74,16 +98,28 @@ class FeasibilityLoss(torch.nn.Module):
         ipl, opl = self.terms(A_pred, b_pred, c_pred, y_true=y_true, c=c, A=A, b=b)
         return self.alpha * ipl + (1.0 - self.alpha) * opl
 
-    def terms(self, A_pred: torch.Tensor | None = None, b_pred: torch.Tensor | None = None,
-              c_pred: torch.Tensor | None = None, *, y_true: Any = None, c: Any = None, A: Any = None,
-              b: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def terms(
+        self,
+        A_pred: torch.Tensor | None = None,
+        b_pred: torch.Tensor | None = None,
+        c_pred: torch.Tensor | None = None,
+        *,
+        y_true: Any = None,
+        c: Any = None,
+        A: Any = None,
+        b: Any = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(IPL, OPL)``, each a scalar, with the arguments of ``forward``."""
         if A_pred is None and b_pred is None:
-            raise ValueError("A_pred and b_pred are both None: give the predicted rows or right-hand sides")
+            raise ValueError(
+                "A_pred and b_pred are both None: give the predicted rows or right-hand sides"
+            )
         program = self.program
         c = program.c if c is None else c
         if c is None and c_pred is None:
-            raise ValueError("c: the true costs are needed (the program has no objective of its own)")
+            raise ValueError(
+                "c: the true costs are needed (the program has no objective of its own)"
+            )
         if A is None and b is None:
             A, b = program.A, program.b
         if A is None or b is None:
@@ -98,8 +134,11 @@ class FeasibilityLoss(torch.nn.Module):
         A_hat = A_true if A_pred is None else A_pred
         b_hat = b_true if b_pred is None else b_pred
         if A_hat.dim() != 3 or b_hat.shape != A_hat.shape[:2]:
-            raise ValueError(f"A_pred and b_pred: expected (B, m, n) rows and (B, m) right-hand sides, got "
-                             f"{tuple(A_hat.shape)} and {tuple(b_hat.shape)}")
+            raise ValueError(
+                f"A_pred and b_pred: expected (B, m, n) rows and (B, m) right-hand sides, got "
+                f"{tuple(A_hat.shape)} and {tuple(b_hat.shape)}"
+            )
+
         def batched(costs: Any) -> Any:
             costs = torch.as_tensor(costs).detach()
             return costs.expand(B, costs.shape[-1]) if costs.dim() == 1 else costs
@@ -107,20 +146,41 @@ class FeasibilityLoss(torch.nn.Module):
         if y_true is None:
             y_true, status = self.oracle(batched(c), A_true.detach(), b_true.detach())
             if not all(Status(int(s)).has_solution for s in status):
-                raise ValueError("y_true: an instance has no true optimum (give y_true, or drop the instance)")
-        y_hat, status = self.oracle(batched(c_pred if c_pred is not None else c), A_hat.detach(), b_hat.detach())
+                raise ValueError(
+                    "y_true: an instance has no true optimum (give y_true, or drop the instance)"
+                )
+        y_hat, status = self.oracle(
+            batched(c_pred if c_pred is not None else c), A_hat.detach(), b_hat.detach()
+        )
         solved = torch.tensor([Status(int(s)).has_solution for s in status], device=device)
-        return feasibility_terms(A_hat, b_hat, torch.as_tensor(y_true).to(device, dtype), y_hat.to(device, dtype),
-                                 A_true, b_true, self.margin, self.beta, solved)
+        return feasibility_terms(
+            A_hat,
+            b_hat,
+            torch.as_tensor(y_true).to(device, dtype),
+            y_hat.to(device, dtype),
+            A_true,
+            b_true,
+            self.margin,
+            self.beta,
+            solved,
+        )
 
     def close(self) -> None:
         """Release Stage 1's backend and pool."""
         self.oracle.close()
 
 
-def feasibility_terms(A_pred: torch.Tensor, b_pred: torch.Tensor, y_true: torch.Tensor, y_hat: torch.Tensor,
-                      A: torch.Tensor, b: torch.Tensor, margin: float, beta: float,
-                      solved: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def feasibility_terms(
+    A_pred: torch.Tensor,
+    b_pred: torch.Tensor,
+    y_true: torch.Tensor,
+    y_hat: torch.Tensor,
+    A: torch.Tensor,
+    b: torch.Tensor,
+    margin: float,
+    beta: float,
+    solved: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``(IPL, OPL)`` of [FeasibilityLoss][ilplayer.losses.FeasibilityLoss] from the decisions:
     predicted (B, m, n) rows and (B, m) right-hand sides, the true optima and Stage-1 decisions
     (B, n), the true rows and right-hand sides (batched), and which Stage-1 decisions exist

@@ -22,12 +22,21 @@ class PoolLoss(CostLoss):
     set's optimal solutions); ``solve_ratio`` is the share of calls whose predicted costs are
     solved and added to the pool (PyEPO's default 1)."""
 
-    def __init__(self, oracle: Oracle | ILPLayer, solve_ratio: float = 1.0, pool: Any = None,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self,
+        oracle: Oracle | ILPLayer,
+        solve_ratio: float = 1.0,
+        pool: Any = None,
+        seed: int | None = None,
+    ) -> None:
         if pool is None:
-            raise ValueError(f"pool: {type(self).__name__} compares against a pool of known decisions; give "
-                             "pool= (e.g. the training set's optimal solutions, (k, n))")
-        super().__init__(oracle, 1.0, pool if isinstance(pool, PoolRule) else PoolRule(solve_ratio, pool, seed))
+            raise ValueError(
+                f"pool: {type(self).__name__} compares against a pool of known decisions; give "
+                "pool= (e.g. the training set's optimal solutions, (k, n))"
+            )
+        super().__init__(
+            oracle, 1.0, pool if isinstance(pool, PoolRule) else PoolRule(solve_ratio, pool, seed)
+        )
 
     def decisions(self, c_pred: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any) -> torch.Tensor:
         """The pool (k, n) after this call's draw, float64 on ``c_pred``'s device."""
@@ -36,10 +45,11 @@ class PoolLoss(CostLoss):
 
 
 class _ContrastiveLoss(PoolLoss):
-    def margins(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any, A_eq: Any,
-                b_eq: Any) -> torch.Tensor:
+    def margins(
+        self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any
+    ) -> torch.Tensor:
         """``c_pred·y_true - c_pred·w`` (B, k) for every pooled ``w``, minimisation form."""
-        y_true, = self.checked(c_pred, y_true=y_true)
+        (y_true,) = self.checked(c_pred, y_true=y_true)
         pool = self.decisions(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)
         return (pred * y_true).sum(-1, keepdim=True) - pred @ pool.T
@@ -50,8 +60,15 @@ class NCE(_ContrastiveLoss):
     mean over pooled decisions ``w`` of ``c_pred·y_true - c_pred·w`` (minimisation form: the
     observed decision should cost less than every pooled one). Returns the batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        y_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         return self.margins(c_pred, y_true, A, b, A_eq, b_eq).mean(-1).mean().to(c_pred.dtype)
 
@@ -61,18 +78,26 @@ class ContrastiveMAP(_ContrastiveLoss):
     c_pred·w`` over the pool (minimisation form), NCE's hardest negative alone. Returns the
     batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, y_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        y_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         return self.margins(c_pred, y_true, A, b, A_eq, b_eq).amax(-1).mean().to(c_pred.dtype)
 
 
 class _RankLoss(PoolLoss):
-    def scores(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any, A_eq: Any,
-               b_eq: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def scores(
+        self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The pooled decisions' objectives (B, k) under the predicted and the true costs,
         minimisation form."""
-        c_true, = self.checked(c_pred, c_true=c_true)
+        (c_true,) = self.checked(c_pred, c_true=c_true)
         pool = self.decisions(c_pred, A, b, A_eq, b_eq)
         pred = self.sign * c_pred.to(torch.float64)
         true = self.sign * c_true
@@ -84,8 +109,15 @@ class PointwiseLTR(_RankLoss):
     between every pooled decision's predicted and true objective, mean over the pool. Returns
     the batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        c_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         return (pred - true).square().mean(-1).mean().to(c_pred.dtype)
@@ -97,8 +129,15 @@ class PairwiseLTR(_RankLoss):
     pred_w)`` summed over the pool and divided by ``k - 1`` (minimisation form). Returns the
     batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        c_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         best = pred.gather(1, true.argmin(1, keepdim=True))
@@ -111,8 +150,15 @@ class ListwiseLTR(_RankLoss):
     between the softmax of the pooled decisions' negated true objectives (clamped at 1e-8, as
     PyEPO) and the log-softmax of the negated predicted ones. Returns the batch mean."""
 
-    def forward(self, c_pred: torch.Tensor, c_true: torch.Tensor, A: Any = None, b: Any = None,
-                A_eq: Any = None, b_eq: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        c_pred: torch.Tensor,
+        c_true: torch.Tensor,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+    ) -> torch.Tensor:
         """The loss, the mean over the batch (the arguments: [`CostLoss`][ilplayer.losses.CostLoss])."""
         pred, true = self.scores(c_pred, c_true, A, b, A_eq, b_eq)
         target = torch.softmax(-true, dim=1).clamp(min=1e-8)

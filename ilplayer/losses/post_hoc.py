@@ -48,18 +48,30 @@ class PostHocRegretLoss(torch.nn.Module):
         **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``, ...).
     """
 
-    def __init__(self, program: Program, solver: Any = "highs", changes: str = "any", sigma: Any = 1.0,
-                 samples: int = 1, seed: int = 0, **oracle_options: Any) -> None:
+    def __init__(
+        self,
+        program: Program,
+        solver: Any = "highs",
+        changes: str = "any",
+        sigma: Any = 1.0,
+        samples: int = 1,
+        seed: int = 0,
+        **oracle_options: Any,
+    ) -> None:
         super().__init__()
         if changes not in CHANGES:
             raise ValueError(f"changes must be one of {CHANGES}, got {changes!r}")
         given = sigma if isinstance(sigma, dict) else dict.fromkeys(PREDICTED, sigma)
         if not given or set(given) - set(PREDICTED):
             raise ValueError(f"sigma's keys must be among {PREDICTED}, got {sorted(given)}")
-        self.sigma = {name: _scale(value, f"sigma[{name!r}]" if isinstance(sigma, dict) else "sigma")
-                      for name, value in given.items()}
+        self.sigma = {
+            name: _scale(value, f"sigma[{name!r}]" if isinstance(sigma, dict) else "sigma")
+            for name, value in given.items()
+        }
         if not (isinstance(samples, int) and samples >= 1):
-            raise ValueError(f"samples must be a positive integer (antithetic pairs), got {samples!r}")
+            raise ValueError(
+                f"samples must be a positive integer (antithetic pairs), got {samples!r}"
+            )
         self.program, self.changes, self.samples = program, changes, samples
         self.stages = TwoStage(program, solver, **oracle_options)
         self.stage1 = Oracle(program, solver=solver, **oracle_options)
@@ -72,14 +84,29 @@ class PostHocRegretLoss(torch.nn.Module):
         lost = torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)
         if lost.any():
             n = y1.shape[1]
-            y1[lost] = torch.from_numpy(np.clip(0.0, as_bounds(self.program.lb, n, "lb"),
-                                                as_bounds(self.program.ub, n, "ub")))
+            y1[lost] = torch.from_numpy(
+                np.clip(
+                    0.0, as_bounds(self.program.lb, n, "lb"), as_bounds(self.program.ub, n, "ub")
+                )
+            )
         return y1
 
     @untraced  # solves: not traced by torch.compile (ILPLayer.forward says why)
-    def forward(self, b_pred: torch.Tensor | None = None, A_pred: torch.Tensor | None = None,
-                c_pred: torch.Tensor | None = None, *, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
-                b_eq: Any = None, penalty: Any = 0.0, drop_penalty: Any = None, optimal: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        b_pred: torch.Tensor | None = None,
+        A_pred: torch.Tensor | None = None,
+        c_pred: torch.Tensor | None = None,
+        *,
+        c: Any = None,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+        penalty: Any = 0.0,
+        drop_penalty: Any = None,
+        optimal: Any = None,
+    ) -> torch.Tensor:
         """The mean smoothed post-hoc regret of the batch.
 
         Args:
@@ -99,8 +126,12 @@ class PostHocRegretLoss(torch.nn.Module):
         given = {"b": b_pred, "A": A_pred, "c": c_pred}
         predicted = [value for value in given.values() if value is not None]
         if not predicted:
-            raise ValueError("b_pred, A_pred and c_pred are all None: give the predicted parameters the loss is for")
-        unscaled = [name for name, value in given.items() if value is not None and name not in self.sigma]
+            raise ValueError(
+                "b_pred, A_pred and c_pred are all None: give the predicted parameters the loss is for"
+            )
+        unscaled = [
+            name for name, value in given.items() if value is not None and name not in self.sigma
+        ]
         if unscaled:
             raise ValueError(f"sigma has no scale for the predicted {unscaled}: add it to the dict")
         B, copies = predicted[0].shape[0], 2 * self.samples
@@ -121,24 +152,36 @@ class PostHocRegretLoss(torch.nn.Module):
             if made is None:
                 continue
             base, scale = made.detach().to("cpu", torch.float64), self.sigma[name]
-            noise = torch.randn((self.samples, *base.shape), generator=self.generator, dtype=torch.float64)
+            noise = torch.randn(
+                (self.samples, *base.shape), generator=self.generator, dtype=torch.float64
+            )
             noise = noise * (scale > 0)  # an entry of scale 0 stays where it is
             noises[name] = noise
             rows[name] = torch.cat([base + scale * noise, base - scale * noise]).flatten(0, 1)
+
         # the copies' batch: the + and - draws of every pair, B instances each (shared rows stay)
         def stack(value: Any, ndim: int = 1) -> Any:
             if not isinstance(value, torch.Tensor) or value.dim() <= ndim:
                 return value
             return value.repeat(copies, *([1] * (value.dim() - 1)))
 
-        rows = {name: value if name in noises else stack(value, 2 if name == "A" else 1)
-                for name, value in rows.items()}
+        rows = {
+            name: value if name in noises else stack(value, 2 if name == "A" else 1)
+            for name, value in rows.items()
+        }
         y1 = self._stage1(rows["c"], rows["A"], rows["b"], stack(A_eq, 2), stack(b_eq))
-        scores = self.stages.score(y1, stack(c), stack(A, 2), stack(b), stack(A_eq, 2), stack(b_eq),
-                                   penalty=stack(_per_instance(penalty, B, 1, scalar=True)),
-                                   drop_penalty=stack(_per_instance(drop_penalty, B, 1, scalar=True)),
-                                   changes=self.changes,
-                                   optimal=stack(torch.as_tensor(optimal, dtype=torch.float64), 0))
+        scores = self.stages.score(
+            y1,
+            stack(c),
+            stack(A, 2),
+            stack(b),
+            stack(A_eq, 2),
+            stack(b_eq),
+            penalty=stack(_per_instance(penalty, B, 1, scalar=True)),
+            drop_penalty=stack(_per_instance(drop_penalty, B, 1, scalar=True)),
+            changes=self.changes,
+            optimal=stack(torch.as_tensor(optimal, dtype=torch.float64), 0),
+        )
         regret = torch.nan_to_num(scores.regret, nan=0.0).reshape(2, self.samples, B)
         loss = regret.mean(dim=(0, 1)).mean()
         slope = (regret[0] - regret[1]) / 2  # (samples, B)
@@ -147,7 +190,9 @@ class PostHocRegretLoss(torch.nn.Module):
             if made is None or not made.requires_grad:
                 continue
             inverse = torch.where(self.sigma[name] > 0, 1.0 / self.sigma[name], 0.0)
-            grad = (slope.reshape(*slope.shape, *([1] * (drawn.dim() - 2))) * drawn * inverse).mean(0) / B
+            grad = (slope.reshape(*slope.shape, *([1] * (drawn.dim() - 2))) * drawn * inverse).mean(
+                0
+            ) / B
             grad = grad.to(made.device, made.dtype)
             # the value is the loss's; its gradient reaches the prediction as the estimate
             loss = loss + (made * grad).sum() - (made.detach() * grad).sum()
@@ -161,10 +206,21 @@ class PostHocRegretLoss(torch.nn.Module):
 
 def _scale(value: Any, name: str) -> torch.Tensor:
     """A noise scale as a float64 host tensor: finite, non-negative, one entry positive."""
-    scale = torch.as_tensor(value, dtype=torch.float64).detach().cpu() if not isinstance(value, bool) else None
-    if scale is None or not torch.isfinite(scale).all() or (scale < 0).any() or not (scale > 0).any():
-        raise ValueError(f"{name} must be a positive number (or a tensor of non-negative scales, one positive), "
-                         f"got {value!r}")
+    scale = (
+        torch.as_tensor(value, dtype=torch.float64).detach().cpu()
+        if not isinstance(value, bool)
+        else None
+    )
+    if (
+        scale is None
+        or not torch.isfinite(scale).all()
+        or (scale < 0).any()
+        or not (scale > 0).any()
+    ):
+        raise ValueError(
+            f"{name} must be a positive number (or a tensor of non-negative scales, one positive), "
+            f"got {value!r}"
+        )
     return scale
 
 

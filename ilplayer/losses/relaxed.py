@@ -21,8 +21,14 @@ _NEWTON_STEPS = 60
 _DECREMENT_TOL = 1e-10  # half the squared Newton decrement at which an instance has converged
 
 
-def barrier_solve(q: torch.Tensor, G: torch.Tensor, h: torch.Tensor, z0: torch.Tensor, mu: torch.Tensor,
-                  steps: int = _NEWTON_STEPS) -> torch.Tensor:
+def barrier_solve(
+    q: torch.Tensor,
+    G: torch.Tensor,
+    h: torch.Tensor,
+    z0: torch.Tensor,
+    mu: torch.Tensor,
+    steps: int = _NEWTON_STEPS,
+) -> torch.Tensor:
     """``argmin q.z - mu sum log(h - G z)`` per instance, from the strictly feasible ``z0``
     (``G z0 < h``): damped Newton with backtracking, then one implicit step,
     ``z* - H^-1 grad f(z*)`` with ``H`` held fixed: its value is ``z*`` (the gradient vanishes
@@ -43,21 +49,26 @@ def barrier_solve(q: torch.Tensor, G: torch.Tensor, h: torch.Tensor, z0: torch.T
     return z - torch.linalg.solve(hessian.detach(), grad.unsqueeze(-1)).squeeze(-1)
 
 
-def _derivatives(q: torch.Tensor, G: torch.Tensor, h: torch.Tensor, z: torch.Tensor,
-                 mu: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _derivatives(
+    q: torch.Tensor, G: torch.Tensor, h: torch.Tensor, z: torch.Tensor, mu: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     inverse = 1.0 / (h - torch.einsum("bkn,bn->bk", G, z))
     grad = q + mu.unsqueeze(-1) * torch.einsum("bkn,bk->bn", G, inverse)
-    hessian = mu[:, None, None] * torch.einsum("bkn,bk,bkl->bnl", G, inverse ** 2, G)
+    hessian = mu[:, None, None] * torch.einsum("bkn,bk,bkl->bnl", G, inverse**2, G)
     ridge = 1e-12 * torch.eye(z.shape[-1], dtype=z.dtype, device=z.device)
     return grad, hessian + ridge
 
 
-def _feasible_fraction(G: torch.Tensor, h: torch.Tensor, z: torch.Tensor, step: torch.Tensor) -> torch.Tensor:
+def _feasible_fraction(
+    G: torch.Tensor, h: torch.Tensor, z: torch.Tensor, step: torch.Tensor
+) -> torch.Tensor:
     """Per instance, the step length of 1 or less that keeps 1 % of every slack (the barrier's
     self-concordance makes the full Newton step safe near the optimum; far from it, this guard)."""
     slack = h - torch.einsum("bkn,bn->bk", G, z)
     rate = torch.einsum("bkn,bn->bk", G, step)
-    limit = torch.where(rate > 0, 0.99 * slack / rate.clamp(min=torch.finfo(z.dtype).tiny), torch.inf)
+    limit = torch.where(
+        rate > 0, 0.99 * slack / rate.clamp(min=torch.finfo(z.dtype).tiny), torch.inf
+    )
     return limit.amin(-1).clamp(max=1.0)
 
 
@@ -83,7 +94,9 @@ class RelaxedPostHocLoss(torch.nn.Module):
         elastic: the price of a unit of row violation, relative to the same mean.
     """
 
-    def __init__(self, program: Program, changes: str = "any", mu: float = 0.05, elastic: float = 100.0) -> None:
+    def __init__(
+        self, program: Program, changes: str = "any", mu: float = 0.05, elastic: float = 100.0
+    ) -> None:
         super().__init__()
         if not isinstance(program, Program):
             raise TypeError(f"program must be an ilplayer.Program, got {type(program).__name__}")
@@ -94,11 +107,26 @@ class RelaxedPostHocLoss(torch.nn.Module):
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
         if program.A_eq is not None and np.shape(program.A_eq)[0] > 0:
             raise ValueError("program: RelaxedPostHocLoss takes inequality rows only (no A_eq)")
-        self.program, self.changes, self.mu, self.elastic = program, changes, float(mu), float(elastic)
+        self.program, self.changes, self.mu, self.elastic = (
+            program,
+            changes,
+            float(mu),
+            float(elastic),
+        )
 
-    def forward(self, A_pred: torch.Tensor | None = None, b_pred: torch.Tensor | None = None,
-                c_pred: torch.Tensor | None = None, *, c: Any = None, A: Any = None, b: Any = None,
-                penalty: Any = 0.0, drop_penalty: Any = None, optimal: Any = None) -> torch.Tensor:
+    def forward(
+        self,
+        A_pred: torch.Tensor | None = None,
+        b_pred: torch.Tensor | None = None,
+        c_pred: torch.Tensor | None = None,
+        *,
+        c: Any = None,
+        A: Any = None,
+        b: Any = None,
+        penalty: Any = 0.0,
+        drop_penalty: Any = None,
+        optimal: Any = None,
+    ) -> torch.Tensor:
         """The mean relaxed post-hoc cost of the batch (a scalar on the predictions' device).
 
         Args:
@@ -115,7 +143,9 @@ class RelaxedPostHocLoss(torch.nn.Module):
         """
         made = next((value for value in (A_pred, b_pred, c_pred) if value is not None), None)
         if made is None:
-            raise ValueError("A_pred, b_pred and c_pred are all None: give the predicted parameters the loss is for")
+            raise ValueError(
+                "A_pred, b_pred and c_pred are all None: give the predicted parameters the loss is for"
+            )
         B = made.shape[0]
         like: dict[str, Any] = {"device": made.device, "dtype": made.dtype}
         program = self.program
@@ -123,7 +153,9 @@ class RelaxedPostHocLoss(torch.nn.Module):
             A, b = program.A, program.b
         c = program.c if c is None else c
         if c is None or A is None or b is None:
-            raise ValueError("c, A and b: the true costs and rows are needed (the program has none)")
+            raise ValueError(
+                "c, A and b: the true costs and rows are needed (the program has none)"
+            )
         sign = -1.0 if program.sense == "max" else 1.0  # minimised inside
         c_true = sign * _batched(c, B, 1, like)
         A_true, b_true = _batched(A, B, 2, like), _batched(b, B, 1, like)
@@ -132,12 +164,16 @@ class RelaxedPostHocLoss(torch.nn.Module):
         c1 = c_true if c_pred is None else sign * c_pred
         n = c_true.shape[-1]
         if A1.shape != A_true.shape or b1.shape != b_true.shape or c1.shape != c_true.shape:
-            raise ValueError(f"the predictions' shapes {tuple(A1.shape)}, {tuple(b1.shape)}, {tuple(c1.shape)} "
-                             f"differ from the true parameters' {tuple(A_true.shape)}, {tuple(b_true.shape)}, "
-                             f"{tuple(c_true.shape)}")
+            raise ValueError(
+                f"the predictions' shapes {tuple(A1.shape)}, {tuple(b1.shape)}, {tuple(c1.shape)} "
+                f"differ from the true parameters' {tuple(A_true.shape)}, {tuple(b_true.shape)}, "
+                f"{tuple(c_true.shape)}"
+            )
         box = [as_bounds(program.lb, n, "lb"), as_bounds(program.ub, n, "ub")]
         if not all(np.isfinite(bound).all() for bound in box):
-            raise ValueError("program: RelaxedPostHocLoss needs a finite box (lb and ub), for its barrier")
+            raise ValueError(
+                "program: RelaxedPostHocLoss needs a finite box (lb and ub), for its barrier"
+            )
         lb, ub = (torch.as_tensor(bound, **like).expand(B, n) for bound in box)
         scale = c_true.detach().abs().mean(-1).clamp(min=1e-12)
         mu, price = self.mu * scale, self.elastic * scale
@@ -154,44 +190,103 @@ class RelaxedPostHocLoss(torch.nn.Module):
         two-stage loss alike."""
 
     @staticmethod
-    def _stage1(c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: torch.Tensor, ub: torch.Tensor,
-                mu: torch.Tensor, price: torch.Tensor) -> torch.Tensor:
+    def _stage1(
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: torch.Tensor,
+        ub: torch.Tensor,
+        mu: torch.Tensor,
+        price: torch.Tensor,
+    ) -> torch.Tensor:
         """Stage 1's relaxed decision: z = (x, s), elastic rows ``A x - s <= b``."""
         B, m, n = A.shape
-        eye_n, eye_m = (torch.eye(k, dtype=A.dtype, device=A.device).expand(B, k, k) for k in (n, m))
+        eye_n, eye_m = (
+            torch.eye(k, dtype=A.dtype, device=A.device).expand(B, k, k) for k in (n, m)
+        )
         zeros_nm, zeros_mn = A.new_zeros(B, n, m), A.new_zeros(B, m, n)
-        G = torch.cat([torch.cat([A, -eye_m], -1), torch.cat([zeros_mn, -eye_m], -1),
-                       torch.cat([eye_n, zeros_nm], -1), torch.cat([-eye_n, zeros_nm], -1)], 1)
+        G = torch.cat(
+            [
+                torch.cat([A, -eye_m], -1),
+                torch.cat([zeros_mn, -eye_m], -1),
+                torch.cat([eye_n, zeros_nm], -1),
+                torch.cat([-eye_n, zeros_nm], -1),
+            ],
+            1,
+        )
         h = torch.cat([b, A.new_zeros(B, m), ub, -lb], 1)
         x0 = (lb + ub) / 2
         s0 = torch.relu(torch.einsum("bmn,bn->bm", A.detach(), x0) - b.detach()) + 1.0
         q = torch.cat([c, price.unsqueeze(-1).expand(B, m)], -1)
         return barrier_solve(q, G, h, torch.cat([x0, s0], -1), mu)[:, :n]
 
-    def _stage2(self, x1: torch.Tensor, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb: torch.Tensor,
-                ub: torch.Tensor, add: torch.Tensor, drop: torch.Tensor, mu: torch.Tensor,
-                price: torch.Tensor) -> torch.Tensor:
+    def _stage2(
+        self,
+        x1: torch.Tensor,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb: torch.Tensor,
+        ub: torch.Tensor,
+        add: torch.Tensor,
+        drop: torch.Tensor,
+        mu: torch.Tensor,
+        price: torch.Tensor,
+    ) -> torch.Tensor:
         """Stage 2's relaxed cost with its penalty (and elastic violations), per instance."""
         B, m, n = A.shape
-        eye_n, eye_m = (torch.eye(k, dtype=A.dtype, device=A.device).expand(B, k, k) for k in (n, m))
-        zeros_nm, zeros_mn, zeros_nn = A.new_zeros(B, n, m), A.new_zeros(B, m, n), A.new_zeros(B, n, n)
+        eye_n, eye_m = (
+            torch.eye(k, dtype=A.dtype, device=A.device).expand(B, k, k) for k in (n, m)
+        )
+        zeros_nm, zeros_mn, zeros_nn = (
+            A.new_zeros(B, n, m),
+            A.new_zeros(B, m, n),
+            A.new_zeros(B, n, n),
+        )
         elastic = price.unsqueeze(-1).expand(B, m)
         if self.changes == "any":  # z = (up, down, s), x2 = x1 + up - down
-            G = torch.cat([torch.cat([A, -A, -eye_m], -1), torch.cat([zeros_mn, zeros_mn, -eye_m], -1),
-                           torch.cat([-eye_n, zeros_nn, zeros_nm], -1), torch.cat([zeros_nn, -eye_n, zeros_nm], -1),
-                           torch.cat([eye_n, -eye_n, zeros_nm], -1), torch.cat([-eye_n, eye_n, zeros_nm], -1)], 1)
-            h = torch.cat([b - torch.einsum("bmn,bn->bm", A, x1), A.new_zeros(B, m), A.new_zeros(B, 2 * n),
-                           ub - x1, x1 - lb], 1)
+            G = torch.cat(
+                [
+                    torch.cat([A, -A, -eye_m], -1),
+                    torch.cat([zeros_mn, zeros_mn, -eye_m], -1),
+                    torch.cat([-eye_n, zeros_nn, zeros_nm], -1),
+                    torch.cat([zeros_nn, -eye_n, zeros_nm], -1),
+                    torch.cat([eye_n, -eye_n, zeros_nm], -1),
+                    torch.cat([-eye_n, eye_n, zeros_nm], -1),
+                ],
+                1,
+            )
+            h = torch.cat(
+                [
+                    b - torch.einsum("bmn,bn->bm", A, x1),
+                    A.new_zeros(B, m),
+                    A.new_zeros(B, 2 * n),
+                    ub - x1,
+                    x1 - lb,
+                ],
+                1,
+            )
             moves = (ub - lb) / 4
             s0 = torch.relu(torch.einsum("bmn,bn->bm", A, x1.detach()) - b) + 1.0
             q = torch.cat([c + add, -c + drop, elastic], -1)
             z = barrier_solve(q, G, h, torch.cat([moves, moves, s0], -1), mu)
-            up, down, s = z[:, :n], z[:, n:2 * n], z[:, 2 * n:]
-            return (c * (x1 + up - down)).sum(-1) + (add * up + drop * down).sum(-1) + (elastic * s).sum(-1)
+            up, down, s = z[:, :n], z[:, n : 2 * n], z[:, 2 * n :]
+            return (
+                (c * (x1 + up - down)).sum(-1)
+                + (add * up + drop * down).sum(-1)
+                + (elastic * s).sum(-1)
+            )
         # z = (x2, s) within [lb, x1] (drops) or [x1, ub] (additions)
         low, high = (lb, x1) if self.changes == "drop" else (x1, ub)
-        G = torch.cat([torch.cat([A, -eye_m], -1), torch.cat([zeros_mn, -eye_m], -1),
-                       torch.cat([eye_n, zeros_nm], -1), torch.cat([-eye_n, zeros_nm], -1)], 1)
+        G = torch.cat(
+            [
+                torch.cat([A, -eye_m], -1),
+                torch.cat([zeros_mn, -eye_m], -1),
+                torch.cat([eye_n, zeros_nm], -1),
+                torch.cat([-eye_n, zeros_nm], -1),
+            ],
+            1,
+        )
         h = torch.cat([b, A.new_zeros(B, m), high, -low], 1)
         x0 = (low.detach() + high.detach()) / 2
         s0 = torch.relu(torch.einsum("bmn,bn->bm", A, x0) - b) + 1.0
@@ -202,10 +297,14 @@ class RelaxedPostHocLoss(torch.nn.Module):
         return (c * x2).sum(-1) + change.sum(-1) + (elastic * s).sum(-1)
 
 
-def _batched(value: Any, B: int, ndim: int, like: dict[str, Any], n: int | None = None) -> torch.Tensor:
+def _batched(
+    value: Any, B: int, ndim: int, like: dict[str, Any], n: int | None = None
+) -> torch.Tensor:
     """``value`` as a tensor like the predictions, with a leading batch of B (a shared one of
     ``ndim`` dims expanded; with ``n``, a scalar becomes (B, n))."""
-    tensor = torch.as_tensor(np.asarray(value) if not isinstance(value, torch.Tensor) else value).to(**like)
+    tensor = torch.as_tensor(
+        np.asarray(value) if not isinstance(value, torch.Tensor) else value
+    ).to(**like)
     if n is not None and tensor.dim() == 0:
         tensor = tensor.expand(n)
     return tensor.expand(B, *tensor.shape) if tensor.dim() == ndim else tensor

@@ -10,7 +10,9 @@ import torch
 __all__ = ["LOSSES", "normalize_solution"]
 
 
-def normalize_solution(y: torch.Tensor, lb: float | torch.Tensor, ub: float | torch.Tensor) -> torch.Tensor:
+def normalize_solution(
+    y: torch.Tensor, lb: float | torch.Tensor, ub: float | torch.Tensor
+) -> torch.Tensor:
     """Map the box to [-0.5, 0.5]^n (supplementary A, the loss's scale). A fixed variable
     (``lb == ub``) maps to -0.5."""
     if isinstance(lb, torch.Tensor) or isinstance(ub, torch.Tensor):

@@ -79,8 +79,10 @@ def _batched(value: Any, B: int, shape: tuple[int, ...], name: str) -> torch.Ten
     if tuple(tensor.shape) == shape:
         return tensor.expand(B, *shape)
     if tuple(tensor.shape) != (B, *shape):
-        raise ValueError(f"{name} must have shape {shape} (shared) or {(B, *shape)} (one per instance), "
-                         f"got {tuple(tensor.shape)}")
+        raise ValueError(
+            f"{name} must have shape {shape} (shared) or {(B, *shape)} (one per instance), "
+            f"got {tuple(tensor.shape)}"
+        )
     return tensor
 
 
@@ -108,7 +110,9 @@ def _rows_of(program: Program, B: int, n: int, A: Any, b: Any, kind: str) -> tup
     if scipy.sparse.issparse(A) or (isinstance(A, torch.Tensor) and A.layout != torch.strided):
         sparse = scipy.sparse.csr_matrix(A if scipy.sparse.issparse(A) else A.to_dense().numpy())
         if sparse.shape[1] != n:
-            raise ValueError(f"A{kind} must have {n} columns (one per variable), got {sparse.shape[1]}")
+            raise ValueError(
+                f"A{kind} must have {n} columns (one per variable), got {sparse.shape[1]}"
+            )
         return sparse.astype(np.float64), _batched(b, B, (sparse.shape[0],), "b" + kind)
     A = torch.as_tensor(A).detach().to("cpu", torch.float64)
     if A.ndim not in (2, 3) or A.shape[-1] != n:
@@ -137,9 +141,18 @@ def _dense(A: Any, B: int) -> torch.Tensor:
     return A.expand(B, -1, -1)
 
 
-def _stage2(c_min: torch.Tensor, A: Any, b: torch.Tensor, A_eq: Any, b_eq: torch.Tensor, y1: torch.Tensor,
-            box: tuple[np.ndarray, np.ndarray, np.ndarray], add: torch.Tensor, drop: torch.Tensor,
-            changes: str) -> tuple[Program, tuple[Any, ...]]:
+def _stage2(
+    c_min: torch.Tensor,
+    A: Any,
+    b: torch.Tensor,
+    A_eq: Any,
+    b_eq: torch.Tensor,
+    y1: torch.Tensor,
+    box: tuple[np.ndarray, np.ndarray, np.ndarray],
+    add: torch.Tensor,
+    drop: torch.Tensor,
+    changes: str,
+) -> tuple[Program, tuple[Any, ...]]:
     """Stage 2 as one batch in minimisation form: its program and ``(c, A, b, A_eq, b_eq)``.
 
     A Stage-1 value at a bound of its box changes linearly in ``y`` (``y - lb`` up from ``lb``,
@@ -160,13 +173,21 @@ def _stage2(c_min: torch.Tensor, A: Any, b: torch.Tensor, A_eq: Any, b_eq: torch
     cost = c_min + torch.where(up, add, 0.0) - torch.where(down, drop, 0.0)
     frozen_low = up if not may_add else torch.zeros_like(up)
     frozen_high = down if not may_drop else torch.zeros_like(down)
-    blocks = [(sign, price) for sign, price, allowed in ((-1.0, add, may_add), (1.0, drop, may_drop)) if allowed]
+    blocks = [
+        (sign, price)
+        for sign, price, allowed in ((-1.0, add, may_add), (1.0, drop, may_drop))
+        if allowed
+    ]
     k = len(inside)
     width = np.where(np.isfinite(ub - lb), ub - lb, np.inf)[inside.numpy()]
-    program = Program(lb=np.concatenate([lb, *([np.zeros(k)] * len(blocks))]),
-                      ub=np.concatenate([ub, *([width] * len(blocks))]),
-                      integrality=np.concatenate([integer, *([integer[inside.numpy()]] * len(blocks))]).astype(float),
-                      sense="min")
+    program = Program(
+        lb=np.concatenate([lb, *([np.zeros(k)] * len(blocks))]),
+        ub=np.concatenate([ub, *([width] * len(blocks))]),
+        integrality=np.concatenate([integer, *([integer[inside.numpy()]] * len(blocks))]).astype(
+            float
+        ),
+        sense="min",
+    )
     costs = torch.cat([cost, *(price[:, inside] for _, price in blocks)], dim=-1)
     if k == 0 and not (frozen_low | frozen_high).any():
         return program, (costs, A, b, A_eq, b_eq)
@@ -175,21 +196,36 @@ def _stage2(c_min: torch.Tensor, A: Any, b: torch.Tensor, A_eq: Any, b_eq: torch
     A, A_eq = widen(_dense(A, B)), widen(_dense(A_eq, B))
     if (frozen_low | frozen_high).any():
         row = frozen_low.to(torch.float64) - frozen_high.to(torch.float64)
-        rhs = (torch.where(frozen_low, low, 0.0) - torch.where(frozen_high, high, 0.0)).sum(-1, keepdim=True)
+        rhs = (torch.where(frozen_low, low, 0.0) - torch.where(frozen_high, high, 0.0)).sum(
+            -1, keepdim=True
+        )
         A = torch.cat([A, widen(row).unsqueeze(1)], dim=1)
         b = torch.cat([b, rhs], dim=1)
     if k:
         pick = torch.eye(n, dtype=torch.float64)[inside]
-        link = torch.cat([pick, *(sign * torch.eye(k, dtype=torch.float64) for sign, _ in blocks)], dim=-1)
+        link = torch.cat(
+            [pick, *(sign * torch.eye(k, dtype=torch.float64) for sign, _ in blocks)], dim=-1
+        )
         A_eq = torch.cat([A_eq, link.expand(B, -1, -1)], dim=1)
         b_eq = torch.cat([b_eq, y1[:, inside]], dim=1)
     return program, (costs, A, b, A_eq, b_eq)
 
 
-def post_hoc_regret(program: Program, y_stage1: Any, c: Any = None, A: Any = None, b: Any = None,
-                    A_eq: Any = None, b_eq: Any = None, penalty: Any = 0.0, changes: str = "any",
-                    solver: Any = "highs", drop_penalty: Any = None, optimal: Any = None,
-                    **oracle_options: Any) -> PostHocRegret:
+def post_hoc_regret(
+    program: Program,
+    y_stage1: Any,
+    c: Any = None,
+    A: Any = None,
+    b: Any = None,
+    A_eq: Any = None,
+    b_eq: Any = None,
+    penalty: Any = 0.0,
+    changes: str = "any",
+    solver: Any = "highs",
+    drop_penalty: Any = None,
+    optimal: Any = None,
+    **oracle_options: Any,
+) -> PostHocRegret:
     """The post-hoc regret of Stage-1 decisions ``y_stage1`` (B, n) once the true parameters
     are revealed.
 
@@ -214,7 +250,7 @@ def post_hoc_regret(program: Program, y_stage1: Any, c: Any = None, A: Any = Non
             and variable (B, n); non-negative.
         changes: ``"any"`` (either way), ``"add"`` (only increases: the ores of an alloy are
             only bought more) or ``"drop"`` (only decreases: knapsack items are only dropped).
-        solver: the backend (a name or a [Solver][ilplayer.Solver]).
+        solver: the backend (a name or a [Solver][ilplayer.solvers.contract.Solver]).
         drop_penalty: the cost of one unit dropped, where it differs from ``penalty`` (the nurse
             schedule pays for shifts added and nothing for shifts given up: ``0``).
         optimal: (B,) the true optimal objective values, where known (each call solves them
@@ -229,8 +265,18 @@ def post_hoc_regret(program: Program, y_stage1: Any, c: Any = None, A: Any = Non
         the status; ``.mean``, ``.normalised`` and ``.infeasibility_rate`` for the batch.
     """
     with TwoStage(program, solver, **oracle_options) as stages:
-        return stages.score(y_stage1, c, A, b, A_eq, b_eq, penalty=penalty, changes=changes,
-                            drop_penalty=drop_penalty, optimal=optimal)
+        return stages.score(
+            y_stage1,
+            c,
+            A,
+            b,
+            A_eq,
+            b_eq,
+            penalty=penalty,
+            changes=changes,
+            drop_penalty=drop_penalty,
+            optimal=optimal,
+        )
 
 
 class TwoStage:
@@ -241,7 +287,7 @@ class TwoStage:
 
     Args:
         program: the [Program][ilplayer.Program] (without a ``cost_map``).
-        solver: the backend (a name or a [Solver][ilplayer.Solver]).
+        solver: the backend (a name or a [Solver][ilplayer.solvers.contract.Solver]).
         **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``,
             ``workers``, ``solver_options``).
     """
@@ -250,8 +296,10 @@ class TwoStage:
         if not isinstance(program, Program):
             raise TypeError(f"program must be an ilplayer.Program, got {type(program).__name__}")
         if program.cost_map is not None:
-            raise ValueError("program: post_hoc_regret takes programs without a cost_map (decisions and costs "
-                             "per variable)")
+            raise ValueError(
+                "program: post_hoc_regret takes programs without a cost_map (decisions and costs "
+                "per variable)"
+            )
         self.program, self.solver, self.oracle_options = program, solver, oracle_options
         self._oracles: dict[Any, Oracle] = {}
 
@@ -260,34 +308,56 @@ class TwoStage:
             self._oracles[key] = Oracle(program, solver=self.solver, **self.oracle_options)
         return self._oracles[key]
 
-    def optimum(self, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
-                b_eq: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def optimum(
+        self, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The program solved under ``c``, ``A``, ``b``, ``A_eq``, ``b_eq`` (the program's where
         omitted): ``(y, status)``, as [Oracle][ilplayer.Oracle] returns them."""
         c = self.program.c if c is None else c
         if c is None:
-            raise ValueError("c: the true costs are needed (the program has no objective of its own)")
+            raise ValueError(
+                "c: the true costs are needed (the program has no objective of its own)"
+            )
         program = self.program
-        box = Program(lb=program.lb, ub=program.ub, integrality=program.integrality, sense=program.sense)
+        box = Program(
+            lb=program.lb, ub=program.ub, integrality=program.integrality, sense=program.sense
+        )
         if A is None and b is None:
             A, b = program.A, program.b
         if A_eq is None and b_eq is None:
             A_eq, b_eq = program.A_eq, program.b_eq
         return self._oracle("optimum", box)(c, A, b, A_eq, b_eq)
 
-    def optimal_values(self, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
-                       b_eq: Any = None) -> torch.Tensor:
+    def optimal_values(
+        self, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None
+    ) -> torch.Tensor:
         """(B,) the true optimal objective values (float64, on the host), NaN where an instance
         has none: what [score][ilplayer.metrics.two_stage.TwoStage.score] takes as ``optimal``."""
         y, status = self.optimum(c, A, b, A_eq, b_eq)
-        costs = torch.as_tensor(as_input(self.program.c if c is None else c)).detach().to("cpu", torch.float64)
+        costs = (
+            torch.as_tensor(as_input(self.program.c if c is None else c))
+            .detach()
+            .to("cpu", torch.float64)
+        )
         values = (costs * y.to("cpu", torch.float64)).sum(-1)
-        values[torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)] = float("nan")
+        values[
+            torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)
+        ] = float("nan")
         return values
 
-    def score(self, y_stage1: Any, c: Any = None, A: Any = None, b: Any = None, A_eq: Any = None,
-              b_eq: Any = None, penalty: Any = 0.0, changes: str = "any", drop_penalty: Any = None,
-              optimal: Any = None) -> PostHocRegret:
+    def score(
+        self,
+        y_stage1: Any,
+        c: Any = None,
+        A: Any = None,
+        b: Any = None,
+        A_eq: Any = None,
+        b_eq: Any = None,
+        penalty: Any = 0.0,
+        changes: str = "any",
+        drop_penalty: Any = None,
+        optimal: Any = None,
+    ) -> PostHocRegret:
         """[post_hoc_regret][ilplayer.metrics.two_stage.post_hoc_regret] of ``y_stage1`` on this
         backend (the same arguments, but the program and solver)."""
         program = self.program
@@ -298,34 +368,62 @@ class TwoStage:
         B, n = y1.shape
         if c is None:
             if program.c is None:
-                raise ValueError("c: the true costs are needed (the program has no objective of its own)")
+                raise ValueError(
+                    "c: the true costs are needed (the program has no objective of its own)"
+                )
             c = program.c
         c = _batched(c, B, (n,), "c")
         A, b = _rows_of(program, B, n, A, b, "")
         A_eq, b_eq = _rows_of(program, B, n, A_eq, b_eq, "_eq")
         add = _penalty(penalty, B, n, "penalty")
         drop = add if drop_penalty is None else _penalty(drop_penalty, B, n, "drop_penalty")
-        outside = ((y1 < torch.from_numpy(lb) - _FEASIBILITY_TOL)
-                   | (y1 > torch.from_numpy(ub) + _FEASIBILITY_TOL)).any(-1)
-        infeasible = outside | _violated(y1, A, b, equality=False) | _violated(y1, A_eq, b_eq, equality=True)
+        outside = (
+            (y1 < torch.from_numpy(lb) - _FEASIBILITY_TOL)
+            | (y1 > torch.from_numpy(ub) + _FEASIBILITY_TOL)
+        ).any(-1)
+        infeasible = (
+            outside | _violated(y1, A, b, equality=False) | _violated(y1, A_eq, b_eq, equality=True)
+        )
         if optimal is None:
             y_opt, status_opt = self.optimum(c, A, b, A_eq, b_eq)
             optimal = (c * y_opt.to(torch.float64).cpu()).sum(-1)
         else:
             optimal = _batched(optimal, B, (), "optimal").clone()
-            status_opt = torch.where(torch.isnan(optimal), int(Status.INFEASIBLE), int(Status.OPTIMAL))
+            status_opt = torch.where(
+                torch.isnan(optimal), int(Status.INFEASIBLE), int(Status.OPTIMAL)
+            )
         sign = -1.0 if program.sense == "max" else 1.0  # the objective in minimisation form
-        has = lambda status: torch.tensor([Status(int(s)).has_solution for s in status], dtype=torch.bool)
+        has = lambda status: torch.tensor(
+            [Status(int(s)).has_solution for s in status], dtype=torch.bool
+        )
         ok_opt = has(status_opt)
         # Stage 2 only where the true program has an optimum (elsewhere its scores are NaN, and
         # proving an instance infeasible can be the slowest solve of the batch)
         keep = ok_opt.nonzero().flatten()
         y2, status2 = y1.clone(), torch.full((B,), int(Status.INFEASIBLE), dtype=torch.int8)
         if len(keep):
-            rows_of = lambda M: M[keep] if isinstance(M, torch.Tensor) and M.dim() == 3 else M  # shared stay
-            stage2, rows = _stage2(sign * c[keep], rows_of(A), b[keep], rows_of(A_eq), b_eq[keep], y1[keep],
-                                   (lb, ub, integer), add[keep], drop[keep], changes)
-            key = (changes, *(np.asarray(getattr(stage2, name)).tobytes() for name in ("lb", "ub", "integrality")))
+            rows_of = lambda M: (
+                M[keep] if isinstance(M, torch.Tensor) and M.dim() == 3 else M
+            )  # shared stay
+            stage2, rows = _stage2(
+                sign * c[keep],
+                rows_of(A),
+                b[keep],
+                rows_of(A_eq),
+                b_eq[keep],
+                y1[keep],
+                (lb, ub, integer),
+                add[keep],
+                drop[keep],
+                changes,
+            )
+            key = (
+                changes,
+                *(
+                    np.asarray(getattr(stage2, name)).tobytes()
+                    for name in ("lb", "ub", "integrality")
+                ),
+            )
             z, solved2 = self._oracle(key, stage2)(*rows)
             y2[keep], status2[keep] = z[:, :n].to(torch.float64).cpu(), solved2.cpu().to(torch.int8)
         paid = (add * (y2 - y1).clamp(min=0)).sum(-1) + (drop * (y1 - y2).clamp(min=0)).sum(-1)
@@ -335,11 +433,18 @@ class TwoStage:
         nan = torch.full_like(regret, float("nan"))
         status = torch.where(ok_opt, status2, status_opt.cpu().to(torch.int8))
         to = lambda t: t.to(device)
-        return PostHocRegret(regret=to(torch.where(ok_opt & ok2, regret, nan)),
-                             value=to(torch.where(ok2, value, nan)), optimal=to(torch.where(ok_opt, optimal, nan)),
-                             stage2=to(y2), infeasible=to(infeasible), status=to(status.to(torch.int8)))
+        return PostHocRegret(
+            regret=to(torch.where(ok_opt & ok2, regret, nan)),
+            value=to(torch.where(ok2, value, nan)),
+            optimal=to(torch.where(ok_opt, optimal, nan)),
+            stage2=to(y2),
+            infeasible=to(infeasible),
+            status=to(status.to(torch.int8)),
+        )
 
-    def _decisions(self, y_stage1: Any) -> tuple[torch.Tensor, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _decisions(
+        self, y_stage1: Any
+    ) -> tuple[torch.Tensor, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """``y_stage1`` checked, as a float64 host tensor, and the program's box and integrality."""
         y1 = torch.as_tensor(as_input(y_stage1))
         if y1.dtype.is_complex:
@@ -348,7 +453,9 @@ class TwoStage:
             raise ValueError(f"y_stage1 must have shape (B, n) with B >= 1, got {tuple(y1.shape)}")
         y1 = y1.detach().to("cpu", torch.float64)
         if not torch.isfinite(y1).all():
-            raise ValueError("y_stage1 must be finite (a Stage 1 without a decision: pass what stands in for it)")
+            raise ValueError(
+                "y_stage1 must be finite (a Stage 1 without a decision: pass what stands in for it)"
+            )
         n = y1.shape[1]
         lb, ub = as_bounds(self.program.lb, n, "lb"), as_bounds(self.program.ub, n, "ub")
         integer = as_integrality(self.program.integrality, n)

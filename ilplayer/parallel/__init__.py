@@ -1,1 +1,2 @@
-"""Batches over workers: executors (threads, processes, Ray, yours), the worker side, dispatch and the answer check, the kept backends."""
+"""Batches over workers: executors (threads, processes, Ray, yours), the worker side, dispatch and
+the answer check, the kept backends."""

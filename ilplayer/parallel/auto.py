@@ -36,7 +36,10 @@ class AutoDispatch:
 
     def parallel(self) -> bool:
         """Whether the next batch goes to the workers."""
-        if self.serial_batch_seconds is not None and self.serial_batch_seconds < SMALL_BATCH_SECONDS:
+        if (
+            self.serial_batch_seconds is not None
+            and self.serial_batch_seconds < SMALL_BATCH_SECONDS
+        ):
             return False  # too small to hand over (SMALL_BATCH_SECONDS); still measured serially
         for way in (False, True):
             if way not in self.seconds_per_instance:
@@ -51,7 +54,11 @@ class AutoDispatch:
             return
         if not parallel:
             last = self.serial_batch_seconds
-            self.serial_batch_seconds = seconds if last is None else last + self.weight * (seconds - last)
+            self.serial_batch_seconds = (
+                seconds if last is None else last + self.weight * (seconds - last)
+            )
         if instances:
             rate, last = seconds / instances, self.seconds_per_instance.get(parallel)
-            self.seconds_per_instance[parallel] = rate if last is None else last + self.weight * (rate - last)
+            self.seconds_per_instance[parallel] = (
+                rate if last is None else last + self.weight * (rate - last)
+            )

@@ -25,6 +25,8 @@ from ilplayer.parallel.workers import frozen
 __all__ = ["CACHE_SIZE", "cached_backend", "release_solvers"]
 
 CACHE_SIZE = 4
+
+
 def _close(entries: OrderedDict[Any, Backend]) -> None:
     while entries:
         entries.popitem(last=False)[1].close()
@@ -51,8 +53,13 @@ def _thread_cache() -> _ThreadCache:
 
 
 @contextlib.contextmanager
-def cached_backend(name: str, options: dict[str, Any] | None, executor: str | None,
-                   workers: int | None, mp_context: str | None) -> Iterator[Backend]:
+def cached_backend(
+    name: str,
+    options: dict[str, Any] | None,
+    executor: str | None,
+    workers: int | None,
+    mp_context: str | None,
+) -> Iterator[Backend]:
     """This thread's `Backend` for these settings, built on first
     use; one that cannot be kept (an option that is no key) is closed when the block ends."""
     key: Any = (name, frozen(options or {}), executor, workers, mp_context)

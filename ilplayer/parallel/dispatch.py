@@ -23,14 +23,27 @@ from ilplayer.core.threads import library_threads
 from ilplayer.core.validation import ProblemTensors
 from ilplayer.errors import SolverFailureWarning
 from ilplayer.parallel.executors import Backend, plan_tasks
-from ilplayer.parallel.workers import BatchExecutor, SolverRecipe, TaskFailure, one_blas_thread, solve_task
+from ilplayer.parallel.workers import (
+    BatchExecutor,
+    SolverRecipe,
+    TaskFailure,
+    one_blas_thread,
+    solve_task,
+)
 from ilplayer.solvers.contract import Solver
 
-__all__ = ["backend_groups", "box_optima", "check_capabilities", "placeholder_solution", "solve_problem"]
+__all__ = [
+    "backend_groups",
+    "box_optima",
+    "check_capabilities",
+    "placeholder_solution",
+    "solve_problem",
+]
 
 
-
-def placeholder_solution(lb: np.ndarray, ub: np.ndarray, integrality: np.ndarray | None = None) -> np.ndarray:
+def placeholder_solution(
+    lb: np.ndarray, ub: np.ndarray, integrality: np.ndarray | None = None
+) -> np.ndarray:
     """The ``y`` given to rows without a solution: the box centre, rounded down on the integer
     variables; where a bound is infinite, the point of the box closest to 0.
 
@@ -39,7 +52,11 @@ def placeholder_solution(lb: np.ndarray, ub: np.ndarray, integrality: np.ndarray
     """
     with np.errstate(invalid="ignore"):
         centre = np.where(np.isfinite(lb) & np.isfinite(ub), (lb + ub) / 2, np.clip(0.0, lb, ub))
-    integer = np.ones(len(lb), bool) if integrality is None else np.asarray(integrality).reshape(-1, len(lb)).all(0)
+    integer = (
+        np.ones(len(lb), bool)
+        if integrality is None
+        else np.asarray(integrality).reshape(-1, len(lb)).all(0)
+    )
     return np.where(integer, np.floor(centre), centre).astype(np.float64)
 
 
@@ -49,9 +66,13 @@ def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str)
     rounded, valid = batch.checked_points(y)
     bad = solved & ~valid
     if bad.any():
-        warnings.warn(f"solver {solver!r} returned an invalid solution (not integral where asked, outside "
-                      f"the box or violating A y <= b or A_eq y = b_eq) for instances {rows[bad].tolist()}; they "
-                      "are marked Status.ERROR", SolverFailureWarning, stacklevel=4)
+        warnings.warn(
+            f"solver {solver!r} returned an invalid solution (not integral where asked, outside "
+            f"the box or violating A y <= b or A_eq y = b_eq) for instances {rows[bad].tolist()}; they "
+            "are marked Status.ERROR",
+            SolverFailureWarning,
+            stacklevel=4,
+        )
         status[bad] = Status.ERROR
     objective = np.where(solved & ~bad, np.einsum("kn,kn->k", batch.c, rounded), np.nan)
     return SolveResult(y=rounded, status=status, objective=objective)
@@ -77,8 +98,9 @@ def without_zero_rows(batch: ILPBatch) -> ILPBatch | None:
         return None
     if (np.abs(batch.b_eq[zero_eq]) > VERIFY_TOL * (1.0 + np.abs(batch.b_eq[zero_eq]))).any():
         return None
-    return batch.with_rows(A=batch.A[~zero], b=batch.b[~zero], A_eq=batch.A_eq[~zero_eq],
-                           b_eq=batch.b_eq[~zero_eq])
+    return batch.with_rows(
+        A=batch.A[~zero], b=batch.b[~zero], A_eq=batch.A_eq[~zero_eq], b_eq=batch.b_eq[~zero_eq]
+    )
 
 
 BOX_TOL = 1e-9  # the rows a box optimum must meet: strictly, not within the solvers' band
@@ -93,7 +115,9 @@ def box_optima(batch: ILPBatch) -> tuple[np.ndarray, np.ndarray]:
     training an SPO+ or maximisation batch has costs of one sign (an empty knapsack), and such
     instances then cost nothing on every backend and executor.
     """
-    y = np.where(batch.c < 0, batch.ub, np.where(batch.c > 0, batch.lb, batch.finite_lower())).astype(np.float64)
+    y = np.where(
+        batch.c < 0, batch.ub, np.where(batch.c > 0, batch.lb, batch.finite_lower())
+    ).astype(np.float64)
     # An infinite bound under its cost: the instance is unbounded, or its rows decide.
     decided = np.isfinite(y).all(axis=1)
     y = np.where(np.isfinite(y), y, 0.0)
@@ -104,8 +128,9 @@ def box_optima(batch: ILPBatch) -> tuple[np.ndarray, np.ndarray]:
     return y, np.asarray(decided)
 
 
-def backend_groups(problem: ProblemTensors, capabilities: frozenset[Capability] | set[Capability]
-                   ) -> tuple[list[tuple[np.ndarray, ILPBatch]], np.ndarray, np.ndarray, np.ndarray]:
+def backend_groups(
+    problem: ProblemTensors, capabilities: frozenset[Capability] | set[Capability]
+) -> tuple[list[tuple[np.ndarray, ILPBatch]], np.ndarray, np.ndarray, np.ndarray]:
     """What of ``problem`` a backend with ``capabilities`` is asked: its groups sharing
     ``(A, b)`` (each ``(rows, batch)``), without the instances decided here (all-zero rows that
     make one infeasible, a box optimum that meets the rows); and ``(y, status, objective)`` for
@@ -133,8 +158,12 @@ def backend_groups(problem: ProblemTensors, capabilities: frozenset[Capability] 
     return groups, y, status, objective
 
 
-def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor | None,
-                recipe: SolverRecipe | None) -> tuple[np.ndarray, ...]:
+def _solve_host(
+    problem: ProblemTensors,
+    solver: Solver,
+    executor: BatchExecutor | None,
+    recipe: SolverRecipe | None,
+) -> tuple[np.ndarray, ...]:
     n = problem.num_variables
     groups, y, status, objective = backend_groups(problem, solver.capabilities)
     auto = executor.auto if executor is not None else None
@@ -144,7 +173,9 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
         tasks = [[group] for group in groups]
         outcomes: list = [solve_task(solver, task) for task in tasks]
     else:
-        assert executor is not None and recipe is not None, "make_executor refuses parallel executors without a recipe"
+        assert executor is not None and recipe is not None, (
+            "make_executor refuses parallel executors without a recipe"
+        )
         tasks = plan_tasks(groups, executor.workers)
         outcomes = executor.run(recipe, tasks)
     if auto is not None and groups:
@@ -155,7 +186,9 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
         results = [outcome] * len(task) if isinstance(outcome, TaskFailure) else outcome
         for (rows, batch), result in zip(task, results):
             if not isinstance(result, TaskFailure) and result.y.shape != (len(rows), n):
-                result = TaskFailure(f"returned y of shape {result.y.shape}, expected {(len(rows), n)}")
+                result = TaskFailure(
+                    f"returned y of shape {result.y.shape}, expected {(len(rows), n)}"
+                )
             if isinstance(result, TaskFailure):  # one failing group must not sink the batch
                 failed.extend(rows.tolist())
                 first_error = first_error or result.message
@@ -163,12 +196,18 @@ def _solve_host(problem: ProblemTensors, solver: Solver, executor: BatchExecutor
             result = _verify(batch, result, rows, solver.name)
             y[rows], status[rows], objective[rows] = result.y, result.status, result.objective
     if failed:
-        warnings.warn(f"solver {solver.name!r} failed on instances {sorted(failed)} (marked "
-                      f"Status.ERROR); first error: {first_error}", SolverFailureWarning, stacklevel=3)
+        warnings.warn(
+            f"solver {solver.name!r} failed on instances {sorted(failed)} (marked "
+            f"Status.ERROR); first error: {first_error}",
+            SolverFailureWarning,
+            stacklevel=3,
+        )
     return y, status, objective
 
 
-MILP_BACKENDS_HINT = "a mixed-integer backend: highs, gurobi, scip or pyomo:<solver> (ilplayer solvers lists them)"
+MILP_BACKENDS_HINT = (
+    "a mixed-integer backend: highs, gurobi, scip or pyomo:<solver> (ilplayer solvers lists them)"
+)
 
 
 def check_capabilities(problem: ProblemTensors, solver: Solver) -> None:
@@ -176,20 +215,26 @@ def check_capabilities(problem: ProblemTensors, solver: Solver) -> None:
     declare it can solve one: never round a continuous variable silently."""
     if problem.has_continuous and Capability.CONTINUOUS_VARIABLES not in solver.capabilities:
         j = int(np.flatnonzero(~problem.integrality.reshape(-1, problem.num_variables).all(0))[0])
-        raise ValueError(f"integrality: variable {j} is continuous (integrality[{j}] = 0), and solver "
-                         f"{solver.name!r} solves pure-integer programs only; use {MILP_BACKENDS_HINT}")
+        raise ValueError(
+            f"integrality: variable {j} is continuous (integrality[{j}] = 0), and solver "
+            f"{solver.name!r} solves pure-integer programs only; use {MILP_BACKENDS_HINT}"
+        )
     if problem.has_infinite_bounds and Capability.INFINITE_BOUNDS not in solver.capabilities:
         infinite = ~(np.isfinite(problem.lb) & np.isfinite(problem.ub))
         j = int(np.flatnonzero(infinite)[0])
-        raise ValueError(f"lb/ub: variable {j} has an infinite bound (lb={problem.lb[j]:g}, ub={problem.ub[j]:g}), "
-                         f"and solver {solver.name!r} needs a finite box; give finite bounds or use "
-                         f"{MILP_BACKENDS_HINT}")
+        raise ValueError(
+            f"lb/ub: variable {j} has an infinite bound (lb={problem.lb[j]:g}, ub={problem.ub[j]:g}), "
+            f"and solver {solver.name!r} needs a finite box; give finite bounds or use "
+            f"{MILP_BACKENDS_HINT}"
+        )
 
 
-def solve_problem(problem: ProblemTensors, backend: Backend | Solver
-                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def solve_problem(
+    problem: ProblemTensors, backend: Backend | Solver
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Solve ``problem`` with ``backend``'s solver, in this thread or on its executor's workers
-    (which build their own solvers from its recipe). A bare [`Solver`][ilplayer.parallel.dispatch.Solver] solves serially.
+    (which build their own solvers from its recipe). A bare
+    [`Solver`][ilplayer.parallel.dispatch.Solver] solves serially.
 
     Returns ``(y, status, objective)`` on ``problem.device``: ``y`` float64 (B, n) with the
     placeholder where there is no solution, ``status`` int8 (B,), ``objective`` float64 (B,).
@@ -206,21 +251,30 @@ def solve_problem(problem: ProblemTensors, backend: Backend | Solver
     solver.check(problem)  # refuse what the backend cannot do, before solving anything
     device = problem.device
     if device.type == "meta":
-        raise ValueError(f"c: the inputs are on the meta device, which holds shapes but no values, and solver "
-                         f"{solver.name!r} needs the values; solve on cpu or an accelerator (a gradient method's "
-                         "backward runs on meta by itself, given solutions)")
+        raise ValueError(
+            f"c: the inputs are on the meta device, which holds shapes but no values, and solver "
+            f"{solver.name!r} needs the values; solve on cpu or an accelerator (a gradient method's "
+            "backward runs on meta by itself, given solutions)"
+        )
     if Capability.DEVICE_TENSORS in solver.capabilities:
         try:
-            with library_threads():  # torch's enumeration: as many threads as the machine has cores free
+            with (
+                library_threads()
+            ):  # torch's enumeration: as many threads as the machine has cores free
                 y, status, objective = solver.solve_tensors(problem)
         except Exception as exc:
-            warnings.warn(f"solver {solver.name!r} failed on the whole batch: "
-                          f"{type(exc).__name__}: {exc}", SolverFailureWarning, stacklevel=2)
+            warnings.warn(
+                f"solver {solver.name!r} failed on the whole batch: {type(exc).__name__}: {exc}",
+                SolverFailureWarning,
+                stacklevel=2,
+            )
             y = torch.zeros(problem.c.shape, dtype=torch.float64, device=device)
-            status = torch.full((problem.batch_size,), int(Status.ERROR), dtype=torch.int8,
-                                device=device)
-            objective = torch.full((problem.batch_size,), float("nan"), dtype=torch.float64,
-                                   device=device)
+            status = torch.full(
+                (problem.batch_size,), int(Status.ERROR), dtype=torch.int8, device=device
+            )
+            objective = torch.full(
+                (problem.batch_size,), float("nan"), dtype=torch.float64, device=device
+            )
     else:
         # The host-side products (box optima, the answer check; n x m x B) run on one BLAS
         # thread: OpenBLAS' two threads made each one many times slower on a busy machine
@@ -231,6 +285,8 @@ def solve_problem(problem: ProblemTensors, backend: Backend | Solver
         status = torch.from_numpy(status_np).to(device)
         objective = torch.from_numpy(objective_np).to(device)
     has_solution = (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
-    placeholder = torch.from_numpy(placeholder_solution(problem.lb, problem.ub, problem.integrality)).to(device)
+    placeholder = torch.from_numpy(
+        placeholder_solution(problem.lb, problem.ub, problem.integrality)
+    ).to(device)
     y = torch.where(has_solution[:, None], y.to(torch.float64), placeholder)
     return y, status, objective

@@ -45,6 +45,7 @@ EXECUTORS = ("auto", "serial", "threads", "processes", "ray")
 
 # --- planning --------------------------------------------------------------------------------
 
+
 def plan_tasks(groups: list[tuple[np.ndarray, ILPBatch]], workers: int) -> list[Task]:
     """About ``workers`` tasks of about ``batch / workers`` instances each.
 
@@ -92,9 +93,15 @@ class FuturesExecutor(BatchExecutor):
     schedules them.
     """
 
-    def __init__(self, pool: concurrent.futures.Executor | None = None, *, kind: str = "executor",
-                 workers: int | None = None, mp_context: str | None = None,
-                 auto: AutoDispatch | None = None) -> None:
+    def __init__(
+        self,
+        pool: concurrent.futures.Executor | None = None,
+        *,
+        kind: str = "executor",
+        workers: int | None = None,
+        mp_context: str | None = None,
+        auto: AutoDispatch | None = None,
+    ) -> None:
         self.kind = kind
         self.auto = auto
         self.workers = workers or getattr(pool, "_max_workers", None) or default_workers()
@@ -107,7 +114,9 @@ class FuturesExecutor(BatchExecutor):
 
     def _make_lane(self, index: int) -> Lane:
         if self.kind == "threads":
-            return concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"ilplayer-lane{index}")
+            return concurrent.futures.ThreadPoolExecutor(
+                1, thread_name_prefix=f"ilplayer-lane{index}"
+            )
         return ProcessLane(self.mp_context)
 
     def lane(self, index: int) -> Lane:
@@ -123,26 +132,37 @@ class FuturesExecutor(BatchExecutor):
 
     def worker_pids(self) -> list[int]:
         """The process ids of an ilplayer process pool's running workers (started ones only)."""
-        return [lane.pid for lane in self._lanes if isinstance(lane, ProcessLane) and lane.pid is not None]
+        return [
+            lane.pid
+            for lane in self._lanes
+            if isinstance(lane, ProcessLane) and lane.pid is not None
+        ]
 
     def start(self) -> None:
         """Start every worker now (otherwise they start with the first batch)."""
         for future in [self.lane(i).submit(ping, i) for i in range(self.workers)]:
             future.result()
 
-    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+    def run(
+        self, recipe: SolverRecipe, tasks: list[Task]
+    ) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
         if self.kind == "processes" and self._owned and multiprocessing.current_process().daemon:
             # A daemonic process (a DataLoader worker) cannot have children: threads, said once.
-            warnings.warn("executor='processes': this is a daemonic process (a DataLoader worker?), which cannot "
-                          "start worker processes; its batches are solved in threads instead", RuntimeWarning,
-                          stacklevel=4)
+            warnings.warn(
+                "executor='processes': this is a daemonic process (a DataLoader worker?), which cannot "
+                "start worker processes; its batches are solved in threads instead",
+                RuntimeWarning,
+                stacklevel=4,
+            )
             self.kind = "threads"
         if self.kind == "threads":  # BLAS's threads are the process's: limited while ours run
             with one_blas_thread():
                 return self._run(recipe, tasks)
         return self._run(recipe, tasks)
 
-    def _run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+    def _run(
+        self, recipe: SolverRecipe, tasks: list[Task]
+    ) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
         futures: list[tuple[int, concurrent.futures.Future | LaneFuture | TaskFailure]] = []
         broken: set[int] = set()  # lanes to replace before the next batch
         for index, task in enumerate(tasks):
@@ -198,12 +218,19 @@ def _shutdown_lane(lane: Lane) -> None:
 ExecutorLike = Union[str, BatchExecutor, concurrent.futures.Executor, None]
 
 
-_NOT_REBUILDABLE = ("needs a solver its workers can build again: a name, or a Solver built with keyword "
-                    "arguments only (each worker builds its own instance from them)")
+_NOT_REBUILDABLE = (
+    "needs a solver its workers can build again: a name, or a Solver built with keyword "
+    "arguments only (each worker builds its own instance from them)"
+)
 
 
-def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver, recipe: SolverRecipe | None,
-                  mp_context: str | None = None) -> BatchExecutor | None:
+def make_executor(
+    executor: ExecutorLike,
+    workers: int | None,
+    solver: Solver,
+    recipe: SolverRecipe | None,
+    mp_context: str | None = None,
+) -> BatchExecutor | None:
     """The executor to use for ``solver``, whose workers build their own from ``recipe``
     (None: it cannot be rebuilt); ``None`` means solve serially in this thread.
 
@@ -223,8 +250,10 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver, r
     if executor is None:
         executor = "auto"
     if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {EXECUTORS} or a concurrent.futures.Executor, "
-                         f"got {executor!r}")
+        raise ValueError(
+            f"executor must be one of {EXECUTORS} or a concurrent.futures.Executor, "
+            f"got {executor!r}"
+        )
     if Capability.DEVICE_TENSORS in solver.capabilities or executor == "serial":
         return None
     if recipe is None:
@@ -239,15 +268,19 @@ def make_executor(executor: ExecutorLike, workers: int | None, solver: Solver, r
         return FuturesExecutor(kind="threads", workers=count, auto=AutoDispatch())
     if executor == "threads":
         if not releases_gil:
-            raise ValueError(f"executor='threads': solver {solver.name!r} holds the GIL while "
-                             "solving, so threads would run one at a time; use "
-                             "executor='processes'")
+            raise ValueError(
+                f"executor='threads': solver {solver.name!r} holds the GIL while "
+                "solving, so threads would run one at a time; use "
+                "executor='processes'"
+            )
         return FuturesExecutor(kind="threads", workers=count)
     if executor == "processes":
         method = mp_context or default_start_method()
         if method not in multiprocessing.get_all_start_methods():
-            raise ValueError(f"mp_context must be one of {multiprocessing.get_all_start_methods()}, "
-                             f"got {method!r}")
+            raise ValueError(
+                f"mp_context must be one of {multiprocessing.get_all_start_methods()}, "
+                f"got {method!r}"
+            )
         return FuturesExecutor(kind="processes", workers=count, mp_context=method)
     return RayExecutor(workers=workers)
 
@@ -265,13 +298,21 @@ class Backend:
     owns_executor: bool = False
 
     @classmethod
-    def build(cls, solver: str | Solver, options: dict[str, Any] | None, executor: ExecutorLike,
-              workers: int | None = None, mp_context: str | None = None) -> Backend:
+    def build(
+        cls,
+        solver: str | Solver,
+        options: dict[str, Any] | None,
+        executor: ExecutorLike,
+        workers: int | None = None,
+        mp_context: str | None = None,
+    ) -> Backend:
         """``solver`` (a name, resolved here once, or a Solver object used as it is) with its
         ``options`` and the pool ``executor`` names (or yours, used as it is)."""
         if options is not None and not isinstance(options, dict):
-            raise TypeError("solver_options must be a dict of keyword options for the backend, e.g. "
-                            f"{{'time_limit': 10}}; got {type(options).__name__}")
+            raise TypeError(
+                "solver_options must be a dict of keyword options for the backend, e.g. "
+                f"{{'time_limit': 10}}; got {type(options).__name__}"
+            )
         if isinstance(solver, Solver):
             if options:
                 raise ValueError("solver_options only apply when solver is given by name")
@@ -285,8 +326,13 @@ class Backend:
             if built is not solver:
                 built.close()
             raise
-        return cls(recipe, built, pool, owns_solver=built is not solver,
-                   owns_executor=pool is not None and (executor is None or isinstance(executor, str)))
+        return cls(
+            recipe,
+            built,
+            pool,
+            owns_solver=built is not solver,
+            owns_executor=pool is not None and (executor is None or isinstance(executor, str)),
+        )
 
     def close(self) -> None:
         """Stop the pool and release the solver, for what this backend built itself."""

@@ -21,7 +21,12 @@ def main_without_a_file() -> Any:
     ``__file__`` is ``'<stdin>'``), else None. ``python -c`` and notebooks name no file."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
-    if main is None or path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
+    if (
+        main is None
+        or path is None
+        or getattr(main, "__spec__", None) is not None
+        or os.path.isfile(path)
+    ):
         return None
     return main
 
@@ -62,7 +67,9 @@ def unguarded_main_line() -> tuple[str, int] | None:
     if main is None or not path or not os.path.isfile(path):
         return None
     frame: types.FrameType | None = sys._getframe(1)
-    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
+    while frame is not None and not (
+        frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"
+    ):
         frame = frame.f_back
     if frame is None:
         return None  # not reached from the main script's top level
@@ -73,8 +80,11 @@ def unguarded_main_line() -> tuple[str, int] | None:
     except (OSError, SyntaxError, ValueError):
         return None
     for node in tree.body:
-        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test) \
-                and "__name__" in ast.unparse(node.test) \
-                and node.lineno <= line <= (node.end_lineno or node.lineno):
+        if (
+            isinstance(node, ast.If)
+            and "__main__" in ast.unparse(node.test)
+            and "__name__" in ast.unparse(node.test)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
             return None
     return path, line

@@ -20,8 +20,9 @@ MiB = 1 << 20
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3  # glibc's <malloc.h>
 
 
-def keep_freed_memory(trim_threshold: int = 64 * MiB, top_pad: int = 16 * MiB,
-                      mmap_threshold: int = 32 * MiB) -> bool:
+def keep_freed_memory(
+    trim_threshold: int = 64 * MiB, top_pad: int = 16 * MiB, mmap_threshold: int = 32 * MiB
+) -> bool:
     """Let this process's ``malloc`` keep up to ``trim_threshold`` bytes of freed heap (and grow
     the heap ``top_pad`` bytes at a time), and serve blocks below ``mmap_threshold`` from the heap
     instead of a fresh mapping each: repeated solves then reuse their memory instead of
@@ -32,13 +33,20 @@ def keep_freed_memory(trim_threshold: int = 64 * MiB, top_pad: int = 16 * MiB,
     serial and thread solves; the cost is up to ``trim_threshold + top_pad`` bytes (80 MiB by
     default) of freed memory the process keeps instead of returning.
     """
-    for name, value in (("trim_threshold", trim_threshold), ("top_pad", top_pad),
-                        ("mmap_threshold", mmap_threshold)):
+    for name, value in (
+        ("trim_threshold", trim_threshold),
+        ("top_pad", top_pad),
+        ("mmap_threshold", mmap_threshold),
+    ):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ValueError(f"{name} must be a non-negative number of bytes, got {value!r}")
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return False
     mallopt = ctypes.CDLL(None).mallopt
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    settings = ((_M_TRIM_THRESHOLD, trim_threshold), (_M_TOP_PAD, top_pad), (_M_MMAP_THRESHOLD, mmap_threshold))
+    settings = (
+        (_M_TRIM_THRESHOLD, trim_threshold),
+        (_M_TOP_PAD, top_pad),
+        (_M_MMAP_THRESHOLD, mmap_threshold),
+    )
     return all(mallopt(option, min(value, 2**31 - 1)) == 1 for option, value in settings)

@@ -51,8 +51,11 @@ class _RayActorPool:
                 self._add()
 
     def _add(self) -> None:
-        actor = self.ray.remote(num_cpus=1, max_restarts=0)(_RayWorker).options(
-            scheduling_strategy="SPREAD").remote()
+        actor = (
+            self.ray.remote(num_cpus=1, max_restarts=0)(_RayWorker)
+            .options(scheduling_strategy="SPREAD")
+            .remote()
+        )
         self.actors.append(actor)
         self.pings[actor] = actor.ping.remote()
 
@@ -118,7 +121,9 @@ class RayExecutor(BatchExecutor):
 
     kind = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None, wait_s: float = 60.0) -> None:
+    def __init__(
+        self, workers: int | None = None, address: str | None = None, wait_s: float = 60.0
+    ) -> None:
         self.requested_workers = workers
         self.address = address
         self.wait_s = wait_s
@@ -133,11 +138,14 @@ class RayExecutor(BatchExecutor):
     @property
     def _actors(self) -> list[Any]:
         """The actors this executor uses (the first ``workers`` of the shared pool)."""
-        return [] if self._pool is None else self._pool.actors[:self._count]
+        return [] if self._pool is None else self._pool.actors[: self._count]
 
     def _ensure_pool(self) -> _RayActorPool:
-        if self._pool is not None and self._ray.is_initialized() and \
-                self._pool.session == self._ray.get_runtime_context().get_session_name():
+        if (
+            self._pool is not None
+            and self._ray.is_initialized()
+            and self._pool.session == self._ray.get_runtime_context().get_session_name()
+        ):
             return self._pool
         try:
             import ray
@@ -148,8 +156,12 @@ class RayExecutor(BatchExecutor):
             if self.address is not None:
                 ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False)
             else:
-                ray.init(num_cpus=self.requested_workers, include_dashboard=False,
-                         logging_level=logging.ERROR, log_to_driver=False)
+                ray.init(
+                    num_cpus=self.requested_workers,
+                    include_dashboard=False,
+                    logging_level=logging.ERROR,
+                    log_to_driver=False,
+                )
         session = ray.get_runtime_context().get_session_name()
         with _ray_pools_lock:
             for old in [k for k in _ray_pools if k != session]:  # Ray was shut down and restarted
@@ -171,10 +183,14 @@ class RayExecutor(BatchExecutor):
         while len(pool.ready(self._count, 0)) < self._count and time.monotonic() < deadline:
             time.sleep(0.05)
         if not pool.ready(self._count, 0):
-            raise RuntimeError(f"executor='ray': no Ray actor started within {self.wait_s} s; the "
-                               f"cluster has {self._ray.available_resources().get('CPU', 0)} free CPUs")
+            raise RuntimeError(
+                f"executor='ray': no Ray actor started within {self.wait_s} s; the "
+                f"cluster has {self._ray.available_resources().get('CPU', 0)} free CPUs"
+            )
 
-    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+    def run(
+        self, recipe: SolverRecipe, tasks: list[Task]
+    ) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
         pool = self._ensure_pool()
         ray = self._ray
         results: list[Any] = [None] * len(tasks)
@@ -183,8 +199,10 @@ class RayExecutor(BatchExecutor):
         def submit(index: int, runs: int, reason: str) -> None:
             actors = pool.ready(self._count, self.wait_s)
             if not actors:
-                results[index] = TaskFailure(f"{reason}; no Ray actor answered within {self.wait_s} s "
-                                             f"(free CPUs: {ray.available_resources().get('CPU', 0)})")
+                results[index] = TaskFailure(
+                    f"{reason}; no Ray actor answered within {self.wait_s} s "
+                    f"(free CPUs: {ray.available_resources().get('CPU', 0)})"
+                )
                 return
             actor = actors[index % len(actors)]
             pending[actor.run.remote(recipe, tasks[index])] = (index, actor, runs + 1)

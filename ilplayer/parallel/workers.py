@@ -32,9 +32,23 @@ from ilplayer.parallel.malloc import keep_freed_memory
 from ilplayer.solvers.contract import Solver
 from ilplayer.solvers.registry import SolverSpec, resolve_solver_name
 
-__all__ = ["BatchExecutor", "LaneFuture", "ProcessLane", "SolverRecipe", "Task", "TaskFailure",
-           "default_start_method", "default_workers", "frozen", "one_blas_thread", "ping", "run_task", "solve_task",
-           "start_process_pool", "terminate_process_pool"]
+__all__ = [
+    "BatchExecutor",
+    "LaneFuture",
+    "ProcessLane",
+    "SolverRecipe",
+    "Task",
+    "TaskFailure",
+    "default_start_method",
+    "default_workers",
+    "frozen",
+    "one_blas_thread",
+    "ping",
+    "run_task",
+    "solve_task",
+    "start_process_pool",
+    "terminate_process_pool",
+]
 
 Task = list[tuple[np.ndarray, ILPBatch]]
 
@@ -146,7 +160,9 @@ def one_blas_thread() -> Any:
     return _blas_controller.limit(limits=1, user_api="blas")
 
 
-def _process_worker_init(client_pid: int, more: Any = None, more_args: tuple[Any, ...] = ()) -> None:
+def _process_worker_init(
+    client_pid: int, more: Any = None, more_args: tuple[Any, ...] = ()
+) -> None:
     """Workers ignore Ctrl-C (the client handles it), run BLAS on one thread, keep the memory
     their solves free ([`keep_freed_memory`][ilplayer.parallel.malloc.keep_freed_memory]), and exit when the
     client process dies, however it dies. With ``forkserver`` a worker's parent is the fork
@@ -155,8 +171,9 @@ def _process_worker_init(client_pid: int, more: Any = None, more_args: tuple[Any
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     one_blas_thread()  # for the life of the worker: its limit is never undone
     keep_freed_memory()
-    threading.Thread(target=_exit_with, args=(client_pid,), daemon=True,
-                     name="ilplayer-client-watch").start()
+    threading.Thread(
+        target=_exit_with, args=(client_pid,), daemon=True, name="ilplayer-client-watch"
+    ).start()
     if more is not None:
         more(*more_args)
 
@@ -166,9 +183,15 @@ def default_start_method() -> str:
     return "forkserver" if sys.platform.startswith("linux") else "spawn"
 
 
-def start_process_pool(workers: int, mp_context: str | None = None, *, starter: str = "executor='processes'",
-                       instead: str = "executor='threads' or 'serial'", initializer: Any = None,
-                       initargs: tuple[Any, ...] = ()) -> concurrent.futures.ProcessPoolExecutor:
+def start_process_pool(
+    workers: int,
+    mp_context: str | None = None,
+    *,
+    starter: str = "executor='processes'",
+    instead: str = "executor='threads' or 'serial'",
+    initializer: Any = None,
+    initargs: tuple[Any, ...] = (),
+) -> concurrent.futures.ProcessPoolExecutor:
     """A process pool whose workers are set up as above (then ``initializer(*initargs)``).
 
     Refuses to start from the top level of an unguarded main script (``starter`` names what
@@ -176,8 +199,12 @@ def start_process_pool(workers: int, mp_context: str | None = None, *, starter: 
     each worker would run that script again.
     """
     context = _guarded_context(mp_context, starter, instead)
-    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context, initializer=_process_worker_init,
-                                                  initargs=(os.getpid(), initializer, initargs))
+    pool = concurrent.futures.ProcessPoolExecutor(
+        workers,
+        mp_context=context,
+        initializer=_process_worker_init,
+        initargs=(os.getpid(), initializer, initargs),
+    )
     main = main_without_a_file()
     if context.get_start_method() != "fork" and main is not None:
         _start_now_without_main(pool, workers, main)
@@ -191,9 +218,10 @@ def _guarded_context(mp_context: str | None, starter: str, instead: str) -> Any:
     if where is not None:
         raise RuntimeError(
             f"{starter} was started from the top level of {where[0]} (line {where[1]}) without an "
-            f"`if __name__ == \"__main__\":` guard. With the {context.get_start_method()!r} start "
+            f'`if __name__ == "__main__":` guard. With the {context.get_start_method()!r} start '
             "method every worker process imports that script again and would run it too. Put the "
-            f"script's code under `if __name__ == \"__main__\":` (or use {instead}).")
+            f'script\'s code under `if __name__ == "__main__":` (or use {instead}).'
+        )
     return context
 
 
@@ -211,13 +239,21 @@ class ProcessLane:
     Safe to share between threads.
     """
 
-    def __init__(self, mp_context: str | None = None, *, starter: str = "executor='processes'",
-                 instead: str = "executor='threads' or 'serial'") -> None:
+    def __init__(
+        self,
+        mp_context: str | None = None,
+        *,
+        starter: str = "executor='processes'",
+        instead: str = "executor='threads' or 'serial'",
+    ) -> None:
         context = _guarded_context(mp_context, starter, instead)
         self._connection, child = context.Pipe()
-        self.process = context.Process(target=_lane_main, args=(child, os.getpid()), daemon=True,
-                                       name="ilplayer-worker")
-        with main_file_hidden(main_without_a_file() if context.get_start_method() != "fork" else None):
+        self.process = context.Process(
+            target=_lane_main, args=(child, os.getpid()), daemon=True, name="ilplayer-worker"
+        )
+        with main_file_hidden(
+            main_without_a_file() if context.get_start_method() != "fork" else None
+        ):
             self.process.start()
         child.close()
         self._lock = threading.RLock()
@@ -258,9 +294,16 @@ class ProcessLane:
     def _lose(self) -> BaseException:
         self.process.join(timeout=1)
         code = self.process.exitcode
-        how = ("still running" if code is None else f"killed by {signal.Signals(-code).name}" if code < 0
-               else f"exit code {code}")
-        self._lost = concurrent.futures.process.BrokenProcessPool(f"worker process {self.pid} died ({how})")
+        how = (
+            "still running"
+            if code is None
+            else f"killed by {signal.Signals(-code).name}"
+            if code < 0
+            else f"exit code {code}"
+        )
+        self._lost = concurrent.futures.process.BrokenProcessPool(
+            f"worker process {self.pid} died ({how})"
+        )
         while self._pending:
             self._pending.popleft()._settle(False, self._lost)
         return self._lost
@@ -314,11 +357,19 @@ def _lane_main(connection: Any, client_pid: int) -> None:
         except OSError:  # the client is gone
             return
         except Exception as exc:  # the answer cannot be pickled
-            connection.send((False, RuntimeError(f"the worker's answer could not be sent back: "
-                                                 f"{type(exc).__name__}: {exc}")))
+            connection.send(
+                (
+                    False,
+                    RuntimeError(
+                        f"the worker's answer could not be sent back: {type(exc).__name__}: {exc}"
+                    ),
+                )
+            )
 
 
-def _start_now_without_main(pool: concurrent.futures.ProcessPoolExecutor, workers: int, main: Any) -> None:
+def _start_now_without_main(
+    pool: concurrent.futures.ProcessPoolExecutor, workers: int, main: Any
+) -> None:
     """Start every worker now, with the main module's ``__file__`` hidden (`main_file_hidden`)."""
     with main_file_hidden(main):
         futures: list[concurrent.futures.Future[int]] = []
@@ -374,7 +425,9 @@ class BatchExecutor(ABC):
     auto: AutoDispatch | None = None  # set by executor="auto": each batch goes the faster way
 
     @abstractmethod
-    def run(self, recipe: SolverRecipe, tasks: list[Task]) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
+    def run(
+        self, recipe: SolverRecipe, tasks: list[Task]
+    ) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
         """Solve the tasks; never raises for a failed or lost worker."""
 
     def close(self) -> None:

@@ -15,7 +15,16 @@ from ilplayer.readers.rows import program_fields
 __all__ = ["AffineMap", "affine_map", "read_cvxpy"]
 
 # Variable attributes that cvxpy reduces to fewer columns or to cones: not a linear program's.
-_REFUSED_ATTRIBUTES = ("PSD", "NSD", "symmetric", "diag", "hermitian", "complex", "imag", "sparsity")
+_REFUSED_ATTRIBUTES = (
+    "PSD",
+    "NSD",
+    "symmetric",
+    "diag",
+    "hermitian",
+    "complex",
+    "imag",
+    "sparsity",
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,7 @@ class AffineMap:
         theta[-1] = 1.0
         for key, value in values.items():
             flat = np.asarray(value, dtype=np.float64).flatten(order="F")
-            theta[self.offsets[key]:self.offsets[key] + flat.size] = flat
+            theta[self.offsets[key] : self.offsets[key] + flat.size] = flat
         return theta
 
     def rows_at(self, theta: np.ndarray) -> dict[str, Any]:
@@ -69,8 +78,12 @@ class AffineMap:
         full = sparse.csr_array((self.rows @ theta, (self.row, self.column)), shape=self.shape)
         A_all, b_all = -full[:, :n], full[:, [n]].toarray().ravel()
         k = self.num_equalities
-        return {"A": A_all[k:] if m > k else None, "b": b_all[k:] if m > k else None,
-                "A_eq": A_all[:k] if k else None, "b_eq": b_all[:k] if k else None}
+        return {
+            "A": A_all[k:] if m > k else None,
+            "b": b_all[k:] if m > k else None,
+            "A_eq": A_all[:k] if k else None,
+            "b_eq": b_all[:k] if k else None,
+        }
 
 
 def _check_linear(problem: Any) -> None:
@@ -80,20 +93,33 @@ def _check_linear(problem: Any) -> None:
     for variable in problem.variables():
         refused = [name for name in _REFUSED_ATTRIBUTES if variable.attributes.get(name)]
         if refused:
-            raise UnreadableModelError(f"problem: variable {variable.name()!r} is {refused[0]}; ilplayer reads "
-                                       "real variables (continuous, integer or boolean) only")
+            raise UnreadableModelError(
+                f"problem: variable {variable.name()!r} is {refused[0]}; ilplayer reads "
+                "real variables (continuous, integer or boolean) only"
+            )
     if not problem.objective.expr.is_pwl():
-        raise UnreadableModelError(f"problem: the objective {problem.objective.expr} is not linear (quadratic or "
-                                   "nonlinear); ilplayer reads linear and piecewise-linear objectives")
-    linear = (cp.constraints.Inequality, cp.constraints.Equality, cp.constraints.Zero, cp.constraints.NonPos,
-              cp.constraints.NonNeg)
+        raise UnreadableModelError(
+            f"problem: the objective {problem.objective.expr} is not linear (quadratic or "
+            "nonlinear); ilplayer reads linear and piecewise-linear objectives"
+        )
+    linear = (
+        cp.constraints.Inequality,
+        cp.constraints.Equality,
+        cp.constraints.Zero,
+        cp.constraints.NonPos,
+        cp.constraints.NonNeg,
+    )
     for constraint in problem.constraints:
         if not isinstance(constraint, linear) or not all(arg.is_pwl() for arg in constraint.args):
-            raise UnreadableModelError(f"problem: constraint {constraint} is not linear (a cone, quadratic or "
-                                       "nonlinear); ilplayer reads linear and piecewise-linear constraints")
+            raise UnreadableModelError(
+                f"problem: constraint {constraint} is not linear (a cone, quadratic or "
+                "nonlinear); ilplayer reads linear and piecewise-linear constraints"
+            )
     if not problem.is_dcp():
-        raise UnreadableModelError("problem: it is not DCP (a piecewise-linear term of the wrong curvature, "
-                                   "e.g. maximising abs(x)); write it with integer variables and linear rows")
+        raise UnreadableModelError(
+            "problem: it is not DCP (a piecewise-linear term of the wrong curvature, "
+            "e.g. maximising abs(x)); write it with integer variables and linear rows"
+        )
 
 
 def _first_non_dpp(expression: Any) -> Any:
@@ -117,11 +143,16 @@ def _check_dpp(problem: Any) -> None:
             raise UnreadableModelError(
                 f"problem: {where} is not DPP: {culprit} is not affine in the parameters (a product of two "
                 "parameters, or a parameter inside a nonlinear atom); make one factor a constant or a new "
-                "parameter holding the product, as cvxpylayers requires")
-    raise UnreadableModelError("problem: it is not DPP (cvxpy's disciplined parametrized programming)")
+                "parameter holding the product, as cvxpylayers requires"
+            )
+    raise UnreadableModelError(
+        "problem: it is not DPP (cvxpy's disciplined parametrized programming)"
+    )
 
 
-def _names(variables: list[Any], columns: dict[int, tuple[int, tuple[int, ...]]], n: int) -> list[str]:
+def _names(
+    variables: list[Any], columns: dict[int, tuple[int, tuple[int, ...]]], n: int
+) -> list[str]:
     """One name per column: ``x``, ``x[i]``, ``x[i,j]`` (cvxpy's column-major order), and
     ``_aux{j}`` for the columns cvxpy's canonicalisation added."""
     names = [f"_aux{j}" for j in range(n)]
@@ -134,8 +165,11 @@ def _names(variables: list[Any], columns: dict[int, tuple[int, tuple[int, ...]]]
             labels = [f"{base}[{k}]" for k in range(shape[0])]
         else:
             indices = np.unravel_index(np.arange(variable.size), shape, order="F")
-            labels = [f"{base}[{','.join(map(str, index))}]" for index in zip(*(i.tolist() for i in indices))]
-        names[start:start + len(labels)] = labels
+            labels = [
+                f"{base}[{','.join(map(str, index))}]"
+                for index in zip(*(i.tolist() for i in indices))
+            ]
+        names[start : start + len(labels)] = labels
     return names
 
 
@@ -145,7 +179,9 @@ def affine_map(problem: Any) -> AffineMap:
     try:
         import cvxpy as cp
     except ImportError as error:
-        raise ImportError("Program.from_cvxpy needs cvxpy: pip install 'ilplayer[cvxpy]'") from error
+        raise ImportError(
+            "Program.from_cvxpy needs cvxpy: pip install 'ilplayer[cvxpy]'"
+        ) from error
     if not isinstance(problem, cp.Problem):
         raise TypeError(f"problem must be a cvxpy.Problem, got {type(problem).__name__}")
     _check_linear(problem)
@@ -155,9 +191,16 @@ def affine_map(problem: Any) -> AffineMap:
     if dims.soc or dims.exp or dims.psd or dims.p3d:
         raise UnreadableModelError("problem: its canonical form has cones beyond linear rows")
     param_prob = data[cp.settings.PARAM_PROB]
-    var_ids = {k: v[0] for k, v in chain.compose_var_id_map().items()} if hasattr(chain, "compose_var_id_map") else {}
-    par_ids = {k: v[0] for k, v in chain.compose_param_id_map().items()} \
-        if hasattr(chain, "compose_param_id_map") else {}
+    var_ids = (
+        {k: v[0] for k, v in chain.compose_var_id_map().items()}
+        if hasattr(chain, "compose_var_id_map")
+        else {}
+    )
+    par_ids = (
+        {k: v[0] for k, v in chain.compose_param_id_map().items()}
+        if hasattr(chain, "compose_param_id_map")
+        else {}
+    )
     import scipy.sparse as sparse
 
     n = int(param_prob.x.size)
@@ -166,38 +209,71 @@ def affine_map(problem: Any) -> AffineMap:
     param_prob.reduced_A.cache()
     index = param_prob.reduced_A.problem_data_index
     if index is None:  # no rows
-        rows, row, column, shape = sparse.csr_array((0, size + 1)), np.zeros(0, int), np.zeros(0, int), (0, n + 1)
+        rows, row, column, shape = (
+            sparse.csr_array((0, size + 1)),
+            np.zeros(0, int),
+            np.zeros(0, int),
+            (0, n + 1),
+        )
     else:
         indices, indptr, shape = index
         rows = sparse.csr_array(param_prob.reduced_A.reduced_mat)
         row = np.asarray(indices, dtype=np.int64)
         column = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
         shape = (int(shape[0]), int(shape[1]))
-    offsets = {p.id: int(param_prob.param_id_to_col[par_ids.get(p.id, p.id)]) for p in problem.parameters()}
-    columns = {v.id: (int(param_prob.var_id_to_col[var_ids.get(v.id, v.id)]), tuple(v.shape))
-               for v in problem.variables()}
+    offsets = {
+        p.id: int(param_prob.param_id_to_col[par_ids.get(p.id, p.id)]) for p in problem.parameters()
+    }
+    columns = {
+        v.id: (int(param_prob.var_id_to_col[var_ids.get(v.id, v.id)]), tuple(v.shape))
+        for v in problem.variables()
+    }
     integer, binary = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     integer[list(data.get("int_vars_idx", []))] = True
     binary[list(data.get("bool_vars_idx", []))] = True
     lb = np.full(n, -np.inf) if data.get("lower_bounds") is None else data["lower_bounds"]
     ub = np.full(n, np.inf) if data.get("upper_bounds") is None else data["upper_bounds"]
-    fields = program_fields(A=None, lower=None, upper=None, lb=lb, ub=ub, integer=integer, binary=binary,
-                            c=np.zeros(n), sense="min", names=_names(problem.variables(), columns, n))
-    return AffineMap(cost=cost, rows=rows, row=row, column=column, shape=shape, num_equalities=int(dims.zero),
-                     offsets=offsets, size=size, variables=columns,
-                     maximize=isinstance(problem.objective, cp.Maximize), fields=fields)
+    fields = program_fields(
+        A=None,
+        lower=None,
+        upper=None,
+        lb=lb,
+        ub=ub,
+        integer=integer,
+        binary=binary,
+        c=np.zeros(n),
+        sense="min",
+        names=_names(problem.variables(), columns, n),
+    )
+    return AffineMap(
+        cost=cost,
+        rows=rows,
+        row=row,
+        column=column,
+        shape=shape,
+        num_equalities=int(dims.zero),
+        offsets=offsets,
+        size=size,
+        variables=columns,
+        maximize=isinstance(problem.objective, cp.Maximize),
+        fields=fields,
+    )
 
 
 def read_cvxpy(problem: Any) -> dict[str, Any]:
     """The fields of a ``Program`` from a cvxpy problem, its parameters at their values."""
     missing = [p.name() for p in problem.parameters() if p.value is None]
     if missing:
-        raise UnreadableModelError(f"problem: parameter {missing[0]!r} has no value; give it one, or make a "
-                                   "layer with ilplayer.from_cvxpy(problem, parameters=[...]) whose inputs they are")
+        raise UnreadableModelError(
+            f"problem: parameter {missing[0]!r} has no value; give it one, or make a "
+            "layer with ilplayer.from_cvxpy(problem, parameters=[...]) whose inputs they are"
+        )
     if problem.parameters() and not problem.is_dpp():
         from cvxpy.reductions.eval_params import EvalParams
 
-        problem = EvalParams().apply(problem)[0]  # the parameters' values as constants: nothing left to map
+        problem = EvalParams().apply(problem)[
+            0
+        ]  # the parameters' values as constants: nothing left to map
     canonical = affine_map(problem)
     theta = canonical.theta({p.id: p.value for p in problem.parameters()})
     fields = dict(canonical.fields)

@@ -14,14 +14,42 @@ from ilplayer.errors import UnreadableModelError
 
 __all__ = ["check_mps"]
 
-_SECTIONS = {"NAME", "OBJSENSE", "OBJSENS", "OBJNAME", "ROWS", "USERCUTS", "LAZYCONS", "COLUMNS", "RHS", "RANGES",
-             "BOUNDS", "SOS", "QUADOBJ", "QMATRIX", "QSECTION", "QCMATRIX", "CSECTION", "INDICATORS", "ENDATA"}
+_SECTIONS = {
+    "NAME",
+    "OBJSENSE",
+    "OBJSENS",
+    "OBJNAME",
+    "ROWS",
+    "USERCUTS",
+    "LAZYCONS",
+    "COLUMNS",
+    "RHS",
+    "RANGES",
+    "BOUNDS",
+    "SOS",
+    "QUADOBJ",
+    "QMATRIX",
+    "QSECTION",
+    "QCMATRIX",
+    "CSECTION",
+    "INDICATORS",
+    "ENDATA",
+}
 _ROW_TYPES = {"N", "E", "L", "G"}
 _VALUE_BOUNDS = {"UP", "LO", "FX", "LI", "UI", "SC"}
 _FREE_BOUNDS = {"FR", "MI", "PL", "BV"}
 # Sections whose lines this check does not read (quadratic terms are refused after the read).
-_UNCHECKED = {"SOS", "QUADOBJ", "QMATRIX", "QSECTION", "QCMATRIX", "CSECTION", "INDICATORS", "USERCUTS",
-              "LAZYCONS"}
+_UNCHECKED = {
+    "SOS",
+    "QUADOBJ",
+    "QMATRIX",
+    "QSECTION",
+    "QCMATRIX",
+    "CSECTION",
+    "INDICATORS",
+    "USERCUTS",
+    "LAZYCONS",
+}
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -67,8 +95,11 @@ class _Reader:
             return self._column(tokens)
         if section in ("RHS", "RANGES"):
             pairs = tokens[1:] if len(tokens) % 2 else tokens
-            return self._pairs(pairs, f"a {section} line is [set] row value [row value]") if pairs else \
-                f"a {section} line is [set] row value [row value]"
+            return (
+                self._pairs(pairs, f"a {section} line is [set] row value [row value]")
+                if pairs
+                else f"a {section} line is [set] row value [row value]"
+            )
         if section == "BOUNDS":
             return self._bound(tokens)
         return None
@@ -91,7 +122,9 @@ class _Reader:
         if len(tokens) not in (3, 5):
             return "a column line is column row value [row value]"
         why = self._pairs(tokens[1:], "a column line is column row value [row value]")
-        if why is None:  # declared only by a line that reads (the free and fixed readings are both tried)
+        if (
+            why is None
+        ):  # declared only by a line that reads (the free and fixed readings are both tried)
             self.columns.add(tokens[0])
         return why
 
@@ -123,17 +156,23 @@ def check_mps(path: Path) -> None:
         if not line[0].isspace():
             word = line.split()[0].upper()
             if word not in _SECTIONS:
-                raise UnreadableModelError(f"path: line {number} of {str(path)!r} starts {word!r}, which is not an "
-                                           f"MPS section ({', '.join(sorted(_SECTIONS))})")
+                raise UnreadableModelError(
+                    f"path: line {number} of {str(path)!r} starts {word!r}, which is not an "
+                    f"MPS section ({', '.join(sorted(_SECTIONS))})"
+                )
             section, ended = word, word == "ENDATA"
             continue
         if section is None:
-            raise UnreadableModelError(f"path: line {number} of {str(path)!r} comes before any MPS section")
+            raise UnreadableModelError(
+                f"path: line {number} of {str(path)!r} comes before any MPS section"
+            )
         if section in _UNCHECKED or section in ("NAME", "OBJSENSE", "OBJSENS", "OBJNAME"):
             continue
         why = reader.problem(section, line.split())
         if why is not None and reader.problem(section, _fixed(line)) is not None:
-            raise UnreadableModelError(f"path: line {number} of {str(path)!r} is not MPS: {why} "
-                                       f"(section {section}): {line.strip()!r}")
+            raise UnreadableModelError(
+                f"path: line {number} of {str(path)!r} is not MPS: {why} "
+                f"(section {section}): {line.strip()!r}"
+            )
     if section is None:
         raise UnreadableModelError(f"path: {str(path)!r} has no MPS section")

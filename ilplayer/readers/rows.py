@@ -32,8 +32,19 @@ def split_rows(A: Any, lower: np.ndarray, upper: np.ndarray) -> dict[str, Any]:
     return fields
 
 
-def program_fields(*, A: Any, lower: Any, upper: Any, lb: Any, ub: Any, integer: Any, c: Any, sense: str,
-                   names: Sequence[str] | None, binary: Any = None) -> dict[str, Any]:
+def program_fields(
+    *,
+    A: Any,
+    lower: Any,
+    upper: Any,
+    lb: Any,
+    ub: Any,
+    integer: Any,
+    c: Any,
+    sense: str,
+    names: Sequence[str] | None,
+    binary: Any = None,
+) -> dict[str, Any]:
     """The keyword arguments of ``Program`` for a model read as rows with two sides (``A``
     None: the rows come later), a box, an integer mask (``binary``: those also in [0, 1]) and
     its own objective. Integer bounds are rounded inward, as solvers do."""
@@ -46,9 +57,17 @@ def program_fields(*, A: Any, lower: Any, upper: Any, lb: Any, ub: Any, integer:
     tight = 1e-9  # a bound within this of an integer is that integer
     lb[integer] = np.ceil(lb[integer] - tight) + 0.0  # + 0.0: no -0.0
     ub[integer] = np.floor(ub[integer] + tight)
-    fields: dict[str, Any] = {"A": None, "b": None, "A_eq": None, "b_eq": None} if A is None else \
-        split_rows(A, lower, upper)
-    fields.update(lb=lb, ub=ub, integrality=integer.astype(np.int64), sense=sense,
-                  c=np.asarray(c, dtype=np.float64),
-                  variable_names=None if names is None else tuple(str(name) for name in names))
+    fields: dict[str, Any] = (
+        {"A": None, "b": None, "A_eq": None, "b_eq": None}
+        if A is None
+        else split_rows(A, lower, upper)
+    )
+    fields.update(
+        lb=lb,
+        ub=ub,
+        integrality=integer.astype(np.int64),
+        sense=sense,
+        c=np.asarray(c, dtype=np.float64),
+        variable_names=None if names is None else tuple(str(name) for name in names),
+    )
     return fields

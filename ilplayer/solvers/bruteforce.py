@@ -51,7 +51,7 @@ def head_size(sizes: list[int]) -> int:
     suffix with at most ~sqrt(points) points, so both tables stay small."""
     total = math.prod(sizes)
     tail, head = 1, len(sizes)
-    while head > 0 and tail * sizes[head - 1] <= max(2, int(total ** 0.5)):
+    while head > 0 and tail * sizes[head - 1] <= max(2, int(total**0.5)):
         head -= 1
         tail *= sizes[head]
     return head
@@ -71,8 +71,9 @@ class BruteForceSolver(Solver):
     name = "bruteforce"
     capabilities = frozenset({Capability.DEVICE_TENSORS, Capability.EQUALITY_CONSTRAINTS})
 
-    def __init__(self, max_points: int = DEFAULT_MAX_POINTS,
-                 feasibility_tol: float = DEFAULT_FEASIBILITY_TOL) -> None:
+    def __init__(
+        self, max_points: int = DEFAULT_MAX_POINTS, feasibility_tol: float = DEFAULT_FEASIBILITY_TOL
+    ) -> None:
         if not isinstance(max_points, int) or max_points < 1:
             raise ValueError(f"max_points must be a positive integer, got {max_points!r}")
         if not feasibility_tol >= 0:
@@ -87,8 +88,12 @@ class BruteForceSolver(Solver):
         if self._tables is None or self._tables[0] != key:
             sizes = (ub - lb + 1).tolist()
             head = head_size(sizes)
-            heads = box_points_at(lb[:head], ub[:head], torch.arange(math.prod(sizes[:head]), device=lb.device))
-            tails = box_points_at(lb[head:], ub[head:], torch.arange(math.prod(sizes[head:]), device=lb.device))
+            heads = box_points_at(
+                lb[:head], ub[:head], torch.arange(math.prod(sizes[:head]), device=lb.device)
+            )
+            tails = box_points_at(
+                lb[head:], ub[head:], torch.arange(math.prod(sizes[head:]), device=lb.device)
+            )
             self._tables = (key, (head, heads.T.contiguous(), tails.T.contiguous()))
         return self._tables[1]
 
@@ -102,13 +107,20 @@ class BruteForceSolver(Solver):
                 f"{values} values each), more than solver 'bruteforce' enumerates "
                 f"(max_points={self.max_points}). Use a MIP backend (see "
                 "ilplayer.available_solvers()), solver 'knapsack' for a program of one row, or raise "
-                "solver_options={'max_points': ...}.")
+                "solver_options={'max_points': ...}."
+            )
 
     def check(self, batch: ProblemTensors) -> None:
         self._check_size(batch.lb, batch.ub)
 
-    def _enumerate(self, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb_np: np.ndarray,
-                   ub_np: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _enumerate(
+        self,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb_np: np.ndarray,
+        ub_np: np.ndarray,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         self._check_size(lb_np, ub_np)
         device = c.device
         c, A, b = (t.to(torch.float64) for t in (c, A, b))
@@ -119,10 +131,10 @@ class BruteForceSolver(Solver):
         if not shared:
             A = A.expand(batch, *A.shape[-2:])
             b = b.expand(batch, m)
-        head, heads, tails = self._halves(lb, ub)                    # (h, N_head), (n - h, N_tail)
+        head, heads, tails = self._halves(lb, ub)  # (h, N_head), (n - h, N_tail)
         tail_size = tails.shape[1]
-        row_tail = A[..., head:] @ tails - b[..., None]                # (m, N_tail) or (B, m, N_tail)
-        cost_tail = c[:, head:] @ tails                                # (B, N_tail)
+        row_tail = A[..., head:] @ tails - b[..., None]  # (m, N_tail) or (B, m, N_tail)
+        cost_tail = c[:, head:] @ tails  # (B, N_tail)
         # Head points per block. The feasibility test ((m or B x m) x points) may take 4x the cap:
         # one block then usually covers the box and the choice between pricing the feasible
         # points and pricing all is made once (two blocks that chose differently were slower
@@ -137,43 +149,57 @@ class BruteForceSolver(Solver):
             best.copy_(torch.where(better, chunk_best, best))
             best_index.copy_(torch.where(better, chunk_index, best_index))
 
-        for first in range(0, heads.shape[1], rows):                    # a block of head points at a time
-            block = heads[:, first:first + rows]
-            excess = (A[..., :head] @ block)[..., None] + row_tail[..., None, :]  # (.., m, H, N_tail)
-            feasible = (excess <= self.feasibility_tol).all(dim=-3)              # (.., H, N_tail)
+        for first in range(0, heads.shape[1], rows):  # a block of head points at a time
+            block = heads[:, first : first + rows]
+            excess = (A[..., :head] @ block)[..., None] + row_tail[
+                ..., None, :
+            ]  # (.., m, H, N_tail)
+            feasible = (excess <= self.feasibility_tol).all(dim=-3)  # (.., H, N_tail)
             index = feasible.flatten().nonzero().squeeze(1) if shared else None
             if index is not None and len(index) * SPARSE_RATIO <= feasible.numel():
                 # Few feasible points (shared rows): price only those. With many, an addition of
                 # the two cost tables per point is cheaper than gathering the points.
                 if len(index):  # the feasible points themselves, priced by one product as a whole
-                    points = torch.cat([block[:, index // tail_size], tails[:, index % tail_size]])  # (n, K)
+                    points = torch.cat(
+                        [block[:, index // tail_size], tails[:, index % tail_size]]
+                    )  # (n, K)
                     chunk_best, position = (c @ points).min(dim=1)
                     keep(chunk_best, index[position] + first * tail_size)
                 continue
-            cost_head = c[:, :head] @ block                                      # (B, H)
-            for sub in range(0, block.shape[1], priced_rows):  # every point priced, infeasible ones at +inf
+            cost_head = c[:, :head] @ block  # (B, H)
+            for sub in range(
+                0, block.shape[1], priced_rows
+            ):  # every point priced, infeasible ones at +inf
                 part = slice(sub, sub + priced_rows)
-                cost = cost_head[:, part, None] + cost_tail[:, None, :]            # (B, H', N_tail)
+                cost = cost_head[:, part, None] + cost_tail[:, None, :]  # (B, H', N_tail)
                 cost.masked_fill_(~feasible[..., part, :], float("inf"))
                 chunk_best, chunk_index = cost.flatten(1).min(dim=1)
                 keep(chunk_best, chunk_index + (first + sub) * tail_size)
         has_solution = torch.isfinite(best)
         y = box_points_at(lb, ub, best_index)
-        status = torch.where(has_solution, int(Status.OPTIMAL), int(Status.INFEASIBLE)).to(torch.int8)
+        status = torch.where(has_solution, int(Status.OPTIMAL), int(Status.INFEASIBLE)).to(
+            torch.int8
+        )
         objective = torch.where(has_solution, best, torch.full_like(best, float("nan")))
         return y, status, objective
 
     def solve(self, batch: ILPBatch) -> SolveResult:
         t = lambda a: torch.from_numpy(dense(a).copy())  # it enumerates small boxes: dense rows
-        A, b = rows_with_equalities(t(batch.A), t(batch.b), t(batch.A_eq), t(batch.b_eq),
-                                    batch.num_instances, torch.float64)
+        A, b = rows_with_equalities(
+            t(batch.A), t(batch.b), t(batch.A_eq), t(batch.b_eq), batch.num_instances, torch.float64
+        )
         y, status, objective = self._enumerate(t(batch.c), A, b, batch.lb, batch.ub)
         return SolveResult(y=y.numpy(), status=status.numpy(), objective=objective.numpy())
 
     def solve_tensors(self, problem: ProblemTensors) -> tuple[Any, Any, Any]:
-        A, b = rows_with_equalities(dense_tensor(problem.A, problem.device), problem.b,
-                                    dense_tensor(problem.A_eq, problem.device), problem.b_eq,
-                                    problem.batch_size, torch.float64)
+        A, b = rows_with_equalities(
+            dense_tensor(problem.A, problem.device),
+            problem.b,
+            dense_tensor(problem.A_eq, problem.device),
+            problem.b_eq,
+            problem.batch_size,
+            torch.float64,
+        )
         return self._enumerate(problem.c, A, b, problem.lb, problem.ub)
 
     def close(self) -> None:

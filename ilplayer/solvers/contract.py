@@ -2,11 +2,13 @@
 
 A backend subclasses `Solver` and implements `Solver.solve`, which receives an
 [`ILPBatch`][ilplayer.solvers.contract.ILPBatch] -- many cost vectors sharing one ``(A, b)`` -- and returns a
-[`SolveResult`][ilplayer.solvers.contract.SolveResult]. The core groups a user's batch by ``(A, b)`` so that a backend can build
+[`SolveResult`][ilplayer.solvers.contract.SolveResult]. The core groups a user's batch by ``(A,
+b)`` so that a backend can build
 its native model once per group and only rewrite the objective between instances.
 `PersistentModelSolver` keeps those models and declares the hooks a MIP backend fills
 in; what makes it fast (warm starts, LP relaxations, the search around a start) is
-[`ilplayer.solvers.shortcuts`][ilplayer.solvers.shortcuts]. Plugin authors import all of it from [`ilplayer.plugin_api`][ilplayer.plugin_api].
+[`ilplayer.solvers.shortcuts`][ilplayer.solvers.shortcuts]. Plugin authors import all of it from
+[`ilplayer.plugin_api`][ilplayer.plugin_api].
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ class Solver(ABC):
 
     Instances are created by [`ilplayer.get_solver`][ilplayer.get_solver] with the user's options as keyword
     arguments. An instance may keep native models alive between calls (keyed by ``(A, b)``)
-    and must release them in [`close`][ilplayer.solvers.contract.Solver.close]. Importing the module that defines a subclass must
+    and must release them in [`close`][ilplayer.solvers.contract.Solver.close]. Importing the
+    module that defines a subclass must
     not import the native solver library: do that inside methods.
 
     Example:
@@ -148,15 +151,25 @@ class PersistentModelSolver(Solver):
     # and it saves more time than it costs (SearchGate).
     search_min_rate: ClassVar[float] = 0.1
 
-    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
-                 warm_start: bool | None = None) -> None:
+    def __init__(
+        self,
+        time_limit: float | None = None,
+        params: dict[str, Any] | None = None,
+        warm_start: bool | None = None,
+    ) -> None:
         if time_limit is not None and not (isinstance(time_limit, (int, float)) and time_limit > 0):
-            raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
+            raise ValueError(
+                f"time_limit must be a positive number of seconds or None, got {time_limit!r}"
+            )
         if params is not None and not isinstance(params, dict):
-            raise TypeError(f"params must be a dict of native parameters, got {type(params).__name__}")
+            raise TypeError(
+                f"params must be a dict of native parameters, got {type(params).__name__}"
+            )
         if params and not all(isinstance(key, str) for key in params):
-            raise TypeError(f"params: native parameter names are strings, got "
-                            f"{next(key for key in params if not isinstance(key, str))!r}")
+            raise TypeError(
+                f"params: native parameter names are strings, got "
+                f"{next(key for key in params if not isinstance(key, str))!r}"
+            )
         if warm_start is not None and not isinstance(warm_start, bool):
             raise TypeError(f"warm_start must be True, False or None, got {warm_start!r}")
         self.time_limit = None if time_limit is None else float(time_limit)
@@ -170,7 +183,15 @@ class PersistentModelSolver(Solver):
     @staticmethod
     def model_key(batch: ILPBatch) -> bytes:
         digest = hashlib.blake2b(digest_size=16)
-        arrays: tuple[Any, ...] = (batch.A, batch.b, batch.lb, batch.ub, batch.A_eq, batch.b_eq, batch.integrality)
+        arrays: tuple[Any, ...] = (
+            batch.A,
+            batch.b,
+            batch.lb,
+            batch.ub,
+            batch.A_eq,
+            batch.b_eq,
+            batch.integrality,
+        )
         for array in arrays:
             if is_sparse(array):
                 digest.update(np.asarray(array.shape).tobytes())
@@ -186,8 +207,9 @@ class PersistentModelSolver(Solver):
         where ``batch.integrality[j]`` (no objective)."""
 
     @abstractmethod
-    def solve_instance(self, model: Any, c: np.ndarray, start: np.ndarray | None = None
-                       ) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(
+        self, model: Any, c: np.ndarray, start: np.ndarray | None = None
+    ) -> tuple[Status, np.ndarray | None]:
         """Set the objective ``c`` on ``model``, solve, return ``(status, y or None)``.
 
         ``start``: a point feasible for ``model`` to start from (a MIP start, a hint, a
@@ -197,8 +219,10 @@ class PersistentModelSolver(Solver):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "set_start" in vars(cls):
-            raise TypeError(f"{cls.__name__}.set_start: the start now arrives as solve_instance(model, c, "
-                            "start=None); set accepts_start = True and use it there (docs/writing-a-plugin.md)")
+            raise TypeError(
+                f"{cls.__name__}.set_start: the start now arrives as solve_instance(model, c, "
+                "start=None); set accepts_start = True and use it there (docs/writing-a-plugin.md)"
+            )
 
     def solve_relaxation(self, model: Any, c: np.ndarray) -> np.ndarray | None:
         """The instance's answer from its LP relaxation, or None to solve the MIP.
@@ -269,14 +293,20 @@ class PersistentModelSolver(Solver):
         if self.uses_starts():
             pool = self._pools.setdefault(key, SolutionPool(batch.num_variables, self.pool_size))
         base = PersistentModelSolver
-        if (type(self).solve_relaxation is not base.solve_relaxation
-                or type(self).solve_relaxations is not base.solve_relaxations):
+        if (
+            type(self).solve_relaxation is not base.solve_relaxation
+            or type(self).solve_relaxations is not base.solve_relaxations
+        ):
             gate = self._gates.setdefault(key, RelaxationGate())
         # The search around a start enumerates integer points of a finite box: exact for a
         # pure-integer program only, so a MILP goes from the LP to the MIP. It reads dense rows:
         # a sparse program (a large network) skips it too.
-        if (pool is not None and batch.pure_integer and not batch.sparse
-                and type(self).relaxation_multipliers is not base.relaxation_multipliers):
+        if (
+            pool is not None
+            and batch.pure_integer
+            and not batch.sparse
+            and type(self).relaxation_multipliers is not base.relaxation_multipliers
+        ):
             searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
         return solve_batch(self, model, batch, pool, gate, searches)
 

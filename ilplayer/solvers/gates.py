@@ -43,7 +43,8 @@ class RelaxationGate:
 
 
 class SearchGate(RelaxationGate):
-    """The [`RelaxationGate`][ilplayer.solvers.gates.RelaxationGate] of the search around a start, judged by time as well.
+    """The [`RelaxationGate`][ilplayer.solvers.gates.RelaxationGate] of the search around a start,
+    judged by time as well.
 
     A try costs its share of the LP, the rounding and the enumeration, whether it answers or
     not; a failed try still needs the MIP. So the search runs while ``try + (1 - rate) *
@@ -54,7 +55,8 @@ class SearchGate(RelaxationGate):
     every instance while it is closed: the MIPs after failed tries are the hard instances, and
     timing only those would flatter the search. Until ``MIN_CONTROLS`` MIPs and a try are
     timed, the rate alone decides. Tries are timed only while the gate is open (see
-    [`search_rows`][ilplayer.solvers.shortcuts.search_rows]), so a closed gate re-measures them with a probe: after ``PROBE_FIRST``
+    [`search_rows`][ilplayer.solvers.shortcuts.search_rows]), so a closed gate re-measures them
+    with a probe: after ``PROBE_FIRST``
     closed chunks one whole chunk is searched and timed (`begin_chunk`), after twice as
     many the next time it stays closed, up to ``PROBE_MAX``. Without the probe one slow moment
     closed a gate for good: the try's cost stayed what that moment measured, and worker
@@ -111,8 +113,9 @@ class SearchGate(RelaxationGate):
         if self.is_open():
             # open: a control MIP on every 64th instance, every 16th until MIN_CONTROLS are
             # timed and while the saving is under half the MIP's time (a close call)
-            close_call = (self.timings[False] < MIN_CONTROLS
-                          or self.saving() < 0.5 * self.mip_seconds.get(False, 0.0))
+            close_call = self.timings[
+                False
+            ] < MIN_CONTROLS or self.saving() < 0.5 * self.mip_seconds.get(False, 0.0)
             return self.seen % (16 if close_call else 64) != 0
         return self.seen % 16 == 0  # closed: every 16th samples the search
 
@@ -122,4 +125,6 @@ class SearchGate(RelaxationGate):
             self.try_seconds = self._average(self.try_seconds, seconds, "try")
 
     def record_mip(self, seconds: float, after_try: bool) -> None:
-        self.mip_seconds[after_try] = self._average(self.mip_seconds.get(after_try), seconds, after_try)
+        self.mip_seconds[after_try] = self._average(
+            self.mip_seconds.get(after_try), seconds, after_try
+        )

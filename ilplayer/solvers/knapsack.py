@@ -46,9 +46,16 @@ class KnapsackSolver(Solver):
     name = "knapsack"
     capabilities = frozenset({Capability.DEVICE_TENSORS, Capability.ONE_ROW_ONLY})
 
-    def __init__(self, max_half_points: int = DEFAULT_MAX_HALF_POINTS,
-                 feasibility_tol: float = DEFAULT_FEASIBILITY_TOL) -> None:
-        if isinstance(max_half_points, bool) or not isinstance(max_half_points, int) or max_half_points < 1:
+    def __init__(
+        self,
+        max_half_points: int = DEFAULT_MAX_HALF_POINTS,
+        feasibility_tol: float = DEFAULT_FEASIBILITY_TOL,
+    ) -> None:
+        if (
+            isinstance(max_half_points, bool)
+            or not isinstance(max_half_points, int)
+            or max_half_points < 1
+        ):
             raise ValueError(f"max_half_points must be a positive integer, got {max_half_points!r}")
         if not feasibility_tol >= 0:
             raise ValueError(f"feasibility_tol must be >= 0, got {feasibility_tol!r}")
@@ -56,18 +63,24 @@ class KnapsackSolver(Solver):
         self.feasibility_tol = float(feasibility_tol)
         self._tables: tuple[tuple, tuple[int, torch.Tensor, torch.Tensor]] | None = None
 
-    def _check(self, A: torch.Tensor, equalities: int, lb: np.ndarray, ub: np.ndarray) -> torch.Tensor:
+    def _check(
+        self, A: torch.Tensor, equalities: int, lb: np.ndarray, ub: np.ndarray
+    ) -> torch.Tensor:
         """The mask of ``A``'s rows with a non-zero coefficient (in any instance); refuses more
         than one, any equality, and halves past ``max_half_points``."""
         if equalities:
-            raise ValueError(f"A_eq: {equalities} equality row(s); solver 'knapsack' solves programs of one "
-                             "inequality row (use a MIP backend, see ilplayer.available_solvers(), or 'bruteforce')")
+            raise ValueError(
+                f"A_eq: {equalities} equality row(s); solver 'knapsack' solves programs of one "
+                "inequality row (use a MIP backend, see ilplayer.available_solvers(), or 'bruteforce')"
+            )
         used = (A != 0).any(dim=-1)
         used = used.any(dim=0) if used.dim() > 1 else used  # (m,): in any instance
         if int(used.sum()) > 1:
-            raise ValueError(f"A: {int(used.sum())} rows with non-zero coefficients; solver 'knapsack' solves "
-                             "programs of one inequality row (use a MIP backend, see "
-                             "ilplayer.available_solvers(), or 'bruteforce')")
+            raise ValueError(
+                f"A: {int(used.sum())} rows with non-zero coefficients; solver 'knapsack' solves "
+                "programs of one inequality row (use a MIP backend, see "
+                "ilplayer.available_solvers(), or 'bruteforce')"
+            )
         sizes = [int(u - l + 1) for l, u in zip(lb.tolist(), ub.tolist())]
         head = head_size(sizes)
         largest = max(math.prod(sizes[:head]), math.prod(sizes[head:]))
@@ -76,7 +89,8 @@ class KnapsackSolver(Solver):
                 f"lb/ub: the box holds {math.prod(sizes):.3g} integer points ({len(sizes)} variables), "
                 f"halves of up to {largest:.3g}, more than solver 'knapsack' enumerates "
                 f"(max_half_points={self.max_half_points}). Use a MIP backend or raise "
-                "solver_options={'max_half_points': ...}.")
+                "solver_options={'max_half_points': ...}."
+            )
         return used
 
     def check(self, batch: ProblemTensors) -> None:
@@ -95,11 +109,22 @@ class KnapsackSolver(Solver):
             self._tables = (key, (head, heads.T.contiguous(), tails.T.contiguous()))
         return self._tables[1]
 
-    def _solve(self, c: torch.Tensor, A: torch.Tensor, b: torch.Tensor, lb_np: np.ndarray,
-               ub_np: np.ndarray, equalities: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _solve(
+        self,
+        c: torch.Tensor,
+        A: torch.Tensor,
+        b: torch.Tensor,
+        lb_np: np.ndarray,
+        ub_np: np.ndarray,
+        equalities: int = 0,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         used = self._check(A, equalities, lb_np, ub_np)
         device, batch = c.device, c.shape[0]
-        c, A, b = c.to(torch.float64), A.to(torch.float64), b.to(torch.float64).expand(batch, A.shape[-2])
+        c, A, b = (
+            c.to(torch.float64),
+            A.to(torch.float64),
+            b.to(torch.float64).expand(batch, A.shape[-2]),
+        )
         # An all-zero row holds or fails whatever y is: 0 <= b. The other row, if any, is the knapsack's.
         holds = (b[:, ~used] >= -self.feasibility_tol).all(dim=1)
         row = int(used.nonzero()[0]) if bool(used.any()) else None
@@ -115,7 +140,8 @@ class KnapsackSolver(Solver):
         for first in range(0, batch, step):
             part = slice(first, first + step)
             best[part], head_index[part], tail_index[part] = self._match(
-                c[part], a[part], cap[part], head, heads, tails)
+                c[part], a[part], cap[part], head, heads, tails
+            )
         found = torch.isfinite(best) & holds
         # No solution: the box's first point as the placeholder, as bruteforce gives.
         y = torch.cat([heads[:, head_index].T, tails[:, tail_index].T], dim=1)
@@ -124,14 +150,23 @@ class KnapsackSolver(Solver):
         objective = torch.where(found, (c * y).sum(-1), torch.full_like(best, float("nan")))
         return y, status, objective
 
-    def _match(self, c: torch.Tensor, a: torch.Tensor, cap: torch.Tensor, head: int, heads: torch.Tensor,
-               tails: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _match(
+        self,
+        c: torch.Tensor,
+        a: torch.Tensor,
+        cap: torch.Tensor,
+        head: int,
+        heads: torch.Tensor,
+        tails: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Best (cost, head point, tail point) per instance of one chunk."""
-        tail_weight, order = (a[:, head:] @ tails).sort(dim=1)               # (B, N_tail), lightest first
+        tail_weight, order = (a[:, head:] @ tails).sort(dim=1)  # (B, N_tail), lightest first
         tail_cost = (c[:, head:] @ tails).gather(1, order)
-        cheapest, at = tail_cost.cummin(dim=1)                               # least cost among the lightest k
-        room = cap[:, None] - a[:, :head] @ heads + self.feasibility_tol      # (B, N_head)
-        fits = torch.searchsorted(tail_weight, room, right=True) - 1          # heaviest tail point that fits
+        cheapest, at = tail_cost.cummin(dim=1)  # least cost among the lightest k
+        room = cap[:, None] - a[:, :head] @ heads + self.feasibility_tol  # (B, N_head)
+        fits = (
+            torch.searchsorted(tail_weight, room, right=True) - 1
+        )  # heaviest tail point that fits
         cost = c[:, :head] @ heads + cheapest.gather(1, fits.clamp(min=0))
         cost = cost.masked_fill(fits < 0, float("inf"))
         best, chosen = cost.min(dim=1)
@@ -140,12 +175,15 @@ class KnapsackSolver(Solver):
 
     def solve(self, batch: ILPBatch) -> SolveResult:
         t = lambda array: torch.from_numpy(dense(array).copy())
-        y, status, objective = self._solve(t(batch.c), t(batch.A), t(batch.b), batch.lb, batch.ub,
-                                           int(batch.A_eq.shape[-2]))
+        y, status, objective = self._solve(
+            t(batch.c), t(batch.A), t(batch.b), batch.lb, batch.ub, int(batch.A_eq.shape[-2])
+        )
         return SolveResult(y=y.numpy(), status=status.numpy(), objective=objective.numpy())
 
     def solve_tensors(self, problem: ProblemTensors) -> tuple[Any, Any, Any]:
-        return self._solve(problem.c, dense_tensor(problem.A, problem.device), problem.b, problem.lb, problem.ub)
+        return self._solve(
+            problem.c, dense_tensor(problem.A, problem.device), problem.b, problem.lb, problem.ub
+        )
 
     def close(self) -> None:
         self._tables = None

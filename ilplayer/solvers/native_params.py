@@ -27,6 +27,7 @@ def native_value(backend: str, key: str, value: Any, current: Any) -> Any:
     string parameters a string. Other types of ``current`` pass ``value`` through unchanged
     for the library to check.
     """
+
     def reject(expected: str) -> ParameterError:
         return ParameterError(f"params: {backend} rejected {key}={value!r}: expected {expected}")
 

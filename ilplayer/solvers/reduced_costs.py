@@ -28,10 +28,20 @@ import numpy as np
 __all__ = ["rounded_point", "rounded_points", "search_around", "search_many"]
 
 
-def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
-                  ub: np.ndarray, lam: np.ndarray, A_eq: np.ndarray | None = None,
-                  b_eq: np.ndarray | None = None, mu: np.ndarray | None = None, tol: float = 1e-6,
-                  max_points: int = 2048) -> np.ndarray | None:
+def search_around(
+    c: np.ndarray,
+    start: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    lam: np.ndarray,
+    A_eq: np.ndarray | None = None,
+    b_eq: np.ndarray | None = None,
+    mu: np.ndarray | None = None,
+    tol: float = 1e-6,
+    max_points: int = 2048,
+) -> np.ndarray | None:
     """The optimum of ``min c.y`` over the integer box points with ``A y <= b + tol`` and
     ``|A_eq y - b_eq| <= tol``, given a feasible ``start`` and row multipliers; None when more
     than ``max_points`` candidates would have to be checked.
@@ -40,8 +50,20 @@ def search_around(c: np.ndarray, start: np.ndarray, A: np.ndarray, b: np.ndarray
     itself when no point beats it. `search_many` does the same for many costs at once.
     """
     mu = None if mu is None else np.asarray(mu)[None]
-    point = search_many(np.asarray(c)[None], np.asarray(start)[None], A, b, lb, ub, np.asarray(lam)[None],
-                        A_eq, b_eq, mu, tol, max_points)[0]
+    point = search_many(
+        np.asarray(c)[None],
+        np.asarray(start)[None],
+        A,
+        b,
+        lb,
+        ub,
+        np.asarray(lam)[None],
+        A_eq,
+        b_eq,
+        mu,
+        tol,
+        max_points,
+    )[0]
     return start if point is not None and np.array_equal(point, start) else point
 
 
@@ -62,10 +84,21 @@ def rows_all(mask: np.ndarray) -> np.ndarray:
     return np.asarray(mask.all(axis=-1))
 
 
-def search_many(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
-                ub: np.ndarray, lam: np.ndarray, A_eq: np.ndarray | None = None,
-                b_eq: np.ndarray | None = None, mu: np.ndarray | None = None, tol: float = 1e-6,
-                max_points: int = 2048, max_total: int = 1 << 17) -> list[np.ndarray | None]:
+def search_many(
+    c: np.ndarray,
+    starts: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    lam: np.ndarray,
+    A_eq: np.ndarray | None = None,
+    b_eq: np.ndarray | None = None,
+    mu: np.ndarray | None = None,
+    tol: float = 1e-6,
+    max_points: int = 2048,
+    max_total: int = 1 << 17,
+) -> list[np.ndarray | None]:
     """`search_around` for the rows of ``c`` (k, n), each with its feasible start (row of
     ``starts``) and multipliers (rows of ``lam`` (k, m) and ``mu`` (k, m_eq)), over one
     constraint set.
@@ -130,14 +163,29 @@ class _Grown(NamedTuple):
     gave_up: np.ndarray
 
 
-def _levels(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray, ub: np.ndarray,
-            lam: np.ndarray, A_eq: np.ndarray, b_eq: np.ndarray, mu: np.ndarray, tol: float) -> _Levels | None:
+def _levels(
+    c: np.ndarray,
+    starts: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    lam: np.ndarray,
+    A_eq: np.ndarray,
+    b_eq: np.ndarray,
+    mu: np.ndarray,
+    tol: float,
+) -> _Levels | None:
     """The bound, each cost's budget and the levels to grow; None when no point can beat any start."""
     d = c + lam @ A + mu @ A_eq
     up = d <= 0  # the cheap end of y_j's range: lb where d_j > 0, else ub
     cheap = np.where(up, ub, lb).astype(np.float64)
-    bound = (np.einsum("kn,kn->k", d, cheap) - lam @ b - mu @ b_eq
-             - tol * (lam.sum(axis=1) + np.abs(mu).sum(axis=1)))
+    bound = (
+        np.einsum("kn,kn->k", d, cheap)
+        - lam @ b
+        - mu @ b_eq
+        - tol * (lam.sum(axis=1) + np.abs(mu).sum(axis=1))
+    )
     start_value = np.einsum("kn,kn->k", c, starts)
     # Floating-point slack on the budget: a larger budget only keeps more candidates.
     budget = start_value - bound + 1e-9 * (1.0 + np.abs(start_value) + np.abs(bound))
@@ -157,7 +205,9 @@ def _levels(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb:
     # activities by `unit` and the cost by `unit_cost`.
     direction = np.where(np.take_along_axis(up[active], order, 1), -1.0, 1.0)
     # level-major, so that each level's (rows, m) slice is contiguous for np.take
-    unit = np.ascontiguousarray((A.T[order] * direction[..., None]).transpose(1, 0, 2))  # (levels, rows, m)
+    unit = np.ascontiguousarray(
+        (A.T[order] * direction[..., None]).transpose(1, 0, 2)
+    )  # (levels, rows, m)
     unit_eq = np.ascontiguousarray((A_eq.T[order] * direction[..., None]).transpose(1, 0, 2))
     unit_cost = np.take_along_axis(c[active], order, 1) * direction
     # The most the levels after each level can lower each row's activity: a candidate whose
@@ -167,8 +217,22 @@ def _levels(c: np.ndarray, starts: np.ndarray, A: np.ndarray, b: np.ndarray, lb:
     ceiling = np.empty((levels_needed + 1, len(active), len(A)))
     ceiling[levels_needed] = b + tol
     ceiling[:levels_needed] = b + tol - np.cumsum(drops[::-1], axis=0)[::-1]
-    return _Levels(active, cheap, start_value, budget[active], order, direction, weight, reach, unit, unit_eq,
-                   unit_cost, ceiling, c, A_eq)
+    return _Levels(
+        active,
+        cheap,
+        start_value,
+        budget[active],
+        order,
+        direction,
+        weight,
+        reach,
+        unit,
+        unit_eq,
+        unit_cost,
+        ceiling,
+        c,
+        A_eq,
+    )
 
 
 def _grow(levels: _Levels, A: np.ndarray, max_points: int, max_total: int) -> _Grown:
@@ -202,7 +266,7 @@ def _grow(levels: _Levels, A: np.ndarray, max_points: int, max_total: int) -> _G
         if per_row[~over].sum() > max_total:  # and the largest rows, until the rest fit in memory
             largest = np.argsort(-np.where(over, 0, per_row), kind="stable")
             kept_total = per_row[~over].sum() - np.cumsum(per_row[largest])
-            over[largest[:np.searchsorted(-kept_total, -max_total) + 1]] = True
+            over[largest[: np.searchsorted(-kept_total, -max_total) + 1]] = True
         if over.any():  # those rows give up; their candidates have no children
             gave_up |= over
             counts[over[owner]] = 0
@@ -216,8 +280,9 @@ def _grow(levels: _Levels, A: np.ndarray, max_points: int, max_total: int) -> _G
         spent = spent[parent] + w[parent] * step
         activity = child_activity[keep]
         if activity_eq.shape[1]:  # equalities (without, NumPy would still walk every candidate)
-            activity_eq = (np.take(activity_eq, parent, axis=0)
-                           + step[:, None] * np.take(levels.unit_eq[level], owner, axis=0))
+            activity_eq = np.take(activity_eq, parent, axis=0) + step[:, None] * np.take(
+                levels.unit_eq[level], owner, axis=0
+            )
         else:
             activity_eq = np.empty((len(parent), 0))
         cost = cost[parent] + step * levels.unit_cost[owner, level]
@@ -225,7 +290,9 @@ def _grow(levels: _Levels, A: np.ndarray, max_points: int, max_total: int) -> _G
     return _Grown(owner, cost, activity_eq, way_back, gave_up)
 
 
-def _best_points(levels: _Levels, grown: _Grown, b_eq: np.ndarray, tol: float) -> list[tuple[int, np.ndarray]]:
+def _best_points(
+    levels: _Levels, grown: _Grown, b_eq: np.ndarray, tol: float
+) -> list[tuple[int, np.ndarray]]:
     """``(row of active, point)`` for each row whose cheapest feasible candidate beats its start.
 
     Every candidate left meets the inequalities (the last level's check had nothing left to
@@ -255,9 +322,18 @@ def _best_points(levels: _Levels, grown: _Grown, b_eq: np.ndarray, tol: float) -
 ROUNDED_ENTRIES = 8  # fractional entries whose floor and ceiling are both tried (2^8 points)
 
 
-def rounded_point(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
-                  ub: np.ndarray, A_eq: np.ndarray | None = None, b_eq: np.ndarray | None = None,
-                  tol: float = 1e-6, frac_tol: float = 1e-9) -> np.ndarray | None:
+def rounded_point(
+    x: np.ndarray,
+    c: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    A_eq: np.ndarray | None = None,
+    b_eq: np.ndarray | None = None,
+    tol: float = 1e-6,
+    frac_tol: float = 1e-9,
+) -> np.ndarray | None:
     """The cheapest point with ``A y <= b + tol`` and ``|A_eq y - b_eq| <= tol`` among the
     roundings of ``x`` (an LP optimum), or None when none of them is feasible.
 
@@ -267,12 +343,23 @@ def rounded_point(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb
     roundings usually meets them (measured on fresh Random Constraints costs: dense m=1 100 %,
     m=2 98 %, m=4 86 %, m=8 57 %). `rounded_points` does the same for many at once.
     """
-    return rounded_points(np.asarray(x)[None], np.asarray(c)[None], A, b, lb, ub, A_eq, b_eq, tol, frac_tol)[0]
+    return rounded_points(
+        np.asarray(x)[None], np.asarray(c)[None], A, b, lb, ub, A_eq, b_eq, tol, frac_tol
+    )[0]
 
 
-def rounded_points(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, lb: np.ndarray,
-                   ub: np.ndarray, A_eq: np.ndarray | None = None, b_eq: np.ndarray | None = None,
-                   tol: float = 1e-6, frac_tol: float = 1e-9) -> list[np.ndarray | None]:
+def rounded_points(
+    x: np.ndarray,
+    c: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    A_eq: np.ndarray | None = None,
+    b_eq: np.ndarray | None = None,
+    tol: float = 1e-6,
+    frac_tol: float = 1e-9,
+) -> list[np.ndarray | None]:
     """`rounded_point` for each row of ``x`` (k, n) with the costs in the same row of
     ``c``, over one constraint set, in one pass of array operations."""
     x, c = np.asarray(x, dtype=np.float64), np.asarray(c, dtype=np.float64)
@@ -281,9 +368,11 @@ def rounded_points(x: np.ndarray, c: np.ndarray, A: np.ndarray, b: np.ndarray, l
     rank = np.cumsum(fractional, axis=1) - 1  # which bit of a combination moves the entry
     fractional &= rank < ROUNDED_ENTRIES
     entries = int(fractional.sum(axis=1).max(initial=0))
-    combination = np.arange(2 ** entries)[None, :, None]
+    combination = np.arange(2**entries)[None, :, None]
     bit = (combination >> np.clip(rank, 0, None)[:, None, :]) & 1  # (k, 2^entries, n)
-    points = np.where(fractional[:, None, :], np.clip(np.floor(x)[:, None, :] + bit, lb, ub), nearest[:, None, :])
+    points = np.where(
+        fractional[:, None, :], np.clip(np.floor(x)[:, None, :] + bit, lb, ub), nearest[:, None, :]
+    )
     feasible = rows_all(points @ A.T <= b + tol)
     if A_eq is not None and len(A_eq):
         feasible &= rows_all(np.abs(points @ A_eq.T - b_eq) <= tol)

@@ -65,10 +65,16 @@ class _Registry:
 
     def _add(self, spec: SolverSpec, source: str, replace: bool = False) -> None:
         if not isinstance(spec, SolverSpec):
-            raise TypeError(f"register() takes a SolverSpec, got {type(spec).__name__} from {source}")
+            raise TypeError(
+                f"register() takes a SolverSpec, got {type(spec).__name__} from {source}"
+            )
         if spec.name in self._specs and not replace:
-            warnings.warn(f"solver {spec.name!r} from {source} is already registered; keeping the "
-                          "first registration", PluginLoadWarning, stacklevel=3)
+            warnings.warn(
+                f"solver {spec.name!r} from {source} is already registered; keeping the "
+                "first registration",
+                PluginLoadWarning,
+                stacklevel=3,
+            )
             return
         self._specs[spec.name] = spec
 
@@ -77,7 +83,9 @@ class _Registry:
         try:
             self.manager.check_pending()  # catches misspelt ilplayer_* hooks
             others = [p for p in self.manager.get_plugins() if p is not plugin]
-            hook = self.manager.subset_hook_caller("ilplayer_register_solvers", remove_plugins=others)
+            hook = self.manager.subset_hook_caller(
+                "ilplayer_register_solvers", remove_plugins=others
+            )
             hook(register=lambda spec: self._add(spec, source))
         except Exception:
             self.manager.unregister(plugin)
@@ -96,8 +104,11 @@ class _Registry:
                     try:
                         self._collect(ep.load(), source)
                     except Exception as exc:  # a broken plugin must not break ilplayer
-                        warnings.warn(f"could not load ilplayer plugin {source}: "
-                                      f"{type(exc).__name__}: {exc}", PluginLoadWarning, stacklevel=2)
+                        warnings.warn(
+                            f"could not load ilplayer plugin {source}: {type(exc).__name__}: {exc}",
+                            PluginLoadWarning,
+                            stacklevel=2,
+                        )
             self._loaded = True
 
     def specs(self) -> dict[str, SolverSpec]:
@@ -108,8 +119,10 @@ class _Registry:
         self.ensure_loaded()
         with self._lock:
             if spec.name in self._specs and not replace:
-                raise ValueError(f"a solver named {spec.name!r} is already registered; "
-                                 "pass replace=True to override it")
+                raise ValueError(
+                    f"a solver named {spec.name!r} is already registered; "
+                    "pass replace=True to override it"
+                )
             self._add(spec, "register_solver()", replace=True)
 
     def unregister(self, name: str) -> None:
@@ -127,11 +140,31 @@ def plugin_manager() -> pluggy.PluginManager:
 
 
 # Names users try for a backend that ilplayer calls otherwise.
-ALIASES = {"ortools": "cpsat", "or-tools": "cpsat", "cp-sat": "cpsat", "cp_sat": "cpsat", "pyscipopt": "scip",
-           "highspy": "highs", "gurobipy": "gurobi", "grb": "gurobi"}
+ALIASES = {
+    "ortools": "cpsat",
+    "or-tools": "cpsat",
+    "cp-sat": "cpsat",
+    "cp_sat": "cpsat",
+    "pyscipopt": "scip",
+    "highspy": "highs",
+    "gurobipy": "gurobi",
+    "grb": "gurobi",
+}
 # Solvers reached through the Pyomo bridge only (their names in pyomo.environ.SolverFactory).
-PYOMO_ONLY = ("cbc", "glpk", "cplex", "cplex_direct", "cplex_persistent", "appsi_highs", "appsi_gurobi",
-              "gurobi_persistent", "gurobi_direct", "xpress", "mosek", "copt")
+PYOMO_ONLY = (
+    "cbc",
+    "glpk",
+    "cplex",
+    "cplex_direct",
+    "cplex_persistent",
+    "appsi_highs",
+    "appsi_gurobi",
+    "gurobi_persistent",
+    "gurobi_direct",
+    "xpress",
+    "mosek",
+    "copt",
+)
 
 
 def _unknown(name: str, specs: dict[str, SolverSpec]) -> UnknownSolverError:
@@ -139,13 +172,17 @@ def _unknown(name: str, specs: dict[str, SolverSpec]) -> UnknownSolverError:
     msg = f"unknown solver {name!r}. Registered solvers: {', '.join(registered) or 'none'}."
     base = name.split(":", 1)[0]
     if base in FIRST_PARTY_BACKENDS:
-        msg += (f" {base!r} is provided by the distribution {FIRST_PARTY_BACKENDS[base]}: "
-                f"pip install -e plugins/{FIRST_PARTY_BACKENDS[base]} from the repository.")
+        msg += (
+            f" {base!r} is provided by the distribution {FIRST_PARTY_BACKENDS[base]}: "
+            f"pip install -e plugins/{FIRST_PARTY_BACKENDS[base]} from the repository."
+        )
     elif base.lower() in ALIASES:
         msg += f" Did you mean {ALIASES[base.lower()]!r}?"
     elif base.lower() in PYOMO_ONLY:
-        msg += (f" {base!r} is reached through the Pyomo bridge: solver='pyomo:{base.lower()}' "
-                "(pip install -e plugins/ilplayer-pyomo from the repository).")
+        msg += (
+            f" {base!r} is reached through the Pyomo bridge: solver='pyomo:{base.lower()}' "
+            "(pip install -e plugins/ilplayer-pyomo from the repository)."
+        )
     else:
         close = difflib.get_close_matches(name, registered + sorted(FIRST_PARTY_BACKENDS), n=1)
         if close:
@@ -156,7 +193,9 @@ def _unknown(name: str, specs: dict[str, SolverSpec]) -> UnknownSolverError:
 def resolve_solver_name(name: str) -> tuple[SolverSpec, dict[str, Any]]:
     """The spec for ``name`` and the options its suffix implies (``"pyomo:cbc"``)."""
     if not isinstance(name, str):
-        raise TypeError(f"solver must be a name (str) or a Solver instance, got {type(name).__name__}")
+        raise TypeError(
+            f"solver must be a name (str) or a Solver instance, got {type(name).__name__}"
+        )
     specs = _registry.specs()
     if name in specs:
         return specs[name], {}
@@ -170,9 +209,11 @@ def resolve_solver_name(name: str) -> tuple[SolverSpec, dict[str, Any]]:
             raise UnknownSolverError(
                 f"solver {name!r} names a family of backends: add the member after a colon, e.g. "
                 f"'{spec.name}:appsi_highs' or '{spec.name}:gurobi_persistent' (the names of "
-                "pyomo.environ.SolverFactory)" if spec.name == "pyomo" else
-                f"solver {name!r} names a family of backends: add the member after a colon, "
-                f"'{spec.name}:NAME'")
+                "pyomo.environ.SolverFactory)"
+                if spec.name == "pyomo"
+                else f"solver {name!r} names a family of backends: add the member after a colon, "
+                f"'{spec.name}:NAME'"
+            )
         return spec, {spec.suffix_option: suffix}
     raise _unknown(name, specs)
 
@@ -221,9 +262,11 @@ def preferred_backend(box_points: int | None = None) -> str:
     for name in MIP_BACKEND_RANKING:
         if name in available:
             return name
-    raise RuntimeError("no MIP backend is installed (ilplayer ranks "
-                       f"{', '.join(MIP_BACKEND_RANKING)}): pip install -e plugins/ilplayer-highs "
-                       "from the repository (the README's test command installs every backend)")
+    raise RuntimeError(
+        "no MIP backend is installed (ilplayer ranks "
+        f"{', '.join(MIP_BACKEND_RANKING)}): pip install -e plugins/ilplayer-highs "
+        "from the repository (the README's test command installs every backend)"
+    )
 
 
 def registered_specs() -> dict[str, SolverSpec]:
@@ -250,8 +293,9 @@ def available_solvers() -> list[str]:
     return names
 
 
-def register_solver(name: str, solver_class: type[Solver], *, replace: bool = False,
-                    description: str = "") -> SolverSpec:
+def register_solver(
+    name: str, solver_class: type[Solver], *, replace: bool = False, description: str = ""
+) -> SolverSpec:
     """Register an in-process backend under ``name``.
 
     Example:
@@ -259,9 +303,14 @@ def register_solver(name: str, solver_class: type[Solver], *, replace: bool = Fa
         >>> ilplayer.solve(c, A, b, lb=0, ub=1, solver="mine")   # doctest: +SKIP
     """
     if not (isinstance(solver_class, type) and issubclass(solver_class, Solver)):
-        raise TypeError(f"solver_class must be a subclass of ilplayer.Solver, got {solver_class!r}")
-    spec = SolverSpec(name=name, target=solver_class, description=description or
-                      (solver_class.__doc__ or "").strip().split("\n")[0])
+        raise TypeError(
+            f"solver_class must be a subclass of ilplayer.plugin_api.Solver, got {solver_class!r}"
+        )
+    spec = SolverSpec(
+        name=name,
+        target=solver_class,
+        description=description or (solver_class.__doc__ or "").strip().split("\n")[0],
+    )
     _registry.register(spec, replace=replace)
     return spec
 
@@ -278,7 +327,9 @@ def _version(distribution: str) -> str:
         return "not installed"
 
 
-def import_solver_library(module: str, *, clashes_with: tuple[str, ...] = (), fix: str = "") -> ModuleType:
+def import_solver_library(
+    module: str, *, clashes_with: tuple[str, ...] = (), fix: str = ""
+) -> ModuleType:
     """Import a native solver library for a backend.
 
     Two wheels that bundle different builds of one shared library cannot be loaded in one
@@ -291,6 +342,8 @@ def import_solver_library(module: str, *, clashes_with: tuple[str, ...] = (), fi
         if "undefined symbol" not in str(exc) or not clashes_with:
             raise
         names = ", ".join(f"{dist} {_version(dist)}" for dist in (module, *clashes_with))
-        raise ImportError(f"{module} could not be loaded next to {', '.join(clashes_with)} ({names}): "
-                          f"they bundle incompatible builds of one native library and only one can "
-                          f"be loaded per process. {fix}".rstrip()) from exc
+        raise ImportError(
+            f"{module} could not be loaded next to {', '.join(clashes_with)} ({names}): "
+            f"they bundle incompatible builds of one native library and only one can "
+            f"be loaded per process. {fix}".rstrip()
+        ) from exc

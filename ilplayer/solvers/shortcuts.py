@@ -1,12 +1,14 @@
 """The speed engine behind [`PersistentModelSolver`][ilplayer.solvers.contract.PersistentModelSolver]: what answers an
 instance before (or instead of) the backend's MIP, and the helpers backends use for it.
 
-- [`SolutionPool`][ilplayer.solvers.shortcuts.SolutionPool]: the feasible points found so far per constraint set, the warm starts.
+- [`SolutionPool`][ilplayer.solvers.shortcuts.SolutionPool]: the feasible points found so far per
+constraint set, the warm starts.
 - `solve_in_blocks` and `multipliers_in_blocks`: many LP relaxations as one
   block-diagonal LP.
 - `RelaxationGate` and `SearchGate`: try the LP, and the search around a start,
   only while they answer often enough and (for the search) save more than they cost.
-- [`solve_batch`][ilplayer.solvers.shortcuts.solve_batch]: one batch through all of it, the backend's hooks doing the solving.
+- [`solve_batch`][ilplayer.solvers.shortcuts.solve_batch]: one batch through all of it, the
+backend's hooks doing the solving.
 
 The contract a backend implements stays in `ilplayer.solvers.contract`; this module knows the
 backend only through [`ModelHooks`][ilplayer.solvers.shortcuts.ModelHooks].
@@ -26,10 +28,22 @@ from ilplayer.errors import SolverFailureWarning
 from ilplayer.solvers.gates import RelaxationGate, SearchGate
 from ilplayer.solvers.reduced_costs import rounded_points, search_many
 
-__all__ = ["SEARCH_CHUNK", "SEARCH_POINTS", "SEARCH_TOL",
-           "ModelHooks", "Multipliers", "SolutionPool", "infeasible_or_unbounded",
-           "integral_answer", "integral_answers", "multipliers_in_blocks", "search_chunk", "search_rows", "solve_batch",
-           "solve_in_blocks"]
+__all__ = [
+    "SEARCH_CHUNK",
+    "SEARCH_POINTS",
+    "SEARCH_TOL",
+    "ModelHooks",
+    "Multipliers",
+    "SolutionPool",
+    "infeasible_or_unbounded",
+    "integral_answer",
+    "integral_answers",
+    "multipliers_in_blocks",
+    "search_chunk",
+    "search_rows",
+    "solve_batch",
+    "solve_in_blocks",
+]
 
 
 # The search around a pooled start accepts rows met within SEARCH_TOL (the core's answer check
@@ -78,22 +92,23 @@ class SolutionPool:
         """The pooled point of least cost ``c·y``, or None when the pool is empty."""
         if not self.size:
             return None
-        return self.points[int(np.argmin(self.points[:self.size] @ c))]
+        return self.points[int(np.argmin(self.points[: self.size] @ c))]
 
     def best_for_rows(self, c: np.ndarray) -> list[np.ndarray | None]:
-        """[`best_for`][ilplayer.solvers.shortcuts.SolutionPool.best_for] for each row of ``c`` (k, n), in one product."""
+        """[`best_for`][ilplayer.solvers.shortcuts.SolutionPool.best_for] for each row of ``c`` (k,
+        n), in one product."""
         if not self.size:
             return [None] * len(c)
-        return list(self.points[np.argmin(self.points[:self.size] @ c.T, axis=0)])
+        return list(self.points[np.argmin(self.points[: self.size] @ c.T, axis=0)])
 
 
 def _padded_blocks(c: np.ndarray, size: int) -> Any:
     """``(rows used, size * n costs)`` for each block of ``size`` rows of ``c``; the unused
     blocks of the last one get zero costs, so their basis stays optimal."""
     for first in range(0, len(c), size):
-        chunk = c[first:first + size]
+        chunk = c[first : first + size]
         costs = np.zeros((size, c.shape[1]))
-        costs[:len(chunk)] = chunk
+        costs[: len(chunk)] = chunk
         yield len(chunk), costs.ravel()
 
 
@@ -104,7 +119,9 @@ def integral_answer(x: np.ndarray, integer: np.ndarray | None, tol: float) -> np
     return integral_answers(np.asarray(x, dtype=np.float64)[None], integer, tol)[0]
 
 
-def integral_answers(x: np.ndarray, integer: np.ndarray | None, tol: float) -> list[np.ndarray | None]:
+def integral_answers(
+    x: np.ndarray, integer: np.ndarray | None, tol: float
+) -> list[np.ndarray | None]:
     """[`integral_answer`][ilplayer.solvers.shortcuts.integral_answer] of each row of ``x`` (k, n), at once."""
     x = np.asarray(x, dtype=np.float64)
     mask = np.ones(x.shape[1], dtype=bool) if integer is None else np.asarray(integer, dtype=bool)
@@ -115,8 +132,9 @@ def integral_answers(x: np.ndarray, integer: np.ndarray | None, tol: float) -> l
     return [None if bad else row for row, bad in zip(rounded, far.tolist())]
 
 
-def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float,
-                    integer: np.ndarray | None = None) -> list[np.ndarray | None]:
+def solve_in_blocks(
+    c: np.ndarray, size: int, solve_block: Any, tol: float, integer: np.ndarray | None = None
+) -> list[np.ndarray | None]:
     """The relaxations of the rows of ``c`` solved ``size`` at a time as one block-diagonal LP.
 
     ``solve_block(costs)`` sets ``costs`` (``size * n``: block ``j`` gets row ``j``'s costs;
@@ -136,12 +154,14 @@ def solve_in_blocks(c: np.ndarray, size: int, solve_block: Any, tol: float,
     return answers
 
 
-def multipliers_in_blocks(c: np.ndarray, size: int, inequalities: int,
-                          solve_block: Any) -> list[Multipliers | None]:
+def multipliers_in_blocks(
+    c: np.ndarray, size: int, inequalities: int, solve_block: Any
+) -> list[Multipliers | None]:
     """Row multipliers and LP optima for the rows of ``c``, their LPs solved ``size`` at a
     time as one block-diagonal LP (a block-diagonal LP's duals and optimum are each block's).
 
-    ``solve_block(costs)`` sets ``costs`` (``size * n``, as for [`solve_in_blocks`][ilplayer.solvers.shortcuts.solve_in_blocks]),
+    ``solve_block(costs)`` sets ``costs`` (``size * n``, as for
+    [`solve_in_blocks`][ilplayer.solvers.shortcuts.solve_in_blocks]),
     solves, and returns ``(duals, x)`` -- ``duals`` a ``(size, rows)`` array, block ``j``'s
     multipliers, its ``inequalities`` first (``>= 0``), then its equalities; ``x`` the
     ``size * n`` optimum -- or None.
@@ -154,7 +174,9 @@ def multipliers_in_blocks(c: np.ndarray, size: int, inequalities: int,
             found += [None] * count
             continue
         duals, x = np.asarray(solved[0]), np.asarray(solved[1]).reshape(size, n)
-        found += [(row[:inequalities], row[inequalities:], point) for row, point in zip(duals[:count], x)]
+        found += [
+            (row[:inequalities], row[inequalities:], point) for row, point in zip(duals[:count], x)
+        ]
     return found
 
 
@@ -168,8 +190,9 @@ class ModelHooks(Protocol):
 
     def relaxation_multipliers(self, model: Any, c: np.ndarray) -> list[Multipliers | None]: ...
 
-    def solve_instance(self, model: Any, c: np.ndarray, start: np.ndarray | None = None
-                       ) -> tuple[Status, np.ndarray | None]: ...
+    def solve_instance(
+        self, model: Any, c: np.ndarray, start: np.ndarray | None = None
+    ) -> tuple[Status, np.ndarray | None]: ...
 
 
 # Branch-and-bound nodes for the zero-cost check that tells an unbounded instance from an
@@ -262,11 +285,19 @@ def infeasible_or_unbounded(hooks: ModelHooks, model: Any, n: int) -> Status:
         return Status.INFEASIBLE
     if code == Status.TIME_LIMIT_NO_SOLUTION:
         return Status.INFEASIBLE_OR_UNBOUNDED
-    raise RuntimeError(f"the feasibility check of an unbounded instance ended with {Status(code).name}")
+    raise RuntimeError(
+        f"the feasibility check of an unbounded instance ended with {Status(code).name}"
+    )
 
 
-def solve_batch(hooks: ModelHooks, model: Any, batch: ILPBatch, pool: SolutionPool | None,
-                gate: RelaxationGate | None, searches: SearchGate | None) -> SolveResult:
+def solve_batch(
+    hooks: ModelHooks,
+    model: Any,
+    batch: ILPBatch,
+    pool: SolutionPool | None,
+    gate: RelaxationGate | None,
+    searches: SearchGate | None,
+) -> SolveResult:
     """Every instance of ``batch`` on ``model``: its LP relaxation first when ``gate`` lets it
     try, then the search around a start (``searches``, a chunk at a time), then the backend's
     MIP from the best pooled start. An exception in one instance marks it ``Status.ERROR``
@@ -315,25 +346,42 @@ def solve_batch(hooks: ModelHooks, model: Any, batch: ILPBatch, pool: SolutionPo
             failures.append((i, f"{type(exc).__name__}: {exc}"))
             continue
         if code in (Status.OPTIMAL, Status.TIME_LIMIT) and point is None:
-            failures.append((i, f"the backend reported {Status(code).name} without loading "
-                                "a solution"))
+            failures.append(
+                (i, f"the backend reported {Status(code).name} without loading a solution")
+            )
             continue
         status[i] = code
         if point is not None:
             y[i] = point
             if pool is not None:  # a relaxation's answer is rounded already
-                pool.add(point if relaxed.get(i) is not None and i not in searched else batch.round_integers(point))
+                pool.add(
+                    point
+                    if relaxed.get(i) is not None and i not in searched
+                    else batch.round_integers(point)
+                )
     if failures:
-        warnings.warn(f"solver {hooks.name!r} failed on {len(failures)} of {k} instances "
-                      f"(marked Status.ERROR); first: {failures[0][1]}",
-                      SolverFailureWarning, stacklevel=3)
-    objective = np.where(np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT)),
-                         np.einsum("kn,kn->k", batch.c, y), np.nan)
+        warnings.warn(
+            f"solver {hooks.name!r} failed on {len(failures)} of {k} instances "
+            f"(marked Status.ERROR); first: {failures[0][1]}",
+            SolverFailureWarning,
+            stacklevel=3,
+        )
+    objective = np.where(
+        np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT)),
+        np.einsum("kn,kn->k", batch.c, y),
+        np.nan,
+    )
     return SolveResult(y=y, status=status, objective=objective)
 
 
-def search_chunk(hooks: ModelHooks, model: Any, batch: ILPBatch, rows: list[int], pool: SolutionPool,
-                  gate: SearchGate) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+def search_chunk(
+    hooks: ModelHooks,
+    model: Any,
+    batch: ILPBatch,
+    rows: list[int],
+    pool: SolutionPool,
+    gate: SearchGate,
+) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
     """``i -> (answer or None, start or None)`` for the instances in ``rows`` the gate lets
     try the search: LP multipliers for all of them in one call, then the cheaper of the
     pooled point and the rounded LP optimum as each one's start, then one search for all.
@@ -352,9 +400,18 @@ def search_chunk(hooks: ModelHooks, model: Any, batch: ILPBatch, rows: list[int]
         found.update(search_rows(hooks, model, batch, rest, pool, gate))
     return found
 
-def search_rows(hooks: ModelHooks, model: Any, batch: ILPBatch, wanted: list[int], pool: SolutionPool,
-                 gate: SearchGate, timed: bool = True) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
-    """[`search_chunk`][ilplayer.solvers.shortcuts.search_chunk] for the rows ``wanted``, every one tried; the gate records each,
+
+def search_rows(
+    hooks: ModelHooks,
+    model: Any,
+    batch: ILPBatch,
+    wanted: list[int],
+    pool: SolutionPool,
+    gate: SearchGate,
+    timed: bool = True,
+) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
+    """[`search_chunk`][ilplayer.solvers.shortcuts.search_chunk] for the rows ``wanted``, every one
+    tried; the gate records each,
     with its share of the time when ``timed``. A closed gate's samples are not timed: a few
     rows carry the LP call's fixed cost alone (several times a try's cost in a full chunk),
     and timing them kept the gate closed for whole batches."""
@@ -369,22 +426,47 @@ def search_rows(hooks: ModelHooks, model: Any, batch: ILPBatch, wanted: list[int
     starts = pool.best_for_rows(c)
     with_x = [row for row, (_, f) in enumerate(tried) if len(f) == 3]
     if with_x:  # the LP optima: try their roundings
-        optima = [cast("tuple[np.ndarray, np.ndarray, np.ndarray]", tried[row][1])[2] for row in with_x]
-        roundings = rounded_points(np.array(optima), c[with_x], batch.A, batch.b,
-                                   batch.lb, batch.ub, batch.A_eq, batch.b_eq, tol=SEARCH_TOL)
+        optima = [
+            cast("tuple[np.ndarray, np.ndarray, np.ndarray]", tried[row][1])[2] for row in with_x
+        ]
+        roundings = rounded_points(
+            np.array(optima),
+            c[with_x],
+            batch.A,
+            batch.b,
+            batch.lb,
+            batch.ub,
+            batch.A_eq,
+            batch.b_eq,
+            tol=SEARCH_TOL,
+        )
         for row, rounded in zip(with_x, roundings):
-            if rounded is not None and (starts[row] is None or c[row] @ rounded < c[row] @ starts[row]):
+            if rounded is not None and (
+                starts[row] is None or c[row] @ rounded < c[row] @ starts[row]
+            ):
                 starts[row] = rounded
     ready = [row for row, start in enumerate(starts) if start is not None]
     answers: list[np.ndarray | None] = [None] * len(tried)
     if ready:
-        points = search_many(c[ready], np.array([starts[row] for row in ready]), batch.A, batch.b, batch.lb,
-                             batch.ub, np.array([tried[row][1][0] for row in ready]), batch.A_eq, batch.b_eq,
-                             np.array([tried[row][1][1] for row in ready]).reshape(len(ready), -1),
-                             tol=SEARCH_TOL, max_points=SEARCH_POINTS)
+        points = search_many(
+            c[ready],
+            np.array([starts[row] for row in ready]),
+            batch.A,
+            batch.b,
+            batch.lb,
+            batch.ub,
+            np.array([tried[row][1][0] for row in ready]),
+            batch.A_eq,
+            batch.b_eq,
+            np.array([tried[row][1][1] for row in ready]).reshape(len(ready), -1),
+            tol=SEARCH_TOL,
+            max_points=SEARCH_POINTS,
+        )
         for row, point in zip(ready, points):
             answers[row] = point
-    seconds = (time.perf_counter() - began) / len(wanted) if timed else None  # LPs, roundings, search
+    seconds = (
+        (time.perf_counter() - began) / len(wanted) if timed else None
+    )  # LPs, roundings, search
     for answer in answers:
         gate.record(answer is not None, seconds)
     return {i: (answer, start) for (i, _), answer, start in zip(tried, answers, starts)}

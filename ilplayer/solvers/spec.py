@@ -1,4 +1,5 @@
-"""How to build one backend without importing it: [`SolverSpec`][ilplayer.solvers.spec.SolverSpec], what a plugin registers.
+"""How to build one backend without importing it: [`SolverSpec`][ilplayer.solvers.spec.SolverSpec],
+what a plugin registers.
 
 It sits between the solver contract (below) and the registry (above), so that a plugin module
 -- the built-in one included -- can describe its backends without importing the registry.
@@ -50,9 +51,13 @@ class SolverSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or any(ch.isspace() for ch in self.name):
-            raise ValueError(f"solver name must be a non-empty string without spaces, got {self.name!r}")
+            raise ValueError(
+                f"solver name must be a non-empty string without spaces, got {self.name!r}"
+            )
         if isinstance(self.target, str) and ":" not in self.target:
-            raise ValueError(f"target must look like 'package.module:ClassName', got {self.target!r}")
+            raise ValueError(
+                f"target must look like 'package.module:ClassName', got {self.target!r}"
+            )
         object.__setattr__(self, "requires", tuple(self.requires))
 
     def missing_requirements(self) -> list[str]:
@@ -66,13 +71,14 @@ class SolverSpec:
             hint = self.install_hint or f"pip install {' '.join(missing)}"
             raise SolverNotInstalledError(
                 f"solver {self.name!r} needs the Python package(s) {', '.join(missing)}, "
-                f"which are not installed: {hint}")
+                f"which are not installed: {hint}"
+            )
         if not isinstance(self.target, str):
             return self.target
         module_name, _, attr = self.target.partition(":")
         cls = getattr(importlib.import_module(module_name), attr)
         if not (isinstance(cls, type) and issubclass(cls, Solver)):
-            raise TypeError(f"{self.target} is not a subclass of ilplayer.Solver")
+            raise TypeError(f"{self.target} is not a subclass of ilplayer.plugin_api.Solver")
         return cls
 
     def is_available(self) -> bool:
@@ -104,8 +110,10 @@ class SolverSpec:
                 close = difflib.get_close_matches(unknown[0], sorted(accepted), n=1)
                 if close:
                     hint = f" Did you mean {close[0]!r}?"
-                raise TypeError(f"solver_options: backend {self.name!r} takes no option(s) "
-                                f"{unknown}; it takes {sorted(accepted) or 'none'}.{hint}")
+                raise TypeError(
+                    f"solver_options: backend {self.name!r} takes no option(s) "
+                    f"{unknown}; it takes {sorted(accepted) or 'none'}.{hint}"
+                )
         return cls(**options)
 
 
@@ -117,5 +125,9 @@ def _option_names(cls: type[Solver]) -> set[str] | None:
         return None
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
-    return {p.name for p in parameters if p.name != "self" and p.kind in
-            (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+    return {
+        p.name
+        for p in parameters
+        if p.name != "self"
+        and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }

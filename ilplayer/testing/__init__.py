@@ -37,8 +37,14 @@ from ilplayer.solvers.registry import get_solver, get_solver_spec, resolve_solve
 from ilplayer.testing.instances import TEST_FAMILIES as FAMILIES
 from ilplayer.testing.instances import Instances, make_instances, market_split
 
-__all__ = ["FAMILIES", "Instances", "SolverConformance", "assert_agrees_with_bruteforce",
-           "assert_correct_on_fuzzed_instances", "make_instances"]
+__all__ = [
+    "FAMILIES",
+    "Instances",
+    "SolverConformance",
+    "assert_agrees_with_bruteforce",
+    "assert_correct_on_fuzzed_instances",
+    "make_instances",
+]
 
 OBJECTIVE_TOL = 1e-6
 
@@ -47,13 +53,30 @@ FUZZ_CASES = 200
 """Seeded `ilplayer.testing.fuzz` cases (about 500 instances) every backend is checked on."""
 
 
-def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
-                                  tol: float = OBJECTIVE_TOL) -> tuple[torch.Tensor, torch.Tensor]:
+def assert_agrees_with_bruteforce(
+    instances: Instances, solver: Solver | str, tol: float = OBJECTIVE_TOL
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Same status per instance as ``bruteforce``, and the same optimal objective."""
-    y, status = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub, solver=solver,
-                      A_eq=instances.A_eq, b_eq=instances.b_eq)
-    y_ref, status_ref = solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
-                              solver="bruteforce", A_eq=instances.A_eq, b_eq=instances.b_eq)
+    y, status = solve(
+        instances.c,
+        instances.A,
+        instances.b,
+        instances.lb,
+        instances.ub,
+        solver=solver,
+        A_eq=instances.A_eq,
+        b_eq=instances.b_eq,
+    )
+    y_ref, status_ref = solve(
+        instances.c,
+        instances.A,
+        instances.b,
+        instances.lb,
+        instances.ub,
+        solver="bruteforce",
+        A_eq=instances.A_eq,
+        b_eq=instances.b_eq,
+    )
     assert Status.names(status) == Status.names(status_ref)
     solved = status_ref == Status.OPTIMAL
     value = (instances.c * y).sum(-1)[solved]
@@ -64,7 +87,9 @@ def assert_agrees_with_bruteforce(instances: Instances, solver: Solver | str,
     excess = (A @ y[..., None]).squeeze(-1) - b
     assert (excess[solved] <= 1e-6 * (1 + b[solved].abs())).all()
     if instances.A_eq is not None and instances.b_eq is not None:
-        A_eq = instances.A_eq if instances.A_eq.dim() == 3 else instances.A_eq.expand(len(y), -1, -1)
+        A_eq = (
+            instances.A_eq if instances.A_eq.dim() == 3 else instances.A_eq.expand(len(y), -1, -1)
+        )
         b_eq = instances.b_eq if instances.b_eq.dim() == 2 else instances.b_eq.expand(len(y), -1)
         gap = ((A_eq @ y[..., None]).squeeze(-1) - b_eq).abs()
         assert (gap[solved] <= 1e-6 * (1 + b_eq[solved].abs())).all()
@@ -84,8 +109,10 @@ class SolverConformance:
         except UnknownSolverError as exc:
             pytest.skip(f"backend {self.solver_name!r} is not registered: {exc}")
         if not spec.is_available():
-            pytest.skip(f"backend {self.solver_name!r} is not available: missing "
-                        f"{spec.missing_requirements() or 'its library'}")
+            pytest.skip(
+                f"backend {self.solver_name!r} is not available: missing "
+                f"{spec.missing_requirements() or 'its library'}"
+            )
         cls = spec.load()
         licence = cls.license_status()
         if not licence:
@@ -107,8 +134,9 @@ class SolverConformance:
 
     def test_infeasible_instances_get_a_status_not_an_exception(self, solver: Solver) -> None:
         instances = make_instances("infeasible")
-        _, status = solve(instances.c, instances.A, instances.b, instances.lb,
-                                   instances.ub, solver=solver)
+        _, status = solve(
+            instances.c, instances.A, instances.b, instances.lb, instances.ub, solver=solver
+        )
         assert Status.names(status[1::2]) == ["infeasible"] * len(status[1::2])
         assert Status.names(status[0::2]) == ["optimal"] * len(status[0::2])
 
@@ -135,7 +163,10 @@ class SolverConformance:
 
         solver.solve_instance = recording
         try:
-            for searching in (True, False):  # without the search around a start, every start is a MIP's
+            for searching in (
+                True,
+                False,
+            ):  # without the search around a start, every start is a MIP's
                 starts.clear()
                 if not searching:
                     solver.relaxation_multipliers = lambda model, c: [None] * len(c)
@@ -154,8 +185,9 @@ class SolverConformance:
         limited = get_solver(self.solver_name, **{**self.solver_options, "time_limit": 0.2})
         instances = market_split()
         start = time.perf_counter()
-        y, status = solve(instances.c, instances.A, instances.b, instances.lb,
-                                   instances.ub, solver=limited)
+        y, status = solve(
+            instances.c, instances.A, instances.b, instances.lb, instances.ub, solver=limited
+        )
         elapsed = time.perf_counter() - start
         limited.close()
         assert Status.names(status) in (["time_limit"], ["time_limit_no_solution"])
@@ -183,8 +215,9 @@ class SolverConformance:
         assert solver.name
 
 
-def assert_correct_on_fuzzed_instances(solver: Solver | str, cases: int = FUZZ_CASES,
-                                      start: int = 0) -> None:
+def assert_correct_on_fuzzed_instances(
+    solver: Solver | str, cases: int = FUZZ_CASES, start: int = 0
+) -> None:
     """No wrong ``OPTIMAL`` and no false ``INFEASIBLE`` on seeded `ilplayer.testing.fuzz` cases,
     judged against exhaustive enumeration; a failure quotes the first failing case as JSON."""
     import json
@@ -205,7 +238,8 @@ def assert_correct_on_fuzzed_instances(solver: Solver | str, cases: int = FUZZ_C
         f"{report.count('false-infeasible')} false INFEASIBLE rows on {report.instances} fuzzed "
         f"instances. First: case {case.seed} ({', '.join(case.kinds)}), verdicts {verdicts}, "
         f"status {Status.names(status)}. Reproducer (ilplayer.testing.fuzz.FuzzCase.from_json):\n"
-        f"{json.dumps(case.to_json())}")
+        f"{json.dumps(case.to_json())}"
+    )
 
 
 def exhaustive_optimum(instances: Instances, row: int) -> float | None:
@@ -214,7 +248,9 @@ def exhaustive_optimum(instances: Instances, row: int) -> float | None:
     A = (instances.A[row] if instances.A.dim() == 3 else instances.A).numpy()
     b = (instances.b[row] if instances.b.dim() == 2 else instances.b).numpy()
     best = None
-    for point in itertools.product(*[range(int(l), int(u) + 1) for l, u in zip(instances.lb, instances.ub)]):
+    for point in itertools.product(
+        *[range(int(l), int(u) + 1) for l, u in zip(instances.lb, instances.ub)]
+    ):
         y = np.array(point, dtype=float)
         if (A @ y - b <= 1e-6).all():
             best = float(c @ y) if best is None else min(best, float(c @ y))

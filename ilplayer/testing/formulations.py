@@ -46,8 +46,13 @@ def grid_network(k: int) -> tuple[Any, np.ndarray]:
             arcs += [(i * k + j, i * k + j + k) for j in range(k)]
     tail, head = np.array(arcs).T
     columns = np.arange(len(arcs))
-    A_eq = sparse.csr_matrix((np.r_[-np.ones(len(arcs)), np.ones(len(arcs))],
-                              (np.r_[tail, head], np.r_[columns, columns])), shape=(k * k, len(arcs)))
+    A_eq = sparse.csr_matrix(
+        (
+            np.r_[-np.ones(len(arcs)), np.ones(len(arcs))],
+            (np.r_[tail, head], np.r_[columns, columns]),
+        ),
+        shape=(k * k, len(arcs)),
+    )
     b_eq = np.zeros(k * k)
     b_eq[0], b_eq[-1] = -1.0, 1.0
     return A_eq, b_eq
@@ -113,25 +118,38 @@ def tsp_program(num_nodes: int, formulation: str = "gg") -> TspProgram:
             row[[flow((i, j)) for j in range(n) if j != i]] = 1.0
             row[[flow((j, i)) for j in range(1, n) if j != i]] = -1.0
             rows_eq.append((row, 1.0))
-        for (i, j) in arcs:  # y_ij <= (n - 1) x_ij
+        for i, j in arcs:  # y_ij <= (n - 1) x_ij
             if i != 0:
                 row = np.zeros(size)
                 row[flow((i, j))], row[arc[(i, j)]] = 1.0, -(n - 1.0)
                 rows.append((row, 0.0))
     else:
         order = lambda i: len(arcs) + i
-        for (i, j) in arcs:  # u_j - u_i >= n (x_ij - 1) + 1  <=>  n x_ij + u_i - u_j <= n - 1
+        for i, j in arcs:  # u_j - u_i >= n (x_ij - 1) + 1  <=>  n x_ij + u_i - u_j <= n - 1
             if i != 0 and j != 0:
                 row = np.zeros(size)
                 row[arc[(i, j)]], row[order(i)], row[order(j)] = float(n), 1.0, -1.0
                 rows.append((row, n - 1.0))
-    stack = lambda pairs: (np.array([r for r, _ in pairs]).reshape(-1, size), np.array([v for _, v in pairs]))
+    stack = lambda pairs: (
+        np.array([r for r, _ in pairs]).reshape(-1, size),
+        np.array([v for _, v in pairs]),
+    )
     A, b = stack(rows)
     A_eq, b_eq = stack(rows_eq)
     embed = np.zeros((size, len(edges)))
     for e in range(len(edges)):
         embed[e, e] = embed[len(edges) + e, e] = 1.0
     integrality = np.arange(size) < len(arcs)
-    return TspProgram(num_nodes=n, formulation=formulation, edges=edges, A=A, b=b, A_eq=A_eq, b_eq=b_eq,
-                      lb=np.zeros(size), ub=np.where(integrality, 1.0, n - 1.0), integrality=integrality,
-                      embed=embed)
+    return TspProgram(
+        num_nodes=n,
+        formulation=formulation,
+        edges=edges,
+        A=A,
+        b=b,
+        A_eq=A_eq,
+        b_eq=b_eq,
+        lb=np.zeros(size),
+        ub=np.where(integrality, 1.0, n - 1.0),
+        integrality=integrality,
+        embed=embed,
+    )

@@ -57,8 +57,15 @@ __all__ = [
 # --- the fuzz cases (ilplayer fuzz: small enough to enumerate) ---------------------------------
 
 FUZZ_MAX_POINTS = 4096  # box points of a fuzz case at most: the oracle enumerates them
-ROW_KINDS = ("random", "integer", "zero-satisfied", "zero-infeasible", "tight", "equality-pair",
-             "infeasible")
+ROW_KINDS = (
+    "random",
+    "integer",
+    "zero-satisfied",
+    "zero-infeasible",
+    "tight",
+    "equality-pair",
+    "infeasible",
+)
 
 
 @dataclass(frozen=True)
@@ -82,20 +89,32 @@ class FuzzCase:
             object.__setattr__(self, "b_eq", np.zeros(0))
 
     def to_json(self) -> dict[str, Any]:
-        return {"c": self.c.tolist(), "A": self.A.tolist(), "b": self.b.tolist(),
-                "lb": self.lb.tolist(), "ub": self.ub.tolist(), "kinds": list(self.kinds),
-                "seed": self.seed, "A_eq": self.A_eq.tolist(), "b_eq": self.b_eq.tolist()}
+        return {
+            "c": self.c.tolist(),
+            "A": self.A.tolist(),
+            "b": self.b.tolist(),
+            "lb": self.lb.tolist(),
+            "ub": self.ub.tolist(),
+            "kinds": list(self.kinds),
+            "seed": self.seed,
+            "A_eq": self.A_eq.tolist(),
+            "b_eq": self.b_eq.tolist(),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FuzzCase:
         n = len(data["lb"])
-        return cls(c=np.asarray(data["c"], dtype=np.float64).reshape(-1, n),
-                   A=np.asarray(data["A"], dtype=np.float64).reshape(-1, n),
-                   b=np.asarray(data["b"], dtype=np.float64),
-                   lb=np.asarray(data["lb"], dtype=np.int64), ub=np.asarray(data["ub"], dtype=np.int64),
-                   kinds=tuple(data.get("kinds", ())), seed=int(data.get("seed", 0)),
-                   A_eq=np.asarray(data.get("A_eq", []), dtype=np.float64).reshape(-1, n),
-                   b_eq=np.asarray(data.get("b_eq", []), dtype=np.float64))
+        return cls(
+            c=np.asarray(data["c"], dtype=np.float64).reshape(-1, n),
+            A=np.asarray(data["A"], dtype=np.float64).reshape(-1, n),
+            b=np.asarray(data["b"], dtype=np.float64),
+            lb=np.asarray(data["lb"], dtype=np.int64),
+            ub=np.asarray(data["ub"], dtype=np.int64),
+            kinds=tuple(data.get("kinds", ())),
+            seed=int(data.get("seed", 0)),
+            A_eq=np.asarray(data.get("A_eq", []), dtype=np.float64).reshape(-1, n),
+            b_eq=np.asarray(data.get("b_eq", []), dtype=np.float64),
+        )
 
 
 def _box(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -118,8 +137,9 @@ def _box(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return lb, ub
 
 
-def _row(kind: str, rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray
-         ) -> list[tuple[np.ndarray, float]]:
+def _row(
+    kind: str, rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray
+) -> list[tuple[np.ndarray, float]]:
     n = len(lb)
     point = rng.integers(lb, ub + 1).astype(np.float64)  # a box point
     if kind == "integer":
@@ -157,17 +177,37 @@ def fuzz_case(seed: int, batch: int | None = None) -> FuzzCase:
         A, b = A.astype(np.float32).astype(np.float64), b.astype(np.float32).astype(np.float64)
         kinds = (*kinds, "float32")
     k = batch or int(rng.integers(1, 5))
-    c = rng.uniform(-1, 1, (k, n)) if rng.random() < 0.7 else rng.integers(-2, 3, (k, n)).astype(np.float64)
-    A_eq, b_eq, eq_kinds = _equalities(np.random.default_rng([seed, 20261124]), lb, ub, "float32" in kinds)
+    c = (
+        rng.uniform(-1, 1, (k, n))
+        if rng.random() < 0.7
+        else rng.integers(-2, 3, (k, n)).astype(np.float64)
+    )
+    A_eq, b_eq, eq_kinds = _equalities(
+        np.random.default_rng([seed, 20261124]), lb, ub, "float32" in kinds
+    )
     pair = _float32_equality_pair(np.random.default_rng([seed, 20261126]), lb, ub)
     if pair is not None:
-        A, b, kinds = np.vstack([A, pair[0]]), np.concatenate([b, pair[1]]), (*kinds, "equality-pair-float32")
-    return FuzzCase(c=c, A=A, b=b, lb=lb, ub=ub, kinds=(*kinds, *eq_kinds) or ("box-only",), seed=seed,
-                    A_eq=A_eq, b_eq=b_eq)
+        A, b, kinds = (
+            np.vstack([A, pair[0]]),
+            np.concatenate([b, pair[1]]),
+            (*kinds, "equality-pair-float32"),
+        )
+    return FuzzCase(
+        c=c,
+        A=A,
+        b=b,
+        lb=lb,
+        ub=ub,
+        kinds=(*kinds, *eq_kinds) or ("box-only",),
+        seed=seed,
+        A_eq=A_eq,
+        b_eq=b_eq,
+    )
 
 
-def _float32_equality_pair(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray
-                           ) -> tuple[np.ndarray, np.ndarray] | None:
+def _float32_equality_pair(
+    rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
     """In a sixth of the cases, an equality as two rows the way float32 training code writes
     it: non-integer float32 coefficients ``a`` through a box point ``p``, ``a·p`` summed in
     float32. ``p`` meets the pair only within float32 rounding (up to ~1e-7), inside the band
@@ -181,8 +221,9 @@ def _float32_equality_pair(rng: np.random.Generator, lb: np.ndarray, ub: np.ndar
     return np.vstack([a, -a]).astype(np.float64), np.array([rhs, -rhs], dtype=np.float64)
 
 
-def _equalities(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray, float32: bool
-                ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+def _equalities(
+    rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray, float32: bool
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """In a quarter of the cases, 1-2 native equalities ``a·y = a·p`` through a box point
     (integer or float coefficients, sometimes through float32), from their own stream so that
     the other draws of a case do not move; sometimes one more that no box point meets."""
@@ -204,7 +245,10 @@ def _equalities(rng: np.random.Generator, lb: np.ndarray, ub: np.ndarray, float3
         kinds.append(kind)
     A_eq, b_eq = np.array(rows), np.array(targets)
     if float32:
-        A_eq, b_eq = A_eq.astype(np.float32).astype(np.float64), b_eq.astype(np.float32).astype(np.float64)
+        A_eq, b_eq = (
+            A_eq.astype(np.float32).astype(np.float64),
+            b_eq.astype(np.float32).astype(np.float64),
+        )
     return A_eq, b_eq, tuple(kinds)
 
 
@@ -252,8 +296,9 @@ def oracle(case: FuzzCase) -> Oracle:
     excess = points @ case.A.T - case.b
     gap = np.abs(points @ case.A_eq.T - case.b_eq)
     strict = (excess <= STRICT_TOL).all(axis=1) & (gap <= STRICT_TOL).all(axis=1)
-    loose = ((excess <= LOOSE_TOL * (1.0 + np.abs(case.b))).all(axis=1)
-             & (gap <= LOOSE_TOL * (1.0 + np.abs(case.b_eq))).all(axis=1))
+    loose = (excess <= LOOSE_TOL * (1.0 + np.abs(case.b))).all(axis=1) & (
+        gap <= LOOSE_TOL * (1.0 + np.abs(case.b_eq))
+    ).all(axis=1)
     costs = case.c @ points.T
     best = lambda mask: np.where(mask.any(), np.where(mask, costs, np.inf).min(axis=1), np.nan)
     return Oracle(strict=best(strict), loose=best(loose))
@@ -265,7 +310,10 @@ def judge(case: FuzzCase, reference: Oracle, y: np.ndarray, status: np.ndarray) 
     verdicts = []
     for i in range(len(case.c)):
         code = Status(int(status[i]))
-        feasible, admissible = not math.isnan(reference.strict[i]), not math.isnan(reference.loose[i])
+        feasible, admissible = (
+            not math.isnan(reference.strict[i]),
+            not math.isnan(reference.loose[i]),
+        )
         if code == Status.OPTIMAL:
             # Only a strictly feasible instance bounds the objective: when every point lies in
             # the tolerance band, which of them a backend admits depends on its tolerance.
@@ -295,22 +343,29 @@ class FuzzReport:
 
     @property
     def correct(self) -> bool:
-        return self.count("wrong-optimal") == 0 and self.count("false-infeasible") == 0 \
+        return (
+            self.count("wrong-optimal") == 0
+            and self.count("false-infeasible") == 0
             and self.count("false-unbounded") == 0
+        )
 
     @property
     def not_optimal_fraction(self) -> float:
         return self.count("not-optimal") / max(1, self.feasible)
 
     def row(self) -> dict[str, Any]:
-        return {"backend": self.backend, "instances": self.instances, "feasible": self.feasible,
-                "wrong_optimal": self.count("wrong-optimal"),
-                "false_infeasible": self.count("false-infeasible"),
-                "false_unbounded": self.count("false-unbounded"),
-                "not_optimal": self.count("not-optimal"),
-                "not_infeasible": self.count("not-infeasible"),
-                "not_optimal_percent": round(100 * self.not_optimal_fraction, 3),
-                "seconds": round(self.seconds, 2)}
+        return {
+            "backend": self.backend,
+            "instances": self.instances,
+            "feasible": self.feasible,
+            "wrong_optimal": self.count("wrong-optimal"),
+            "false_infeasible": self.count("false-infeasible"),
+            "false_unbounded": self.count("false-unbounded"),
+            "not_optimal": self.count("not-optimal"),
+            "not_infeasible": self.count("not-infeasible"),
+            "not_optimal_percent": round(100 * self.not_optimal_fraction, 3),
+            "seconds": round(self.seconds, 2),
+        }
 
 
 def solve_case(case: FuzzCase, solver: Solver | str) -> tuple[np.ndarray, np.ndarray]:
@@ -319,10 +374,17 @@ def solve_case(case: FuzzCase, solver: Solver | str) -> tuple[np.ndarray, np.nda
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverFailureWarning)  # counted as verdicts instead
-        y, status = solve(torch.from_numpy(case.c), torch.from_numpy(case.A),
-                          torch.from_numpy(case.b), case.lb, case.ub, solver=solver,
-                          executor="serial", A_eq=torch.from_numpy(case.A_eq),
-                          b_eq=torch.from_numpy(case.b_eq))
+        y, status = solve(
+            torch.from_numpy(case.c),
+            torch.from_numpy(case.A),
+            torch.from_numpy(case.b),
+            case.lb,
+            case.ub,
+            solver=solver,
+            executor="serial",
+            A_eq=torch.from_numpy(case.A_eq),
+            b_eq=torch.from_numpy(case.b_eq),
+        )
     return y.numpy(), status.numpy()
 
 
@@ -346,8 +408,11 @@ def fuzz_backend(solver: Solver, cases: list[FuzzCase], keep: int = 50) -> FuzzR
         except Exception as exc:  # a crash of the call is a failure of every row
             y = np.zeros_like(case.c)
             status = np.full(len(case.c), int(Status.ERROR), np.int8)
-            warnings.warn(f"{solver.name}: case {case.seed} raised {type(exc).__name__}: {exc}",
-                          SolverFailureWarning, stacklevel=2)
+            warnings.warn(
+                f"{solver.name}: case {case.seed} raised {type(exc).__name__}: {exc}",
+                SolverFailureWarning,
+                stacklevel=2,
+            )
         verdicts = judge(case, reference, y, status)
         report.instances += len(verdicts)
         report.feasible += int((~np.isnan(reference.strict)).sum())
@@ -359,18 +424,33 @@ def fuzz_backend(solver: Solver, cases: list[FuzzCase], keep: int = 50) -> FuzzR
     return report
 
 
-def save_reproducer(directory: str | Path, backend: str, case: FuzzCase, verdicts: list[str],
-                    y: np.ndarray, status: np.ndarray, options: dict[str, Any] | None = None) -> Path:
+def save_reproducer(
+    directory: str | Path,
+    backend: str,
+    case: FuzzCase,
+    verdicts: list[str],
+    y: np.ndarray,
+    status: np.ndarray,
+    options: dict[str, Any] | None = None,
+) -> Path:
     """Write one failing case, the backend's answer and the oracle's as JSON; ``options``: the
     backend's keyword options (``get_solver(backend, **options)``), replayed with the case."""
     reference = oracle(case)
     path = Path(directory) / f"{backend.replace(':', '-')}-case{case.seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"backend": backend, "options": options or {}, "case": case.to_json(), "verdicts": verdicts,
-              "status": Status.names(status), "y": np.asarray(y).tolist(),
-              "oracle": {k: [None if math.isnan(v) else v for v in vals.tolist()]
-                         for k, vals in asdict(reference).items()},
-              "replay": f"python -m ilplayer fuzz --replay {path}"}
+    record = {
+        "backend": backend,
+        "options": options or {},
+        "case": case.to_json(),
+        "verdicts": verdicts,
+        "status": Status.names(status),
+        "y": np.asarray(y).tolist(),
+        "oracle": {
+            k: [None if math.isnan(v) else v for v in vals.tolist()]
+            for k, vals in asdict(reference).items()
+        },
+        "replay": f"python -m ilplayer fuzz --replay {path}",
+    }
     path.write_text(json.dumps(record, indent=1))
     return path
 

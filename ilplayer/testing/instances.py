@@ -66,8 +66,10 @@ def sample_random_constraints(
         ``A = normals`` and ``b = offsets + (normals * origins).sum(-1)``.
     """
     if num_constraints < 0 or num_variables < 1:
-        raise ValueError(f"num_constraints must be >= 0 and num_variables >= 1, got "
-                         f"{num_constraints} and {num_variables}")
+        raise ValueError(
+            f"num_constraints must be >= 0 and num_variables >= 1, got "
+            f"{num_constraints} and {num_variables}"
+        )
     lo = torch.as_tensor(as_bounds(lb, num_variables, "lb"), dtype=dtype)
     hi = torch.as_tensor(as_bounds(ub, num_variables, "ub"), dtype=dtype)
     shape = (num_constraints, num_variables)
@@ -84,14 +86,26 @@ def sample_random_constraints(
     return normals, offsets, origins
 
 
-def random_constraint_rows(num_constraints: int, num_variables: int, lb: Bounds = 0, ub: Bounds = 1, *,
-                           generator: torch.Generator | None = None,
-                           feasible_point: torch.Tensor | None = None,
-                           dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+def random_constraint_rows(
+    num_constraints: int,
+    num_variables: int,
+    lb: Bounds = 0,
+    ub: Bounds = 1,
+    *,
+    generator: torch.Generator | None = None,
+    feasible_point: torch.Tensor | None = None,
+    dtype: torch.dtype = torch.float64,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """`sample_random_constraints` as rows ``(A, b)`` of ``A y <= b``."""
     normals, offsets, origins = sample_random_constraints(
-        num_constraints, num_variables, lb, ub, generator=generator,
-        feasible_point=feasible_point, dtype=dtype)
+        num_constraints,
+        num_variables,
+        lb,
+        ub,
+        generator=generator,
+        feasible_point=feasible_point,
+        dtype=dtype,
+    )
     return normals, offsets + (normals * origins).sum(-1)
 
 
@@ -106,8 +120,13 @@ MIN_COVER = 2
 """The reference generator's rule: every element lies in at least two subsets."""
 
 
-def sample_cover(rng: np.random.Generator, universe: int, subsets: int,
-                 max_size: int = MAX_SUBSET_SIZE, min_cover: int = MIN_COVER) -> np.ndarray:
+def sample_cover(
+    rng: np.random.Generator,
+    universe: int,
+    subsets: int,
+    max_size: int = MAX_SUBSET_SIZE,
+    min_cover: int = MIN_COVER,
+) -> np.ndarray:
     """Incidence matrix (universe x subsets) of distinct subsets of at most ``max_size``
     elements, uniform among the families that cover every element at least ``min_cover`` times.
 
@@ -115,14 +134,19 @@ def sample_cover(rng: np.random.Generator, universe: int, subsets: int,
     two subsets (``min_cover=2``): with a single cover, that subset would be in every solution
     and the dataset would carry a constraint no cost can reveal.
     """
-    candidates = [c for size in range(1, max_size + 1)
-                  for c in itertools.combinations(range(universe), size)]
+    candidates = [
+        c for size in range(1, max_size + 1) for c in itertools.combinations(range(universe), size)
+    ]
     if subsets > len(candidates):
-        raise ValueError(f"subsets: only {len(candidates)} distinct subsets of <= {max_size} of "
-                         f"{universe} elements exist, {subsets} asked")
+        raise ValueError(
+            f"subsets: only {len(candidates)} distinct subsets of <= {max_size} of "
+            f"{universe} elements exist, {subsets} asked"
+        )
     if min_cover * universe > max_size * subsets:
-        raise ValueError(f"min_cover: {subsets} subsets of <= {max_size} elements cannot cover "
-                         f"{universe} elements {min_cover} times each")
+        raise ValueError(
+            f"min_cover: {subsets} subsets of <= {max_size} elements cannot cover "
+            f"{universe} elements {min_cover} times each"
+        )
     for _ in range(100_000):  # rejection: 2m random small subsets pass with good probability
         chosen = rng.choice(len(candidates), size=subsets, replace=False)
         incidence = np.zeros((universe, subsets))
@@ -130,21 +154,35 @@ def sample_cover(rng: np.random.Generator, universe: int, subsets: int,
             incidence[list(candidates[index]), column] = 1.0
         if incidence.sum(axis=1).min() >= min_cover:
             return incidence
-    raise RuntimeError(f"no family of {subsets} subsets covered {universe} elements {min_cover} "
-                       f"times each in 100000 draws")
+    raise RuntimeError(
+        f"no family of {subsets} subsets covered {universe} elements {min_cover} "
+        f"times each in 100000 draws"
+    )
 
 
 # --- the benchmark families (ilplayer bench, the tuning and cross-check scripts) --------------
 
-BENCH_FAMILIES = ("binary m=1", "binary m=4", "binary m=8", "dense m=4", "dense m=8", "set cover", "knapsack")
+BENCH_FAMILIES = (
+    "binary m=1",
+    "binary m=4",
+    "binary m=8",
+    "dense m=4",
+    "dense m=8",
+    "set cover",
+    "knapsack",
+)
 
 
 def check_family(family: str) -> str:
     """``family`` if `family_batch` knows it, else a ValueError that lists the names."""
     box, _, m = family.partition(" m=")
-    if family not in ("knapsack", "set cover") and not (box in ("binary", "dense") and m.isdigit() and int(m) > 0):
-        raise ValueError(f"unknown instance family {family!r}: use 'binary m=K', 'dense m=K', "
-                         "'set cover' or 'knapsack'")
+    if family not in ("knapsack", "set cover") and not (
+        box in ("binary", "dense") and m.isdigit() and int(m) > 0
+    ):
+        raise ValueError(
+            f"unknown instance family {family!r}: use 'binary m=K', 'dense m=K', "
+            "'set cover' or 'knapsack'"
+        )
     return family
 
 
@@ -156,22 +194,35 @@ def family_batch(family: str, instances: int, seed: int = 0, n: int = 16) -> ILP
     rng = np.random.default_rng(seed)
     if family == "knapsack":
         weights = rng.uniform(0.1, 1.0, (1, n))
-        return ILPBatch(c=-rng.uniform(0.1, 1.0, (instances, n)), A=weights,
-                        b=np.array([0.3 * weights.sum()]), lb=np.zeros(n), ub=np.ones(n))
+        return ILPBatch(
+            c=-rng.uniform(0.1, 1.0, (instances, n)),
+            A=weights,
+            b=np.array([0.3 * weights.sum()]),
+            lb=np.zeros(n),
+            ub=np.ones(n),
+        )
     if family == "set cover":
         A, b = -sample_cover(rng, n // 2, n), -np.ones(n // 2)
-        return ILPBatch(c=rng.uniform(0.1, 1, (instances, n)), A=A, b=b, lb=np.zeros(n), ub=np.ones(n))
+        return ILPBatch(
+            c=rng.uniform(0.1, 1, (instances, n)), A=A, b=b, lb=np.zeros(n), ub=np.ones(n)
+        )
     box, m = family.split(" m=")
     lo, hi = (0, 1) if box == "binary" else (-5, 5)
     g = torch.Generator().manual_seed(seed)
     corner = torch.tensor([lo if rng.random() < 0.5 else hi for _ in range(n)], dtype=torch.float64)
     rows, sides = random_constraint_rows(int(m), n, lo, hi, generator=g, feasible_point=corner)
     c = rng.uniform(-0.5, 0.5, (instances, n))
-    return ILPBatch(c=c / np.linalg.norm(c, axis=1, keepdims=True), A=rows.numpy(), b=sides.numpy(),
-                    lb=np.full(n, lo), ub=np.full(n, hi))
+    return ILPBatch(
+        c=c / np.linalg.norm(c, axis=1, keepdims=True),
+        A=rows.numpy(),
+        b=sides.numpy(),
+        lb=np.full(n, lo),
+        ub=np.full(n, hi),
+    )
 
 
 # --- the test families (the conformance kit, ilplayer.testing) ---------------------------------
+
 
 @dataclass(frozen=True)
 class Instances:
@@ -187,22 +238,41 @@ class Instances:
     b_eq: torch.Tensor | None = None
 
 
-def _random_constraints(rng: np.random.Generator, m: int, lb: list[int], ub: list[int]
-                        ) -> tuple[torch.Tensor, torch.Tensor]:
+def _random_constraints(
+    rng: np.random.Generator, m: int, lb: list[int], ub: list[int]
+) -> tuple[torch.Tensor, torch.Tensor]:
     n = len(lb)
     generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
-    corner = torch.tensor([l if rng.random() < 0.5 else u for l, u in zip(lb, ub)], dtype=torch.float64)
+    corner = torch.tensor(
+        [l if rng.random() < 0.5 else u for l, u in zip(lb, ub)], dtype=torch.float64
+    )
     return random_constraint_rows(m, n, lb, ub, generator=generator, feasible_point=corner)
 
 
-def set_cover(rng: np.random.Generator, universe: int, subsets: int) -> tuple[np.ndarray, np.ndarray]:
+def set_cover(
+    rng: np.random.Generator, universe: int, subsets: int
+) -> tuple[np.ndarray, np.ndarray]:
     """``-M y <= -1``: choose subsets (of <= 3 elements, covering every element) to cover all."""
     return -sample_cover(rng, universe, subsets), -np.ones(universe)
 
 
-TEST_FAMILIES = ("binary-m1", "binary-m4", "binary-m8", "dense", "integer-coefficients",
-            "negative-bounds", "set-cover", "infeasible", "single-point", "per-instance",
-            "zero-rows", "tight-rows", "equality-pairs", "box-only", "equalities")
+TEST_FAMILIES = (
+    "binary-m1",
+    "binary-m4",
+    "binary-m8",
+    "dense",
+    "integer-coefficients",
+    "negative-bounds",
+    "set-cover",
+    "infeasible",
+    "single-point",
+    "per-instance",
+    "zero-rows",
+    "tight-rows",
+    "equality-pairs",
+    "box-only",
+    "equalities",
+)
 """The instance families [`make_instances`][ilplayer.testing.instances.make_instances] draws, by name."""
 
 
@@ -215,7 +285,7 @@ def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
     a: Any
     if family.startswith("binary-m"):
         lb, ub = [0] * 10, [1] * 10
-        A, b = _random_constraints(rng, int(family[len("binary-m"):]), lb, ub)
+        A, b = _random_constraints(rng, int(family[len("binary-m") :]), lb, ub)
         return Instances(t(rng.uniform(-1, 1, (batch, 10))), A, b, lb, ub)
     if family == "dense":
         lb, ub = [-5] * 5, [5] * 5
@@ -272,8 +342,13 @@ def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
     if family == "box-only":  # m = 0
         lb = rng.integers(-3, 1, 5).tolist()
         ub = [l + 2 for l in lb]
-        return Instances(t(rng.uniform(-1, 1, (batch, 5))), torch.zeros(0, 5, dtype=torch.float64),
-                         torch.zeros(0, dtype=torch.float64), lb, ub)
+        return Instances(
+            t(rng.uniform(-1, 1, (batch, 5))),
+            torch.zeros(0, 5, dtype=torch.float64),
+            torch.zeros(0, dtype=torch.float64),
+            lb,
+            ub,
+        )
     if family == "equalities":  # native A_eq y = b_eq: a float row and a count, both through
         lb, ub = [-1] * 6, [2] * 6  # one of two feasible box points (two groups of rows)
         A, b = _random_constraints(rng, 2, lb, ub)
@@ -295,5 +370,6 @@ def market_split(seed: int = 0, m: int = 4, n: int = 36) -> Instances:
     a = rng.integers(0, 100, (m, n)).astype(np.float64)
     rhs = np.floor(a.sum(1) / 2)
     A, b = np.concatenate([a, -a]), np.concatenate([rhs, -rhs])
-    return Instances(torch.tensor(rng.uniform(-1, 1, (1, n))), torch.tensor(A), torch.tensor(b),
-                     [0] * n, [1] * n)
+    return Instances(
+        torch.tensor(rng.uniform(-1, 1, (1, n))), torch.tensor(A), torch.tensor(b), [0] * n, [1] * n
+    )

@@ -76,8 +76,14 @@ class MilpCase:
     kinds: tuple[str, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
-        encode = lambda a: [None if not math.isfinite(v) else v for v in np.asarray(a, float).ravel().tolist()]
-        record: dict[str, Any] = {"seed": self.seed, "kinds": list(self.kinds), "n": int(self.c.shape[1])}
+        encode = lambda a: [
+            None if not math.isfinite(v) else v for v in np.asarray(a, float).ravel().tolist()
+        ]
+        record: dict[str, Any] = {
+            "seed": self.seed,
+            "kinds": list(self.kinds),
+            "n": int(self.c.shape[1]),
+        }
         for name in ("c", "A", "b", "A_eq", "b_eq", "integrality"):
             record[name] = np.asarray(getattr(self, name), float).tolist()
         record["lb"], record["ub"] = encode(self.lb), encode(self.ub)  # JSON has no inf: None
@@ -88,13 +94,23 @@ class MilpCase:
         n = int(data["n"])
         rows = lambda key: np.asarray(data[key], float).reshape(-1, n)
         bound = lambda key, inf: np.array([inf if v is None else v for v in data[key]], float)
-        return cls(seed=int(data["seed"]), c=rows("c"), A=rows("A"), b=np.asarray(data["b"], float),
-                   A_eq=rows("A_eq"), b_eq=np.asarray(data["b_eq"], float), lb=bound("lb", -np.inf),
-                   ub=bound("ub", np.inf), integrality=np.asarray(data["integrality"], float).astype(bool),
-                   kinds=tuple(data.get("kinds", ())))
+        return cls(
+            seed=int(data["seed"]),
+            c=rows("c"),
+            A=rows("A"),
+            b=np.asarray(data["b"], float),
+            A_eq=rows("A_eq"),
+            b_eq=np.asarray(data["b_eq"], float),
+            lb=bound("lb", -np.inf),
+            ub=bound("ub", np.inf),
+            integrality=np.asarray(data["integrality"], float).astype(bool),
+            kinds=tuple(data.get("kinds", ())),
+        )
 
 
-def _bounds(rng: np.random.Generator, integer: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _bounds(
+    rng: np.random.Generator, integer: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     n = len(integer)
     low = rng.integers(-4, 1, n).astype(float)
     high = low + rng.integers(0, 6, n)
@@ -112,7 +128,11 @@ def milp_case(seed: int, batch: int | None = None) -> MilpCase:
     rng = np.random.default_rng([seed, 36])
     n, m = int(rng.integers(2, 9)), int(rng.integers(0, 6))
     mode = rng.choice(["mixed", "continuous", "integer"], p=[0.7, 0.15, 0.15])
-    integer = {"mixed": rng.random(n) < 0.5, "continuous": np.zeros(n, bool), "integer": np.ones(n, bool)}[mode]
+    integer = {
+        "mixed": rng.random(n) < 0.5,
+        "continuous": np.zeros(n, bool),
+        "integer": np.ones(n, bool),
+    }[mode]
     lb, ub, bound_kinds = _bounds(rng, integer)
     kinds = [str(mode), *bound_kinds]
     # A point of the box, integral where asked, from which feasible rows are made.
@@ -132,8 +152,18 @@ def milp_case(seed: int, batch: int | None = None) -> MilpCase:
         kinds.append("equalities")
     k = batch if batch is not None else int(rng.integers(1, 5))
     c = np.round(rng.normal(size=(k, n)), 3)
-    return MilpCase(seed=seed, c=c, A=A, b=b, A_eq=A_eq, b_eq=b_eq, lb=lb, ub=ub,
-                    integrality=integer, kinds=tuple(kinds))
+    return MilpCase(
+        seed=seed,
+        c=c,
+        A=A,
+        b=b,
+        A_eq=A_eq,
+        b_eq=b_eq,
+        lb=lb,
+        ub=ub,
+        integrality=integer,
+        kinds=tuple(kinds),
+    )
 
 
 def slab_case(seed: int, feasible: bool | None = None) -> MilpCase:
@@ -164,9 +194,18 @@ def slab_case(seed: int, feasible: bool | None = None) -> MilpCase:
     rhs = scale * (2 * int(rng.integers(-3, 4)) + (0 if feasible else 1))
     c = np.round(rng.normal(size=(1, n)), 3)
     c[0, free] = row[free] * round(float(rng.uniform(0.5, 2.0)), 3)
-    return MilpCase(seed=seed, c=c, A=np.stack([row, -row]), b=np.array([rhs, -rhs]), A_eq=np.zeros((0, n)),
-                    b_eq=np.zeros(0), lb=lb, ub=ub, integrality=integer,
-                    kinds=("slab", "feasible" if feasible else "parity-infeasible"))
+    return MilpCase(
+        seed=seed,
+        c=c,
+        A=np.stack([row, -row]),
+        b=np.array([rhs, -rhs]),
+        A_eq=np.zeros((0, n)),
+        b_eq=np.zeros(0),
+        lb=lb,
+        ub=ub,
+        integrality=integer,
+        kinds=("slab", "feasible" if feasible else "parity-infeasible"),
+    )
 
 
 def tie_knapsack_case(seed: int, items: int = 25) -> MilpCase:
@@ -179,9 +218,18 @@ def tie_knapsack_case(seed: int, items: int = 25) -> MilpCase:
     rng = np.random.default_rng([seed, 53])
     weights = 0.2505 + 0.0005 * rng.standard_normal(items)
     prices = 0.2 + 0.0004 * rng.standard_normal(items)
-    return MilpCase(seed=seed, c=-prices[None, :], A=weights[None, :], b=np.array([2.5]),
-                    A_eq=np.zeros((0, items)), b_eq=np.zeros(0), lb=np.zeros(items), ub=np.ones(items),
-                    integrality=np.ones(items, bool), kinds=("tie-knapsack",))
+    return MilpCase(
+        seed=seed,
+        c=-prices[None, :],
+        A=weights[None, :],
+        b=np.array([2.5]),
+        A_eq=np.zeros((0, items)),
+        b_eq=np.zeros(0),
+        lb=np.zeros(items),
+        ub=np.ones(items),
+        integrality=np.ones(items, bool),
+        kinds=("tie-knapsack",),
+    )
 
 
 def lattice_case(seed: int) -> MilpCase:
@@ -203,8 +251,18 @@ def lattice_case(seed: int) -> MilpCase:
     anchor = np.clip(np.round(rng.normal(0, 2, n)), lb, ub)
     A_eq = np.round(rng.normal(size=(2, n)), 3)
     c = np.round(rng.normal(size=(1, n)), 3)
-    return MilpCase(seed=seed, c=c, A=np.zeros((0, n)), b=np.zeros(0), A_eq=A_eq, b_eq=A_eq @ anchor, lb=lb, ub=ub,
-                    integrality=integer, kinds=("lattice", *kinds))
+    return MilpCase(
+        seed=seed,
+        c=c,
+        A=np.zeros((0, n)),
+        b=np.zeros(0),
+        A_eq=A_eq,
+        b_eq=A_eq @ anchor,
+        lb=lb,
+        ub=ub,
+        integrality=integer,
+        kinds=("lattice", *kinds),
+    )
 
 
 def milp_cases_for(instances: int, start: int = 0) -> list[MilpCase]:
@@ -245,10 +303,18 @@ def _scipy_solve(case: MilpCase, c: np.ndarray, band: float) -> tuple[str, float
         constraints.append(LinearConstraint(case.A, -np.inf, case.b + band))
     if len(case.b_eq):
         constraints.append(LinearConstraint(case.A_eq, case.b_eq - band, case.b_eq + band))
-    run = lambda costs: milp(costs, constraints=constraints, integrality=case.integrality.astype(int),
-                             bounds=Bounds(case.lb, case.ub),
-                             options={"mip_rel_gap": 0.0, "presolve": False, "time_limit": ORACLE_SECONDS,
-                                      "node_limit": ORACLE_NODES})
+    run = lambda costs: milp(
+        costs,
+        constraints=constraints,
+        integrality=case.integrality.astype(int),
+        bounds=Bounds(case.lb, case.ub),
+        options={
+            "mip_rel_gap": 0.0,
+            "presolve": False,
+            "time_limit": ORACLE_SECONDS,
+            "node_limit": ORACLE_NODES,
+        },
+    )
     feasible = run(np.zeros_like(c))
     if feasible.status == 2:
         return "infeasible", math.nan
@@ -272,8 +338,13 @@ def _relaxation(case: MilpCase, c: np.ndarray, band: float) -> Any:
         rows += [(case.A_eq, case.b_eq + band), (-case.A_eq, -(case.b_eq - band))]
     A = np.vstack([r for r, _ in rows])
     b = np.concatenate([v for _, v in rows])
-    return linprog(c, A_ub=A if len(b) else None, b_ub=b if len(b) else None, bounds=list(zip(case.lb, case.ub)),
-                   options={"presolve": False})
+    return linprog(
+        c,
+        A_ub=A if len(b) else None,
+        b_ub=b if len(b) else None,
+        bounds=list(zip(case.lb, case.ub)),
+        options={"presolve": False},
+    )
 
 
 def milp_oracle(case: MilpCase) -> MilpOracle:
@@ -281,11 +352,17 @@ def milp_oracle(case: MilpCase) -> MilpOracle:
     with quiet_stdout():
         strict = [_scipy_solve(case, c, 0.0) for c in case.c]
         loose = [_scipy_solve(case, c, BAND) for c in case.c]
-    return MilpOracle(status=[s for s, _ in strict], strict=np.array([v for _, v in strict]),
-                      loose=np.array([v for _, v in loose]), loose_status=[s for s, _ in loose])
+    return MilpOracle(
+        status=[s for s, _ in strict],
+        strict=np.array([v for _, v in strict]),
+        loose=np.array([v for _, v in loose]),
+        loose_status=[s for s, _ in loose],
+    )
 
 
-def judge_milp(case: MilpCase, reference: MilpOracle, y: np.ndarray, status: np.ndarray) -> list[str]:
+def judge_milp(
+    case: MilpCase, reference: MilpOracle, y: np.ndarray, status: np.ndarray
+) -> list[str]:
     """One verdict per cost vector: ``"ok"``, ``"wrong-optimal"``, ``"false-infeasible"``,
     ``"false-unbounded"``, ``"not-optimal"``, ``"not-infeasible"`` or ``"skipped"`` (scipy
     gave no answer)."""
@@ -300,14 +377,20 @@ def judge_milp(case: MilpCase, reference: MilpOracle, y: np.ndarray, status: np.
             value = float(case.c[i] @ y[i])
             low, high = reference.loose[i], reference.strict[i]
             scale = OBJECTIVE_TOL * (1 + abs(value))
-            ok = loose == "optimal" and value >= low - scale and (expected != "optimal" or value <= high + scale)
+            ok = (
+                loose == "optimal"
+                and value >= low - scale
+                and (expected != "optimal" or value <= high + scale)
+            )
             verdicts.append("ok" if ok else "wrong-optimal")
         elif code == Status.INFEASIBLE:
             verdicts.append("ok" if expected == "infeasible" else "false-infeasible")
         elif code == Status.UNBOUNDED:
             verdicts.append("ok" if "unbounded" in (expected, loose) else "false-unbounded")
         elif code == Status.INFEASIBLE_OR_UNBOUNDED:
-            verdicts.append("ok" if {expected, loose} & {"infeasible", "unbounded"} else "not-optimal")
+            verdicts.append(
+                "ok" if {expected, loose} & {"infeasible", "unbounded"} else "not-optimal"
+            )
         else:
             verdicts.append("not-infeasible" if expected == "infeasible" else "not-optimal")
     return verdicts
@@ -319,9 +402,18 @@ def solve_milp_case(case: MilpCase, solver: Solver | str) -> tuple[np.ndarray, n
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SolverFailureWarning)  # counted as verdicts instead
-        y, status = solve(torch.from_numpy(case.c), torch.from_numpy(case.A), torch.from_numpy(case.b),
-                          case.lb, case.ub, solver=solver, executor="serial", A_eq=torch.from_numpy(case.A_eq),
-                          b_eq=torch.from_numpy(case.b_eq), integrality=case.integrality)
+        y, status = solve(
+            torch.from_numpy(case.c),
+            torch.from_numpy(case.A),
+            torch.from_numpy(case.b),
+            case.lb,
+            case.ub,
+            solver=solver,
+            executor="serial",
+            A_eq=torch.from_numpy(case.A_eq),
+            b_eq=torch.from_numpy(case.b_eq),
+            integrality=case.integrality,
+        )
     return y.numpy(), status.numpy()
 
 
@@ -332,15 +424,24 @@ def fuzz_milp_backend(solver: Solver, cases: list[MilpCase], keep: int = 50) -> 
     for case in cases:
         reference = milp_oracle(case)
         # Rows the oracle could not settle are skipped verdicts: not asked of the backend either.
-        known = np.array([s != "unknown" and loose != "unknown"
-                          for s, loose in zip(reference.status, reference.loose_status)])
+        known = np.array(
+            [
+                s != "unknown" and loose != "unknown"
+                for s, loose in zip(reference.status, reference.loose_status)
+            ]
+        )
         y, status = np.zeros_like(case.c), np.full(len(case.c), int(Status.ERROR), np.int8)
         if known.any():
             try:
-                y[known], status[known] = solve_milp_case(dataclasses.replace(case, c=case.c[known]), solver)
+                y[known], status[known] = solve_milp_case(
+                    dataclasses.replace(case, c=case.c[known]), solver
+                )
             except Exception as exc:  # a crash of the call is a failure of every row
-                warnings.warn(f"{solver.name}: MILP case {case.seed} raised {type(exc).__name__}: {exc}",
-                              SolverFailureWarning, stacklevel=2)
+                warnings.warn(
+                    f"{solver.name}: MILP case {case.seed} raised {type(exc).__name__}: {exc}",
+                    SolverFailureWarning,
+                    stacklevel=2,
+                )
         verdicts = judge_milp(case, reference, y, status)
         report.instances += len(verdicts)
         report.feasible += sum(s == "optimal" for s in reference.status)
@@ -352,13 +453,27 @@ def fuzz_milp_backend(solver: Solver, cases: list[MilpCase], keep: int = 50) -> 
     return report
 
 
-def save_milp_reproducer(directory: str | Path, backend: str, case: MilpCase, verdicts: list[str],
-                         y: np.ndarray, status: np.ndarray, options: dict[str, Any] | None = None) -> Path:
+def save_milp_reproducer(
+    directory: str | Path,
+    backend: str,
+    case: MilpCase,
+    verdicts: list[str],
+    y: np.ndarray,
+    status: np.ndarray,
+    options: dict[str, Any] | None = None,
+) -> Path:
     """Write one failing MILP case and the backend's answer as JSON (``ilplayer fuzz --replay``)."""
     path = Path(directory) / f"{backend.replace(':', '-')}-milp{case.seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"backend": backend, "options": options or {}, "milp": True, "case": case.to_json(),
-              "verdicts": verdicts, "status": Status.names(status), "y": np.asarray(y).tolist(),
-              "replay": f"python -m ilplayer fuzz --replay {path}"}
+    record = {
+        "backend": backend,
+        "options": options or {},
+        "milp": True,
+        "case": case.to_json(),
+        "verdicts": verdicts,
+        "status": Status.names(status),
+        "y": np.asarray(y).tolist(),
+        "replay": f"python -m ilplayer fuzz --replay {path}",
+    }
     path.write_text(json.dumps(record, indent=1))
     return path

@@ -34,12 +34,16 @@ def test_a_program_is_checked_once_and_names_the_argument():
         Program(lb=1, ub=0)
     with pytest.raises(ValueError, match="A must be finite"):
         Program(A=[[np.nan, 1.0, 1.0]], b=[1.0])
-    with pytest.raises(ValueError, match="variable_names has 2 names but the program has 3 variables"):
+    with pytest.raises(
+        ValueError, match="variable_names has 2 names but the program has 3 variables"
+    ):
         Program(A=A, b=B, variable_names=["x", "y"])
 
 
 def test_a_program_is_immutable_picklable_and_reads_solutions_by_name():
-    program = Program(A=A.numpy(), b=B.numpy(), lb=0, ub=1, sense="MAX", variable_names=["x", "y", "z"])
+    program = Program(
+        A=A.numpy(), b=B.numpy(), lb=0, ub=1, sense="MAX", variable_names=["x", "y", "z"]
+    )
     assert program.sense == "max" and program.num_variables == 3 and program.num_constraints == 2
     assert isinstance(program.A, torch.Tensor)  # NumPy in, a tensor stored
     with pytest.raises(AttributeError):
@@ -58,7 +62,9 @@ def test_the_oracle_solves_with_the_programs_rows_or_the_calls(solver):
     with Oracle(program, solver=solver, executor="serial") as oracle:
         y, status = oracle(c)
         assert torch.equal(y, expected) and (status == 0).all()
-        none, _ = oracle(c, torch.zeros(0, 3, dtype=torch.float64), torch.zeros(0, dtype=torch.float64))
+        none, _ = oracle(
+            c, torch.zeros(0, 3, dtype=torch.float64), torch.zeros(0, dtype=torch.float64)
+        )
         assert torch.equal(none, (c > 0).to(none.dtype))  # no rows: each variable on its own
         assert pickle.loads(pickle.dumps(oracle))(c)[0].equal(expected)
 
@@ -69,9 +75,13 @@ def test_the_programs_rows_are_validated_once_and_every_batch_of_costs_always():
     program = Program(A_eq=sparse.csr_matrix(np.array([[1.0, 1.0, 1.0]])), b_eq=[1.0], lb=0, ub=1)
     oracle = Oracle(program, solver="highs", executor="serial")
     first, second = oracle.min_problem(costs(0)), oracle.min_problem(costs(1, batch=3))
-    assert second.A_eq is first.A_eq and not second.A_eq.data.flags.writeable  # one frozen copy, shared
+    assert (
+        second.A_eq is first.A_eq and not second.A_eq.data.flags.writeable
+    )  # one frozen copy, shared
     assert torch.equal(second.c, costs(1, batch=3))
-    full = ilplayer.core.validation.validate_problem(costs(1, batch=3), None, None, 0, 1, program.A_eq, program.b_eq)
+    full = ilplayer.core.validation.validate_problem(
+        costs(1, batch=3), None, None, 0, 1, program.A_eq, program.b_eq
+    )
     assert (full.A_eq != second.A_eq).nnz == 0 and torch.equal(full.b_eq, second.b_eq)
     bad = costs(2)
     bad[3, 1] = float("nan")
@@ -88,13 +98,21 @@ def test_the_programs_rows_are_validated_once_and_every_batch_of_costs_always():
 
 
 def test_the_composed_layer_equals_the_keyword_shortcut():
-    c, A_grad, b_grad = costs(1).requires_grad_(), A.clone().requires_grad_(), B.clone().requires_grad_()
-    composed = ilplayer.ILPLayer(Oracle(Program(lb=0, ub=1), solver="bruteforce"), CombOptNet(tau=0.5))
+    c, A_grad, b_grad = (
+        costs(1).requires_grad_(),
+        A.clone().requires_grad_(),
+        B.clone().requires_grad_(),
+    )
+    composed = ilplayer.ILPLayer(
+        Oracle(Program(lb=0, ub=1), solver="bruteforce"), CombOptNet(tau=0.5)
+    )
     shortcut = ilplayer.ILPLayer(lb=0, ub=1, solver="bruteforce", tau=0.5)
     grads = []
     for layer in (composed, shortcut):
         y = layer(c, A_grad, b_grad)
-        grads.append(torch.autograd.grad((y * torch.arange(3.0, dtype=y.dtype)).sum(), (c, A_grad, b_grad)))
+        grads.append(
+            torch.autograd.grad((y * torch.arange(3.0, dtype=y.dtype)).sum(), (c, A_grad, b_grad))
+        )
         layer.close()
     for first, second in zip(*grads):
         assert torch.equal(first, second)
@@ -118,12 +136,15 @@ def test_a_loss_takes_the_oracle_and_solves_with_the_programs_rows():
     assert torch.equal(from_oracle, from_layer)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"gradient": "perturbed", "tau": 0.5}, "tau applies to gradient='combopt' only"),
-    ({"gradient": "blackbox", "sigma": 1.0}, "sigma applies to"),
-    ({"solvr": "highs"}, "unexpected keyword argument 'solvr'"),
-    ({"gradient": "combopt", "method": "perturbed"}, "give the gradient method once"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"gradient": "perturbed", "tau": 0.5}, "tau applies to gradient='combopt' only"),
+        ({"gradient": "blackbox", "sigma": 1.0}, "sigma applies to"),
+        ({"solvr": "highs"}, "unexpected keyword argument 'solvr'"),
+        ({"gradient": "combopt", "method": "perturbed"}, "give the gradient method once"),
+    ],
+)
 def test_the_shortcut_refuses_a_keyword_it_would_not_use(kwargs, message):
     with pytest.raises((ValueError, TypeError), match=message):
         ilplayer.ILPLayer(lb=0, ub=1, **kwargs)
@@ -146,7 +167,9 @@ def test_positional_bounds_keep_working():
 
 
 def test_copies_of_a_composed_layer_build_their_own_backend():
-    layer = ilplayer.ILPLayer(Oracle(Program(A=A, b=B), solver="highs", executor="serial"), "identity")
+    layer = ilplayer.ILPLayer(
+        Oracle(Program(A=A, b=B), solver="highs", executor="serial"), "identity"
+    )
     c = costs(5)
     y = layer(c)
     for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):

@@ -50,8 +50,15 @@ def program(formulation: str = "gg"):
 
 
 def edge_costs(batch: int, seed: int = 0) -> torch.Tensor:
-    return torch.rand(batch, NODES * (NODES - 1) // 2, generator=torch.Generator().manual_seed(seed),
-                      dtype=torch.float64) + 0.5
+    return (
+        torch.rand(
+            batch,
+            NODES * (NODES - 1) // 2,
+            generator=torch.Generator().manual_seed(seed),
+            dtype=torch.float64,
+        )
+        + 0.5
+    )
 
 
 @pytest.mark.parametrize("formulation", ["gg", "mtz"])
@@ -60,13 +67,21 @@ def test_solve_reads_the_answer_through_the_map_on_every_milp_backend(formulatio
     require(backend)
     p, constraints, embed = program(formulation)
     c = edge_costs(6)
-    y, status = ilplayer.solve(c, lb=p.lb, ub=p.ub, integrality=p.integrality, solver=backend, cost_map=embed,
-                               **constraints)
+    y, status = ilplayer.solve(
+        c,
+        lb=p.lb,
+        ub=p.ub,
+        integrality=p.integrality,
+        solver=backend,
+        cost_map=embed,
+        **constraints,
+    )
     assert y.shape == c.shape and (status == 0).all()
     assert torch.equal(y, best_tours(c))
     # the same as solving the program's costs and mapping the answer by hand
-    y_program, _ = ilplayer.solve(c @ embed.T, lb=p.lb, ub=p.ub, integrality=p.integrality, solver=backend,
-                                  **constraints)
+    y_program, _ = ilplayer.solve(
+        c @ embed.T, lb=p.lb, ub=p.ub, integrality=p.integrality, solver=backend, **constraints
+    )
     assert torch.equal(y, y_program @ embed)
 
 
@@ -75,14 +90,23 @@ def test_perturbed_layer_draws_its_noise_per_edge():
     p, constraints, embed = program()
     c = edge_costs(4, seed=1).requires_grad_()
     samples, sigma = 6, 0.5
-    layer = ilplayer.ILPLayer(p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed,
-                              gradient=Perturbed(sigma=sigma, samples=samples, seed=3))
+    layer = ilplayer.ILPLayer(
+        p.lb,
+        p.ub,
+        solver="highs",
+        integrality=p.integrality,
+        cost_map=embed,
+        gradient=Perturbed(sigma=sigma, samples=samples, seed=3),
+    )
     y = layer(c, **constraints)
     dy = torch.randn(y.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
     (y * dy).sum().backward()
     # Reference: the layer's noise stream, drawn in the edges' shape, solved by enumeration.
-    noise = torch.randn((len(c), samples, c.shape[-1]), generator=torch.Generator().manual_seed(3),
-                        dtype=torch.float64).transpose(0, 1)  # each row's samples drawn together
+    noise = torch.randn(
+        (len(c), samples, c.shape[-1]),
+        generator=torch.Generator().manual_seed(3),
+        dtype=torch.float64,
+    ).transpose(0, 1)  # each row's samples drawn together
     w = best_tours(c.detach()[None] + sigma * noise)
     assert torch.allclose(y, w.mean(0))
     expected = ((w * dy[None]).sum(-1)[..., None] * noise).mean(0) / sigma
@@ -94,12 +118,16 @@ def test_fenchel_young_loss_and_gradient_per_edge():
     p, constraints, embed = program()
     c_pred = edge_costs(5, seed=2).requires_grad_()
     y_true = best_tours(edge_costs(5, seed=5))
-    layer = ilplayer.ILPLayer(p.lb, p.ub, solver="gurobi", integrality=p.integrality, cost_map=embed,
-                              gradient="identity")
+    layer = ilplayer.ILPLayer(
+        p.lb, p.ub, solver="gurobi", integrality=p.integrality, cost_map=embed, gradient="identity"
+    )
     loss = FenchelYoung(layer, sigma=1.0, samples=7, seed=11)(c_pred, y_true, **constraints)
     loss.backward()
-    noise = torch.randn((len(c_pred), 7, c_pred.shape[-1]), generator=torch.Generator().manual_seed(11),
-                        dtype=torch.float64).transpose(0, 1)
+    noise = torch.randn(
+        (len(c_pred), 7, c_pred.shape[-1]),
+        generator=torch.Generator().manual_seed(11),
+        dtype=torch.float64,
+    ).transpose(0, 1)
     perturbed = c_pred.detach()[None] + noise
     w = best_tours(perturbed)
     expected = ((c_pred.detach() * y_true).sum(-1) - (perturbed * w).sum(-1).mean(0)).mean()
@@ -112,17 +140,27 @@ def test_cost_losses_in_the_edges_space(loss_name):
     require("scip")
     p, constraints, embed = program("mtz")
     c_pred, c_true = edge_costs(4, seed=6).requires_grad_(), edge_costs(4, seed=7)
-    layer = ilplayer.ILPLayer(p.lb, p.ub, solver="scip", integrality=p.integrality, cost_map=embed,
-                              gradient="identity")
+    layer = ilplayer.ILPLayer(
+        p.lb, p.ub, solver="scip", integrality=p.integrality, cost_map=embed, gradient="identity"
+    )
     if loss_name == "spo+":
         loss = SPOPlus(layer)(c_pred, c_true, **constraints)
         y_hat, y_star = best_tours(2 * c_pred.detach() - c_true), best_tours(c_true)
-        expected = ((c_true - 2 * c_pred.detach()) * y_hat + (2 * c_pred.detach() - c_true) * y_star).sum(-1).mean()
+        expected = (
+            ((c_true - 2 * c_pred.detach()) * y_hat + (2 * c_pred.detach() - c_true) * y_star)
+            .sum(-1)
+            .mean()
+        )
     else:
         loss = PerturbationGradient(layer, sigma=0.1)(c_pred, c_true, **constraints)
         low = c_pred.detach() - 0.1 * c_true
-        expected = (((c_pred.detach() * best_tours(c_pred.detach())).sum(-1)
-                     - (low * best_tours(low)).sum(-1)) / 0.1).mean()
+        expected = (
+            (
+                (c_pred.detach() * best_tours(c_pred.detach())).sum(-1)
+                - (low * best_tours(low)).sum(-1)
+            )
+            / 0.1
+        ).mean()
     assert torch.allclose(loss, expected)
     loss.backward()
     assert c_pred.grad.shape == c_pred.shape
@@ -131,8 +169,9 @@ def test_cost_losses_in_the_edges_space(loss_name):
 def test_the_map_travels_with_copies_and_pickles():
     require("highs")
     p, constraints, embed = program()
-    layer = ilplayer.ILPLayer(p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed,
-                              gradient="blackbox")
+    layer = ilplayer.ILPLayer(
+        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, gradient="blackbox"
+    )
     c = edge_costs(3)
     for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
         assert torch.equal(other.oracle.cost_map, embed)
@@ -146,14 +185,21 @@ def test_a_pool_holds_decisions_per_edge():
     require("highs")
     p, constraints, embed = program()
     known = best_tours(edge_costs(20, seed=8))
-    layer = ilplayer.ILPLayer(p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed,
-                              gradient="identity")
+    layer = ilplayer.ILPLayer(
+        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, gradient="identity"
+    )
     spo = SPOPlus(layer, solve_ratio=0.0, pool=known)
     c_pred, c_true = edge_costs(4, seed=9).requires_grad_(), edge_costs(4, seed=10)
     spo(c_pred, c_true, y_true=best_tours(c_true), **constraints).backward()
     assert spo.pool_rule.pooled_batches == 1 and c_pred.grad.shape == c_pred.shape
-    other = ilplayer.ILPLayer(p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=2 * embed,
-                              gradient="identity")
+    other = ilplayer.ILPLayer(
+        p.lb,
+        p.ub,
+        solver="highs",
+        integrality=p.integrality,
+        cost_map=2 * embed,
+        gradient="identity",
+    )
     with pytest.raises(ValueError, match="cost map"):
         SPOPlus(other, pool=spo.pool_rule)(c_pred, c_true, **constraints)
 
@@ -161,8 +207,9 @@ def test_a_pool_holds_decisions_per_edge():
 def test_bad_maps_are_refused_by_name():
     p, constraints, embed = program()
     c = edge_costs(2)
-    solve = lambda **kw: ilplayer.solve(c, lb=p.lb, ub=p.ub, integrality=p.integrality, solver="highs",
-                                        **constraints, **kw)
+    solve = lambda **kw: ilplayer.solve(
+        c, lb=p.lb, ub=p.ub, integrality=p.integrality, solver="highs", **constraints, **kw
+    )
     with pytest.raises(ValueError, match=r"cost_map must have shape \(num_variables, num_costs\)"):
         solve(cost_map=embed[:, 0])
     with pytest.raises(ValueError, match="cost_map has 39 rows but A has 40 columns"):
@@ -171,10 +218,13 @@ def test_bad_maps_are_refused_by_name():
         solve(cost_map=embed[:, 1:])
     with pytest.raises(ValueError, match="cost_map must be finite"):
         solve(cost_map=embed * float("nan"))
-    with pytest.raises(ValueError, match="cost_map: gradient='combopt' works in the program's own variables"):
+    with pytest.raises(
+        ValueError, match="cost_map: gradient='combopt' works in the program's own variables"
+    ):
         ilplayer.ILPLayer(p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed)
-    layer = ilplayer.ILPLayer(p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed,
-                              gradient="identity")
+    layer = ilplayer.ILPLayer(
+        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, gradient="identity"
+    )
     with pytest.raises(ValueError, match="CaVE: the layer has a cost_map"):
         CaVE(layer)
 

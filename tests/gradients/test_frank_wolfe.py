@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 from scipy.optimize import nnls
-from tests.losses.test_pool_losses import FEASIBLE, A, B, N, argbest, data
 
 from ilplayer import ILPLayer
 from ilplayer.gradients import FrankWolfe
 from ilplayer.gradients.frank_wolfe import face_projection
 from ilplayer.losses import RegularizedFenchelYoung
 from tests.host_solvers import require
+from tests.losses.test_pool_losses import FEASIBLE, A, B, N, argbest, data
 
 
 def hull_projection(theta: np.ndarray) -> np.ndarray:
@@ -30,8 +30,14 @@ def hull_projection(theta: np.ndarray) -> np.ndarray:
 def test_frank_wolfe_layer_is_the_projection_and_its_face_gradient(sense):
     require("highs")
     lam = 0.8
-    layer = ILPLayer(0, 1, solver="highs", executor="serial", sense=sense,
-                     gradient=FrankWolfe(lambd=lam, tol=1e-12, max_iter=5000))
+    layer = ILPLayer(
+        0,
+        1,
+        solver="highs",
+        executor="serial",
+        sense=sense,
+        gradient=FrankWolfe(lambd=lam, tol=1e-12, max_iter=5000),
+    )
     c, _ = data(4, seed=3)
     pred = c.clone().requires_grad_(True)
     mu = layer(pred, A, B)
@@ -41,7 +47,7 @@ def test_frank_wolfe_layer_is_the_projection_and_its_face_gradient(sense):
     assert (layer.last_status == 0).all()
     # the gradient: that of the projection, by central differences of the exact one
     dy = torch.randn(4, N, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    got, = torch.autograd.grad(mu, pred, dy)
+    (got,) = torch.autograd.grad(mu, pred, dy)
     eps = 1e-4
     for i, j in [(0, 1), (2, 4), (3, 0)]:
         step = np.zeros(N)
@@ -53,11 +59,17 @@ def test_frank_wolfe_layer_is_the_projection_and_its_face_gradient(sense):
 
 
 def test_face_projection_projects_onto_the_vertex_differences():
-    vertices = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]], dtype=torch.float64)
+    vertices = torch.tensor(
+        [[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]], dtype=torch.float64
+    )
     weights = torch.tensor([[0.5, 0.5, 0.0]], dtype=torch.float64)  # the edge between the first two
     dy = torch.tensor([[1.0, 0.0, 3.0]], dtype=torch.float64)
-    torch.testing.assert_close(face_projection(vertices, weights, dy), torch.tensor([[0.5, -0.5, 0.0]],
-                               dtype=torch.float64), atol=1e-5, rtol=0)
+    torch.testing.assert_close(
+        face_projection(vertices, weights, dy),
+        torch.tensor([[0.5, -0.5, 0.0]], dtype=torch.float64),
+        atol=1e-5,
+        rtol=0,
+    )
 
 
 @pytest.mark.parametrize("sense", ["min", "max"])
@@ -75,7 +87,7 @@ def test_regularized_fenchel_young_matches_its_definition(sense):
     omega = lambda v: 0.5 * lam * (v * v).sum(-1)
     expected = (omega(y) - omega(mu) + (sign * c_pred * (y - mu)).sum(-1)).mean()
     assert value.item() == pytest.approx(expected.item(), abs=1e-6)
-    got, = torch.autograd.grad(value, pred)
+    (got,) = torch.autograd.grad(value, pred)
     torch.testing.assert_close(got, sign * (y - mu) / 5, atol=2e-4, rtol=0)
 
 
@@ -98,7 +110,9 @@ def test_frank_wolfe_agrees_across_backends(backend):
     c, _ = data(3, seed=5)
     results = []
     for name, ex in ((backend, executor), ("bruteforce", "serial")):
-        layer = ILPLayer(0, 1, solver=name, executor=ex, gradient=FrankWolfe(tol=1e-9, max_iter=2000))
+        layer = ILPLayer(
+            0, 1, solver=name, executor=ex, gradient=FrankWolfe(tol=1e-9, max_iter=2000)
+        )
         pred = c.clone().requires_grad_(True)
         mu = layer(pred, Ai, Bi)
         results.append((mu.detach(), torch.autograd.grad(mu.sum(), pred)[0]))

@@ -9,13 +9,22 @@ from hypothesis import strategies as st
 from naive_backward import naive_backward
 
 from ilplayer import Status
-from ilplayer.gradients import combopt_backward, decompose, project_onto_box, softmin, softmin_weights
+from ilplayer.gradients import (
+    combopt_backward,
+    decompose,
+    project_onto_box,
+    softmin,
+    softmin_weights,
+)
 
 # Values drawn from a small set force ties and zeros; the float range covers the rest.
-entries = st.one_of(st.sampled_from([0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 2.0]),
-                    st.floats(-100, 100, allow_nan=False, width=64))
+entries = st.one_of(
+    st.sampled_from([0.0, 0.0, 1.0, -1.0, 0.5, -0.5, 2.0]),
+    st.floats(-100, 100, allow_nan=False, width=64),
+)
 gradients = st.integers(1, 12).flatmap(
-    lambda n: st.lists(st.lists(entries, min_size=n, max_size=n), min_size=1, max_size=4))
+    lambda n: st.lists(st.lists(entries, min_size=n, max_size=n), min_size=1, max_size=4)
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -31,8 +40,9 @@ def test_decomposition_reconstructs_dy_with_nonnegative_lambdas(rows, basis):
 def test_delta_basis_is_the_signed_indicator_of_the_k_dominant_directions():
     dy = torch.tensor([[0.1, -3.0, 0.0, 2.0]])
     delta, lam = decompose(dy, "delta")
-    expected = torch.tensor([[[0, -1, 0, 0], [0, -1, 0, 1], [1, -1, 0, 1], [1, -1, 0, 1]]],
-                            dtype=dy.dtype)
+    expected = torch.tensor(
+        [[[0, -1, 0, 0], [0, -1, 0, 1], [1, -1, 0, 1], [1, -1, 0, 1]]], dtype=dy.dtype
+    )
     torch.testing.assert_close(delta, expected)
     torch.testing.assert_close(lam, torch.tensor([[1.0, 1.9, 0.1, 0.0]]))
 
@@ -42,7 +52,9 @@ def test_box_projection_follows_supplementary_b1():
     dy = torch.tensor([[0.3, -0.3, 4.0, -7.0]])
     lb, ub = torch.tensor([0.0, 0, 0, -5]), torch.tensor([1.0, 1, 1, 5])
     # y - dy = [-0.3, 1.3, -3, 2] -> clipped [0, 1, 0, 2] -> dy_proj = y - clipped
-    torch.testing.assert_close(project_onto_box(y, dy, lb, ub), torch.tensor([[0.0, 0.0, 1.0, -7.0]]))
+    torch.testing.assert_close(
+        project_onto_box(y, dy, lb, ub), torch.tensor([[0.0, 0.0, 1.0, -7.0]])
+    )
 
 
 def test_softmin_matches_supplementary_a1_and_its_weights_are_its_gradient():
@@ -89,8 +101,18 @@ def test_shared_constraints_get_the_batch_sum_of_per_instance_gradients():
     dy, A, b, y, status, lb, ub = random_backward_case(7, B=5, shared=True)
     dc, dA, db = combopt_backward(dy, A, b, y, status, lb, ub)
     B = dy.shape[0]
-    ndc, ndA, ndb = naive_backward(dy, A.expand(B, -1, -1), b.expand(B, -1), y, status, lb, ub,
-                                   tau=0.5, basis="delta", project_to_box=True)
+    ndc, ndA, ndb = naive_backward(
+        dy,
+        A.expand(B, -1, -1),
+        b.expand(B, -1),
+        y,
+        status,
+        lb,
+        ub,
+        tau=0.5,
+        basis="delta",
+        project_to_box=True,
+    )
     assert dA.shape == A.shape and db.shape == b.shape
     torch.testing.assert_close(dc, ndc)
     torch.testing.assert_close(dA, ndA.sum(0))
@@ -106,8 +128,8 @@ def test_rows_without_a_solution_get_zero_gradients_and_infeasible_rows_push_out
     dc, dA, db = combopt_backward(dy, A, b, y, status, lb, ub)
     others = [0, 1, 3, 4, 5]
     assert (dc[others] == 0).all() and (dA[others] == 0).all() and (db[others] == 0).all()
-    assert (dc[2] == 0).all()          # no feasible target: no cost update
-    assert (db[2] < 0).all()           # descent raises every b_j: the region grows outwards
+    assert (dc[2] == 0).all()  # no feasible target: no cost update
+    assert (db[2] < 0).all()  # descent raises every b_j: the region grows outwards
 
 
 def test_hard_minimum_moves_only_the_closest_constraint():

@@ -42,8 +42,18 @@ def test_layer_backward_is_the_combopt_backward_of_its_forward():
     dy = torch.randn_like(y)
     y.backward(dy)
     lb, ub = torch.full((6,), -1.0, dtype=torch.float64), torch.full((6,), 2.0, dtype=torch.float64)
-    dc, dA, db = combopt_backward(dy, A.detach(), b.detach(), y.detach(), layer.last_status, lb, ub,
-                                  tau=1.0, basis="canonical", project_to_box=False)
+    dc, dA, db = combopt_backward(
+        dy,
+        A.detach(),
+        b.detach(),
+        y.detach(),
+        layer.last_status,
+        lb,
+        ub,
+        tau=1.0,
+        basis="canonical",
+        project_to_box=False,
+    )
     torch.testing.assert_close(c.grad, dc)
     torch.testing.assert_close(A.grad, dA)
     torch.testing.assert_close(b.grad, db)
@@ -60,7 +70,9 @@ def test_only_requested_gradients_are_returned():
 def test_infeasible_rows_get_a_status_and_the_placeholder_without_failing_the_batch():
     c = torch.randn(3, 4, dtype=torch.float64)
     A = torch.ones(3, 1, 4, dtype=torch.float64)
-    b = torch.tensor([[2.0], [-1.0], [0.0]], dtype=torch.float64)  # row 1: sum(y) <= -1 on [-1, 3]^4
+    b = torch.tensor(
+        [[2.0], [-1.0], [0.0]], dtype=torch.float64
+    )  # row 1: sum(y) <= -1 on [-1, 3]^4
     b[1] = -5.0
     layer = ilplayer.ILPLayer(lb=-1, ub=3)
     A.requires_grad_()
@@ -84,7 +96,13 @@ def test_solve_returns_detached_results_and_accepts_a_solver_instance():
 
 def test_status_helpers():
     codes = torch.tensor([0, 1, 2, 3, 4], dtype=torch.int8)
-    assert Status.names(codes) == ["optimal", "infeasible", "time_limit", "time_limit_no_solution", "error"]
+    assert Status.names(codes) == [
+        "optimal",
+        "infeasible",
+        "time_limit",
+        "time_limit_no_solution",
+        "error",
+    ]
     assert [Status(i).has_solution for i in range(5)] == [True, False, True, False, False]
     assert ((codes == Status.INFEASIBLE).nonzero().flatten().tolist()) == [1]
 

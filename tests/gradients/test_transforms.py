@@ -8,12 +8,21 @@ import torch
 
 import ilplayer
 
-METHODS = ["combopt", "blackbox", "identity", "frank-wolfe"]  # deterministic: the same draws each call
+METHODS = [
+    "combopt",
+    "blackbox",
+    "identity",
+    "frank-wolfe",
+]  # deterministic: the same draws each call
 
 
-def setting(method: str) -> tuple[ilplayer.ILPLayer, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def setting(
+    method: str,
+) -> tuple[ilplayer.ILPLayer, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(3)
-    layer = ilplayer.ILPLayer(ilplayer.Oracle(ilplayer.Program(lb=0, ub=2), solver="bruteforce"), method)
+    layer = ilplayer.ILPLayer(
+        ilplayer.Oracle(ilplayer.Program(lb=0, ub=2), solver="bruteforce"), method
+    )
     c = torch.randn(6, 4, dtype=torch.float64, generator=g)
     A = torch.randn(6, 2, 4, dtype=torch.float64, generator=g)
     b = torch.rand(6, 2, dtype=torch.float64, generator=g) + 1.0
@@ -47,16 +56,21 @@ def test_grad_and_vjp_equal_the_eager_backward(method):
 def test_vmap_solves_the_mapped_calls_as_the_batch_does(method):
     layer, c, A, b, weights = setting(method)
     batch = layer(c, A, b)
-    one_each = torch.func.vmap(lambda cc, AA, bb: layer(cc[None], AA, bb)[0])(c, A, b)  # one instance per call
+    one_each = torch.func.vmap(lambda cc, AA, bb: layer(cc[None], AA, bb)[0])(
+        c, A, b
+    )  # one instance per call
     assert torch.equal(one_each, batch)
     groups = torch.func.vmap(layer)(c.reshape(2, 3, 4), A.reshape(2, 3, 2, 4), b.reshape(2, 3, 2))
     assert torch.equal(groups.reshape(6, 4), batch)
-    shared = torch.func.vmap(layer, in_dims=(0, None, None))(c.reshape(3, 2, 4), A[0], b[0])  # rows not mapped
+    shared = torch.func.vmap(layer, in_dims=(0, None, None))(
+        c.reshape(3, 2, 4), A[0], b[0]
+    )  # rows not mapped
     assert torch.equal(shared.reshape(6, 4), layer(c, A[0], b[0]))
     # Gradients through the vmapped forward, eager or by grad(vmap(f)), equal the batch's.
     dc_eager, _ = eager_grads(layer, c, A, b, weights)
-    mapped_loss = lambda cc: ((torch.func.vmap(layer)(cc, A.reshape(2, 3, 2, 4), b.reshape(2, 3, 2)) - 1.0) ** 2
-                              * weights).sum()
+    mapped_loss = lambda cc: (
+        (torch.func.vmap(layer)(cc, A.reshape(2, 3, 2, 4), b.reshape(2, 3, 2)) - 1.0) ** 2 * weights
+    ).sum()
     assert torch.equal(torch.func.grad(mapped_loss)(c.reshape(2, 3, 4)).reshape(6, 4), dc_eager)
     leaf = c.reshape(2, 3, 4).clone().requires_grad_()
     mapped_loss(leaf).backward()
@@ -65,26 +79,51 @@ def test_vmap_solves_the_mapped_calls_as_the_batch_does(method):
 
 def test_per_example_gradients_by_vmap_of_grad_are_refused_saying_what_to_do():
     layer, c, A, b, weights = setting("combopt")
-    per_example = torch.func.vmap(torch.func.grad(lambda cc, AA, bb: (layer(cc[None], AA, bb) * weights).sum()))
-    with pytest.raises(RuntimeError, match=r"vmap\(grad\(f\)\).* not supported; .*each row of c.grad is its "
-                                           r"instance's gradient"):
+    per_example = torch.func.vmap(
+        torch.func.grad(lambda cc, AA, bb: (layer(cc[None], AA, bb) * weights).sum())
+    )
+    with pytest.raises(
+        RuntimeError,
+        match=r"vmap\(grad\(f\)\).* not supported; .*each row of c.grad is its "
+        r"instance's gradient",
+    ):
         per_example(c, A, b)
     from ilplayer.gradients.base import vmapped
 
     with pytest.raises(ValueError, match=r"lb, ub: torch\.func\.vmap maps over c, A, b"):
-        vmapped(2, (0, None, None, 0, None, None, None, None, None, None, None), c, A, b, None, None, None, None,
-                (), None, None, None)
+        vmapped(
+            2,
+            (0, None, None, 0, None, None, None, None, None, None, None),
+            c,
+            A,
+            b,
+            None,
+            None,
+            None,
+            None,
+            (),
+            None,
+            None,
+            None,
+        )
 
 
 def test_the_cost_losses_under_grad_equal_their_eager_backward():
     g = torch.Generator().manual_seed(5)
-    program = ilplayer.Program(lb=0, ub=1, A=torch.ones(1, 5, dtype=torch.float64), b=torch.tensor([2.0]))
+    program = ilplayer.Program(
+        lb=0, ub=1, A=torch.ones(1, 5, dtype=torch.float64), b=torch.tensor([2.0])
+    )
     oracle = ilplayer.Oracle(program, solver="bruteforce")
     c = torch.randn(4, 5, dtype=torch.float64, generator=g)
     c_true = torch.randn(4, 5, dtype=torch.float64, generator=g)
     y_true = oracle(c_true)[0]
-    losses = {"spo+": lambda: (ilplayer.losses.SPOPlus(ilplayer.ILPLayer(oracle, "identity")), c_true),
-              "fenchel-young": lambda: (ilplayer.losses.FenchelYoung(oracle, sigma=0.5, samples=3, seed=0), y_true)}
+    losses = {
+        "spo+": lambda: (ilplayer.losses.SPOPlus(ilplayer.ILPLayer(oracle, "identity")), c_true),
+        "fenchel-young": lambda: (
+            ilplayer.losses.FenchelYoung(oracle, sigma=0.5, samples=3, seed=0),
+            y_true,
+        ),
+    }
     for name, make in losses.items():
         loss, target = make()
         by_grad = torch.func.grad(lambda cc, loss=loss, target=target: loss(cc, target))(c)
@@ -99,8 +138,12 @@ def test_torch_compile_of_a_model_holding_a_layer_leaves_the_solve_untraced():
     import warnings
 
     layer, c, A, b, weights = setting("combopt")
-    loss = ilplayer.losses.SPOPlus(ilplayer.ILPLayer(ilplayer.Oracle(ilplayer.Program(lb=0, ub=2, A=A[0], b=b[0]),
-                                                                     solver="bruteforce"), "identity"))
+    loss = ilplayer.losses.SPOPlus(
+        ilplayer.ILPLayer(
+            ilplayer.Oracle(ilplayer.Program(lb=0, ub=2, A=A[0], b=b[0]), solver="bruteforce"),
+            "identity",
+        )
+    )
     net = torch.nn.Linear(3, 4, dtype=torch.float64)
     x = torch.randn(6, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
 

@@ -18,21 +18,21 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "ilplayer"
 
 LAYERS = [
-    ("errors",),       # every exception and warning, under two bases
-    ("core",),         # inputs checked into host arrays, the records, the decision pool, threads, output
-    ("readers",),      # the models users have: cvxpy, Pyomo, gurobipy, MPS/LP, PyEPO
-    ("solvers",),      # the solver contract, registry, specs, the persistent-model shortcuts, built-ins
-    ("plugin_api",),   # the plugin authors' face
-    ("program",),      # the static program
-    ("parallel",),     # executors, workers, Ray, dispatch and the answer check, the kept backends
-    ("oracle",),       # a program with its backend, pools and decision pool
-    ("gradients",),    # the gradient methods
-    ("metrics",),      # the scores, the post-hoc regret among them
-    ("losses",),       # the losses
+    ("errors",),  # every exception and warning, under two bases
+    ("core",),  # inputs checked into host arrays, the records, the decision pool, threads, output
+    ("readers",),  # the models users have: cvxpy, Pyomo, gurobipy, MPS/LP, PyEPO
+    ("solvers",),  # the solver contract, registry, specs, the persistent-model shortcuts, built-ins
+    ("plugin_api",),  # the plugin authors' face
+    ("program",),  # the static program
+    ("parallel",),  # executors, workers, Ray, dispatch and the answer check, the kept backends
+    ("oracle",),  # a program with its backend, pools and decision pool
+    ("gradients",),  # the gradient methods
+    ("metrics",),  # the scores, the post-hoc regret among them
+    ("losses",),  # the losses
     ("layer", "cvxpy_layer"),  # ILPLayer and solve(); cvxpy problems as layers
-    ("testing",),      # the conformance kit, the fuzzers, the instance families
-    ("learning",),     # learning constraints from observations
-    ("cli",),          # the command line
+    ("testing",),  # the conformance kit, the fuzzers, the instance families
+    ("learning",),  # learning constraints from observations
+    ("cli",),  # the command line
     ("__init__", "__main__"),  # the package face, python -m ilplayer
 ]
 RANK = {name: rank for rank, row in enumerate(LAYERS) for name in row}
@@ -70,22 +70,27 @@ def imports_of(path: Path, annotations: bool = False) -> set[str]:
         if getattr(node, "lineno", None) in skip:
             continue
         if isinstance(node, ast.Import):
-            found |= {a.name[len("ilplayer."):] if a.name != "ilplayer" else ""
-                      for a in node.names if a.name == "ilplayer" or a.name.startswith("ilplayer.")}
+            found |= {
+                a.name[len("ilplayer.") :] if a.name != "ilplayer" else ""
+                for a in node.names
+                if a.name == "ilplayer" or a.name.startswith("ilplayer.")
+            }
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module == "ilplayer":  # "from ilplayer import hookspecs" names a submodule
                 for alias in node.names:
                     sub = PACKAGE / alias.name
                     found.add(alias.name if sub.is_dir() or sub.with_suffix(".py").exists() else "")
             elif node.module.startswith("ilplayer."):
-                found.add(node.module[len("ilplayer."):])
+                found.add(node.module[len("ilplayer.") :])
         elif isinstance(node, ast.ImportFrom) and node.level:
             raise AssertionError(f"{path}: use absolute imports (line {node.lineno})")
     return found
 
 
 GRAPH = {module_name(p): imports_of(p) for p in sorted(PACKAGE.rglob("*.py"))}
-WITH_ANNOTATIONS = {module_name(p): imports_of(p, annotations=True) for p in sorted(PACKAGE.rglob("*.py"))}
+WITH_ANNOTATIONS = {
+    module_name(p): imports_of(p, annotations=True) for p in sorted(PACKAGE.rglob("*.py"))
+}
 
 
 def test_every_module_has_a_layer():
@@ -95,18 +100,25 @@ def test_every_module_has_a_layer():
 
 def test_the_root_holds_the_face_and_few_modules():
     root = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert len(root) <= MAX_ROOT_MODULES, f"{len(root)} root modules (move them into a room): {root}"
+    assert len(root) <= MAX_ROOT_MODULES, (
+        f"{len(root)} root modules (move them into a room): {root}"
+    )
 
 
 def test_the_library_never_imports_the_experiments():
     """Annotation-only imports count: the wheel must work without ``ilplayer_experiments``."""
-    offenders = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
-                       if "ilplayer_experiments" in p.read_text())
+    offenders = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if "ilplayer_experiments" in p.read_text()
+    )
     assert not offenders, f"library modules naming the experiments: {offenders}"
 
 
 def test_every_imported_module_exists():
-    missing = sorted((m, t) for m, targets in GRAPH.items() for t in targets if t and t not in GRAPH)
+    missing = sorted(
+        (m, t) for m, targets in GRAPH.items() for t in targets if t and t not in GRAPH
+    )
     assert not missing, missing
 
 
@@ -156,7 +168,7 @@ def test_no_import_circle():
 
 
 def test_every_public_exception_and_warning_lives_in_errors_under_its_base():
-    """``except ilplayer.Error`` catches ilplayer's errors, ``ilplayer.Warning`` its warnings,
+    """``except ilplayer.Error`` catches ilplayer's errors, ``ilplayer.errors.Warning`` its warnings,
     and each is still the builtin it names."""
     import builtins
 
@@ -168,9 +180,14 @@ def test_every_public_exception_and_warning_lives_in_errors_under_its_base():
         if path.name == "errors.py":
             continue
         defined_elsewhere.extend(
-            f"{path.name}:{node.name}" for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, ast.ClassDef) and not node.name.startswith("_")  # a private signal is no API
-            and any(ast.unparse(base).endswith(("Error", "Warning", "Exception")) for base in node.bases))
+            f"{path.name}:{node.name}"
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.ClassDef)
+            and not node.name.startswith("_")  # a private signal is no API
+            and any(
+                ast.unparse(base).endswith(("Error", "Warning", "Exception")) for base in node.bases
+            )
+        )
     assert not defined_elsewhere, f"exceptions or warnings outside errors.py: {defined_elsewhere}"
     for name in errors.__all__:
         cls = getattr(errors, name)
@@ -178,7 +195,7 @@ def test_every_public_exception_and_warning_lives_in_errors_under_its_base():
             continue
         assert getattr(ilplayer, name) is cls
         if issubclass(cls, builtins.Warning):
-            assert issubclass(cls, ilplayer.Warning) and cls.__mro__[2] is not object
+            assert issubclass(cls, ilplayer.errors.Warning) and cls.__mro__[2] is not object
         else:
             assert issubclass(cls, ilplayer.Error) and cls.__mro__[2] is not object
 
@@ -188,10 +205,12 @@ def test_no_module_imports_another_modules_private_name():
     for path in PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ilplayer"):
-                found.extend(f"{path.name}: {node.module}.{a.name}" for a in node.names
-                             if a.name.startswith("_") and not a.name.startswith("__"))
+                found.extend(
+                    f"{path.name}: {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                )
     assert not found, f"private names imported across modules: {found}"
-
 
 
 FACES = ("__init__", "gradients", "losses", "metrics", "plugin_api", "learning.learn", "testing")
@@ -206,19 +225,30 @@ def test_no_module_but_a_face_re_exports_another_modules_names():
         if module_name(path) in FACES:
             continue
         tree = ast.parse(path.read_text())
-        imported = {alias.asname or alias.name.split(".")[0] for node in tree.body
-                    if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
-        listed = [element.value for node in tree.body if isinstance(node, ast.Assign)
-                  and any(getattr(target, "id", None) == "__all__" for target in node.targets)
-                  for element in node.value.elts]
+        imported = {
+            alias.asname or alias.name.split(".")[0]
+            for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
+        listed = [
+            element.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            and any(getattr(target, "id", None) == "__all__" for target in node.targets)
+            for element in node.value.elts
+        ]
         if again := sorted(set(listed) & imported):
             found[module_name(path)] = again
     assert not found, f"import these from the module that defines them: {found}"
 
 
 def test_no_module_is_over_400_lines():
-    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 400}
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 400
+    }
     assert not long, f"modules over 400 lines (split them along their jobs): {long}"
 
 
@@ -232,8 +262,11 @@ def test_no_function_is_over_80_lines_of_code():
                 continue
             lines = (node.end_lineno or node.lineno) - node.lineno + 1
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
-                    and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 lines -= (first.end_lineno or first.lineno) - first.lineno + 1
             if lines > 80:
                 long[f"{module_name(path)}.{node.name}"] = lines

@@ -15,16 +15,40 @@ import pytest
 from test_scripts import INCLUDED_EXAMPLES
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted(path.relative_to(ROOT) for path in [*(ROOT / "docs").rglob("*.md"), ROOT / "README.md",
-                                                     ROOT / "CONTRIBUTING.md"]
-               if "records" not in path.parts and "```python" in path.read_text())
+PAGES = sorted(
+    path.relative_to(ROOT)
+    for path in [*(ROOT / "docs").rglob("*.md"), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    if "records" not in path.parts and "```python" in path.read_text()
+)
 INCLUDE = re.compile(r'^--8<-- "(.*?)"\s*$')
 
 # What a page's shell commands write before its next Python block reads it (run as the page
 # shows, fewer epochs): learn.md's `ilplayer learn ... --out model.pt` after its first block.
-SHELL_STEPS = {"docs/learn.md": (0, ["-m", "ilplayer", "learn", "train.npz", "--test", "test.npz", "--lb", "0",
-                                     "--ub", "1", "--num-constraints", "2", "--method", "combopt", "--epochs", "2",
-                                     "--out", "model.pt"])}
+SHELL_STEPS = {
+    "docs/learn.md": (
+        0,
+        [
+            "-m",
+            "ilplayer",
+            "learn",
+            "train.npz",
+            "--test",
+            "test.npz",
+            "--lb",
+            "0",
+            "--ub",
+            "1",
+            "--num-constraints",
+            "2",
+            "--method",
+            "combopt",
+            "--epochs",
+            "2",
+            "--out",
+            "model.pt",
+        ],
+    )
+}
 
 # After the last block the runner leaves without the interpreter's teardown: a local Ray
 # instance started by a page (parallel.md) crashed it at exit now and then (SIGSEGV, Ray's).
@@ -51,12 +75,19 @@ def test_every_python_block_of_the_page_runs_as_written(page, tmp_path):
     for index, block in enumerate(python_blocks(page)):
         included = INCLUDE.match(block.strip())
         if included:
-            assert included.group(1) in INCLUDED_EXAMPLES, f"{page} includes {included.group(1)}: run it in " \
-                                                           "test_scripts.py"
+            assert included.group(1) in INCLUDED_EXAMPLES, (
+                f"{page} includes {included.group(1)}: run it in test_scripts.py"
+            )
             continue
         blocks.append((f"{page} (Python block {index + 1})", block))
     step = SHELL_STEPS.get(str(page))
-    result = subprocess.run([sys.executable, "-c", RUNNER, repr(blocks), repr(step)], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=300, check=False,
-                            env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)})
+    result = subprocess.run(
+        [sys.executable, "-c", RUNNER, repr(blocks), repr(step)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)},
+    )
     assert result.returncode == 0, result.stderr[-3000:]

@@ -13,28 +13,51 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PUBLIC_MODULES = ("ilplayer", "ilplayer.losses", "ilplayer.metrics", "ilplayer.testing", "ilplayer.learning.learn",
-                  "ilplayer.learning.ilploss", "ilplayer.core.decision_pool")
+PUBLIC_MODULES = (
+    "ilplayer",
+    "ilplayer.losses",
+    "ilplayer.metrics",
+    "ilplayer.testing",
+    "ilplayer.learning.learn",
+    "ilplayer.learning.ilploss",
+    "ilplayer.core.decision_pool",
+)
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None,
-    reason="the docs extra is not installed (pip install -e '.[docs]')")
+    reason="the docs extra is not installed (pip install -e '.[docs]')",
+)
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return out
 
 
 def test_the_site_builds_strictly(site):
     assert (site / "index.html").exists()
-    for page in ("getting-started", "layer", "solvers", "parallel", "predict-then-optimise", "learn",
-                 "writing-a-plugin", "cli", "records"):
+    for page in (
+        "getting-started",
+        "layer",
+        "solvers",
+        "parallel",
+        "predict-then-optimise",
+        "learn",
+        "writing-a-plugin",
+        "cli",
+        "records",
+    ):
         assert (site / page / "index.html").exists(), page
 
 

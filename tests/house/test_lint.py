@@ -12,21 +12,36 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ruff") is None,
-                    reason="ruff is not installed (it comes with the [test] extra)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("ruff") is None,
+    reason="ruff is not installed (it comes with the [test] extra)",
+)
 def test_ruff_check_passes():
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(ROOT)],
-                            capture_output=True, text=True, cwd=ROOT, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", str(ROOT)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
-                    reason="mypy is not installed (it comes with the [test] extra)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("mypy") is None,
+    reason="mypy is not installed (it comes with the [test] extra)",
+)
 def test_the_annotations_check():
     """The package ships py.typed: code that type-checks against it must not inherit errors.
     The files and settings are pyproject.toml's [tool.mypy]."""
-    result = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True, cwd=ROOT,
-                            check=False, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -36,9 +51,13 @@ def test_docstrings_use_markdown_cross_references_not_sphinx_roles():
     import re
 
     role = re.compile(r":(meth|class|func|mod|attr|data|exc|obj):`")
-    found = [f"{path.relative_to(ROOT)}:{number}" for folder in ("ilplayer", "plugins")
-             for path in sorted((ROOT / folder).rglob("*.py"))
-             for number, line in enumerate(path.read_text().splitlines(), 1) if role.search(line)]
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("ilplayer", "plugins")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if role.search(line)
+    ]
     assert not found, f"Sphinx roles in docstrings: {found[:10]}"
 
 
@@ -48,12 +67,21 @@ def test_library_lines_cite_no_timings():
     applications (experiments, benchmarks, the command line, the fuzzers) report timings."""
     import re
 
-    timing = re.compile(r"\d ?(ms|µs|us|s|seconds?|min|minutes)\b|\d(\.\d+)? ?[x×] (faster|slower)|\dx\b")
+    timing = re.compile(
+        r"\d ?(ms|µs|us|s|seconds?|min|minutes)\b|\d(\.\d+)? ?[x×] (faster|slower)|\dx\b"
+    )
     applications = ("ilplayer/cli/", "ilplayer/testing/fuzz.py", "ilplayer/testing/milp_fuzz.py")
     allowed = ("4x the cap", "4x the steps")  # sizes, not timings
-    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for folder in ("ilplayer", "plugins")
-             for path in sorted((ROOT / folder).rglob("*.py"))
-             if not str(path.relative_to(ROOT)).startswith(applications)
-             for number, line in enumerate(path.read_text().splitlines(), 1)
-             if timing.search(line) and not re.search(r"""f["']""", line) and not any(a in line for a in allowed)]
-    assert not found, "timings in library lines (move them to docs/records/defaults.md):\n" + "\n".join(found)
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for folder in ("ilplayer", "plugins")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if not str(path.relative_to(ROOT)).startswith(applications)
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if timing.search(line)
+        and not re.search(r"""f["']""", line)
+        and not any(a in line for a in allowed)
+    ]
+    assert not found, (
+        "timings in library lines (move them to docs/records/defaults.md):\n" + "\n".join(found)
+    )

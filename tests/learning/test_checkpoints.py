@@ -42,8 +42,11 @@ def saved_and_loaded(module: torch.nn.Module) -> torch.nn.Module:
     return torch.load(buffer, weights_only=False)
 
 
-COPIES = {"deepcopy": copy.deepcopy, "pickle": lambda m: pickle.loads(pickle.dumps(m)),
-          "torch.save": saved_and_loaded}
+COPIES = {
+    "deepcopy": copy.deepcopy,
+    "pickle": lambda m: pickle.loads(pickle.dumps(m)),
+    "torch.save": saved_and_loaded,
+}
 
 
 @pytest.mark.parametrize("executor", ["serial", "threads", "processes"])
@@ -57,11 +60,17 @@ def test_copies_answer_as_the_original_on_every_backend_and_executor(backend, ex
     c, A, b = problem()
     # one process a pool: each copy starts its own, and a worker's start (an interpreter
     # importing torch) is what this test pays for, not the solve
-    layer = ilplayer.ILPLayer(0, 1, solver=backend, executor=executor, workers=1 if executor == "processes" else 2)
+    layer = ilplayer.ILPLayer(
+        0, 1, solver=backend, executor=executor, workers=1 if executor == "processes" else 2
+    )
     copies = {"before a forward pass": copy.deepcopy(layer)}
     # every copy of a processes layer starts its own pool: pickle and torch.save copy by the same
     # state (__getstate__), so one of them stands for both there
-    kinds = COPIES if executor != "processes" else {name: COPIES[name] for name in ("deepcopy", "torch.save")}
+    kinds = (
+        COPIES
+        if executor != "processes"
+        else {name: COPIES[name] for name in ("deepcopy", "torch.save")}
+    )
     try:
         y = layer(c, A, b)
         copies.update({name: make(layer) for name, make in kinds.items()})
@@ -80,8 +89,10 @@ def test_a_model_with_a_layer_copies_with_its_gradients_and_noise_stream(gradien
     backend = "highs" if "highs" in ilplayer.available_solvers() else "bruteforce"
     c, A, b = problem(1)
     options = {"seed": 3, "samples": 4} if gradient == "perturbed" else {}
-    model = torch.nn.Sequential(torch.nn.Linear(8, 8).double(),
-                                ilplayer.ILPLayer(0, 1, solver=backend, gradient=gradient, **options))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(8, 8).double(),
+        ilplayer.ILPLayer(0, 1, solver=backend, gradient=gradient, **options),
+    )
     layer = model[1]
 
     def step(module: torch.nn.Sequential) -> tuple[torch.Tensor, torch.Tensor]:
@@ -96,8 +107,10 @@ def test_a_model_with_a_layer_copies_with_its_gradients_and_noise_stream(gradien
     for other in copies:
         got = step(other)
         assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1])
-    fresh = torch.nn.Sequential(torch.nn.Linear(8, 8).double(),
-                                ilplayer.ILPLayer(0, 1, solver=backend, gradient=gradient, **options))
+    fresh = torch.nn.Sequential(
+        torch.nn.Linear(8, 8).double(),
+        ilplayer.ILPLayer(0, 1, solver=backend, gradient=gradient, **options),
+    )
     fresh.load_state_dict(model.state_dict())
     assert torch.equal(fresh[0].weight, model[0].weight)
     for other in (layer, *[m[1] for m in copies], fresh[1]):
@@ -121,7 +134,10 @@ def test_a_layer_with_your_own_pool_shares_it_on_deepcopy_and_refuses_pickle():
         layer = ilplayer.ILPLayer(0, 1, solver="highs", executor=pool)
         y = layer(c, A, b)
         twin = copy.deepcopy(layer)
-        assert twin.oracle.executor is layer.oracle.executor and twin.oracle.solver is not layer.oracle.solver
+        assert (
+            twin.oracle.executor is layer.oracle.executor
+            and twin.oracle.solver is not layer.oracle.solver
+        )
         assert torch.equal(twin(c, A, b), y)
         with pytest.raises(TypeError, match="your own executor object cannot be pickled"):
             pickle.dumps(layer)
@@ -147,7 +163,9 @@ def test_layers_saved_by_a_tagged_release_load_and_answer_the_same(release):
 
     for backend in ("highs", "bruteforce"):
         need(backend)
-    saved = torch.load(Path(__file__).resolve().parents[1] / "data" / f"layers-{release}.pt", weights_only=False)
+    saved = torch.load(
+        Path(__file__).resolve().parents[1] / "data" / f"layers-{release}.pt", weights_only=False
+    )
     c, A, b = saved["inputs"]
     for name, layer in saved["layers"].items():
         y_saved, status_saved = saved["answers"][name]

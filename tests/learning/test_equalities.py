@@ -23,11 +23,15 @@ def assignment(c: torch.Tensor, maximise: bool = False) -> torch.Tensor:
 
 def test_solve_with_equalities_on_every_backend_and_in_both_senses():
     c = torch.from_numpy(np.random.default_rng(0).uniform(-1, 1, (6, 4)))
-    installed = [s for s in ("highs", "gurobi", "cpsat", "scip") if s in ilplayer.available_solvers()]
+    installed = [
+        s for s in ("highs", "gurobi", "cpsat", "scip") if s in ilplayer.available_solvers()
+    ]
     for solver in ["bruteforce", *installed]:
         y, status = ilplayer.solve(c, *NO_ROWS, lb=0, ub=1, solver=solver, A_eq=A_EQ, b_eq=B_EQ)
         assert (status == 0).all() and torch.equal(y, assignment(c)), solver
-        y, _ = ilplayer.solve(c, *NO_ROWS, lb=0, ub=1, solver=solver, A_eq=A_EQ, b_eq=B_EQ, sense="max")
+        y, _ = ilplayer.solve(
+            c, *NO_ROWS, lb=0, ub=1, solver=solver, A_eq=A_EQ, b_eq=B_EQ, sense="max"
+        )
         assert torch.equal(y, assignment(c, maximise=True)), solver
 
 
@@ -37,25 +41,34 @@ def test_equalities_nobody_can_meet_are_infeasible_and_zero_rows_are_decided_by_
     _, status = ilplayer.solve(c, *NO_ROWS, lb=0, ub=1, A_eq=A_EQ, b_eq=b_eq)
     assert ilplayer.Status.names(status) == ["infeasible", "infeasible"]
     zero = torch.zeros(1, 4, dtype=torch.float64)
-    _, status = ilplayer.solve(c, *NO_ROWS, lb=0, ub=1, A_eq=zero, b_eq=torch.tensor([0.5], dtype=torch.float64))
+    _, status = ilplayer.solve(
+        c, *NO_ROWS, lb=0, ub=1, A_eq=zero, b_eq=torch.tensor([0.5], dtype=torch.float64)
+    )
     assert ilplayer.Status.names(status) == ["infeasible", "infeasible"]
-    _, status = ilplayer.solve(c, *NO_ROWS, lb=0, ub=1, A_eq=zero, b_eq=torch.zeros(1, dtype=torch.float64))
+    _, status = ilplayer.solve(
+        c, *NO_ROWS, lb=0, ub=1, A_eq=zero, b_eq=torch.zeros(1, dtype=torch.float64)
+    )
     assert ilplayer.Status.names(status) == ["optimal", "optimal"]
 
 
 def test_per_instance_equalities_are_grouped():
     c = torch.randn(4, 4, dtype=torch.float64)
-    b_eq = torch.tensor([[1.0, 1, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]], dtype=torch.float64)
+    b_eq = torch.tensor(
+        [[1.0, 1, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]], dtype=torch.float64
+    )
     y, status = ilplayer.solve(c, *NO_ROWS, lb=0, ub=1, A_eq=A_EQ, b_eq=b_eq, solver="bruteforce")
     assert torch.equal(y[:2], assignment(c[:2])) and (y[2:] == 0).all()
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"A_eq": A_EQ}, "A_eq and b_eq must both be given"),
-    ({"A_eq": A_EQ[:, :3], "b_eq": B_EQ}, r"A_eq has 3 columns but c has 4 variables"),
-    ({"A_eq": A_EQ, "b_eq": B_EQ[:3]}, r"b_eq must have shape \(4,\) or \(batch, 4\)"),
-    ({"A_eq": A_EQ * float("nan"), "b_eq": B_EQ}, "A_eq must be finite"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"A_eq": A_EQ}, "A_eq and b_eq must both be given"),
+        ({"A_eq": A_EQ[:, :3], "b_eq": B_EQ}, r"A_eq has 3 columns but c has 4 variables"),
+        ({"A_eq": A_EQ, "b_eq": B_EQ[:3]}, r"b_eq must have shape \(4,\) or \(batch, 4\)"),
+        ({"A_eq": A_EQ * float("nan"), "b_eq": B_EQ}, "A_eq must be finite"),
+    ],
+)
 def test_bad_equalities_are_refused_by_name(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ilplayer.solve(torch.randn(2, 4, dtype=torch.float64), *NO_ROWS, lb=0, ub=1, **kwargs)
@@ -91,5 +104,5 @@ def test_every_equality_backend_declares_it():
         if name in ("pyomo", "knapsack"):  # knapsack: one inequality row, it refuses A_eq
             continue
         solver = ilplayer.get_solver(name)
-        assert ilplayer.Capability.EQUALITY_CONSTRAINTS in solver.capabilities, name
+        assert ilplayer.core.records.Capability.EQUALITY_CONSTRAINTS in solver.capabilities, name
         solver.close()

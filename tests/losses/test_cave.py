@@ -8,21 +8,29 @@ import importlib.util
 import numpy as np
 import pytest
 import torch
-from tests.losses.test_pool_losses import A, B, argbest, data
 
 from ilplayer import ILPLayer
 from ilplayer.losses import CaVE, binding_normals, cone_projection
 from tests.host_solvers import require
+from tests.losses.test_pool_losses import A, B, argbest, data
 
 
 def test_binding_normals_are_the_tight_rows_equalities_and_bounds():
     layer = ILPLayer(0, 1, solver="bruteforce")
     A1 = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
     A_eq = torch.tensor([[1.0, 0.0, 1.0]])
-    problem = layer.oracle.min_problem(torch.zeros(1, 3), A1, torch.tensor([1.0, 2.0]), A_eq, torch.tensor([1.0]))
+    problem = layer.oracle.min_problem(
+        torch.zeros(1, 3), A1, torch.tensor([1.0, 2.0]), A_eq, torch.tensor([1.0])
+    )
     normals = binding_normals(torch.tensor([[1.0, 0.0, 0.0]]), problem)[0]
-    expected = {(1.0, 1.0, 0.0), (1.0, 0.0, 1.0), (-1.0, -0.0, -1.0), (1.0, 0.0, 0.0), (-0.0, -1.0, -0.0),
-                (-0.0, -0.0, -1.0)}
+    expected = {
+        (1.0, 1.0, 0.0),
+        (1.0, 0.0, 1.0),
+        (-1.0, -0.0, -1.0),
+        (1.0, 0.0, 0.0),
+        (-0.0, -1.0, -0.0),
+        (-0.0, -0.0, -1.0),
+    }
     assert {tuple(row + 0.0) for row in normals} == {tuple(np.array(row) + 0.0) for row in expected}
 
 
@@ -49,15 +57,19 @@ def test_cave_loss_is_one_minus_the_cosine_to_the_projection(sense):
     problem = layer.oracle.min_problem(c_pred, A, B)
     normals = binding_normals(y, problem)
     signed = -sign * c_pred
-    target = torch.from_numpy(np.stack([cone_projection(v, n) for v, n in zip(signed.numpy(), normals)]))
+    target = torch.from_numpy(
+        np.stack([cone_projection(v, n) for v, n in zip(signed.numpy(), normals)])
+    )
     expected = (1 - torch.nn.functional.cosine_similarity(signed, target, dim=1)).mean()
     assert value.item() == pytest.approx(expected.item(), abs=1e-12)
     value.backward()
     assert torch.isfinite(pred.grad).all() and pred.grad.abs().sum() > 0
 
 
-@pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("pyepo", "gurobipy", "clarabel")),
-                    reason="needs PyEPO with its Gurobi model and clarabel ([pyepo] extra, gurobipy)")
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("pyepo", "gurobipy", "clarabel")),
+    reason="needs PyEPO with its Gurobi model and clarabel ([pyepo] extra, gurobipy)",
+)
 def test_cave_plus_matches_pyepos_cave_on_the_shortest_path():
     import pyepo
 
@@ -65,8 +77,12 @@ def test_cave_plus_matches_pyepos_cave_on_the_shortest_path():
 
     task = dfl.make_task("shortest-path", 16, 4)
     optmodel = pyepo.model.grb.shortestPathModel(grid=(5, 5))
-    dataset = pyepo.data.dataset.optDatasetConstrs(optmodel, task.x_train.numpy(), task.c_train.numpy())
-    tight = torch.nn.utils.rnn.pad_sequence([torch.as_tensor(t) for t in dataset.ctrs], batch_first=True)
+    dataset = pyepo.data.dataset.optDatasetConstrs(
+        optmodel, task.x_train.numpy(), task.c_train.numpy()
+    )
+    tight = torch.nn.utils.rnn.pad_sequence(
+        [torch.as_tensor(t) for t in dataset.ctrs], batch_first=True
+    )
     c_pred = torch.randn(16, 40, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     theirs = pyepo.func.coneAlignedCosine(optmodel)(c_pred, tight)
     layer = ILPLayer(0, 1, solver="gurobi", executor="serial")

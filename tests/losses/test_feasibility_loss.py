@@ -65,7 +65,11 @@ def test_gradients_for_rows_and_right_hand_sides_match_finite_differences(alpha)
             step[index] = h
             values = []
             for x in (flat + step, flat - step):
-                args = {"A_pred": A_pred.detach(), "b_pred": b_pred.detach(), name: x.reshape(tensor.shape)}
+                args = {
+                    "A_pred": A_pred.detach(),
+                    "b_pred": b_pred.detach(),
+                    name: x.reshape(tensor.shape),
+                }
                 values.append(loss(**args, c=c, A=A_true, b=b_true).item())
             numeric = (values[0] - values[1]) / (2 * h)
             assert tensor.grad.flatten()[index].item() == pytest.approx(numeric, abs=1e-5)
@@ -92,9 +96,17 @@ def test_the_terms_and_their_backward_run_on_the_meta_device():
     meta = {"device": "meta", "dtype": torch.float64}
     A_pred = torch.ones(3, 2, 4, **meta, requires_grad=True)
     b_pred = torch.ones(3, 2, **meta, requires_grad=True)
-    ipl, opl = feasibility_terms(A_pred, b_pred, torch.ones(3, 4, **meta), torch.ones(3, 4, **meta),
-                                 torch.ones(3, 2, 4, **meta), torch.ones(3, 2, **meta), 2.0, 5.0,
-                                 torch.ones(3, dtype=torch.bool, device="meta"))
+    ipl, opl = feasibility_terms(
+        A_pred,
+        b_pred,
+        torch.ones(3, 4, **meta),
+        torch.ones(3, 4, **meta),
+        torch.ones(3, 2, 4, **meta),
+        torch.ones(3, 2, **meta),
+        2.0,
+        5.0,
+        torch.ones(3, dtype=torch.bool, device="meta"),
+    )
     (0.5 * ipl + 0.5 * opl).backward()
     assert A_pred.grad.device.type == "meta" and b_pred.grad.shape == (3, 2)
 
@@ -111,5 +123,7 @@ def test_bad_arguments_are_named():
         loss(c=PRICES, A=SIZES, b=CAPACITY)
     with pytest.raises(ValueError, match="the true rows are needed"):
         loss(b_pred=torch.tensor([[5.0]]), c=PRICES)
-    with pytest.raises(ValueError, match=r"expected \(B, m, n\) rows and \(B, m\) right-hand sides"):
+    with pytest.raises(
+        ValueError, match=r"expected \(B, m, n\) rows and \(B, m\) right-hand sides"
+    ):
         loss(b_pred=torch.tensor([[5.0, 1.0]], dtype=torch.float64), c=PRICES, A=SIZES, b=CAPACITY)

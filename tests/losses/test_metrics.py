@@ -12,7 +12,9 @@ from ilplayer.solvers import registry as plugins
 
 def test_exact_match_counts_whole_rows():
     y = torch.tensor([[0.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
-    assert exact_match(y, torch.tensor([[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])) == pytest.approx(2 / 3)
+    assert exact_match(y, torch.tensor([[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])) == pytest.approx(
+        2 / 3
+    )
 
 
 def test_objective_is_per_instance_and_takes_numpy():
@@ -60,7 +62,10 @@ def test_regret_takes_the_programs_sense_and_refuses_a_negative_regret():
     from ilplayer.metrics import regret
 
     c = torch.tensor([[3.0, 1.0, 2.0]])
-    y_opt, y_pred = torch.tensor([[1.0, 0.0, 1.0]]), torch.tensor([[1.0, 1.0, 0.0]])  # max: 5 against 4
+    y_opt, y_pred = (
+        torch.tensor([[1.0, 0.0, 1.0]]),
+        torch.tensor([[1.0, 1.0, 0.0]]),
+    )  # max: 5 against 4
     program = ilplayer.Program(lb=0, ub=1, sense="max")
     assert regret(c, y_pred, y_opt, sense=program) == pytest.approx(1 / 5, abs=1e-6)
     assert regret(c, y_pred, y_opt, sense="max", normalized=False) == pytest.approx(1.0)

@@ -25,17 +25,20 @@ from ilplayer.losses import (
 from tests.host_solvers import require
 
 N = 6
-A = torch.tensor([[0.4, 0.7, 0.2, 0.9, 0.5, 0.3], [0.6, 0.1, 0.8, 0.3, 0.4, 0.9]], dtype=torch.float64)
+A = torch.tensor(
+    [[0.4, 0.7, 0.2, 0.9, 0.5, 0.3], [0.6, 0.1, 0.8, 0.3, 0.4, 0.9]], dtype=torch.float64
+)
 B = torch.tensor([1.5, 1.6], dtype=torch.float64)
-POINTS = torch.tensor([[(k >> j) & 1 for j in range(N)] for k in range(2 ** N)], dtype=torch.float64)
+POINTS = torch.tensor([[(k >> j) & 1 for j in range(N)] for k in range(2**N)], dtype=torch.float64)
 FEASIBLE = POINTS[(POINTS @ A.T <= B).all(1)]
-
 
 
 def row_noise(samples: int, rows: int, seed: int) -> torch.Tensor:
     """The layer's and the losses' draws (samples, rows, N): each row's samples drawn together."""
-    return torch.randn((rows, samples, N), generator=torch.Generator().manual_seed(seed),
-                       dtype=torch.float64).transpose(0, 1)
+    return torch.randn(
+        (rows, samples, N), generator=torch.Generator().manual_seed(seed), dtype=torch.float64
+    ).transpose(0, 1)
+
 
 def argbest(c: torch.Tensor, sense: str = "min") -> torch.Tensor:
     """The exhaustive optimum over the feasible binary points (the test's oracle)."""
@@ -50,6 +53,7 @@ def data(batch: int = 5, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 # --- the pool ---------------------------------------------------------------------------------
+
 
 def test_decision_pool_keeps_distinct_decisions_and_answers_the_cheapest():
     pool = DecisionPool(torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]))
@@ -75,8 +79,14 @@ def test_layer_pool_follows_the_reference_rule_in_training_only():
     from the pool."""
     require("highs")
     ratio, seed = 0.4, 3
-    layer = ILPLayer(0, 1, solver="highs", executor="serial", gradient="identity",
-                     pool=PoolRule(ratio, FEASIBLE[:3], seed=seed))
+    layer = ILPLayer(
+        0,
+        1,
+        solver="highs",
+        executor="serial",
+        gradient="identity",
+        pool=PoolRule(ratio, FEASIBLE[:3], seed=seed),
+    )
     reference_pool, draws = {tuple(p) for p in FEASIBLE[:3].tolist()}, np.random.RandomState(seed)
     for step in range(12):
         c, _ = data(4, seed=step)
@@ -103,13 +113,17 @@ def test_layer_pool_follows_the_reference_rule_in_training_only():
 
 def test_pool_refuses_other_constraints_and_per_instance_rows():
     require("highs")
-    layer = ILPLayer(0, 1, solver="highs", executor="serial", gradient="identity", solve_ratio=0.0, pool=FEASIBLE)
+    layer = ILPLayer(
+        0, 1, solver="highs", executor="serial", gradient="identity", solve_ratio=0.0, pool=FEASIBLE
+    )
     c, _ = data(3)
     layer(c, A, B)
     with pytest.raises(ValueError, match="differ from those of the pool"):
         layer(c, A, B + 0.1)
     with pytest.raises(ValueError, match="shared by the batch"):
-        ILPLayer(0, 1, solver="highs", gradient="identity", solve_ratio=0.0)(c, A.expand(3, 2, N), B.expand(3, 2))
+        ILPLayer(0, 1, solver="highs", gradient="identity", solve_ratio=0.0)(
+            c, A.expand(3, 2, N), B.expand(3, 2)
+        )
 
 
 def test_spo_plus_with_a_pool_matches_the_reference_loop():
@@ -128,11 +142,16 @@ def test_spo_plus_with_a_pool_matches_the_reference_loop():
         else:
             points = torch.tensor(sorted(pooled), dtype=torch.float64)
             y_hat = points[(costs @ points.T).argmin(1)]
-        expected = ((c_true - 2 * c_pred) * y_hat).sum(-1) + 2 * (c_pred * y_true).sum(-1) - (c_true * y_true).sum(-1)
+        expected = (
+            ((c_true - 2 * c_pred) * y_hat).sum(-1)
+            + 2 * (c_pred * y_true).sum(-1)
+            - (c_true * y_true).sum(-1)
+        )
         assert value.item() == pytest.approx(expected.mean().item(), abs=1e-9), step
 
 
 # --- the losses against their definitions -------------------------------------------------------
+
 
 def _reference_pool_losses(c_pred, c_true, y_true, pool, sense):
     """PyEPO 2.2.7's formulas (pyepo/func/contrastive.py, rank.py), in the model's sense."""
@@ -147,8 +166,18 @@ def _reference_pool_losses(c_pred, c_true, y_true, pool, sense):
     diff = (best_pred - pool_pred) if minimize else (pool_pred - best_pred)
     pairwise = (torch.relu(diff).sum(1) / max(pool.shape[0] - 1, 1)).mean()
     s = -1 if minimize else 1
-    listwise = -(torch.log_softmax(s * pool_pred, 1) * torch.softmax(s * pool_true, 1).clamp(min=1e-8)).sum(1).mean()
-    return {"nce": nce, "cmap": cmap, "pointwise": pointwise, "pairwise": pairwise, "listwise": listwise}
+    listwise = (
+        -(torch.log_softmax(s * pool_pred, 1) * torch.softmax(s * pool_true, 1).clamp(min=1e-8))
+        .sum(1)
+        .mean()
+    )
+    return {
+        "nce": nce,
+        "cmap": cmap,
+        "pointwise": pointwise,
+        "pairwise": pairwise,
+        "listwise": listwise,
+    }
 
 
 @pytest.mark.parametrize("sense", ["min", "max"])
@@ -157,8 +186,13 @@ def test_pool_losses_match_their_definitions_and_their_gradients(sense):
     layer = ILPLayer(0, 1, solver="highs", executor="serial", sense=sense)
     c_pred, c_true = data(6, seed=4)
     y_true = argbest(c_true, sense)
-    losses = {"nce": NCE, "cmap": ContrastiveMAP, "pointwise": PointwiseLTR, "pairwise": PairwiseLTR,
-              "listwise": ListwiseLTR}
+    losses = {
+        "nce": NCE,
+        "cmap": ContrastiveMAP,
+        "pointwise": PointwiseLTR,
+        "pairwise": PairwiseLTR,
+        "listwise": ListwiseLTR,
+    }
     for name, cls in losses.items():
         pool = DecisionPool(FEASIBLE[::3])
         loss = cls(layer, solve_ratio=1.0, pool=pool)
@@ -171,8 +205,8 @@ def test_pool_losses_match_their_definitions_and_their_gradients(sense):
         reference_pred = c_pred.clone().requires_grad_(True)
         reference = _reference_pool_losses(reference_pred, c_true, y_true, grown, sense)[name]
         assert value.item() == pytest.approx(reference.item(), rel=1e-10, abs=1e-12), name
-        got, = torch.autograd.grad(value, pred)
-        want, = torch.autograd.grad(reference, reference_pred)
+        (got,) = torch.autograd.grad(value, pred)
+        (want,) = torch.autograd.grad(reference, reference_pred)
         torch.testing.assert_close(got, want, msg=name)
 
 
@@ -203,7 +237,7 @@ def test_perturbation_gradient_is_its_finite_difference(two_sides, sense):
         return ((high - zmin(p - sigma * c_true)) / (2 * sigma if two_sides else sigma)).mean()
 
     assert value.item() == pytest.approx(definition(c_pred).item(), abs=1e-9)
-    got, = torch.autograd.grad(value, pred)
+    (got,) = torch.autograd.grad(value, pred)
     eps = 1e-6
     for i, j in [(0, 0), (1, 3), (4, 5)]:
         step = torch.zeros_like(c_pred)
@@ -224,12 +258,12 @@ def test_multiplicative_fenchel_young_matches_its_definition():
     pred = c_pred.clone().requires_grad_(True)
     value = loss(pred, y_true, A, B)
     noise = row_noise(samples, 4, seed=11)
-    factor = torch.exp(sigma * noise - 0.5 * sigma ** 2)
+    factor = torch.exp(sigma * noise - 0.5 * sigma**2)
     perturbed = c_pred[None] * factor
     y_s = argbest(perturbed.reshape(-1, N)).reshape(samples, 4, N)
     expected = ((c_pred * y_true).sum(-1) - (perturbed * y_s).sum(-1).mean(0)).mean()
     assert value.item() == pytest.approx(expected.item(), abs=1e-10)
-    got, = torch.autograd.grad(value, pred)
+    (got,) = torch.autograd.grad(value, pred)
     torch.testing.assert_close(got, (y_true - (factor * y_s).mean(0)) / 4)
     with pytest.raises(ValueError, match="noise must be one of"):
         FenchelYoung(layer, noise="gumbel")
@@ -239,16 +273,27 @@ def test_multiplicative_perturbed_layer_gradient():
     """DPOMul: forward E[y(c * F)], backward E[(y_s·dy) Z_s] / (sigma c) (PyEPO's perturbedOptMul)."""
     require("highs")
     sigma, samples = 0.5, 5
-    layer = ILPLayer(0, 1, solver="highs", executor="serial", gradient="perturbed", sigma=sigma,
-                     samples=samples, seed=5, noise="multiplicative")
+    layer = ILPLayer(
+        0,
+        1,
+        solver="highs",
+        executor="serial",
+        gradient="perturbed",
+        sigma=sigma,
+        samples=samples,
+        seed=5,
+        noise="multiplicative",
+    )
     c, _ = data(3, seed=8)
     pred = c.clone().requires_grad_(True)
     y = layer(pred, A, B)
     noise = row_noise(samples, 3, seed=5)
-    y_s = argbest((c[None] * torch.exp(sigma * noise - 0.5 * sigma ** 2)).reshape(-1, N)).reshape(samples, 3, N)
+    y_s = argbest((c[None] * torch.exp(sigma * noise - 0.5 * sigma**2)).reshape(-1, N)).reshape(
+        samples, 3, N
+    )
     torch.testing.assert_close(y, y_s.mean(0))
     dy = torch.randn(3, N, dtype=torch.float64)
-    got, = torch.autograd.grad(y, pred, dy)
+    (got,) = torch.autograd.grad(y, pred, dy)
     expected = ((y_s * dy).sum(-1)[..., None] * noise).mean(0) / (sigma * c)
     torch.testing.assert_close(got, expected)
     assert "noise='multiplicative'" in repr(layer)
@@ -268,12 +313,16 @@ def _loss_values(backend: str, executor: str) -> list[float]:
     c_pred, c_true = data(6, seed=12)
     y_true = points[(c_true @ points.T).argmin(1)]
     values = []
-    for loss, target in [(PerturbationGradient(layer, sigma=0.2, two_sides=True), c_true),
-                         (NCE(layer, pool=points[::4]), y_true), (ContrastiveMAP(layer, pool=points[::4]), y_true),
-                         (PairwiseLTR(layer, pool=points[::4]), c_true), (ListwiseLTR(layer, pool=points[::4]), c_true),
-                         (PointwiseLTR(layer, pool=points[::4]), c_true),
-                         (FenchelYoung(layer, samples=3, seed=0, noise="multiplicative"), y_true),
-                         (SPOPlus(layer, solve_ratio=0.5, pool=points[::4], seed=2), c_true)]:
+    for loss, target in [
+        (PerturbationGradient(layer, sigma=0.2, two_sides=True), c_true),
+        (NCE(layer, pool=points[::4]), y_true),
+        (ContrastiveMAP(layer, pool=points[::4]), y_true),
+        (PairwiseLTR(layer, pool=points[::4]), c_true),
+        (ListwiseLTR(layer, pool=points[::4]), c_true),
+        (PointwiseLTR(layer, pool=points[::4]), c_true),
+        (FenchelYoung(layer, samples=3, seed=0, noise="multiplicative"), y_true),
+        (SPOPlus(layer, solve_ratio=0.5, pool=points[::4], seed=2), c_true),
+    ]:
         values.append(loss(c_pred, target, Ai, Bi).item())
     layer.close()
     return values
@@ -285,7 +334,9 @@ def test_new_losses_agree_with_bruteforce_on_every_backend(backend, executor):
     solver = require(backend)
     if executor == "workers":  # threads where the backend releases the GIL, else processes
         executor = "threads" if Capability.RELEASES_GIL in solver.capabilities else "processes"
-    assert _loss_values(backend, executor) == pytest.approx(_loss_values("bruteforce", "serial"), abs=1e-9)
+    assert _loss_values(backend, executor) == pytest.approx(
+        _loss_values("bruteforce", "serial"), abs=1e-9
+    )
 
 
 def test_perturbed_variance_reduction_is_pyepos_leave_one_out_baseline():
@@ -294,22 +345,29 @@ def test_perturbed_variance_reduction_is_pyepos_leave_one_out_baseline():
     from ilplayer.gradients import Perturbed
 
     sigma, samples = 0.5, 4
-    layer = ILPLayer(0, 1, solver="highs", executor="serial",
-                     gradient=Perturbed(sigma=sigma, samples=samples, seed=2, variance_reduction=True))
+    layer = ILPLayer(
+        0,
+        1,
+        solver="highs",
+        executor="serial",
+        gradient=Perturbed(sigma=sigma, samples=samples, seed=2, variance_reduction=True),
+    )
     c, _ = data(3, seed=4)
     pred = c.clone().requires_grad_(True)
     y = layer(pred, A, B)
     noise = row_noise(samples, 3, seed=2)
     y_s = argbest((c[None] + sigma * noise).reshape(-1, N)).reshape(samples, 3, N)
     dy = torch.randn(3, N, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
-    got, = torch.autograd.grad(y, pred, dy)
+    (got,) = torch.autograd.grad(y, pred, dy)
     reward = (y_s * dy).sum(-1)
     reward = (reward - reward.mean(0)) * samples / (samples - 1)
     torch.testing.assert_close(got, (reward[..., None] * noise).sum(0) / (samples * sigma))
 
 
-@pytest.mark.skipif(any(importlib.util.find_spec(m) is None for m in ("pyepo", "gurobipy")),
-                    reason="needs PyEPO with its Gurobi model ([pyepo] extra, gurobipy)")
+@pytest.mark.skipif(
+    any(importlib.util.find_spec(m) is None for m in ("pyepo", "gurobipy")),
+    reason="needs PyEPO with its Gurobi model ([pyepo] extra, gurobipy)",
+)
 def test_perturbation_gradient_trains_as_pyepos_on_the_same_batches():
     """Two copies of one model, one trained with ilplayer's PG and one with PyEPO's on the same
     float64 batches of PyEPO's shortest path, stay equal step after step."""
@@ -327,9 +385,11 @@ def test_perturbation_gradient_trains_as_pyepos_on_the_same_batches():
     ours_step = torch.optim.Adam(ours_model.parameters(), lr=1e-2)
     theirs_step = torch.optim.Adam(theirs_model.parameters(), lr=1e-2)
     ours = PerturbationGradient(ILPLayer(0, 1, solver="gurobi", executor="serial"), sigma=0.1)
-    theirs = pyepo.func.perturbationGradient(pyepo.model.grb.shortestPathModel(grid=(5, 5)), sigma=0.1)
+    theirs = pyepo.func.perturbationGradient(
+        pyepo.model.grb.shortestPathModel(grid=(5, 5)), sigma=0.1
+    )
     for first in range(0, 160, 32):
-        x, c = task.x_train[first:first + 32], task.c_train[first:first + 32]
+        x, c = task.x_train[first : first + 32], task.c_train[first : first + 32]
         ours_step.zero_grad()
         ours(ours_model(x), c, **task.constraints()).backward()
         ours_step.step()

@@ -19,8 +19,16 @@ def test_a_knapsack_whose_items_only_drop_pays_for_the_item_it_gives_up():
     program = ilplayer.Program(lb=0, ub=1, sense="max")
     prices = torch.tensor([[5.0, 4.0, 3.0]])
     y1 = torch.tensor([[1.0, 1.0, 0.0]])
-    result = post_hoc_regret(program, y1, prices, torch.tensor([[3.0, 3.0, 2.0]]), torch.tensor([4.0]),
-                             penalty=0.5, changes="drop", solver="highs")
+    result = post_hoc_regret(
+        program,
+        y1,
+        prices,
+        torch.tensor([[3.0, 3.0, 2.0]]),
+        torch.tensor([4.0]),
+        penalty=0.5,
+        changes="drop",
+        solver="highs",
+    )
     assert result.stage2.tolist() == [[1.0, 0.0, 0.0]]
     assert result.value.tolist() == [4.5] and result.optimal.tolist() == [5.0]
     assert result.regret.tolist() == [0.5]
@@ -46,8 +54,14 @@ def test_a_feasible_stage1_decision_may_still_change_when_the_optimum_is_worth_t
 def test_a_minimisation_program_adds_the_penalty_to_its_cost():
     # cover: min 2 y1 + 3 y2 s.t. y1 + y2 >= 2 (true), y in {0..2}; Stage 1 bought one y2
     program = ilplayer.Program(A=[[-1.0, -1.0]], b=[-2.0], lb=0, ub=2, sense="min")
-    result = post_hoc_regret(program, torch.tensor([[0.0, 1.0]]), torch.tensor([2.0, 3.0]), penalty=1.0,
-                             changes="add", solver="highs")
+    result = post_hoc_regret(
+        program,
+        torch.tensor([[0.0, 1.0]]),
+        torch.tensor([2.0, 3.0]),
+        penalty=1.0,
+        changes="add",
+        solver="highs",
+    )
     # add one y1 (2 + 1) on top of the y2 kept (3): 6 against the optimum 4 (two y1)
     assert result.stage2.tolist() == [[1.0, 1.0]]
     assert result.value.tolist() == [6.0] and result.regret.tolist() == [2.0]
@@ -56,7 +70,9 @@ def test_a_minimisation_program_adds_the_penalty_to_its_cost():
 def test_an_instance_that_stage2_cannot_repair_gets_a_status_and_no_score():
     program = ilplayer.Program(A=[[-1.0, -1.0]], b=[-1.0], lb=0, ub=1, sense="max")
     y1 = torch.tensor([[0.0, 0.0], [1.0, 0.0]])
-    result = post_hoc_regret(program, y1, torch.tensor([-1.0, -2.0]), changes="drop", solver="highs")
+    result = post_hoc_regret(
+        program, y1, torch.tensor([-1.0, -2.0]), changes="drop", solver="highs"
+    )
     assert result.status.tolist() == [int(ilplayer.Status.INFEASIBLE), int(ilplayer.Status.OPTIMAL)]
     assert torch.isnan(result.regret[0]) and result.regret[1].item() == 0.0
     assert result.mean == 0.0 and result.solved.tolist() == [False, True]
@@ -104,15 +120,28 @@ def test_post_hoc_regret_matches_exhaustive_enumeration(solver):
         y1 = rng.integers(box[0], box[1] + 1, (B, n)).astype(float)
         add = rng.uniform(0, 3, (B, n)).round(2)
         drop = rng.uniform(0, 3, (B, n)).round(2)
-        result = post_hoc_regret(program, torch.from_numpy(y1), torch.from_numpy(c), torch.from_numpy(A),
-                                 torch.from_numpy(b), None if A_eq is None else torch.from_numpy(A_eq),
-                                 None if b_eq is None else torch.from_numpy(b_eq), penalty=torch.from_numpy(add),
-                                 drop_penalty=torch.from_numpy(drop), changes=str(changes), solver=solver,
-                                 executor="serial")
+        result = post_hoc_regret(
+            program,
+            torch.from_numpy(y1),
+            torch.from_numpy(c),
+            torch.from_numpy(A),
+            torch.from_numpy(b),
+            None if A_eq is None else torch.from_numpy(A_eq),
+            None if b_eq is None else torch.from_numpy(b_eq),
+            penalty=torch.from_numpy(add),
+            drop_penalty=torch.from_numpy(drop),
+            changes=str(changes),
+            solver=solver,
+            executor="serial",
+        )
         for i in range(B):
             eq = (A_eq[i], b_eq[i]) if with_eq else (np.zeros((0, n)), np.zeros(0))
-            optimum, stage2 = _enumerated(c[i], A[i], b[i], *eq, y1[i], add[i], drop[i], box, sense, changes)
-            infeasible = bool((A[i] @ y1[i] > b[i]).any() or (with_eq and (A_eq[i] @ y1[i] != b_eq[i]).any()))
+            optimum, stage2 = _enumerated(
+                c[i], A[i], b[i], *eq, y1[i], add[i], drop[i], box, sense, changes
+            )
+            infeasible = bool(
+                (A[i] @ y1[i] > b[i]).any() or (with_eq and (A_eq[i] @ y1[i] != b_eq[i]).any())
+            )
             assert result.infeasible[i].item() == infeasible
             if optimum is None or stage2 is None:
                 assert torch.isnan(result.regret[i]), (trial, i)
@@ -156,20 +185,37 @@ def test_two_stage_keeps_its_oracles_and_takes_known_optima():
         assert y_opt.tolist() == [[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]] and status.tolist() == [0, 0]
         first = stages.score(y1, c, penalty=0.25)
         again = stages.score(y1, c, penalty=0.25, optimal=torch.tensor([5.0, 7.0]))
-        assert len(stages._oracles) == 2  # the true optimum's and one Stage 2 (a 0-1 program keeps its size)
+        assert (
+            len(stages._oracles) == 2
+        )  # the true optimum's and one Stage 2 (a 0-1 program keeps its size)
     assert torch.equal(first.regret, again.regret) and first.regret.tolist() == [0.5, 0.5]
-    unsolved = post_hoc_regret(program, y1, c, optimal=torch.tensor([float("nan"), 7.0]), solver="highs")
+    unsolved = post_hoc_regret(
+        program, y1, c, optimal=torch.tensor([float("nan"), 7.0]), solver="highs"
+    )
     assert unsolved.solved.tolist() == [False, True]
-    assert unsolved.status.tolist() == [int(ilplayer.Status.INFEASIBLE), int(ilplayer.Status.OPTIMAL)]
+    assert unsolved.status.tolist() == [
+        int(ilplayer.Status.INFEASIBLE),
+        int(ilplayer.Status.OPTIMAL),
+    ]
 
 
 def test_a_mixed_integer_stage2_changes_a_continuous_variable_by_what_it_needs():
     # min 4 x + y (x continuous in [0, 10], y integer in [0, 10]) s.t. x + y >= 2.5; Stage 1
     # had x = 1.2, y = 1 (x inside its box: columns of its own for the units added)
-    program = ilplayer.Program(A=[[-1.0, -1.0]], b=[-2.5], lb=0, ub=10, integrality=[0, 1], sense="min")
-    result = post_hoc_regret(program, torch.tensor([[1.2, 1.0]]), torch.tensor([4.0, 1.0]), penalty=0.5,
-                             changes="add", solver="highs")
+    program = ilplayer.Program(
+        A=[[-1.0, -1.0]], b=[-2.5], lb=0, ub=10, integrality=[0, 1], sense="min"
+    )
+    result = post_hoc_regret(
+        program,
+        torch.tensor([[1.2, 1.0]]),
+        torch.tensor([4.0, 1.0]),
+        penalty=0.5,
+        changes="add",
+        solver="highs",
+    )
     # add 0.3 of x (x = 1.5: 6 + 1 + 0.15) rather than one y (4.8 + 2 + 0.5)
     assert result.stage2[0].tolist() == [pytest.approx(1.5), 1.0]
-    assert result.value.item() == pytest.approx(7.15) and result.regret.item() == pytest.approx(4.15)
+    assert result.value.item() == pytest.approx(7.15) and result.regret.item() == pytest.approx(
+        4.15
+    )
     assert result.optimal.item() == pytest.approx(3.0)  # y = 3, x = 0

@@ -26,8 +26,14 @@ def instances(B: int, m: int, n: int, seed: int, cover: bool) -> dict[str, torch
     return {"c": c, "A": A, "b": b}
 
 
-def finite_difference(loss, name: str, predictions: dict[str, torch.Tensor], truth: dict[str, torch.Tensor],
-                      index: int, h: float = 1e-6) -> float:
+def finite_difference(
+    loss,
+    name: str,
+    predictions: dict[str, torch.Tensor],
+    truth: dict[str, torch.Tensor],
+    index: int,
+    h: float = 1e-6,
+) -> float:
     values = []
     for sign in (1, -1):
         moved = dict(predictions)
@@ -44,11 +50,14 @@ def test_gradients_match_finite_differences_of_the_relaxations(changes, cover):
     program = COVER if cover else KNAPSACK
     truth = instances(3, 2, 4, seed=len(changes) + cover, cover=cover)
     noise = torch.Generator().manual_seed(9)
-    predictions = {"A_pred": truth["A"] * (0.7 + 0.6 * torch.rand(truth["A"].shape, generator=noise,
-                                                                    dtype=torch.float64)),
-                   "b_pred": truth["b"] * (0.8 + 0.4 * torch.rand(truth["b"].shape, generator=noise,
-                                                                    dtype=torch.float64)),
-                   "c_pred": truth["c"] * (0.5 + torch.rand(truth["c"].shape, generator=noise, dtype=torch.float64))}
+    predictions = {
+        "A_pred": truth["A"]
+        * (0.7 + 0.6 * torch.rand(truth["A"].shape, generator=noise, dtype=torch.float64)),
+        "b_pred": truth["b"]
+        * (0.8 + 0.4 * torch.rand(truth["b"].shape, generator=noise, dtype=torch.float64)),
+        "c_pred": truth["c"]
+        * (0.5 + torch.rand(truth["c"].shape, generator=noise, dtype=torch.float64)),
+    }
     predictions = {name: value.requires_grad_() for name, value in predictions.items()}
     loss = RelaxedPostHocLoss(program, changes=changes, mu=0.05)
     loss(**predictions, **truth, penalty=0.4, drop_penalty=0.1).backward()
@@ -61,8 +70,15 @@ def test_gradients_match_finite_differences_of_the_relaxations(changes, cover):
 def test_the_value_is_the_lps_as_the_barrier_vanishes():
     # predictions equal to the truth: Stage 1 is the LP optimum and Stage 2 keeps it
     truth = instances(4, 3, 6, seed=3, cover=False)
-    lp = [scipy.optimize.linprog(-truth["c"][i].numpy(), A_ub=truth["A"][i].numpy(), b_ub=truth["b"][i].numpy(),
-                                 bounds=(0, 1)).fun for i in range(4)]
+    lp = [
+        scipy.optimize.linprog(
+            -truth["c"][i].numpy(),
+            A_ub=truth["A"][i].numpy(),
+            b_ub=truth["b"][i].numpy(),
+            bounds=(0, 1),
+        ).fun
+        for i in range(4)
+    ]
     loss = RelaxedPostHocLoss(KNAPSACK, changes="drop", mu=1e-5)
     value = loss(b_pred=truth["b"].clone(), **truth, penalty=0.3)
     assert value.item() == pytest.approx(float(np.mean(lp)), abs=1e-2)
@@ -90,8 +106,13 @@ def test_the_loss_and_its_backward_run_on_the_meta_device():
         A_pred = torch.ones(3, 2, 4, **meta, requires_grad=True)
         b_pred = torch.ones(3, 2, **meta, requires_grad=True)
         value = RelaxedPostHocLoss(KNAPSACK, changes=changes)(
-            A_pred, b_pred, c=torch.ones(3, 4, **meta), A=torch.ones(3, 2, 4, **meta), b=torch.ones(3, 2, **meta),
-            penalty=0.3)
+            A_pred,
+            b_pred,
+            c=torch.ones(3, 4, **meta),
+            A=torch.ones(3, 2, 4, **meta),
+            b=torch.ones(3, 2, **meta),
+            penalty=0.3,
+        )
         value.backward()
         assert A_pred.grad.device.type == "meta" and b_pred.grad.shape == (3, 2)
 

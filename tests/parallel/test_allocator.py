@@ -11,8 +11,9 @@ import pytest
 
 import ilplayer
 
-pytestmark = pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
-                                reason="glibc's malloc only")
+pytestmark = pytest.mark.skipif(
+    platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc's malloc only"
+)
 
 # Allocate 20 MiB through malloc, touch it, free it: is it still resident (kept) afterwards?
 # (Raw malloc: NumPy or torch would add allocators of their own between the probe and glibc.)
@@ -36,9 +37,13 @@ def kept_after_free():
 
 def kept_after_free(keep: bool) -> bool:
     """The probe in a fresh interpreter that imported ilplayer, after ``keep_freed_memory()`` or not."""
-    setup = "import ilplayer.parallel.malloc\n" + ("assert ilplayer.parallel.malloc.keep_freed_memory()\n" if keep else "")
+    setup = "import ilplayer.parallel.malloc\n" + (
+        "assert ilplayer.parallel.malloc.keep_freed_memory()\n" if keep else ""
+    )
     code = setup + PROBE + "print(kept_after_free())"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     return out.stdout.strip() == "True"
 
 
@@ -49,7 +54,9 @@ def probe_here() -> bool:
 
 
 def test_a_freed_block_is_kept_only_after_keep_freed_memory():
-    assert kept_after_free(keep=False) is False  # glibc's defaults: mapped for itself, unmapped on free
+    assert (
+        kept_after_free(keep=False) is False
+    )  # glibc's defaults: mapped for itself, unmapped on free
     assert kept_after_free(keep=True) is True
 
 
@@ -63,8 +70,10 @@ def test_process_workers_keep_freed_memory():
         lane.terminate()
 
 
-@pytest.mark.parametrize("argument", [{"trim_threshold": -1}, {"top_pad": 1.5}, {"mmap_threshold": True}])
+@pytest.mark.parametrize(
+    "argument", [{"trim_threshold": -1}, {"top_pad": 1.5}, {"mmap_threshold": True}]
+)
 def test_bad_thresholds_are_refused(argument):
     name = next(iter(argument))
     with pytest.raises(ValueError, match=rf"{name} must be a non-negative number of bytes"):
-        ilplayer.keep_freed_memory(**argument)
+        ilplayer.parallel.malloc.keep_freed_memory(**argument)

@@ -20,17 +20,26 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'ilpl
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
     # Ray workers do not inherit the driver's sys.path: give them the tests' helper modules.
-    path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    path = os.pathsep.join(
+        filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")])
+    )
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="ERROR",
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
     ilplayer.register_solver("slow", SlowSolver, replace=True)
     yield
-    ilplayer.unregister_solver("slow")
+    ilplayer.solvers.registry.unregister_solver("slow")
     ray.shutdown()
 
 
 def backend() -> str:
-    return next((n for n in ("highs", "cpsat", "scip") if n in ilplayer.available_solvers()), "slow")
+    return next(
+        (n for n in ("highs", "cpsat", "scip") if n in ilplayer.available_solvers()), "slow"
+    )
 
 
 def test_ray_actors_solve_batches_in_order_and_persist_across_batches():
@@ -39,8 +48,9 @@ def test_ray_actors_solve_batches_in_order_and_persist_across_batches():
     try:
         for _ in range(2):
             y = layer(instances.c, instances.A, instances.b)
-            y_ref, status_ref = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
-                                               instances.ub)
+            y_ref, status_ref = ilplayer.solve(
+                instances.c, instances.A, instances.b, instances.lb, instances.ub
+            )
             assert torch.equal(layer.last_status, status_ref)
             torch.testing.assert_close((instances.c * y).sum(-1), (instances.c * y_ref).sum(-1))
         assert layer.oracle.executor.workers == 2  # the running cluster's CPUs
@@ -53,11 +63,18 @@ def test_ray_actors_solve_batches_in_order_and_persist_across_batches():
 
 def test_a_killed_ray_actor_has_its_rows_run_on_another_and_is_replaced():
     instances = make_instances("binary-m4", seed=7, batch=8)
-    y_ref, status_ref = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub)
+    y_ref, status_ref = ilplayer.solve(
+        instances.c, instances.A, instances.b, instances.lb, instances.ub
+    )
     executor = RayExecutor()
     executor.start()
-    layer = ilplayer.ILPLayer(lb=instances.lb, ub=instances.ub, solver="slow",
-                              solver_options={"delay": 0.01}, executor=executor)
+    layer = ilplayer.ILPLayer(
+        lb=instances.lb,
+        ub=instances.ub,
+        solver="slow",
+        solver_options={"delay": 0.01},
+        executor=executor,
+    )
     try:
         killed = executor._actors[0]
         ray.kill(killed)

@@ -25,14 +25,20 @@ cluster_utils = pytest.importorskip("ray.cluster_utils")
 def cluster():
     """A head node with one CPU; each test adds the worker node it removes."""
     cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    path = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")]))
-    ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    path = os.pathsep.join(
+        filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")])
+    )
+    ray.init(
+        address=cluster.address,
+        logging_level="ERROR",
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path}},
+    )
     ilplayer.register_solver("slow", SlowSolver, replace=True)
     try:
         yield cluster
     finally:
-        ilplayer.unregister_solver("slow")
+        ilplayer.solvers.registry.unregister_solver("slow")
         ilplayer.release_solvers()
         ray.shutdown()
         cluster.shutdown()
@@ -52,8 +58,9 @@ def test_a_batch_after_a_node_is_lost_is_answered_in_full(cluster):
     node = worker_node(cluster)
     instances = make_instances("binary-m4", seed=1, batch=64)
     y_ref, status_ref = reference(instances)
-    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
-                           executor="ray") as layer:
+    with ilplayer.ILPLayer(
+        instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0}, executor="ray"
+    ) as layer:
         layer.oracle.executor.start()  # waits for both actors: one on each node
         pool = layer.oracle.executor._pool
         assert len(pool.ready(2, 0)) == 2
@@ -70,8 +77,9 @@ def test_a_node_lost_during_a_batch_has_its_rows_run_again(cluster):
     node = worker_node(cluster)
     instances = make_instances("per-instance", seed=2, batch=8)  # 8 groups: 0.3 s each
     y_ref, status_ref = reference(instances)
-    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.3},
-                           executor="ray") as layer:
+    with ilplayer.ILPLayer(
+        instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.3}, executor="ray"
+    ) as layer:
         layer.oracle.executor.start()
         assert len(layer.oracle.executor._pool.ready(2, 0)) == 2
         remover = threading.Timer(0.5, cluster.remove_node, args=(node,))
@@ -86,14 +94,31 @@ def test_a_node_lost_during_a_batch_has_its_rows_run_again(cluster):
 def test_a_ray_solve_and_a_ray_layer_share_the_cluster(cluster):
     instances = make_instances("binary-m4", seed=3, batch=16)
     y_ref, status_ref = reference(instances)
-    y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
-                               solver="slow", solver_options={"delay": 0.0}, executor="ray")
+    y, status = ilplayer.solve(
+        instances.c,
+        instances.A,
+        instances.b,
+        instances.lb,
+        instances.ub,
+        solver="slow",
+        solver_options={"delay": 0.0},
+        executor="ray",
+    )
     assert torch.equal(status, status_ref)
     # solve() keeps its executor (and so its actors); the layer's tasks queue on the same ones
-    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
-                           executor="ray") as first, \
-            ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
-                              executor="ray", workers=1) as second:
+    with (
+        ilplayer.ILPLayer(
+            instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0}, executor="ray"
+        ) as first,
+        ilplayer.ILPLayer(
+            instances.lb,
+            instances.ub,
+            solver="slow",
+            solver_options={"delay": 0.0},
+            executor="ray",
+            workers=1,
+        ) as second,
+    ):
         for layer in (first, second):
             assert torch.equal(layer(instances.c, instances.A, instances.b), y_ref)
         assert second.oracle.executor._actors[0] in first.oracle.executor._actors
@@ -108,16 +133,25 @@ def test_without_a_free_cpu_the_rows_are_errors_with_a_clear_reason_not_a_hang(c
     instances = make_instances("per-instance", seed=4, batch=4)
     y_ref, status_ref = reference(instances)
     blocker = ray.remote(num_cpus=1)(hold).remote(60)  # holds every CPU that is left
-    layer = ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
-                              executor=ilplayer.parallel.executors.RayExecutor(wait_s=2.0))
+    layer = ilplayer.ILPLayer(
+        instances.lb,
+        instances.ub,
+        solver="slow",
+        solver_options={"delay": 0.0},
+        executor=ilplayer.parallel.executors.RayExecutor(wait_s=2.0),
+    )
     try:
         began = time.monotonic()
-        with pytest.warns(ilplayer.SolverFailureWarning, match="no Ray actor answered within 2.0 s"):
+        with pytest.warns(
+            ilplayer.errors.SolverFailureWarning, match="no Ray actor answered within 2.0 s"
+        ):
             layer(instances.c, instances.A, instances.b)
         assert Status.names(layer.last_status) == ["error"] * 4
         assert time.monotonic() - began < 30
         ray.cancel(blocker, force=True)  # the CPU is free again: the waiting actor starts
-        layer.oracle.executor.wait_s = 120.0  # (a busy machine takes seconds to free the CPU and start it)
+        layer.oracle.executor.wait_s = (
+            120.0  # (a busy machine takes seconds to free the CPU and start it)
+        )
         assert torch.equal(layer(instances.c, instances.A, instances.b), y_ref)
         assert torch.equal(layer.last_status, status_ref)
     finally:
@@ -129,8 +163,9 @@ def test_a_ray_layer_copies_and_pickles_and_its_copies_share_the_actors(cluster)
     import pickle
 
     instances = make_instances("binary-m4", seed=5, batch=16)
-    with ilplayer.ILPLayer(instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0},
-                           executor="ray") as layer:
+    with ilplayer.ILPLayer(
+        instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0}, executor="ray"
+    ) as layer:
         y = layer(instances.c, instances.A, instances.b)
         for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
             with other:

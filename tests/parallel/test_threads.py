@@ -73,9 +73,14 @@ def test_the_training_loop_and_the_bruteforce_solve_run_on_the_librarys_count(mo
     from ilplayer.solvers.bruteforce import BruteForceSolver
 
     solve = BruteForceSolver.solve_tensors
-    monkeypatch.setattr(BruteForceSolver, "solve_tensors",
-                        lambda self, problem: (seen.append(torch.get_num_threads()), solve(self, problem))[1])
-    ilplayer.solve(torch.randn(4, 5), torch.ones(1, 5), torch.tensor([2.0]), lb=0, ub=1, solver="bruteforce")
+    monkeypatch.setattr(
+        BruteForceSolver,
+        "solve_tensors",
+        lambda self, problem: (seen.append(torch.get_num_threads()), solve(self, problem))[1],
+    )
+    ilplayer.solve(
+        torch.randn(4, 5), torch.ones(1, 5), torch.tensor([2.0]), lb=0, ub=1, solver="bruteforce"
+    )
     assert seen == [1] and torch.get_num_threads() == 2
     from ilplayer.learning.loop import fit_epochs
 
@@ -85,6 +90,13 @@ def test_the_training_loop_and_the_bruteforce_solve_run_on_the_librarys_count(mo
         seen.append(torch.get_num_threads())
         return model(torch.ones(len(rows), 3)).pow(2).mean(), {}
 
-    fit_epochs(8, epochs=1, batch_size=4, seed=0, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
-               batch_loss=batch_loss, evaluate=dict)
+    fit_epochs(
+        8,
+        epochs=1,
+        batch_size=4,
+        seed=0,
+        optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+        batch_loss=batch_loss,
+        evaluate=dict,
+    )
     assert seen[1:] == [1, 1] and torch.get_num_threads() == 2

@@ -23,7 +23,9 @@ def models() -> dict:
         "knapsack": lambda: grb.knapsackModel(weights, [12.0, 12.0]),
         "tsp gg": lambda: grb.tspGGModel(6),
         "tsp mtz": lambda: grb.tspMTZModel(6),
-        "cvrp mtz": lambda: grb.vrp.vrpMTZModel(6, demands=[2.0, 3.0, 1.0, 2.0, 3.0], capacity=6.0, num_vehicle=3),
+        "cvrp mtz": lambda: grb.vrp.vrpMTZModel(
+            6, demands=[2.0, 3.0, 1.0, 2.0, 3.0], capacity=6.0, num_vehicle=3
+        ),
         "shortest path (pyomo)": lambda: omo.shortestPathModel((4, 4), solver="appsi_highs"),
         "knapsack (pyomo)": lambda: omo.knapsackModel(weights, [12.0, 12.0], solver="appsi_highs"),
     }
@@ -41,7 +43,9 @@ def test_pyepo_models_solve_as_pyepo_solves_them(name, backend):
     for i, c in enumerate(costs):
         optmodel.setObj(c)
         _, objective = optmodel.solve()
-        assert float(y[i].double() @ torch.from_numpy(c)) == pytest.approx(objective, rel=1e-6, abs=1e-6)
+        assert float(y[i].double() @ torch.from_numpy(c)) == pytest.approx(
+            objective, rel=1e-6, abs=1e-6
+        )
 
 
 @pytest.mark.parametrize("name", ["tspDFJModel", "vrp.vrpRCIModel"])
@@ -51,7 +55,7 @@ def test_models_that_add_rows_lazily_are_refused(name):
     owner, _, attribute = name.rpartition(".")
     cls = getattr(getattr(grb, owner) if owner else grb, attribute)
     optmodel = cls(6) if attribute == "tspDFJModel" else cls(6, [2.0, 3.0, 1.0, 2.0, 3.0], 6.0, 3)
-    with pytest.raises(ilplayer.UnreadableModelError, match="LazyConstraints"):
+    with pytest.raises(ilplayer.errors.UnreadableModelError, match="LazyConstraints"):
         ilplayer.Oracle.from_pyepo(optmodel)
 
 
@@ -72,7 +76,11 @@ def test_spo_plus_on_the_pyepo_model_trains_to_pyepos_regret():
         model = torch.nn.Linear(5, optmodel.num_cost).double()
         optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
         oracle = ilplayer.Oracle.from_pyepo(optmodel, solver="highs", executor="serial")
-        spo = pyepo.func.SPOPlus(optmodel, processes=1) if library == "pyepo" else ilplayer.losses.SPOPlus(oracle)
+        spo = (
+            pyepo.func.SPOPlus(optmodel, processes=1)
+            if library == "pyepo"
+            else ilplayer.losses.SPOPlus(oracle)
+        )
         for _ in range(2):
             for rows in torch.arange(200).split(20):
                 if library == "pyepo":

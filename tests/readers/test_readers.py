@@ -11,7 +11,8 @@ import pytest
 import torch
 
 import ilplayer
-from ilplayer import Program, Status, UnreadableModelError
+from ilplayer import Program, Status
+from ilplayer.errors import UnreadableModelError
 from tests.host_solvers import MILP_BACKENDS, require
 
 SEEDS = range(40)
@@ -28,18 +29,33 @@ def random_model(seed: int) -> dict:
     upper = np.where((kind == 0) | (kind == 2) | (kind == 3), mid + (kind == 3) * 2.5, np.inf)
     open_lb = rng.random(n) < (0.5 if seed % 3 else 0.0)
     lb = np.where(open_lb, -np.inf, -rng.integers(0, 3, size=n).astype(float))
-    ub = np.where(rng.random(n) < (0.4 if seed % 3 else 0.0), np.inf, rng.integers(1, 5, size=n).astype(float))
+    ub = np.where(
+        rng.random(n) < (0.4 if seed % 3 else 0.0), np.inf, rng.integers(1, 5, size=n).astype(float)
+    )
     integer = rng.random(n) < 0.7
     c = np.round(rng.normal(size=n), 2)
-    return dict(n=n, A=A, lower=lower, upper=upper, lb=lb, ub=ub, integer=integer, c=c,
-                sense="max" if seed % 2 else "min")
+    return dict(
+        n=n,
+        A=A,
+        lower=lower,
+        upper=upper,
+        lb=lb,
+        ub=ub,
+        integer=integer,
+        c=c,
+        sense="max" if seed % 2 else "min",
+    )
 
 
 def ilplayer_outcome(program: Program, backend: str) -> tuple[str, float]:
     oracle = ilplayer.Oracle(program, solver=backend)
     y, status = oracle(program.c[None])
     oracle.close()
-    value = {Status.OPTIMAL: "optimal", Status.INFEASIBLE: "infeasible", Status.UNBOUNDED: "unbounded"}
+    value = {
+        Status.OPTIMAL: "optimal",
+        Status.INFEASIBLE: "infeasible",
+        Status.UNBOUNDED: "unbounded",
+    }
     return value.get(Status(int(status[0])), "other"), float((y[0].double() * program.c).sum())
 
 
@@ -53,13 +69,21 @@ def agree(tool: tuple[str, float], ours: tuple[str, float]) -> bool:
 
 # The source tools, each building the model its own way and solving it itself.
 
+
 def gurobipy_model(data: dict):
     gp = pytest.importorskip("gurobipy")
     env = gp.Env(params={"OutputFlag": 0})
     model = gp.Model(env=env)
-    x = [model.addVar(lb=data["lb"][j], ub=data["ub"][j], obj=data["c"][j],
-                      vtype=gp.GRB.INTEGER if data["integer"][j] else gp.GRB.CONTINUOUS, name=f"x{j}")
-         for j in range(data["n"])]
+    x = [
+        model.addVar(
+            lb=data["lb"][j],
+            ub=data["ub"][j],
+            obj=data["c"][j],
+            vtype=gp.GRB.INTEGER if data["integer"][j] else gp.GRB.CONTINUOUS,
+            name=f"x{j}",
+        )
+        for j in range(data["n"])
+    ]
     for i, row in enumerate(data["A"]):
         expr = gp.quicksum(float(a) * v for a, v in zip(row, x))
         lo, hi = data["lower"][i], data["upper"][i]
@@ -78,8 +102,12 @@ def gurobipy_model(data: dict):
 
 def gurobipy_outcome(model) -> tuple[str, float]:
     model.optimize()
-    status = {2: "optimal", 3: "infeasible", 4: "infeasible_or_unbounded", 5: "unbounded"}[model.Status]
-    if status == "optimal" and math.isinf(model.ObjVal):  # Gurobi 13 says so of some unbounded MILPs
+    status = {2: "optimal", 3: "infeasible", 4: "infeasible_or_unbounded", 5: "unbounded"}[
+        model.Status
+    ]
+    if status == "optimal" and math.isinf(
+        model.ObjVal
+    ):  # Gurobi 13 says so of some unbounded MILPs
         status = "unbounded"
     return status, model.ObjVal if status == "optimal" else math.nan
 
@@ -88,10 +116,18 @@ def pyomo_model(data: dict):
     pe = pytest.importorskip("pyomo.environ")
     model = pe.ConcreteModel()
     model.J = pe.RangeSet(0, data["n"] - 1)
-    bounds = {j: (None if np.isinf(data["lb"][j]) else data["lb"][j], None if np.isinf(data["ub"][j])
-                  else data["ub"][j]) for j in range(data["n"])}
-    model.x = pe.Var(model.J, bounds=lambda _, j: bounds[j],
-                     domain=lambda _, j: pe.Integers if data["integer"][j] else pe.Reals)
+    bounds = {
+        j: (
+            None if np.isinf(data["lb"][j]) else data["lb"][j],
+            None if np.isinf(data["ub"][j]) else data["ub"][j],
+        )
+        for j in range(data["n"])
+    }
+    model.x = pe.Var(
+        model.J,
+        bounds=lambda _, j: bounds[j],
+        domain=lambda _, j: pe.Integers if data["integer"][j] else pe.Reals,
+    )
     model.rows = pe.ConstraintList()
     for i, row in enumerate(data["A"]):
         expr = sum(float(a) * model.x[j] for j, a in enumerate(row) if a)
@@ -99,8 +135,10 @@ def pyomo_model(data: dict):
         if isinstance(expr, int):
             continue
         model.rows.add((None if np.isinf(lo) else lo, expr, None if np.isinf(hi) else hi))
-    model.obj = pe.Objective(expr=sum(float(c) * model.x[j] for j, c in enumerate(data["c"])),
-                             sense=pe.maximize if data["sense"] == "max" else pe.minimize)
+    model.obj = pe.Objective(
+        expr=sum(float(c) * model.x[j] for j, c in enumerate(data["c"])),
+        sense=pe.maximize if data["sense"] == "max" else pe.minimize,
+    )
     return model
 
 
@@ -150,9 +188,12 @@ def test_files_solve_as_highs_solves_them(backend, tmp_path):
         highs.setOptionValue("output_flag", False)
         highs.readModel(str(path))
         highs.run()
-        status = {highspy.HighsModelStatus.kOptimal: "optimal", highspy.HighsModelStatus.kInfeasible: "infeasible",
-                  highspy.HighsModelStatus.kUnbounded: "unbounded",
-                  highspy.HighsModelStatus.kUnboundedOrInfeasible: "infeasible_or_unbounded"}[highs.getModelStatus()]
+        status = {
+            highspy.HighsModelStatus.kOptimal: "optimal",
+            highspy.HighsModelStatus.kInfeasible: "infeasible",
+            highspy.HighsModelStatus.kUnbounded: "unbounded",
+            highspy.HighsModelStatus.kUnboundedOrInfeasible: "infeasible_or_unbounded",
+        }[highs.getModelStatus()]
         tool = (status, highs.getInfo().objective_function_value)
         assert agree(tool, ilplayer_outcome(program, backend)), seed
 
@@ -169,9 +210,16 @@ def test_pyomo_models_solve_as_pyomo_solves_them(backend):
         program = Program.from_pyomo(model)
         result = pe.SolverFactory("appsi_highs").solve(model, load_solutions=False)
         condition = result.solver.termination_condition
-        status = {TC.optimal: "optimal", TC.infeasible: "infeasible", TC.unbounded: "unbounded",
-                  TC.infeasibleOrUnbounded: "infeasible_or_unbounded"}[condition]
-        tool = (status, result.problem.lower_bound if data["sense"] == "min" else result.problem.upper_bound)
+        status = {
+            TC.optimal: "optimal",
+            TC.infeasible: "infeasible",
+            TC.unbounded: "unbounded",
+            TC.infeasibleOrUnbounded: "infeasible_or_unbounded",
+        }[condition]
+        tool = (
+            status,
+            result.problem.lower_bound if data["sense"] == "min" else result.problem.upper_bound,
+        )
         assert agree(tool, ilplayer_outcome(program, backend)), seed
 
 
@@ -183,12 +231,17 @@ def test_cvxpy_problems_solve_as_cvxpy_solves_them(backend):
         problem = cvxpy_problem(random_model(seed))
         program = Program.from_cvxpy(problem)
         problem.solve(solver=cp.HIGHS)
-        status = {cp.OPTIMAL: "optimal", cp.INFEASIBLE: "infeasible", cp.UNBOUNDED: "unbounded",
-                  "infeasible_or_unbounded": "infeasible_or_unbounded"}[problem.status]
+        status = {
+            cp.OPTIMAL: "optimal",
+            cp.INFEASIBLE: "infeasible",
+            cp.UNBOUNDED: "unbounded",
+            "infeasible_or_unbounded": "infeasible_or_unbounded",
+        }[problem.status]
         assert agree((status, problem.value), ilplayer_outcome(program, backend)), seed
 
 
 # What a MILP cannot hold is refused by name, before any solve.
+
 
 def test_gurobipy_refuses_what_is_not_linear_by_name():
     gp = pytest.importorskip("gurobipy")
@@ -279,14 +332,29 @@ ENDATA
 """
 
 
-@pytest.mark.parametrize(("old", "new", "message"), [
-    ("x2        obj       -2.0", "x2        obj       abc", r"line 8 .* 'abc' is not a number"),
-    ("x1        obj       -1.0", "x1        obj 1 r   ", r"line 7 .* a column line is column row value"),
-    ("ROWS", "ROWZ", r"line 2 .* starts 'ROWZ', which is not an MPS section"),
-    ("x1        obj       -1.0       c1", "x1        obj       -1.0       c9", r"line 7 .* row 'c9' is not declared"),
-    (" UP BND       x2", " UP BND       x3", r"line 14 .* column 'x3' is not declared"),
-    (" UP BND       x2        1", " XX BND       x2        1", r"line 14 .* 'XX' is not a bound type"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("x2        obj       -2.0", "x2        obj       abc", r"line 8 .* 'abc' is not a number"),
+        (
+            "x1        obj       -1.0",
+            "x1        obj 1 r   ",
+            r"line 7 .* a column line is column row value",
+        ),
+        ("ROWS", "ROWZ", r"line 2 .* starts 'ROWZ', which is not an MPS section"),
+        (
+            "x1        obj       -1.0       c1",
+            "x1        obj       -1.0       c9",
+            r"line 7 .* row 'c9' is not declared",
+        ),
+        (" UP BND       x2", " UP BND       x3", r"line 14 .* column 'x3' is not declared"),
+        (
+            " UP BND       x2        1",
+            " XX BND       x2        1",
+            r"line 14 .* 'XX' is not a bound type",
+        ),
+    ],
+)
 def test_a_corrupt_mps_file_is_refused_naming_its_line(tmp_path, old, new, message):
     pytest.importorskip("highspy")
     good = tmp_path / "good.mps"
@@ -312,17 +380,33 @@ def test_mps_files_the_solvers_write_pass_the_check_in_free_and_fixed_format(tmp
         highs.writeModel(str(tmp_path / f"highs{seed}.mps"))
         for path in (written, tmp_path / f"highs{seed}.mps"):
             check_mps(path)
+
     # Fixed format: names with spaces in their columns.
     def fixed(code: str, *fields: str) -> str:
-        line = f" {code:<2} " + "".join(f"{field:<10}" if k % 2 == 0 else f"{field:<15}" for k, field in
-                                        enumerate(fields))
+        line = f" {code:<2} " + "".join(
+            f"{field:<10}" if k % 2 == 0 else f"{field:<15}" for k, field in enumerate(fields)
+        )
         return line.rstrip()
 
     spaced = tmp_path / "spaced.mps"
-    spaced.write_text("\n".join(["NAME          SPACED", "ROWS", fixed("N", "obj"), fixed("L", "my c1"), "COLUMNS",
-                                 fixed("", "my x1", "obj", "-1.0", "my c1", "1.0"), "RHS",
-                                 fixed("", "rhs", "my c1", "1.5"), "BOUNDS", fixed("UP", "BND", "my x1", "1"),
-                                 "ENDATA", ""]))
+    spaced.write_text(
+        "\n".join(
+            [
+                "NAME          SPACED",
+                "ROWS",
+                fixed("N", "obj"),
+                fixed("L", "my c1"),
+                "COLUMNS",
+                fixed("", "my x1", "obj", "-1.0", "my c1", "1.0"),
+                "RHS",
+                fixed("", "rhs", "my c1", "1.5"),
+                "BOUNDS",
+                fixed("UP", "BND", "my x1", "1"),
+                "ENDATA",
+                "",
+            ]
+        )
+    )
     check_mps(spaced)
     assert Program.from_file(spaced).variable_names == ("my x1",)
     del gp

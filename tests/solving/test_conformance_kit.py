@@ -27,7 +27,9 @@ def test_family_is_deterministic_and_bruteforce_matches_plain_enumeration(family
 
 def test_families_cover_infeasible_single_point_and_set_cover_cases():
     infeasible = make_instances("infeasible")
-    _, status = ilplayer.solve(infeasible.c, infeasible.A, infeasible.b, infeasible.lb, infeasible.ub)
+    _, status = ilplayer.solve(
+        infeasible.c, infeasible.A, infeasible.b, infeasible.lb, infeasible.ub
+    )
     assert (status[1::2] == Status.INFEASIBLE).all() and (status[0::2] == Status.OPTIMAL).all()
     single = make_instances("single-point")
     y, _ = ilplayer.solve(single.c, single.A, single.b, single.lb, single.ub)
@@ -41,7 +43,7 @@ def test_families_cover_infeasible_single_point_and_set_cover_cases():
 def enumeration_backend():
     ilplayer.register_solver("kit-enumeration", EnumerationSolver, replace=True)
     yield
-    ilplayer.unregister_solver("kit-enumeration")
+    ilplayer.solvers.registry.unregister_solver("kit-enumeration")
 
 
 class TestKitOnAHostBackend(SolverConformance):

@@ -22,7 +22,9 @@ def test_one_row_fuzz_cases_agree_with_exhaustive_enumeration():
 
 def _knapsacks(batch: int, n: int, seed: int, alike: bool) -> tuple[torch.Tensor, ...]:
     g = torch.Generator().manual_seed(seed)
-    spread = 0.01 if alike else 0.2  # alike: the untrained network's items, deep for branch and bound
+    spread = (
+        0.01 if alike else 0.2
+    )  # alike: the untrained network's items, deep for branch and bound
     price = 0.25 + spread * torch.rand(batch, n, generator=g, dtype=torch.float64)
     weight = 0.25 + spread * torch.rand(batch, n, generator=g, dtype=torch.float64)
     return -price, weight[:, None, :], torch.full((batch, 1), 0.1 * n, dtype=torch.float64)
@@ -50,10 +52,16 @@ def test_thirty_item_knapsacks_match_a_mip_backend():
 def test_a_shared_row_on_a_wide_box_and_an_infeasible_instance_in_one_batch():
     c = torch.tensor([[-1.0, -2.0, 0.5], [1.0, 1.0, 1.0]], dtype=torch.float64)
     A = torch.tensor([[[1.0, 1.0, -1.0]], [[1.0, 1.0, 1.0]]], dtype=torch.float64)
-    b = torch.tensor([[2.0], [-7.0]], dtype=torch.float64)  # the second row is at least -6 on [-2, 3]^3
+    b = torch.tensor(
+        [[2.0], [-7.0]], dtype=torch.float64
+    )  # the second row is at least -6 on [-2, 3]^3
     y, status = ilplayer.solve(c, A, b, -2, 3, solver="knapsack")
     assert Status.names(status) == ["optimal", "infeasible"]
-    assert y[0].tolist() == [2.0, 3.0, 3.0]  # 2 + 3 - 3 <= 2 at cost -6.5, against every point below
+    assert y[0].tolist() == [
+        2.0,
+        3.0,
+        3.0,
+    ]  # 2 + 3 - 3 <= 2 at cost -6.5, against every point below
     points = torch.cartesian_prod(*[torch.arange(-2, 4, dtype=torch.float64)] * 3)
     feasible = points @ A[0, 0] <= 2.0
     assert (c[0] * y[0]).sum() == (points[feasible] @ c[0]).min()
@@ -61,12 +69,20 @@ def test_a_shared_row_on_a_wide_box_and_an_infeasible_instance_in_one_batch():
 
 def test_it_refuses_more_rows_equalities_and_boxes_past_its_halves():
     c, A, b = torch.zeros(1, 4), torch.ones(2, 4), torch.ones(2)
-    with pytest.raises(ValueError, match="A: 2 rows with non-zero coefficients; solver 'knapsack' solves"):
+    with pytest.raises(
+        ValueError, match="A: 2 rows with non-zero coefficients; solver 'knapsack' solves"
+    ):
         ilplayer.solve(c, A, b, 0, 1, solver="knapsack")
     with pytest.raises(ValueError, match="A_eq: 1 equality row"):
-        ilplayer.solve(c, A[:1], b[:1], 0, 1, solver="knapsack", A_eq=torch.ones(1, 4), b_eq=torch.ones(1))
-    with pytest.raises(ValueError, match=r"lb/ub: the box holds .* more than solver 'knapsack' enumerates"):
-        ilplayer.solve(torch.zeros(1, 42), torch.ones(1, 42), torch.ones(1), 0, 1, solver="knapsack")
+        ilplayer.solve(
+            c, A[:1], b[:1], 0, 1, solver="knapsack", A_eq=torch.ones(1, 4), b_eq=torch.ones(1)
+        )
+    with pytest.raises(
+        ValueError, match=r"lb/ub: the box holds .* more than solver 'knapsack' enumerates"
+    ):
+        ilplayer.solve(
+            torch.zeros(1, 42), torch.ones(1, 42), torch.ones(1), 0, 1, solver="knapsack"
+        )
     with pytest.raises(ValueError, match="max_half_points must be a positive integer"):
         ilplayer.get_solver("knapsack", max_half_points=0)
 
@@ -76,5 +92,7 @@ def test_combopt_trains_through_it():
     layer = ilplayer.ILPLayer(0, 1, solver="knapsack")
     y = layer(c, A, b)
     (y * torch.arange(12.0)).sum().backward()
-    assert y.dtype == torch.float32 and all(t.grad is not None and torch.isfinite(t.grad).all() for t in (c, A, b))
+    assert y.dtype == torch.float32 and all(
+        t.grad is not None and torch.isfinite(t.grad).all() for t in (c, A, b)
+    )
     assert np.isin(y.detach().numpy(), [0.0, 1.0]).all()

@@ -61,8 +61,9 @@ def test_unbounded_milps_that_hung_branch_and_bound(backend):
 def test_small_mixed_program(backend):
     require(backend)
     c = torch.tensor([[1.0, 2.0], [1.0, 0.0]])
-    y, status = ilplayer.solve(c, A, B, lb=[0, 0], ub=[4, np.inf], solver=backend, sense="max",
-                               integrality=MIXED)
+    y, status = ilplayer.solve(
+        c, A, B, lb=[0, 0], ub=[4, np.inf], solver=backend, sense="max", integrality=MIXED
+    )
     assert Status.names(status) == ["optimal", "optimal"]
     # x = 1: z = min(2.5, 1.75) = 1.75 -> 4.5; x = 2: z = 1.5 -> 5.0; x = 3: z = 0.5 -> 4.0
     assert y[0].tolist() == pytest.approx([2.0, 1.5], abs=1e-6)
@@ -75,13 +76,27 @@ def test_unbounded_and_infeasible_reported(backend):
     require(backend)
     c = torch.tensor([[-1.0, 0.0], [1.0, 1.0]])
     A1 = torch.tensor([[0.0, 1.0]])
-    y, status = ilplayer.solve(c, A1, torch.tensor([2.0]), lb=[0, -np.inf], ub=[np.inf, np.inf],
-                               solver=backend, integrality=MIXED)
+    y, status = ilplayer.solve(
+        c,
+        A1,
+        torch.tensor([2.0]),
+        lb=[0, -np.inf],
+        ub=[np.inf, np.inf],
+        solver=backend,
+        integrality=MIXED,
+    )
     # first: x -> inf (unbounded); second: z -> -inf (unbounded, z free below)
     assert Status.names(status) == ["unbounded", "unbounded"]
     assert torch.isfinite(y).all()  # the placeholder, a point of the box
-    _, status = ilplayer.solve(c, torch.tensor([[1.0, 1.0], [-1.0, -1.0]]), torch.tensor([1.0, -1.5]),
-                               lb=[0, 0], ub=[np.inf, 0.25], solver=backend, integrality=MIXED)
+    _, status = ilplayer.solve(
+        c,
+        torch.tensor([[1.0, 1.0], [-1.0, -1.0]]),
+        torch.tensor([1.0, -1.5]),
+        lb=[0, 0],
+        ub=[np.inf, 0.25],
+        solver=backend,
+        integrality=MIXED,
+    )
     assert Status.names(status) == ["infeasible", "infeasible"]
 
 
@@ -108,7 +123,9 @@ def test_pure_integer_backends_refuse_clearly(backend):
     with pytest.raises(ValueError, match=r"lb/ub: variable 1 has an infinite bound.*finite box"):
         ilplayer.solve(c, A, B, lb=0, ub=[4, np.inf], solver=backend)
     with pytest.raises(ValueError, match="integrality"):
-        ilplayer.ILPLayer(lb=0, ub=4, solver=backend, integrality=MIXED, gradient="identity")(c, A, B)
+        ilplayer.ILPLayer(lb=0, ub=4, solver=backend, integrality=MIXED, gradient="identity")(
+            c, A, B
+        )
 
 
 def test_capabilities_are_listed():
@@ -119,15 +136,18 @@ def test_capabilities_are_listed():
     assert "continuous-variables" not in rows["bruteforce"]
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"integrality": [1, 2]}, "integrality must hold 0"),
-    ({"integrality": [1, 0, 1]}, r"integrality must have shape \(2,\)"),
-    ({"integrality": "ab"}, "integrality must be 0/1"),
-    ({"lb": [0, 0.5]}, r"lb must hold integers on the integer variables; lb\[1\] = 0.5"),
-    ({"lb": [np.inf, 0]}, r"lb\[0\] = inf"),
-    ({"ub": [4, -np.inf], "integrality": MIXED}, r"ub\[1\] = -inf"),
-    ({"lb": [0, np.nan]}, "lb must not hold NaN"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"integrality": [1, 2]}, "integrality must hold 0"),
+        ({"integrality": [1, 0, 1]}, r"integrality must have shape \(2,\)"),
+        ({"integrality": "ab"}, "integrality must be 0/1"),
+        ({"lb": [0, 0.5]}, r"lb must hold integers on the integer variables; lb\[1\] = 0.5"),
+        ({"lb": [np.inf, 0]}, r"lb\[0\] = inf"),
+        ({"ub": [4, -np.inf], "integrality": MIXED}, r"ub\[1\] = -inf"),
+        ({"lb": [0, np.nan]}, "lb must not hold NaN"),
+    ],
+)
 def test_bad_mixed_input_is_named(kwargs, message):
     args = {"lb": 0, "ub": 4, **kwargs}
     with pytest.raises((ValueError, TypeError), match=message):
@@ -136,8 +156,15 @@ def test_bad_mixed_input_is_named(kwargs, message):
 
 def test_fractional_bounds_on_continuous_variables():
     require("highs")
-    y, status = ilplayer.solve(torch.tensor([[-1.0, -1.0]]), None, None, lb=[0, 0.25], ub=[3, 2.75],
-                               solver="highs", integrality=MIXED)
+    y, status = ilplayer.solve(
+        torch.tensor([[-1.0, -1.0]]),
+        None,
+        None,
+        lb=[0, 0.25],
+        ub=[3, 2.75],
+        solver="highs",
+        integrality=MIXED,
+    )
     assert y.tolist() == [[3.0, 2.75]] and status.tolist() == [0]
 
 
@@ -166,22 +193,33 @@ def test_no_search_around_a_start_on_mixed_programs_and_warm_starts_keep_continu
     solver = require(backend)
     rng = np.random.default_rng(0)
     n = 10
-    mixed = ILPBatch(c=-rng.uniform(0.1, 1, (40, n)), A=rng.uniform(0, 1, (3, n)), b=np.full(3, 2.5),
-                     lb=np.zeros(n), ub=np.ones(n), integrality=np.arange(n) % 2 == 0)
+    mixed = ILPBatch(
+        c=-rng.uniform(0.1, 1, (40, n)),
+        A=rng.uniform(0, 1, (3, n)),
+        b=np.full(3, 2.5),
+        lb=np.zeros(n),
+        ub=np.ones(n),
+        integrality=np.arange(n) % 2 == 0,
+    )
     pure = mixed.with_rows()
     pure = ILPBatch(c=pure.c, A=pure.A, b=pure.b, lb=pure.lb, ub=pure.ub)
     first, again = solver.solve(mixed), solver.solve(mixed)
-    assert np.array_equal(first.status, again.status) and np.allclose(first.objective, again.objective)
-    if isinstance(solver, ilplayer.PersistentModelSolver):
+    assert np.array_equal(first.status, again.status) and np.allclose(
+        first.objective, again.objective
+    )
+    if isinstance(solver, ilplayer.solvers.contract.PersistentModelSolver):
         key = solver.model_key(mixed)
         assert key not in solver._search_gates  # the search enumerates integer boxes only
         pool = solver._pools.get(key)
         if pool is not None and pool.size:
-            points = pool.points[:pool.size]
+            points = pool.points[: pool.size]
             assert not np.allclose(points[:, 1::2], np.round(points[:, 1::2]))  # not rounded
         solver.solve(pure)
-        if solver.uses_starts() and type(solver).relaxation_multipliers is not \
-                ilplayer.PersistentModelSolver.relaxation_multipliers:
+        if (
+            solver.uses_starts()
+            and type(solver).relaxation_multipliers
+            is not ilplayer.solvers.contract.PersistentModelSolver.relaxation_multipliers
+        ):
             assert solver.model_key(pure) in solver._search_gates
     solver.close()
 
@@ -197,11 +235,12 @@ def _knapsack_milp(B_=6, n=8, seed=0):
 def test_cost_gradients_on_mixed_programs(gradient):
     require("highs")
     weights, capacity, c_true = _knapsack_milp()
-    layer = ilplayer.ILPLayer(lb=0, ub=1, solver="highs", sense="max", gradient=gradient,
-                              integrality=[1, 0] * 4)
+    layer = ilplayer.ILPLayer(
+        lb=0, ub=1, solver="highs", sense="max", gradient=gradient, integrality=[1, 0] * 4
+    )
     c = c_true.clone().requires_grad_(True)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ilplayer.NoSignalWarning)
+        warnings.simplefilter("ignore", ilplayer.errors.NoSignalWarning)
         y = layer(c, weights, capacity)
         (y * torch.randn_like(y)).sum().backward()
     assert (layer.last_status == Status.OPTIMAL).all()
@@ -213,7 +252,9 @@ def test_cost_gradients_on_mixed_programs(gradient):
 def test_combopt_refuses_constraint_gradients_with_continuous_variables():
     weights, capacity, c_true = _knapsack_milp()
     layer = ilplayer.ILPLayer(lb=0, ub=1, solver="highs", integrality=[1, 0] * 4)
-    with pytest.raises(ValueError, match=r"integrality: gradient='combopt' gives gradients for A and b"):
+    with pytest.raises(
+        ValueError, match=r"integrality: gradient='combopt' gives gradients for A and b"
+    ):
         layer(c_true, weights.requires_grad_(True), capacity)
 
 
@@ -221,8 +262,9 @@ def test_combopt_refuses_constraint_gradients_with_continuous_variables():
 def test_losses_on_mixed_programs(loss):
     require("highs")
     weights, capacity, c_true = _knapsack_milp()
-    layer = ilplayer.ILPLayer(lb=0, ub=1, solver="highs", sense="max", gradient="identity",
-                              integrality=[1, 0] * 4)
+    layer = ilplayer.ILPLayer(
+        lb=0, ub=1, solver="highs", sense="max", gradient="identity", integrality=[1, 0] * 4
+    )
     c_pred = torch.zeros_like(c_true, requires_grad=True)
     if loss == "spo+":
         value = SPOPlus(layer)(c_pred, c_true, weights, capacity)
@@ -238,7 +280,9 @@ def test_judge_counts_a_false_unbounded_as_wrong():
     reference = milp_oracle(case)
     if reference.status[0] != "optimal":
         pytest.skip("the seed's instance is not feasible")
-    verdicts = judge_milp(case, reference, np.zeros_like(case.c), np.array([Status.UNBOUNDED], np.int8))
+    verdicts = judge_milp(
+        case, reference, np.zeros_like(case.c), np.array([Status.UNBOUNDED], np.int8)
+    )
     assert verdicts == ["false-unbounded"]
 
 
@@ -246,8 +290,12 @@ def _scipy_defaults(case):
     """scipy's MILP (HiGHS with its own defaults, presolve on): status name and optimum."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    result = milp(case.c[0], constraints=[LinearConstraint(case.A, -np.inf, case.b)],
-                  integrality=case.integrality.astype(int), bounds=Bounds(case.lb, case.ub))
+    result = milp(
+        case.c[0],
+        constraints=[LinearConstraint(case.A, -np.inf, case.b)],
+        integrality=case.integrality.astype(int),
+        bounds=Bounds(case.lb, case.ub),
+    )
     return {0: "optimal", 2: "infeasible"}[result.status], result.fun
 
 
@@ -269,8 +317,16 @@ def test_speed_settings_never_hang_where_the_solvers_defaults_answer(backend):
     for seed, feasible in cases:
         case = slab_case(seed, feasible)
         expected, optimum = _scipy_defaults(case)
-        y, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver=backend,
-                                   solver_options={"time_limit": 30.0}, integrality=case.integrality)
+        y, status = ilplayer.solve(
+            case.c,
+            case.A,
+            case.b,
+            case.lb,
+            case.ub,
+            solver=backend,
+            solver_options={"time_limit": 30.0},
+            integrality=case.integrality,
+        )
         assert Status.names(status) == [expected], (seed, feasible)
         if expected == "optimal":
             assert float(case.c[0] @ y[0]) == pytest.approx(optimum, abs=1e-6), (seed, feasible)
@@ -284,14 +340,24 @@ def test_speed_settings_give_way_to_the_solvers_defaults_on_bounded_binaries_too
     require(backend)
     for seed in range(6):
         case = tie_knapsack_case(seed)
-        y, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver=backend, executor="serial",
-                                   solver_options={"time_limit": 3.0})
+        y, status = ilplayer.solve(
+            case.c,
+            case.A,
+            case.b,
+            case.lb,
+            case.ub,
+            solver=backend,
+            executor="serial",
+            solver_options={"time_limit": 3.0},
+        )
         # optimal between the exact rows' optimum and the core's band's (ties differ by 1e-6)
         assert judge_milp(case, milp_oracle(case), y, status) == ["ok"], seed
 
 
 def test_a_node_limit_in_params_keeps_the_speed_settings_and_turns_the_switch_off():
-    batch = ILPBatch(c=np.ones((1, 3)), A=np.ones((1, 3)), b=np.ones(1), lb=np.zeros(3), ub=np.ones(3))
+    batch = ILPBatch(
+        c=np.ones((1, 3)), A=np.ones((1, 3)), b=np.ones(1), lb=np.zeros(3), ub=np.ones(3)
+    )
     require("scip")
     from ilplayer_scip.solver import ScipSolver
 
@@ -311,16 +377,30 @@ def test_scips_turns_on_banded_and_exact_rows_keep_to_the_time_limit():
     require("scip")
     case = slab_case(5, False)  # neither SCIP's banded nor its exact rows settle it
     began = time.perf_counter()
-    _, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver="scip", executor="serial",
-                               solver_options={"time_limit": 1.0}, integrality=case.integrality)
+    _, status = ilplayer.solve(
+        case.c,
+        case.A,
+        case.b,
+        case.lb,
+        case.ub,
+        solver="scip",
+        executor="serial",
+        solver_options={"time_limit": 1.0},
+        integrality=case.integrality,
+    )
     assert Status.names(status) == ["time_limit_no_solution"]
     assert time.perf_counter() - began < 3.0
 
 
 def test_unbounded_integers_marks_the_models_that_keep_the_solvers_defaults():
-    batch = lambda lb, ub, integrality: ILPBatch(c=np.ones((1, 2)), A=np.ones((1, 2)), b=np.ones(1),
-                                                 lb=np.array(lb, float), ub=np.array(ub, float),
-                                                 integrality=np.array(integrality, bool))
+    batch = lambda lb, ub, integrality: ILPBatch(
+        c=np.ones((1, 2)),
+        A=np.ones((1, 2)),
+        b=np.ones(1),
+        lb=np.array(lb, float),
+        ub=np.array(ub, float),
+        integrality=np.array(integrality, bool),
+    )
     assert batch([0, -np.inf], [1, 1], [True, True]).unbounded_integers
     assert not batch([0, -np.inf], [1, 1], [True, False]).unbounded_integers  # a continuous one
     assert not batch([0, 0], [1, 5], [True, True]).unbounded_integers
@@ -329,19 +409,26 @@ def test_unbounded_integers_marks_the_models_that_keep_the_solvers_defaults():
 # How each backend with the per-instance switch says that a model is on its speed settings, with
 # the node budget set again for the next instance.
 ON_SPEED_SETTINGS = {
-    "gurobi": lambda model, budget: (model.mip.getParamInfo("Cuts")[2] == 0
-                                     and model.mip.getParamInfo("Presolve")[2] == 0
-                                     and model.mip.getParamInfo("NodeLimit")[2] == budget),
-    "highs": lambda model, budget: (model.highs.getOptionValue("presolve")[1] == "off"
-                                    and model.highs.getOptionValue("mip_max_nodes")[1] == budget),
-    "scip": lambda model, budget: (model.scip.getParam("presolving/maxrounds") == 0
-                                   and model.scip.getParam("limits/nodes") == budget),
+    "gurobi": lambda model, budget: (
+        model.mip.getParamInfo("Cuts")[2] == 0
+        and model.mip.getParamInfo("Presolve")[2] == 0
+        and model.mip.getParamInfo("NodeLimit")[2] == budget
+    ),
+    "highs": lambda model, budget: (
+        model.highs.getOptionValue("presolve")[1] == "off"
+        and model.highs.getOptionValue("mip_max_nodes")[1] == budget
+    ),
+    "scip": lambda model, budget: (
+        model.scip.getParam("presolving/maxrounds") == 0
+        and model.scip.getParam("limits/nodes") == budget
+    ),
 }
 
 
 @pytest.mark.parametrize("backend", sorted(ON_SPEED_SETTINGS))
 def test_an_instance_past_the_node_budget_is_finished_on_the_solvers_own_and_the_next_starts_tuned(
-        backend, monkeypatch):
+    backend, monkeypatch
+):
     # The switch once kept the solver's own settings for good after a model's first hard
     # instance: a dense [-5, 5] model then paid them on every later instance (3-4x on Gurobi).
     # With a budget of 2 nodes most instances here run past it (more than one: the old switch
@@ -356,8 +443,11 @@ def test_an_instance_past_the_node_budget_is_finished_on_the_solvers_own_and_the
     monkeypatch.setattr(module, "ESCALATE_NODES", 2)
     finished = []
     escalate = type(solver)._escalate
-    monkeypatch.setattr(type(solver), "_escalate", lambda self, model, *args: (
-        finished.append(1), escalate(self, model, *args))[1])
+    monkeypatch.setattr(
+        type(solver),
+        "_escalate",
+        lambda self, model, *args: (finished.append(1), escalate(self, model, *args))[1],
+    )
     batch = family_batch("dense m=8", 6, seed=3)
     switch_off = {"gurobi": "NodeLimit", "highs": "mip_max_nodes", "scip": "limits/nodes"}[backend]
     plain = ilplayer.get_solver(backend, params={switch_off: 10**9})
@@ -385,9 +475,19 @@ def test_programs_whose_feasibility_is_a_lattice_search_get_an_answer_not_a_hang
     for seed in (11, 25, 41):
         case = lattice_case(seed)
         began = time.perf_counter()
-        _, status = ilplayer.solve(case.c, case.A, case.b, case.lb, case.ub, solver=backend, executor="serial",
-                                   solver_options={"time_limit": 20.0}, A_eq=case.A_eq, b_eq=case.b_eq,
-                                   integrality=case.integrality)
+        _, status = ilplayer.solve(
+            case.c,
+            case.A,
+            case.b,
+            case.lb,
+            case.ub,
+            solver=backend,
+            executor="serial",
+            solver_options={"time_limit": 20.0},
+            A_eq=case.A_eq,
+            b_eq=case.b_eq,
+            integrality=case.integrality,
+        )
         assert Status.names(status)[0] in ("optimal", "unbounded", "infeasible_or_unbounded"), seed
         assert time.perf_counter() - began < 10.0, seed
 
@@ -401,6 +501,7 @@ def test_in_turns_gives_each_try_a_doubling_slice_until_one_answers():
         def run(limit):
             slices.append((name, limit))
             return limit >= answers_at, name
+
         return run
 
     assert in_turns([attempt("exact", 1.0), attempt("band", 0.3)], None, 0.05) == "band"
@@ -431,9 +532,12 @@ def test_a_feasibility_check_cut_short_leaves_the_status_open():
 
     from ilplayer.solvers.shortcuts import CHECK_NODES
 
-    for code, expected in ((Status.OPTIMAL, Status.UNBOUNDED), (Status.TIME_LIMIT, Status.UNBOUNDED),
-                           (Status.INFEASIBLE, Status.INFEASIBLE),
-                           (Status.TIME_LIMIT_NO_SOLUTION, Status.INFEASIBLE_OR_UNBOUNDED)):
+    for code, expected in (
+        (Status.OPTIMAL, Status.UNBOUNDED),
+        (Status.TIME_LIMIT, Status.UNBOUNDED),
+        (Status.INFEASIBLE, Status.INFEASIBLE),
+        (Status.TIME_LIMIT_NO_SOLUTION, Status.INFEASIBLE_OR_UNBOUNDED),
+    ):
         hooks = Hooks(code)
         assert infeasible_or_unbounded(hooks, None, 3) == expected
         assert hooks.limits == [CHECK_NODES]
@@ -450,8 +554,24 @@ def test_the_switch_sends_a_streak_of_instances_to_the_solvers_own_settings_doub
         if tuned:
             switch.record(next(hard, False))
     # hard: 1 on own; hard: 2; hard: 4; hard: 4 (the cap); easy: none; hard: 1
-    assert starts == [True, False, True, False, False, True, False, False, False, False,
-                      True, False, False, False, False, True]
+    assert starts == [
+        True,
+        False,
+        True,
+        False,
+        False,
+        True,
+        False,
+        False,
+        False,
+        False,
+        True,
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]
     assert Switch(max_streak=0).start_tuned() and not Switch().own_left
 
 
@@ -473,7 +593,9 @@ def test_a_model_of_hard_instances_pays_the_node_budget_ever_more_rarely(backend
     model.switch.start_tuned = lambda: (tuned_starts.append(start_tuned()), tuned_starts[-1])[1]
     rng = np.random.default_rng(0)
     for _ in range(7):
-        status, _ = solver.solve_instance(model, case.c[0] + 1e-4 * rng.standard_normal(case.c.shape[1]))
+        status, _ = solver.solve_instance(
+            model, case.c[0] + 1e-4 * rng.standard_normal(case.c.shape[1])
+        )
         assert status == Status.OPTIMAL
     assert tuned_starts == [True, False, True, False, False, True, False]
     solver.close()

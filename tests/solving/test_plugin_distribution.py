@@ -20,22 +20,45 @@ SOLVER_LIBRARIES = {"gurobipy", "highspy", "ortools", "pyscipopt", "pyomo"}
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, env={**os.environ, **env}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+    )
 
 
 def test_an_installed_distribution_is_found_through_its_entry_point(tmp_path):
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--target", str(target), str(HERE / "fixture_dist")],
-                   check=True, capture_output=True, timeout=300)
-    out = run_python("""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(HERE / "fixture_dist"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    out = run_python(
+        """
         import torch, ilplayer
         print(ilplayer.list_solvers())
         y, status = ilplayer.solve(torch.tensor([[1.0, -1.0]]), torch.ones(1, 2), torch.ones(1),
                                    solver="fixture-dist")
         print(y.tolist(), ilplayer.Status.names(status))
-    """, PYTHONPATH=str(target), ILPLAYER_DISABLE_PLUGIN_AUTOLOAD="")
+    """,
+        PYTHONPATH=str(target),
+        ILPLAYER_DISABLE_PLUGIN_AUTOLOAD="",
+    )
     assert out.returncode == 0, out.stderr
     names, result = out.stdout.strip().splitlines()
     assert "'fixture-dist'" in names and "'bruteforce'" in names
@@ -43,11 +66,14 @@ def test_an_installed_distribution_is_found_through_its_entry_point(tmp_path):
 
 
 def test_import_ilplayer_and_listing_backends_load_no_solver_library():
-    out = run_python(f"""
+    out = run_python(
+        f"""
         import sys, ilplayer
         ilplayer.list_solvers(); ilplayer.available_solvers()
         print(sorted({SOLVER_LIBRARIES!r} & {{m.split('.')[0] for m in sys.modules}}))
-    """, ILPLAYER_DISABLE_PLUGIN_AUTOLOAD="")
+    """,
+        ILPLAYER_DISABLE_PLUGIN_AUTOLOAD="",
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
 
@@ -64,33 +90,43 @@ def test_highs_and_cpsat_work_in_one_process_in_either_order(first, second):
     highspy, ortools = _version("highspy"), _version("ortools")
     if not (highspy and ortools and {"highs", "cpsat"} <= set(ilplayer.list_solvers())):
         pytest.skip("needs highspy, ortools and both plugins installed")
-    out = run_python(f"""
+    out = run_python(
+        f"""
         import torch, ilplayer
         c = torch.tensor([[-1.0, -2.0, 0.5]]); A = torch.ones(1, 3); b = torch.tensor([1.0])
         for name in ({first!r}, {second!r}):
             y, status = ilplayer.solve(c, A, b, solver=name)
             print(name, y.tolist(), ilplayer.Status.names(status))
-    """, ILPLAYER_DISABLE_PLUGIN_AUTOLOAD="")
+    """,
+        ILPLAYER_DISABLE_PLUGIN_AUTOLOAD="",
+    )
     minor = tuple(int(part) for part in highspy.split(".")[:2])
     # highspy >= 1.16 links HiGHS into its module; 1.12 bundles the HiGHS of ortools 9.15
     compatible = minor >= (1, 16) or (minor == (1, 12) and ortools.startswith("9.15."))
     if compatible:  # what `pip install ilplayer[all]` installs
         assert out.returncode == 0, out.stderr
-        assert out.stdout.split("\n")[:2] == [f"{first} [[0.0, 1.0, 0.0]] ['optimal']",
-                                              f"{second} [[0.0, 1.0, 0.0]] ['optimal']"]
+        assert out.stdout.split("\n")[:2] == [
+            f"{first} [[0.0, 1.0, 0.0]] ['optimal']",
+            f"{second} [[0.0, 1.0, 0.0]] ['optimal']",
+        ]
     else:  # any other pair must fail with the clear message, not a bare undefined symbol
         assert out.returncode == 0 or "only one can be loaded per process" in out.stderr, out.stderr
 
 
 def test_library_clash_becomes_a_clear_import_error(tmp_path, monkeypatch):
     (tmp_path / "clashing_native_lib.py").write_text(
-        "raise ImportError('libfoo.so.1: undefined symbol: _ZN3Foo3barEv')\n")
+        "raise ImportError('libfoo.so.1: undefined symbol: _ZN3Foo3barEv')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ImportError, match=r"clashing_native_lib could not be loaded next to "
-                                          r"otherlib .*only one can be loaded per process\. "
-                                          r"pip install the-fix"):
-        import_solver_library("clashing_native_lib", clashes_with=("otherlib",),
-                              fix="pip install the-fix")
+    with pytest.raises(
+        ImportError,
+        match=r"clashing_native_lib could not be loaded next to "
+        r"otherlib .*only one can be loaded per process\. "
+        r"pip install the-fix",
+    ):
+        import_solver_library(
+            "clashing_native_lib", clashes_with=("otherlib",), fix="pip install the-fix"
+        )
 
 
 def test_the_plugin_in_writing_a_plugin_md_works_as_written():
@@ -107,7 +143,7 @@ def test_the_plugin_in_writing_a_plugin_md_works_as_written():
         for family in ("binary-m4", "negative-bounds", "infeasible"):
             assert_agrees_with_bruteforce(make_instances(family), "doc-enum")
     finally:
-        ilplayer.unregister_solver("doc-enum")
+        ilplayer.solvers.registry.unregister_solver("doc-enum")
     assert "@hookimpl" in plugin and "ilplayer_register_solvers" in plugin
 
 

@@ -13,8 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ilplayer
-from ilplayer import ILPBatch, PersistentModelSolver, Status
-from ilplayer.solvers.reduced_costs import rounded_point, rounded_points, rows_all, search_around, search_many
+from ilplayer import Status
+from ilplayer.plugin_api import ILPBatch, PersistentModelSolver
+from ilplayer.solvers.reduced_costs import (
+    rounded_point,
+    rounded_points,
+    rows_all,
+    search_around,
+    search_many,
+)
 from tests.host_solvers import EnumerationSolver
 
 
@@ -22,14 +29,19 @@ def _instance(rng):
     n = int(rng.integers(2, 6))
     lb = rng.integers(-2, 1, n)
     ub = lb + rng.integers(0, 4, n)
-    points = np.array(list(itertools.product(*[range(lo, hi + 1) for lo, hi in zip(lb, ub)])), dtype=float)
+    points = np.array(
+        list(itertools.product(*[range(lo, hi + 1) for lo, hi in zip(lb, ub)])), dtype=float
+    )
     m, m_eq = int(rng.integers(0, 4)), int(rng.integers(0, 2))
     A = rng.integers(-3, 4, (m, n)).astype(float) * rng.choice([1.0, 0.37], (m, 1))
     anchor = points[rng.integers(len(points))]  # feasible by construction
     b = A @ anchor + rng.uniform(0, 3, m) * (rng.random(m) < 0.7)
     A_eq = rng.integers(-2, 3, (m_eq, n)).astype(float)
     b_eq = A_eq @ anchor
-    feasible = points[np.all(points @ A.T <= b + 1e-6, axis=1) & np.all(np.abs(points @ A_eq.T - b_eq) <= 1e-6, axis=1)]
+    feasible = points[
+        np.all(points @ A.T <= b + 1e-6, axis=1)
+        & np.all(np.abs(points @ A_eq.T - b_eq) <= 1e-6, axis=1)
+    ]
     return n, lb, ub, A, b, A_eq, b_eq, feasible
 
 
@@ -72,17 +84,27 @@ def test_many_costs_searched_together_each_get_the_enumerated_optimum(seed):
             assert np.all(A @ y <= b + 1e-6) and np.all(np.abs(A_eq @ y - b_eq) <= 1e-6)
             assert c[row] @ y == pytest.approx((feasible @ c[row]).min(), abs=1e-9)
             if not len(A_eq):  # the same answer as searching the row alone
-                alone = search_around(c[row], starts[row], A, b, lb, ub, lam[row], max_points=10_000)
+                alone = search_around(
+                    c[row], starts[row], A, b, lb, ub, lam[row], max_points=10_000
+                )
                 assert np.array_equal(alone, y)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 2), st.integers(0, 20), st.integers(0, 17), st.floats(0.0, 1.0), st.integers(0, 2**32 - 1))
+@given(
+    st.integers(0, 2),
+    st.integers(0, 20),
+    st.integers(0, 17),
+    st.floats(0.0, 1.0),
+    st.integers(0, 2**32 - 1),
+)
 def test_rows_all_is_numpys_all_along_the_last_axis(depth, rows, width, density, seed):
     shape = (3,) * depth + (rows, width)
     mask = np.random.default_rng(seed).random(shape) < density
     assert np.array_equal(rows_all(mask), mask.all(axis=-1))
-    assert np.array_equal(rows_all(mask[..., ::-1]), mask.all(axis=-1))  # not contiguous: numpy's own
+    assert np.array_equal(
+        rows_all(mask[..., ::-1]), mask.all(axis=-1)
+    )  # not contiguous: numpy's own
 
 
 def test_a_row_over_the_cap_gives_up_alone():
@@ -99,11 +121,15 @@ def test_a_row_over_the_cap_gives_up_alone():
     one = search_many(c[1:2], starts[1:2], A, b, lb, ub, lam[1:2], max_points=100)
     assert np.array_equal(one[0], answers[1])
     # rows within their cap but over the total: the largest gives up, the others are answered
-    c2 = np.array([np.r_[-np.ones(3), 10 * np.ones(n - 3)], np.r_[-np.ones(6), 10 * np.ones(n - 6)]])
+    c2 = np.array(
+        [np.r_[-np.ones(3), 10 * np.ones(n - 3)], np.r_[-np.ones(6), 10 * np.ones(n - 6)]]
+    )
     starts2 = np.zeros((2, n))  # 2^3 and 2^6 points within the budgets
     both = search_many(c2, starts2, A, b, lb, ub, np.zeros((2, 1)), max_points=100)
     assert [y.sum() for y in both] == [3, 6]
-    squeezed = search_many(c2, starts2, A, b, lb, ub, np.zeros((2, 1)), max_points=100, max_total=40)
+    squeezed = search_many(
+        c2, starts2, A, b, lb, ub, np.zeros((2, 1)), max_points=100, max_total=40
+    )
     assert squeezed[0].sum() == 3 and squeezed[1] is None
     cheap = np.array([[1.0] * 10 + [-1.0, -1.0]])  # a budget of 1 from the optimum's neighbour
     near = np.r_[np.zeros(10), 1.0, 0.0][None]
@@ -130,8 +156,12 @@ def test_rounded_point_is_the_cheapest_feasible_rounding_of_any_x(seed):
         c = rng.normal(size=n)
         x = rng.uniform(lb, ub)
         x = np.where(rng.random(n) < 0.3, np.round(x), x)  # some integral entries
-        roundings = np.array(list(itertools.product(*[sorted({np.floor(v), np.ceil(v)}) for v in x])))
-        ok = np.all(roundings @ A.T <= b + 1e-6, axis=1) & np.all(np.abs(roundings @ A_eq.T - b_eq) <= 1e-6, axis=1)
+        roundings = np.array(
+            list(itertools.product(*[sorted({np.floor(v), np.ceil(v)}) for v in x]))
+        )
+        ok = np.all(roundings @ A.T <= b + 1e-6, axis=1) & np.all(
+            np.abs(roundings @ A_eq.T - b_eq) <= 1e-6, axis=1
+        )
         y = rounded_point(x, c, A, b, lb, ub, A_eq, b_eq)
         if not ok.any():
             assert y is None
@@ -151,13 +181,18 @@ def test_rounded_points_match_the_rounding_of_each_row_alone():
         c = rng.normal(size=(k, n))
         together = rounded_points(x, c, A, b, lb, ub, A_eq, b_eq)
         for row in range(k):
-            roundings = np.array(list(itertools.product(*[sorted({np.floor(v), np.ceil(v)}) for v in x[row]])))
-            ok = np.all(roundings @ A.T <= b + 1e-6, axis=1) & np.all(np.abs(roundings @ A_eq.T - b_eq) <= 1e-6,
-                                                                       axis=1)
+            roundings = np.array(
+                list(itertools.product(*[sorted({np.floor(v), np.ceil(v)}) for v in x[row]]))
+            )
+            ok = np.all(roundings @ A.T <= b + 1e-6, axis=1) & np.all(
+                np.abs(roundings @ A_eq.T - b_eq) <= 1e-6, axis=1
+            )
             if not ok.any():
                 assert together[row] is None
             else:
-                assert c[row] @ together[row] == pytest.approx((roundings[ok] @ c[row]).min(), abs=1e-9)
+                assert c[row] @ together[row] == pytest.approx(
+                    (roundings[ok] @ c[row]).min(), abs=1e-9
+                )
 
 
 @pytest.mark.parametrize("backend", ["highs", "gurobi"])
@@ -170,7 +205,9 @@ def test_fresh_costs_are_answered_from_a_rounded_lp_optimum_without_the_mip(back
     solver = ilplayer.get_solver(backend)
     calls = []
     solve_instance = solver.solve_instance
-    solver.solve_instance = lambda model, c, start=None: calls.append(1) or solve_instance(model, c, start)
+    solver.solve_instance = lambda model, c, start=None: (
+        calls.append(1) or solve_instance(model, c, start)
+    )
     result = solver.solve(batch)  # never seen before: no pooled point yet
     points = EnumerationSolver.feasible_points(batch)
     assert np.allclose(result.objective, (batch.c @ points.T).min(axis=1), atol=1e-9)
@@ -195,7 +232,11 @@ class SearchingSolver(PersistentModelSolver):
     def solve_instance(self, model, c, start=None):
         self.mip_calls += 1
         points = model[0]
-        return (Status.OPTIMAL, points[np.argmin(points @ c)]) if len(points) else (Status.INFEASIBLE, None)
+        return (
+            (Status.OPTIMAL, points[np.argmin(points @ c)])
+            if len(points)
+            else (Status.INFEASIBLE, None)
+        )
 
     def relaxation_multipliers(self, model, c):
         return [(np.zeros(model[1]), np.zeros(model[2]))] * len(c)
@@ -227,15 +268,24 @@ def test_backend_multipliers_and_lp_optimum_certify_each_other(backend, family):
 
     batch = family_batch("knapsack", 21, seed=2, n=20)  # one block of 16 and 5 more
     if family == "equalities":  # one equality row: half of the items, exactly
-        batch = ILPBatch(c=batch.c, A=batch.A, b=batch.b, lb=batch.lb, ub=batch.ub,
-                         A_eq=np.ones((1, 20)), b_eq=np.array([7.0]))
+        batch = ILPBatch(
+            c=batch.c,
+            A=batch.A,
+            b=batch.b,
+            lb=batch.lb,
+            ub=batch.ub,
+            A_eq=np.ones((1, 20)),
+            b_eq=np.array([7.0]),
+        )
     solver = ilplayer.get_solver(backend)
     model = solver.model_for(batch)
     found = solver.relaxation_multipliers(model, batch.c)
     found += solver.relaxation_multipliers(model, batch.c[:2])  # fewer than a block: one by one
     for c, (lam, mu, x) in zip(np.vstack([batch.c, batch.c[:2]]), found):
         assert (lam >= -1e-9).all() and len(mu) == len(batch.A_eq)
-        assert (batch.A @ x <= batch.b + 1e-7).all() and np.allclose(batch.A_eq @ x, batch.b_eq, atol=1e-7)
+        assert (batch.A @ x <= batch.b + 1e-7).all() and np.allclose(
+            batch.A_eq @ x, batch.b_eq, atol=1e-7
+        )
         assert ((batch.lb - 1e-9 <= x) & (x <= batch.ub + 1e-9)).all()
         d = c + batch.A.T @ lam + batch.A_eq.T @ mu
         bound = d @ np.where(d > 0, batch.lb, batch.ub) - lam @ batch.b - mu @ batch.b_eq
@@ -260,7 +310,9 @@ def test_a_closed_search_gate_whose_samples_answer_searches_the_rest_of_their_ch
     before = solver.mip_calls
     again, status = ilplayer.solve(c * 1.01, A, b, lb=0, ub=1, solver=solver)
     assert gate.is_open()
-    assert solver.mip_calls - before <= SEARCH_CHUNK // 8  # the samples and the control MIPs at most
+    assert (
+        solver.mip_calls - before <= SEARCH_CHUNK // 8
+    )  # the samples and the control MIPs at most
     oracle, _ = ilplayer.solve(c * 1.01, A, b, lb=0, ub=1, solver=SearchingSolver(warm_start=False))
     assert (status == Status.OPTIMAL).all()
     assert torch.allclose((c * again).sum(1), (c * oracle).sum(1))

@@ -21,7 +21,9 @@ sparse = pytest.importorskip("scipy.sparse")
 grid = grid_network
 
 
-@pytest.mark.parametrize("backend", ["highs", "gurobi", "scip", "pyomo:appsi_highs", "cpsat", "bruteforce"])
+@pytest.mark.parametrize(
+    "backend", ["highs", "gurobi", "scip", "pyomo:appsi_highs", "cpsat", "bruteforce"]
+)
 def test_sparse_rows_give_the_dense_answers(backend):
     require(backend)
     rng = np.random.default_rng(0)
@@ -31,7 +33,9 @@ def test_sparse_rows_give_the_dense_answers(backend):
     b = np.array([1.5, 2.0])
     c = rng.uniform(-1, 1, (6, n))
     y, status = ilplayer.solve(c, A, b, 0, 1, solver=backend, A_eq=A_eq, b_eq=b_eq)
-    y_dense, status_dense = ilplayer.solve(c, A.toarray(), b, 0, 1, solver=backend, A_eq=A_eq.toarray(), b_eq=b_eq)
+    y_dense, status_dense = ilplayer.solve(
+        c, A.toarray(), b, 0, 1, solver=backend, A_eq=A_eq.toarray(), b_eq=b_eq
+    )
     assert np.array_equal(status, status_dense)
     assert np.allclose((c * y).sum(1), (c * y_dense).sum(1))
 
@@ -42,9 +46,11 @@ def test_torch_sparse_without_grad_stays_sparse(layout):
     t = torch.sparse_coo_tensor(np.vstack(A_eq.nonzero()), A_eq.data, A_eq.shape)
     if layout == "csr":
         t = t.to_sparse_csr()
-    problem = validate_problem(torch.ones(2, A_eq.shape[1]), None, None, 0, 1, t, torch.from_numpy(b_eq))
+    problem = validate_problem(
+        torch.ones(2, A_eq.shape[1]), None, None, 0, 1, t, torch.from_numpy(b_eq)
+    )
     assert is_sparse(problem.A_eq) and (problem.A_eq != A_eq).nnz == 0
-    (_, batch), = problem.host_groups()
+    ((_, batch),) = problem.host_groups()
     assert is_sparse(batch.A_eq)
 
 
@@ -52,9 +58,13 @@ def test_no_dense_copy_on_the_way_to_the_backend():
     require("highs")
     A_eq, b_eq = grid(30)  # 900 x 1740: 12.5 MB dense
     c = np.random.default_rng(1).uniform(0.1, 1, (4, A_eq.shape[1]))
-    ilplayer.solve(c[:1], None, None, 0, 1, solver="highs", executor="serial", A_eq=A_eq, b_eq=b_eq)  # imports
+    ilplayer.solve(
+        c[:1], None, None, 0, 1, solver="highs", executor="serial", A_eq=A_eq, b_eq=b_eq
+    )  # imports
     tracemalloc.start()
-    y, status = ilplayer.solve(c, None, None, 0, 1, solver="highs", executor="serial", A_eq=A_eq, b_eq=b_eq)
+    y, status = ilplayer.solve(
+        c, None, None, 0, 1, solver="highs", executor="serial", A_eq=A_eq, b_eq=b_eq
+    )
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert (status == 0).all() and ((y @ A_eq.T.toarray()) == b_eq).all()
@@ -83,7 +93,9 @@ def test_grid_network_matches_the_experiments_dense_rows():
 
     task = make_task("shortest-path", 2, 2, grid=4)
     A_eq, b_eq = grid_network(4)
-    assert np.array_equal(A_eq.toarray(), task.A_eq.numpy()) and np.array_equal(b_eq, task.b_eq.numpy())
+    assert np.array_equal(A_eq.toarray(), task.A_eq.numpy()) and np.array_equal(
+        b_eq, task.b_eq.numpy()
+    )
 
 
 def test_bench_scale_measures_one_size_beside_the_direct_model():
@@ -104,4 +116,6 @@ def test_model_key_sees_the_sparse_values():
     two = sparse.csr_matrix(np.array([[1.0, 0.0, 3.0]]))
     make = lambda A: ILPBatch(c=np.ones((1, 3)), A=A, b=np.ones(1), lb=np.zeros(3), ub=np.ones(3))
     assert PersistentModelSolver.model_key(make(one)) != PersistentModelSolver.model_key(make(two))
-    assert PersistentModelSolver.model_key(make(one)) == PersistentModelSolver.model_key(make(one.copy()))
+    assert PersistentModelSolver.model_key(make(one)) == PersistentModelSolver.model_key(
+        make(one.copy())
+    )

@@ -14,9 +14,10 @@ import pytest
 import torch
 
 import ilplayer
-from ilplayer import PersistentModelSolver, Status
+from ilplayer import Status
 from ilplayer.cli.main import main
 from ilplayer.parallel import backend_cache
+from ilplayer.plugin_api import PersistentModelSolver
 from ilplayer.solvers.shortcuts import SolutionPool
 from ilplayer_experiments.bench import FAMILIES, family_batch
 from tests.host_solvers import EnumerationSolver
@@ -70,7 +71,10 @@ def test_a_revisited_instance_starts_from_its_previous_solution():
     solver = StartRecordingSolver()
     c = torch.tensor([[-1.0, -2.0, 0.5], [2.0, -1.0, -1.5]], dtype=torch.float64)
     # at most one item: neither box optimum is feasible, so both instances reach the backend
-    A, b = torch.tensor([[1.0, 1.0, 1.0]], dtype=torch.float64), torch.tensor([1.0], dtype=torch.float64)
+    A, b = (
+        torch.tensor([[1.0, 1.0, 1.0]], dtype=torch.float64),
+        torch.tensor([1.0], dtype=torch.float64),
+    )
     y, _ = ilplayer.solve(c, A, b, lb=0, ub=1, solver=solver)
     assert y.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     solver.starts.clear()
@@ -116,11 +120,13 @@ def test_solve_with_an_option_that_cannot_be_a_key_builds_afresh_and_keeps_nothi
     ilplayer.register_solver("start-recording", StartRecordingSolver, replace=True)
     try:
         c, A, b = torch.randn(2, 3), torch.ones(1, 3), torch.ones(1)
-        _, status = ilplayer.solve(c, A, b, solver="start-recording", solver_options={"tag": {1, 2}})
+        _, status = ilplayer.solve(
+            c, A, b, solver="start-recording", solver_options={"tag": {1, 2}}
+        )
         assert (status == Status.OPTIMAL).all()
         assert not any(key[0] == "start-recording" for key in backend_cache._thread_cache().entries)
     finally:
-        ilplayer.unregister_solver("start-recording")
+        ilplayer.solvers.registry.unregister_solver("start-recording")
 
 
 def test_backward_runs_on_one_torch_thread_and_restores_the_setting():
@@ -150,13 +156,43 @@ def test_knapsack_family_has_one_row_and_a_reachable_capacity():
 def test_bench_command_writes_rows_and_a_plot(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     out, png = tmp_path / "rows.json", tmp_path / "ratios.png"
-    assert main(["bench", "solvers", "--backends", "bruteforce", "--families", "binary m=1",
-                 "--batch", "4", "--json", str(out), "--plot", str(png)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "solvers",
+                "--backends",
+                "bruteforce",
+                "--families",
+                "binary m=1",
+                "--batch",
+                "4",
+                "--json",
+                str(out),
+                "--plot",
+                str(png),
+            ]
+        )
+        == 0
+    )
     rows = json.loads(out.read_text())
     assert rows and rows[0]["backend"] == "bruteforce" and rows[0]["ratio"] == 1.0
     assert png.stat().st_size > 0
-    assert main(["bench", "reuse", "--backends", "bruteforce", "--families", "binary m=4",
-                 "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "reuse",
+                "--backends",
+                "bruteforce",
+                "--families",
+                "binary m=4",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text())[0]["benchmark"] == "reuse"
     assert "solve_ms" in capsys.readouterr().out
 
@@ -178,46 +214,126 @@ def test_the_ideal_split_reports_a_workers_failure_instead_of_waiting_for_it():
     from ilplayer_experiments.bench import ideal_split
 
     data = family_batch("binary m=1", 8, n=8)  # 256 points per instance, above max_points=1
-    with pytest.raises(RuntimeError, match=r"ideal split: a worker failed: ValueError: .*max_points"):
-        ideal_split(SolverRecipe.from_name("bruteforce", {"max_points": 1}), data, workers=2, repeats=1)
+    with pytest.raises(
+        RuntimeError, match=r"ideal split: a worker failed: ValueError: .*max_points"
+    ):
+        ideal_split(
+            SolverRecipe.from_name("bruteforce", {"max_points": 1}), data, workers=2, repeats=1
+        )
 
 
 def test_bench_solvers_can_time_the_reference_layers_way_beside_the_backends(tmp_path):
     pytest.importorskip("gurobipy", reason="the reference row solves with Gurobi")
     out = tmp_path / "rows.json"
-    assert main(["bench", "solvers", "--backends", "bruteforce", "--families", "binary m=8",
-                 "--batch", "4", "--reference", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "solvers",
+                "--backends",
+                "bruteforce",
+                "--families",
+                "binary m=8",
+                "--batch",
+                "4",
+                "--reference",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     written = json.loads(out.read_text())
     rows = {row["backend"]: row for row in written if row["benchmark"] == "solvers"}
     assert set(rows) == {"bruteforce", "reference"} and rows["reference"]["ms_per_instance"] > 0
-    verdict = next(row for row in written if row["benchmark"] == "targets")  # checked in the same run
+    verdict = next(
+        row for row in written if row["benchmark"] == "targets"
+    )  # checked in the same run
     assert verdict["target"] == "binary m=8 slowest backend (bruteforce) / reference layer"
-    assert verdict["measured"] == rows["bruteforce"]["ms_per_instance"] / rows["reference"]["ms_per_instance"]
+    assert (
+        verdict["measured"]
+        == rows["bruteforce"]["ms_per_instance"] / rows["reference"]["ms_per_instance"]
+    )
 
 
 def test_target_rows_check_each_target_the_run_measured():
     from ilplayer_experiments.bench import target_rows
 
     rows = [
-        {"benchmark": "solvers", "family": "dense m=8", "n": 16, "backend": "cpsat", "ms_per_instance": 6.0,
-         "ratio": 1.6, "reference": "gurobi"},
-        {"benchmark": "solvers", "family": "dense m=8", "n": 16, "backend": "scip", "ms_per_instance": 9.0,
-         "ratio": 2.4, "reference": "gurobi"},
-        {"benchmark": "solvers", "family": "dense m=8", "n": 32, "backend": "scip", "ms_per_instance": 9.0,
-         "ratio": 9.0, "reference": "gurobi"},  # another size: no target
+        {
+            "benchmark": "solvers",
+            "family": "dense m=8",
+            "n": 16,
+            "backend": "cpsat",
+            "ms_per_instance": 6.0,
+            "ratio": 1.6,
+            "reference": "gurobi",
+        },
+        {
+            "benchmark": "solvers",
+            "family": "dense m=8",
+            "n": 16,
+            "backend": "scip",
+            "ms_per_instance": 9.0,
+            "ratio": 2.4,
+            "reference": "gurobi",
+        },
+        {
+            "benchmark": "solvers",
+            "family": "dense m=8",
+            "n": 32,
+            "backend": "scip",
+            "ms_per_instance": 9.0,
+            "ratio": 9.0,
+            "reference": "gurobi",
+        },  # another size: no target
         {"benchmark": "warm", "family": "dense m=8", "backend": "highs", "ratio": 0.85},
         {"benchmark": "warm", "family": "dense m=8", "backend": "gurobi", "ratio": 0.95},
         {"benchmark": "reuse", "backend": "highs", "ratio": 1.1},
-        {"benchmark": "backward", "threads": "layer (1 thread)", "load": "busy neighbour", "ratio": 1.2},
-        {"benchmark": "backward", "threads": "torch default threads", "load": "busy neighbour", "ratio": 9.0},
-        {"benchmark": "parallel", "family": "dense m=4", "backend": "cpsat", "executor": "ideal", "ratio": 1.6,
-         "cores": 1.65},
-        {"benchmark": "parallel", "family": "dense m=4", "backend": "cpsat", "executor": "threads", "ratio": 1.5,
-         "cores": None},
-        {"benchmark": "parallel", "family": "dense m=4", "backend": "cpsat", "executor": "processes", "ratio": 1.85,
-         "cores": None},
-        {"benchmark": "parallel", "family": "set cover", "backend": "cpsat", "executor": "threads", "ratio": 1.2,
-         "cores": None},
+        {
+            "benchmark": "backward",
+            "threads": "layer (1 thread)",
+            "load": "busy neighbour",
+            "ratio": 1.2,
+        },
+        {
+            "benchmark": "backward",
+            "threads": "torch default threads",
+            "load": "busy neighbour",
+            "ratio": 9.0,
+        },
+        {
+            "benchmark": "parallel",
+            "family": "dense m=4",
+            "backend": "cpsat",
+            "executor": "ideal",
+            "ratio": 1.6,
+            "cores": 1.65,
+        },
+        {
+            "benchmark": "parallel",
+            "family": "dense m=4",
+            "backend": "cpsat",
+            "executor": "threads",
+            "ratio": 1.5,
+            "cores": None,
+        },
+        {
+            "benchmark": "parallel",
+            "family": "dense m=4",
+            "backend": "cpsat",
+            "executor": "processes",
+            "ratio": 1.85,
+            "cores": None,
+        },
+        {
+            "benchmark": "parallel",
+            "family": "set cover",
+            "backend": "cpsat",
+            "executor": "threads",
+            "ratio": 1.2,
+            "cores": None,
+        },
     ]
     verdicts = {row["target"]: (row["verdict"], row["limit"]) for row in target_rows(rows)}
     assert verdicts == {
@@ -227,7 +343,10 @@ def test_target_rows_check_each_target_the_run_measured():
         "dense m=8 gurobi warm / cold": ("met", "<= 1.00"),
         "highs solve() / reused layer": ("met", "<= 1.30"),
         "backward beside a busy neighbour / quiet": ("met", "<= 1.50"),
-        "dense m=4 cpsat threads / serial": ("no two cores", ">= 1.80"),  # the ideal split's cores: 1.65
+        "dense m=4 cpsat threads / serial": (
+            "no two cores",
+            ">= 1.80",
+        ),  # the ideal split's cores: 1.65
         "dense m=4 cpsat processes / serial": ("met", ">= 1.80"),
         "set cover cpsat threads / serial": ("missed", ">= 1.80"),  # no ideal row in this run
     }
@@ -235,21 +354,44 @@ def test_target_rows_check_each_target_the_run_measured():
 
 def test_bench_solvers_through_the_layer_times_the_forward_path(tmp_path):
     out = tmp_path / "rows.json"
-    assert main(["bench", "solvers", "--backends", "bruteforce", "--families", "binary m=1",
-                 "--batch", "8", "--through-layer", "--json", str(out)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "solvers",
+                "--backends",
+                "bruteforce",
+                "--families",
+                "binary m=1",
+                "--batch",
+                "8",
+                "--through-layer",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     row = json.loads(out.read_text())[0]
     assert row["through_layer"] is True and row["ms_per_instance"] > 0
 
 
-def _assignment_batch(k: int, seed: int) -> ilplayer.ILPBatch:
+def _assignment_batch(k: int, seed: int) -> ilplayer.core.records.ILPBatch:
     """3 x 3 assignments (totally unimodular rows: every LP vertex is integral)."""
     rng = np.random.default_rng(seed)
     rows = np.zeros((6, 9))
     for i in range(3):
-        rows[i, 3 * i:3 * i + 3] = 1.0       # each worker one job
-        rows[3 + i, i::3] = 1.0               # each job one worker
-    return ilplayer.ILPBatch(c=rng.normal(size=(k, 9)), A=np.zeros((0, 9)), b=np.zeros(0),
-                             lb=np.zeros(9), ub=np.ones(9), A_eq=rows, b_eq=np.ones(6))
+        rows[i, 3 * i : 3 * i + 3] = 1.0  # each worker one job
+        rows[3 + i, i::3] = 1.0  # each job one worker
+    return ilplayer.core.records.ILPBatch(
+        c=rng.normal(size=(k, 9)),
+        A=np.zeros((0, 9)),
+        b=np.zeros(0),
+        lb=np.zeros(9),
+        ub=np.ones(9),
+        A_eq=rows,
+        b_eq=np.ones(6),
+    )
 
 
 @pytest.mark.parametrize("backend", ["highs", "gurobi"])
@@ -260,19 +402,32 @@ def test_an_integral_lp_relaxation_answers_without_the_mip_and_a_fractional_one_
     solver = ilplayer.get_solver(backend, warm_start=False)
     calls = []
     solve_instance = solver.solve_instance
-    solver.solve_instance = lambda model, c, start=None: (calls.append(1), solve_instance(model, c, start))[1]
+    solver.solve_instance = lambda model, c, start=None: (
+        calls.append(1),
+        solve_instance(model, c, start),
+    )[1]
     batch = _assignment_batch(8, seed=0)
     result = solver.solve(batch)
     assert (result.status == Status.OPTIMAL).all() and not calls
-    best = [min(cost.reshape(3, 3)[range(3), list(p)].sum() for p in itertools.permutations(range(3)))
-            for cost in batch.c]
+    best = [
+        min(cost.reshape(3, 3)[range(3), list(p)].sum() for p in itertools.permutations(range(3)))
+        for cost in batch.c
+    ]
     assert np.allclose(result.objective, best)
     # a knapsack whose LP optimum takes half an item must reach the MIP
-    knapsack = ilplayer.ILPBatch(c=np.array([[-3.0, -2.0, -2.0]]), A=np.array([[2.0, 2.0, 2.0]]),
-                                 b=np.array([3.0]), lb=np.zeros(3), ub=np.ones(3),
-                                 A_eq=np.zeros((0, 3)), b_eq=np.zeros(0))
+    knapsack = ilplayer.core.records.ILPBatch(
+        c=np.array([[-3.0, -2.0, -2.0]]),
+        A=np.array([[2.0, 2.0, 2.0]]),
+        b=np.array([3.0]),
+        lb=np.zeros(3),
+        ub=np.ones(3),
+        A_eq=np.zeros((0, 3)),
+        b_eq=np.zeros(0),
+    )
     result = solver.solve(knapsack)
-    assert calls and result.status[0] == Status.OPTIMAL and result.objective[0] == pytest.approx(-3.0)
+    assert (
+        calls and result.status[0] == Status.OPTIMAL and result.objective[0] == pytest.approx(-3.0)
+    )
     solver.close()
 
 
@@ -282,17 +437,29 @@ def test_relaxations_solved_together_match_the_oracle_block_by_block(backend):
     if backend not in ilplayer.available_solvers():
         pytest.skip(f"backend {backend!r} is not installed")
     # warm starts off: the search around a pooled start would settle the knapsacks before a MIP
-    solver, oracle = ilplayer.get_solver(backend, warm_start=False), ilplayer.get_solver("bruteforce")
+    solver, oracle = (
+        ilplayer.get_solver(backend, warm_start=False),
+        ilplayer.get_solver("bruteforce"),
+    )
     calls = []
     solve_instance = solver.solve_instance
-    solver.solve_instance = lambda model, c, start=None: (calls.append(1), solve_instance(model, c, start))[1]
+    solver.solve_instance = lambda model, c, start=None: (
+        calls.append(1),
+        solve_instance(model, c, start),
+    )[1]
     assignments = _assignment_batch(37, seed=1)
     result = solver.solve(assignments)
     assert not calls and np.allclose(result.objective, oracle.solve(assignments).objective)
     rng = np.random.default_rng(2)
-    knapsacks = ilplayer.ILPBatch(c=-rng.uniform(0, 1, size=(41, 5)), A=np.array([[2.0, 3.0, 4.0, 5.0, 3.0]]),
-                                  b=np.array([7.0]), lb=np.zeros(5), ub=np.ones(5),
-                                  A_eq=np.zeros((0, 5)), b_eq=np.zeros(0))
+    knapsacks = ilplayer.core.records.ILPBatch(
+        c=-rng.uniform(0, 1, size=(41, 5)),
+        A=np.array([[2.0, 3.0, 4.0, 5.0, 3.0]]),
+        b=np.array([7.0]),
+        lb=np.zeros(5),
+        ub=np.ones(5),
+        A_eq=np.zeros((0, 5)),
+        b_eq=np.zeros(0),
+    )
     result, expected = solver.solve(knapsacks), oracle.solve(knapsacks)
     assert (result.status == Status.OPTIMAL).all() and 0 < len(calls) < 41
     assert np.allclose(result.objective, expected.objective)
@@ -309,7 +476,7 @@ def test_the_relaxation_gate_keeps_trying_while_it_pays_and_then_samples():
         if wasted.should_try():
             wasted.record(False)
     assert paying.tries == 200
-    assert wasted.tries == 32 + (200 - 32) // 16   # every instance at first, then every 16th
+    assert wasted.tries == 32 + (200 - 32) // 16  # every instance at first, then every 16th
     while not wasted.should_try():
         pass
     wasted.record(True)  # one sampled answer opens it again, and failures close it soon after
@@ -365,7 +532,9 @@ def test_one_easy_control_mip_does_not_close_the_search_gate():
         gate.record(True, seconds=0.0002)
         gate.record_mip(seconds, after_try=False)
         assert gate.pays()
-    assert gate.mip_seconds[False] == pytest.approx((0.0001 + 0.0015 * (MIN_CONTROLS - 1)) / MIN_CONTROLS)
+    assert gate.mip_seconds[False] == pytest.approx(
+        (0.0001 + 0.0015 * (MIN_CONTROLS - 1)) / MIN_CONTROLS
+    )
     early = SearchGate()  # one control, however cheap, is not yet a reason to stop searching
     early.record(True, seconds=0.0002)
     early.record_mip(0.0001, after_try=False)
@@ -410,7 +579,9 @@ def test_a_closed_search_gate_probes_a_whole_chunk_now_and_then_and_reopens_when
     from ilplayer.solvers.shortcuts import SEARCH_CHUNK, search_chunk
 
     batch = family_batch("binary m=4", SEARCH_CHUNK, seed=1)
-    batch = batch.with_rows(c=np.abs(batch.c))  # the pooled 0 is every instance's optimum: tries answer
+    batch = batch.with_rows(
+        c=np.abs(batch.c)
+    )  # the pooled 0 is every instance's optimum: tries answer
     solver, model, pool = searching_from_zero(batch)
     rows = list(range(SEARCH_CHUNK))
     gate = SearchGate()
@@ -423,9 +594,13 @@ def test_a_closed_search_gate_probes_a_whole_chunk_now_and_then_and_reopens_when
         before = gate.tries
         search_chunk(solver, model, batch, rows, pool, gate)
         tried.append(gate.tries - before)
-    assert tried[:PROBE_FIRST - 1] == [SEARCH_CHUNK // 16] * (PROBE_FIRST - 1)  # closed: every 16th sampled
+    assert tried[: PROBE_FIRST - 1] == [SEARCH_CHUNK // 16] * (
+        PROBE_FIRST - 1
+    )  # closed: every 16th sampled
     assert tried[PROBE_FIRST - 1] == SEARCH_CHUNK  # the probe: the whole chunk, timed
-    assert tried[PROBE_FIRST] >= SEARCH_CHUNK - SEARCH_CHUNK // 16  # open again (control MIPs aside)
+    assert (
+        tried[PROBE_FIRST] >= SEARCH_CHUNK - SEARCH_CHUNK // 16
+    )  # open again (control MIPs aside)
     assert gate.try_seconds < 1e-3 and gate.is_open() and gate.probe_after == PROBE_FIRST
 
     never = SearchGate(min_rate=2.0)  # never pays: closed, its probes come ever further apart
@@ -441,8 +616,12 @@ def test_a_closed_search_gate_probes_a_whole_chunk_now_and_then_and_reopens_when
 
 
 def test_a_backend_still_defining_set_start_is_refused_with_the_fix():
-    with pytest.raises(TypeError, match=r"OldStyle.set_start: the start now arrives as solve_instance\(model, c, "
-                                        r"start=None\); set accepts_start = True"):
+    with pytest.raises(
+        TypeError,
+        match=r"OldStyle.set_start: the start now arrives as solve_instance\(model, c, "
+        r"start=None\); set accepts_start = True",
+    ):
+
         class OldStyle(PersistentModelSolver):
             name = "old-style"
 

@@ -27,8 +27,26 @@ from ilplayer_experiments.bench.solvers import (
 )
 from ilplayer_experiments.bench.targets import plot_rows, print_rows, target_rows
 
-__all__ = ["EXECUTORS", "FAMILIES", "MIP_BACKENDS", "PARALLEL_FAMILIES", "SOLVER_FAMILIES", "IdealSplit",
-           "ReferenceLayerSolver", "backward_benchmark", "check_family", "dispatched_groups", "family_batch",
-           "ideal_split",
-           "installed_backends", "parallel_benchmark", "plot_rows", "print_rows", "reuse_benchmark", "rotated",
-           "solvers_benchmark", "target_rows", "warm_benchmark"]
+__all__ = [
+    "EXECUTORS",
+    "FAMILIES",
+    "MIP_BACKENDS",
+    "PARALLEL_FAMILIES",
+    "SOLVER_FAMILIES",
+    "IdealSplit",
+    "ReferenceLayerSolver",
+    "backward_benchmark",
+    "check_family",
+    "dispatched_groups",
+    "family_batch",
+    "ideal_split",
+    "installed_backends",
+    "parallel_benchmark",
+    "plot_rows",
+    "print_rows",
+    "reuse_benchmark",
+    "rotated",
+    "solvers_benchmark",
+    "target_rows",
+    "warm_benchmark",
+]

@@ -19,7 +19,14 @@ from ilplayer.core.validation import ProblemTensors, validate_problem
 from ilplayer.parallel.dispatch import backend_groups, solve_problem
 from ilplayer.parallel.executors import Backend, make_executor, plan_tasks
 from ilplayer.parallel.malloc import keep_freed_memory
-from ilplayer.parallel.workers import SolverRecipe, Task, TaskFailure, default_start_method, one_blas_thread, solve_task
+from ilplayer.parallel.workers import (
+    SolverRecipe,
+    Task,
+    TaskFailure,
+    default_start_method,
+    one_blas_thread,
+    solve_task,
+)
 from ilplayer.solvers.registry import get_solver, preferred_backend
 from ilplayer.testing.instances import family_batch
 from ilplayer_experiments.bench.solvers import rotated
@@ -31,8 +38,16 @@ EXECUTORS = ("serial", "ideal", "threads", "processes", "ray")
 def problem_of(data: ILPBatch) -> ProblemTensors:
     """``data`` as the layer would receive it (its arrays as tensors)."""
     tensor = lambda array: torch.from_numpy(np.array(array))  # a writable copy each
-    return validate_problem(tensor(data.c), tensor(data.A), tensor(data.b), data.lb, data.ub,
-                            tensor(data.A_eq), tensor(data.b_eq), data.integrality)
+    return validate_problem(
+        tensor(data.c),
+        tensor(data.A),
+        tensor(data.b),
+        data.lb,
+        data.ub,
+        tensor(data.A_eq),
+        tensor(data.b_eq),
+        data.integrality,
+    )
 
 
 def dispatched_groups(data: ILPBatch, capabilities: frozenset[Capability] | SolverRecipe) -> Task:
@@ -46,8 +61,16 @@ def dispatched_groups(data: ILPBatch, capabilities: frozenset[Capability] | Solv
     return backend_groups(problem_of(data), capabilities)[0]
 
 
-def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, workers: int, repeats: int,
-                 barrier: Any, results: Any) -> None:
+def _bare_worker(
+    recipe: SolverRecipe,
+    task: Any,
+    whole: Any,
+    index: int,
+    workers: int,
+    repeats: int,
+    barrier: Any,
+    results: Any,
+) -> None:
     """One worker of the ideal split: its own solver, its task in a loop, no pool around it.
 
     Each repeat has phases, each started and ended by a barrier that the parent also waits on
@@ -68,8 +91,13 @@ def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, worker
         solvers = [solver for solver, _ in jobs.values()]
         keep_freed_memory()  # set up as a pool's worker is: the ideal differs by the pool only
         with one_blas_thread():
-            for solver, work in jobs.values():  # warm-up, as a pool's: native models, pools of starts
-                failure = next((r for r in solve_task(solver, work) if isinstance(r, TaskFailure)), None)
+            for (
+                solver,
+                work,
+            ) in jobs.values():  # warm-up, as a pool's: native models, pools of starts
+                failure = next(
+                    (r for r in solve_task(solver, work) if isinstance(r, TaskFailure)), None
+                )
                 if failure is not None:
                     raise _WorkerFailed(failure.message)
             for _ in range(repeats):
@@ -86,7 +114,9 @@ def _bare_worker(recipe: SolverRecipe, task: Any, whole: Any, index: int, worker
             solver.close()
     except Exception as exc:  # reported to the parent, which raises it
         barrier.abort()
-        results.put((index, str(exc) if isinstance(exc, _WorkerFailed) else f"{type(exc).__name__}: {exc}"))
+        results.put(
+            (index, str(exc) if isinstance(exc, _WorkerFailed) else f"{type(exc).__name__}: {exc}")
+        )
         return
     results.put((index, times))
 
@@ -108,7 +138,8 @@ class IdealSplit:
     instances it answers itself (a box optimum that meets the rows), cut by the same plan.
     Until 2026-11-27 the ideal solved every instance of the batch, the pool only those the
     dispatcher sends: dense m=4 (B=256) 256 against 222, two different splits of the work.
-    Its workers are set up as a pool's are (one BLAS thread, [`keep_freed_memory`][ilplayer.keep_freed_memory]).
+    Its workers are set up as a pool's are (one BLAS thread,
+    [`keep_freed_memory`][ilplayer.parallel.malloc.keep_freed_memory]).
 
     ``start()`` launches the workers (they warm up), each ``repeat()`` runs one round of
     phases while the caller waits, and ``finish()`` returns, as medians over the repeats: the
@@ -119,21 +150,42 @@ class IdealSplit:
     other / side by side (what the cores give identical work; shared cores or tasks of uneven
     difficulty bring it below ``workers``)."""
 
-    def __init__(self, recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int,
-                 capabilities: frozenset[Capability] | None = None) -> None:
+    def __init__(
+        self,
+        recipe: SolverRecipe,
+        data: ILPBatch,
+        workers: int,
+        repeats: int,
+        capabilities: frozenset[Capability] | None = None,
+    ) -> None:
         whole = dispatched_groups(data, recipe if capabilities is None else capabilities)
         if not whole:
-            raise ValueError("ideal split: the dispatcher answers every instance of this batch itself "
-                             "(box optima that meet the rows); there is nothing to split")
+            raise ValueError(
+                "ideal split: the dispatcher answers every instance of this batch itself "
+                "(box optima that meet the rows); there is nothing to split"
+            )
         tasks = plan_tasks(whole, workers)
         context: Any = multiprocessing.get_context(default_start_method())
         # A worker that dies without a word breaks the barrier after its timeout.
         self._barrier, self._results = context.Barrier(len(tasks) + 1, timeout=600), context.Queue()
         self._phases = _phases(len(tasks))
-        self._processes = [context.Process(target=_bare_worker, daemon=True,
-                                           args=(recipe, task, whole if index == 0 else None, index, len(tasks),
-                                                 repeats, self._barrier, self._results))
-                           for index, task in enumerate(tasks)]
+        self._processes = [
+            context.Process(
+                target=_bare_worker,
+                daemon=True,
+                args=(
+                    recipe,
+                    task,
+                    whole if index == 0 else None,
+                    index,
+                    len(tasks),
+                    repeats,
+                    self._barrier,
+                    self._results,
+                ),
+            )
+            for index, task in enumerate(tasks)
+        ]
 
     def start(self) -> None:
         for process in self._processes:
@@ -152,9 +204,13 @@ class IdealSplit:
         serial = np.array(runs[0]["whole"])
         one_by_one = np.array([run["alone"] for run in runs.values()]).sum(axis=0)
         side_by_side = np.array([run["together"] for run in runs.values()]).max(axis=0)
-        return {"seconds": float(np.median(side_by_side)), "serial_s": float(np.median(serial)),
-                "speedup": float(np.median(serial / side_by_side)),
-                "split": float(np.median(serial / one_by_one)), "cores": float(np.median(one_by_one / side_by_side))}
+        return {
+            "seconds": float(np.median(side_by_side)),
+            "serial_s": float(np.median(serial)),
+            "speedup": float(np.median(serial / side_by_side)),
+            "split": float(np.median(serial / one_by_one)),
+            "cores": float(np.median(one_by_one / side_by_side)),
+        }
 
     def close(self) -> None:
         self._barrier.abort()
@@ -170,14 +226,22 @@ class IdealSplit:
                 index, payload = self._results.get(timeout=1)
                 runs[index] = payload
             except queue.Empty:
-                dead = [index for index, process in enumerate(self._processes)
-                        if index not in runs and process.exitcode not in (None, 0)]
+                dead = [
+                    index
+                    for index, process in enumerate(self._processes)
+                    if index not in runs and process.exitcode not in (None, 0)
+                ]
                 if dead:
-                    raise RuntimeError(f"ideal split: worker {dead[0]} died (exit code "
-                                       f"{self._processes[dead[0]].exitcode})") from None
+                    raise RuntimeError(
+                        f"ideal split: worker {dead[0]} died (exit code "
+                        f"{self._processes[dead[0]].exitcode})"
+                    ) from None
         # The first cause, not the broken barrier it left the other workers
-        failed = sorted(("BrokenBarrierError" in payload, payload) for payload in runs.values()
-                        if isinstance(payload, str))
+        failed = sorted(
+            ("BrokenBarrierError" in payload, payload)
+            for payload in runs.values()
+            if isinstance(payload, str)
+        )
         if failed:
             raise RuntimeError(f"ideal split: a worker failed: {failed[0][1]}")
         return runs
@@ -190,7 +254,9 @@ class IdealSplit:
         return "the barrier broke"
 
 
-def ideal_split(recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int) -> dict[str, float]:
+def ideal_split(
+    recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int
+) -> dict[str, float]:
     """`IdealSplit`'s figures, its repeats run back to back."""
     split = IdealSplit(recipe, data, workers, repeats)
     try:
@@ -202,9 +268,15 @@ def ideal_split(recipe: SolverRecipe, data: ILPBatch, workers: int, repeats: int
         split.close()
 
 
-def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers: int = 2,
-                       repeats: int = 5, executors: Sequence[str] = EXECUTORS,
-                       families: Sequence[str] = PARALLEL_FAMILIES, runs: int = 1) -> list[dict[str, Any]]:
+def parallel_benchmark(
+    solver_name: str | None = None,
+    batch: int = 256,
+    workers: int = 2,
+    repeats: int = 5,
+    executors: Sequence[str] = EXECUTORS,
+    families: Sequence[str] = PARALLEL_FAMILIES,
+    runs: int = 1,
+) -> list[dict[str, Any]]:
     """Print throughput (instances/s) per executor and family, with the speed-up over serial,
     and each pool's start-up cost; return the rows (``ratio``: the speed-up).
 
@@ -229,9 +301,11 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
     name = solver_name or preferred_backend()
     recipe = SolverRecipe.from_name(name)
     solver = get_solver(name)
-    print(f"backend {name!r}, batch {batch}, {workers} workers, {repeats} repeats"
-          f"{f', {runs} runs' if runs > 1 else ''}, executors interleaved after a warm-up batch each "
-          "(pool start, worker solvers, native models)")
+    print(
+        f"backend {name!r}, batch {batch}, {workers} workers, {repeats} repeats"
+        f"{f', {runs} runs' if runs > 1 else ''}, executors interleaved after a warm-up batch each "
+        "(pool start, worker solvers, native models)"
+    )
     rows: list[dict[str, Any]] = []
     try:
         for family in families:
@@ -242,7 +316,9 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
                 if runs > 1:
                     print(f"run {run + 1} of {runs}")
                 _header()
-                measured = _one_run(name, recipe, solver, family, data, problem, workers, repeats, executors)
+                measured = _one_run(
+                    name, recipe, solver, family, data, problem, workers, repeats, executors
+                )
                 family_rows += [{**row, "run": run} for row in measured] if runs > 1 else measured
             rows += family_rows
             if runs > 1:
@@ -253,7 +329,9 @@ def parallel_benchmark(solver_name: str | None = None, batch: int = 256, workers
 
 
 def _header(last: str = "start-up s (ideal: split, cores)") -> None:
-    print(f"{'family':<11} {'executor':<10} | {'ms/instance':>11} | {'instances/s':>11} | {'speed-up':>8} | {last}")
+    print(
+        f"{'family':<11} {'executor':<10} | {'ms/instance':>11} | {'instances/s':>11} | {'speed-up':>8} | {last}"
+    )
 
 
 def _medians(rows: list[dict[str, Any]], runs: int) -> list[dict[str, Any]]:
@@ -263,18 +341,42 @@ def _medians(rows: list[dict[str, Any]], runs: int) -> list[dict[str, Any]]:
     summary = []
     for kind in dict.fromkeys(row["executor"] for row in rows):
         mine = [row for row in rows if row["executor"] == kind]
-        median = {key: _median_of(mine, key) for key in ("ms_per_instance", "ratio", "split", "cores", "of_ideal",
-                                                          "startup_s", "bare_serial_ms_per_instance")}
+        median = {
+            key: _median_of(mine, key)
+            for key in (
+                "ms_per_instance",
+                "ratio",
+                "split",
+                "cores",
+                "of_ideal",
+                "startup_s",
+                "bare_serial_ms_per_instance",
+            )
+        }
         shares = [row["of_ideal"] for row in mine if row["of_ideal"] is not None]
-        summary.append({**mine[0], **median, "run": "median", "runs": len(mine),
-                        "of_ideal_range": [min(shares), max(shares)] if shares else None})
+        summary.append(
+            {
+                **mine[0],
+                **median,
+                "run": "median",
+                "runs": len(mine),
+                "of_ideal_range": [min(shares), max(shares)] if shares else None,
+            }
+        )
         row = summary[-1]
         ratio = "       -" if row["ratio"] is None else f"{row['ratio']:>7.2f}x"
-        extra = (f"{100 * row['of_ideal']:.0f} % of ideal ({100 * min(shares):.0f}-{100 * max(shares):.0f} %)"
-                 if shares else "" if kind != "ideal" or row["cores"] is None
-                 else f"split {row['split']:.2f}x, cores {row['cores']:.2f}x")
-        print(f"{row['family']:<11} {kind:<10} | {row['ms_per_instance']:>11.3f} | "
-              f"{1e3 / row['ms_per_instance']:>11.0f} | {ratio} | {extra}", flush=True)
+        extra = (
+            f"{100 * row['of_ideal']:.0f} % of ideal ({100 * min(shares):.0f}-{100 * max(shares):.0f} %)"
+            if shares
+            else ""
+            if kind != "ideal" or row["cores"] is None
+            else f"split {row['split']:.2f}x, cores {row['cores']:.2f}x"
+        )
+        print(
+            f"{row['family']:<11} {kind:<10} | {row['ms_per_instance']:>11.3f} | "
+            f"{1e3 / row['ms_per_instance']:>11.0f} | {ratio} | {extra}",
+            flush=True,
+        )
     return summary
 
 
@@ -283,8 +385,17 @@ def _median_of(rows: list[dict[str, Any]], key: str) -> float | None:
     return float(np.median(values)) if values else None
 
 
-def _one_run(name: str, recipe: SolverRecipe, solver: Any, family: str, data: ILPBatch, problem: ProblemTensors,
-             workers: int, repeats: int, executors: Sequence[str]) -> list[dict[str, Any]]:
+def _one_run(
+    name: str,
+    recipe: SolverRecipe,
+    solver: Any,
+    family: str,
+    data: ILPBatch,
+    problem: ProblemTensors,
+    workers: int,
+    repeats: int,
+    executors: Sequence[str],
+) -> list[dict[str, Any]]:
     """One measurement of every executor on one family (what ``parallel_benchmark`` prints per run)."""
     batch = data.num_instances
     rows: list[dict[str, Any]] = []
@@ -301,7 +412,9 @@ def _one_run(name: str, recipe: SolverRecipe, solver: Any, family: str, data: IL
                     executor = started[kind] = make_executor(kind, workers, solver, recipe)
                     if executor is not None and hasattr(executor, "start"):
                         executor.start()
-                    solve_problem(problem, Backend(recipe, solver, executor))  # warm-up: solvers and models
+                    solve_problem(
+                        problem, Backend(recipe, solver, executor)
+                    )  # warm-up: solvers and models
             except (ValueError, ImportError, RuntimeError) as exc:
                 print(f"{family:<11} {kind:<10} | skipped: {exc}")
                 broken = started.pop(kind, None)
@@ -334,28 +447,57 @@ def _one_run(name: str, recipe: SolverRecipe, solver: Any, family: str, data: IL
         for executor in started.values():
             if executor is not None:
                 executor.close()
-    serial = np.array(times["serial"] if "serial" in times and "serial" not in failed else [np.nan] * repeats)
+    serial = np.array(
+        times["serial"] if "serial" in times and "serial" not in failed else [np.nan] * repeats
+    )
     for kind in times:
         if kind in failed:
             print(f"{family:<11} {kind:<10} | skipped: {failed[kind]}")
             continue
-        seconds, ratio = statistics.median(times[kind]), float(np.median(serial / np.array(times[kind])))
+        seconds, ratio = (
+            statistics.median(times[kind]),
+            float(np.median(serial / np.array(times[kind]))),
+        )
         extra = f"{startup[kind]:.2f}"
         split = cores = of_ideal = None
         if ideal is not None and kind not in ("ideal", "serial"):
             of_ideal = ideal["seconds"] / seconds
             extra += f" ({100 * of_ideal:.0f} % of ideal)"
         if kind == "ideal" and ideal is not None:
-            seconds, ratio, split, cores = ideal["seconds"], ideal["speedup"], ideal["split"], ideal["cores"]
-            extra = (f"split {split:.2f}x, cores {cores:.2f}x; its serial "
-                     f"{1e3 * ideal['serial_s'] / batch:.3f} ms/instance")
-        rows.append({"benchmark": "parallel", "family": family, "backend": name, "executor": kind,
-                     "workers": 1 if kind == "serial" else workers, "ms_per_instance": 1e3 * seconds / batch,
-                     "ratio": None if np.isnan(ratio) else ratio, "split": split, "cores": cores,
-                     "of_ideal": of_ideal, "startup_s": startup[kind],
-                     "bare_serial_ms_per_instance": (1e3 * ideal["serial_s"] / batch
-                                                     if kind == "ideal" and ideal is not None else None)})
+            seconds, ratio, split, cores = (
+                ideal["seconds"],
+                ideal["speedup"],
+                ideal["split"],
+                ideal["cores"],
+            )
+            extra = (
+                f"split {split:.2f}x, cores {cores:.2f}x; its serial "
+                f"{1e3 * ideal['serial_s'] / batch:.3f} ms/instance"
+            )
+        rows.append(
+            {
+                "benchmark": "parallel",
+                "family": family,
+                "backend": name,
+                "executor": kind,
+                "workers": 1 if kind == "serial" else workers,
+                "ms_per_instance": 1e3 * seconds / batch,
+                "ratio": None if np.isnan(ratio) else ratio,
+                "split": split,
+                "cores": cores,
+                "of_ideal": of_ideal,
+                "startup_s": startup[kind],
+                "bare_serial_ms_per_instance": (
+                    1e3 * ideal["serial_s"] / batch
+                    if kind == "ideal" and ideal is not None
+                    else None
+                ),
+            }
+        )
         shown = "       -" if np.isnan(ratio) else f"{ratio:>7.2f}x"
-        print(f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {batch / seconds:>11.0f} | "
-              f"{shown} | {extra}", flush=True)
+        print(
+            f"{family:<11} {kind:<10} | {1e3 * seconds / batch:>11.3f} | {batch / seconds:>11.0f} | "
+            f"{shown} | {extra}",
+            flush=True,
+        )
     return rows

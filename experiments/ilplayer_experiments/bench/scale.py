@@ -24,7 +24,11 @@ import numpy as np
 __all__ = ["SCALE_FAMILIES", "SCALE_SIZES", "fit_exponent", "scale_benchmark", "scale_problem"]
 
 SCALE_FAMILIES = ("shortest-path", "tsp", "knapsack")
-SCALE_SIZES = {"shortest-path": (5, 10, 20, 40, 80), "tsp": (5, 8, 10, 15, 20), "knapsack": (32, 64, 128, 256, 512)}
+SCALE_SIZES = {
+    "shortest-path": (5, 10, 20, 40, 80),
+    "tsp": (5, 8, 10, 15, 20),
+    "knapsack": (32, 64, 128, 256, 512),
+}
 SIZE_NAMES = {"shortest-path": "grid side", "tsp": "nodes", "knapsack": "items"}
 
 
@@ -36,17 +40,41 @@ def scale_problem(family: str, size: int, instances: int, seed: int = 0) -> dict
     if family == "shortest-path":
         A_eq, b_eq = grid_network(size)
         n = A_eq.shape[1]
-        return {"c": rng.uniform(0.1, 1.0, (instances, n)), "A": None, "b": None, "A_eq": A_eq, "b_eq": b_eq,
-                "lb": 0, "ub": 1, "integrality": None}
+        return {
+            "c": rng.uniform(0.1, 1.0, (instances, n)),
+            "A": None,
+            "b": None,
+            "A_eq": A_eq,
+            "b_eq": b_eq,
+            "lb": 0,
+            "ub": 1,
+            "integrality": None,
+        }
     if family == "tsp":
         program = tsp_program(size, "gg")
         c = rng.uniform(1.0, 10.0, (instances, len(program.edges))) @ program.embed.T
-        return {"c": c, "A": program.A, "b": program.b, "A_eq": program.A_eq, "b_eq": program.b_eq,
-                "lb": program.lb, "ub": program.ub, "integrality": program.integrality}
+        return {
+            "c": c,
+            "A": program.A,
+            "b": program.b,
+            "A_eq": program.A_eq,
+            "b_eq": program.b_eq,
+            "lb": program.lb,
+            "ub": program.ub,
+            "integrality": program.integrality,
+        }
     if family == "knapsack":
         weights = rng.integers(300, 800, (2, size)) / 100
-        return {"c": -rng.uniform(1.0, 10.0, (instances, size)), "A": weights, "b": np.full(2, 20.0 * size / 32),
-                "A_eq": None, "b_eq": None, "lb": 0, "ub": 1, "integrality": None}
+        return {
+            "c": -rng.uniform(1.0, 10.0, (instances, size)),
+            "A": weights,
+            "b": np.full(2, 20.0 * size / 32),
+            "A_eq": None,
+            "b_eq": None,
+            "lb": 0,
+            "ub": 1,
+            "integrality": None,
+        }
     raise ValueError(f"family must be one of {SCALE_FAMILIES}, got {family!r}")
 
 
@@ -62,8 +90,14 @@ def _direct_highs(problem: dict[str, Any], n: int) -> Any:
 
     from ilplayer.core.matrices import stack_rows
 
-    parts = [(x, lo, hi) for x, lo, hi in (
-        (problem["A"], None, problem["b"]), (problem["A_eq"], problem["b_eq"], problem["b_eq"])) if x is not None]
+    parts = [
+        (x, lo, hi)
+        for x, lo, hi in (
+            (problem["A"], None, problem["b"]),
+            (problem["A_eq"], problem["b_eq"], problem["b_eq"]),
+        )
+        if x is not None
+    ]
     matrix = sparse.csc_matrix(stack_rows(*[x for x, _, _ in parts]))
     highs = highspy.Highs()
     for key, value in {"output_flag": False, "threads": 1, "mip_rel_gap": 0.0}.items():
@@ -73,12 +107,24 @@ def _direct_highs(problem: dict[str, Any], n: int) -> Any:
     lp.col_cost_ = np.zeros(n)
     lp.col_lower_ = np.broadcast_to(np.asarray(problem["lb"], float), (n,)).copy()
     lp.col_upper_ = np.broadcast_to(np.asarray(problem["ub"], float), (n,)).copy()
-    lp.row_lower_ = np.concatenate([np.full(len(hi), -highspy.kHighsInf) if lo is None else lo for _, lo, hi in parts])
+    lp.row_lower_ = np.concatenate(
+        [np.full(len(hi), -highspy.kHighsInf) if lo is None else lo for _, lo, hi in parts]
+    )
     lp.row_upper_ = np.concatenate([hi for _, _, hi in parts])
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = matrix.indptr, matrix.indices, matrix.data
-    integer = np.ones(n, bool) if problem["integrality"] is None else np.asarray(problem["integrality"], bool)
-    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = (
+        matrix.indptr,
+        matrix.indices,
+        matrix.data,
+    )
+    integer = (
+        np.ones(n, bool)
+        if problem["integrality"] is None
+        else np.asarray(problem["integrality"], bool)
+    )
+    lp.integrality_ = [
+        highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer
+    ]
     highs.passModel(lp)
     columns = np.arange(n, dtype=np.int32)
 
@@ -96,10 +142,17 @@ def _direct_gurobi(problem: dict[str, Any], n: int) -> Any:
 
     env = gp.Env(params={"OutputFlag": 0, "Threads": 1, "MIPGap": 0.0})
     model = gp.Model(env=env)
-    integer = np.ones(n, bool) if problem["integrality"] is None else np.asarray(problem["integrality"], bool)
-    x = model.addMVar(n, lb=np.broadcast_to(np.asarray(problem["lb"], float), (n,)),
-                      ub=np.broadcast_to(np.asarray(problem["ub"], float), (n,)),
-                      vtype=np.where(integer, gp.GRB.INTEGER, gp.GRB.CONTINUOUS))
+    integer = (
+        np.ones(n, bool)
+        if problem["integrality"] is None
+        else np.asarray(problem["integrality"], bool)
+    )
+    x = model.addMVar(
+        n,
+        lb=np.broadcast_to(np.asarray(problem["lb"], float), (n,)),
+        ub=np.broadcast_to(np.asarray(problem["ub"], float), (n,)),
+        vtype=np.where(integer, gp.GRB.INTEGER, gp.GRB.CONTINUOUS),
+    )
     if problem["A"] is not None and len(problem["b"]):
         model.addConstr(problem["A"] @ x <= problem["b"])
     if problem["A_eq"] is not None:
@@ -136,11 +189,21 @@ def measure_one(family: str, size: int, backend: str, instances: int) -> dict[st
     direct = (time.perf_counter() - start) / instances
     objective = (c[1:] * np.asarray(y)).sum(1)
     rows = sum(x.shape[0] for x in (problem["A"], problem["A_eq"]) if x is not None)
-    return {"benchmark": "scale", "family": family, "size": size, "backend": backend, "variables": n,
-            "rows": rows, "instances": instances, "optimal": int((np.asarray(status) == 0).sum()),
-            "objective_gap": float(np.abs(objective - direct_objective).max()),
-            "ms_per_instance": 1000 * ours, "direct_ms": 1000 * direct, "ratio": ours / direct,
-            "memory_growth_mb": growth}
+    return {
+        "benchmark": "scale",
+        "family": family,
+        "size": size,
+        "backend": backend,
+        "variables": n,
+        "rows": rows,
+        "instances": instances,
+        "optimal": int((np.asarray(status) == 0).sum()),
+        "objective_gap": float(np.abs(objective - direct_objective).max()),
+        "ms_per_instance": 1000 * ours,
+        "direct_ms": 1000 * direct,
+        "ratio": ours / direct,
+        "memory_growth_mb": growth,
+    }
 
 
 def fit_exponent(sizes: list[float], seconds: list[float]) -> float:
@@ -150,14 +213,27 @@ def fit_exponent(sizes: list[float], seconds: list[float]) -> float:
     return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
 
 
-def scale_benchmark(families: tuple[str, ...], backend: str = "highs", sizes: dict[str, tuple[int, ...]] | None = None,
-                    instances: int = 8, report: Any = print) -> list[dict[str, Any]]:
+def scale_benchmark(
+    families: tuple[str, ...],
+    backend: str = "highs",
+    sizes: dict[str, tuple[int, ...]] | None = None,
+    instances: int = 8,
+    report: Any = print,
+) -> list[dict[str, Any]]:
     """Every (family, size) in its own process; a row each, then one fit row per family."""
     rows: list[dict[str, Any]] = []
     for family in families:
         done = []
         for size in (sizes or SCALE_SIZES)[family]:
-            command = [sys.executable, "-m", "ilplayer_experiments.bench.scale", family, str(size), backend, str(instances)]
+            command = [
+                sys.executable,
+                "-m",
+                "ilplayer_experiments.bench.scale",
+                family,
+                str(size),
+                backend,
+                str(instances),
+            ]
             out = subprocess.run(command, capture_output=True, text=True)
             if out.returncode != 0:
                 report(f"{family} {size}: failed ({out.stderr.strip().splitlines()[-1:]})")
@@ -165,18 +241,29 @@ def scale_benchmark(families: tuple[str, ...], backend: str = "highs", sizes: di
             row = json.loads(out.stdout.strip().splitlines()[-1])
             rows.append(row)
             done.append(row)
-            report(f"{family:>13} {SIZE_NAMES[family]} {size:>3}: {row['variables']:>6} variables, "
-                   f"{row['optimal']}/{instances} optimal, {row['ms_per_instance']:9.2f} ms per instance = "
-                   f"{row['ratio']:.2f}x the direct {backend} model ({row['direct_ms']:.2f} ms); memory "
-                   f"+{row['memory_growth_mb']:.0f} MB; objectives within {row['objective_gap']:.1e}")
+            report(
+                f"{family:>13} {SIZE_NAMES[family]} {size:>3}: {row['variables']:>6} variables, "
+                f"{row['optimal']}/{instances} optimal, {row['ms_per_instance']:9.2f} ms per instance = "
+                f"{row['ratio']:.2f}x the direct {backend} model ({row['direct_ms']:.2f} ms); memory "
+                f"+{row['memory_growth_mb']:.0f} MB; objectives within {row['objective_gap']:.1e}"
+            )
         if done:
             variables = [r["variables"] for r in done]
             exponent = fit_exponent(variables, [r["ms_per_instance"] for r in done])
             direct_exponent = fit_exponent(variables, [r["direct_ms"] for r in done])
-            rows.append({"benchmark": "scale-fit", "family": family, "backend": backend,
-                         "exponent": exponent, "direct_exponent": direct_exponent})
-            report(f"{family:>13}: time per instance grows like variables^{exponent:.2f} "
-                   f"(the direct model: ^{direct_exponent:.2f})")
+            rows.append(
+                {
+                    "benchmark": "scale-fit",
+                    "family": family,
+                    "backend": backend,
+                    "exponent": exponent,
+                    "direct_exponent": direct_exponent,
+                }
+            )
+            report(
+                f"{family:>13}: time per instance grows like variables^{exponent:.2f} "
+                f"(the direct model: ^{direct_exponent:.2f})"
+            )
     return rows
 
 
@@ -190,9 +277,16 @@ def plot_scale(rows: list[dict[str, Any]], path: str) -> None:
     figure, axis = plt.subplots(figsize=(6.4, 4.2))
     for family in dict.fromkeys(r["family"] for r in rows if r["benchmark"] == "scale"):
         part = [r for r in rows if r["benchmark"] == "scale" and r["family"] == family]
-        line, = axis.loglog([r["variables"] for r in part], [r["ms_per_instance"] for r in part], "o-", label=family)
-        axis.loglog([r["variables"] for r in part], [r["direct_ms"] for r in part], "x--", color=line.get_color(),
-                    label=f"{family}, direct")
+        (line,) = axis.loglog(
+            [r["variables"] for r in part], [r["ms_per_instance"] for r in part], "o-", label=family
+        )
+        axis.loglog(
+            [r["variables"] for r in part],
+            [r["direct_ms"] for r in part],
+            "x--",
+            color=line.get_color(),
+            label=f"{family}, direct",
+        )
     axis.set_xlabel("variables")
     axis.set_ylabel("ms per instance")
     axis.legend(fontsize=7)
@@ -202,5 +296,7 @@ def plot_scale(rows: list[dict[str, Any]], path: str) -> None:
     plt.close(figure)
 
 
-if __name__ == "__main__":  # one (family, size, backend, instances) per process: its own peak memory
+if (
+    __name__ == "__main__"
+):  # one (family, size, backend, instances) per process: its own peak memory
     print(json.dumps(measure_one(sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]))))

@@ -17,7 +17,12 @@ import torch
 from ilplayer.core.records import ILPBatch
 from ilplayer.core.validation import validate_problem
 from ilplayer.parallel.dispatch import solve_problem
-from ilplayer.solvers.registry import MIP_BACKEND_RANKING, available_solvers, get_solver, preferred_backend
+from ilplayer.solvers.registry import (
+    MIP_BACKEND_RANKING,
+    available_solvers,
+    get_solver,
+    preferred_backend,
+)
 from ilplayer.testing.instances import family_batch
 
 SOLVER_FAMILIES = ("binary m=1", "binary m=8", "dense m=4", "dense m=8", "set cover", "knapsack")
@@ -34,8 +39,9 @@ def _solve_ms(solver: Any, batch: ILPBatch, through_layer: bool = False) -> floa
     forward does: validation, the box check and the backend (`solve_problem`)."""
     start = time.perf_counter()
     if through_layer:
-        problem = validate_problem(torch.tensor(batch.c), torch.tensor(batch.A), torch.tensor(batch.b),
-                                   batch.lb, batch.ub)
+        problem = validate_problem(
+            torch.tensor(batch.c), torch.tensor(batch.A), torch.tensor(batch.b), batch.lb, batch.ub
+        )
         result = SimpleNamespace(status=solve_problem(problem, solver)[1].numpy())
     else:
         result = solver.solve(batch)
@@ -65,11 +71,15 @@ class ReferenceLayerSolver:
         for i, c in enumerate(batch.c):
             with gp.Model(env=self._env) as model:
                 model.Params.Threads = 1
-                y = [model.addVar(lb=float(lo), ub=float(hi), vtype=gp.GRB.INTEGER)
-                     for lo, hi in zip(batch.lb, batch.ub)]
+                y = [
+                    model.addVar(lb=float(lo), ub=float(hi), vtype=gp.GRB.INTEGER)
+                    for lo, hi in zip(batch.lb, batch.ub)
+                ]
                 model.setObjective(gp.quicksum(float(w) * v for w, v in zip(c, y)), gp.GRB.MINIMIZE)
                 for row, bound in zip(batch.A, batch.b):
-                    model.addConstr(gp.quicksum(float(a) * v for a, v in zip(row, y)) - float(bound) <= 0)
+                    model.addConstr(
+                        gp.quicksum(float(a) * v for a, v in zip(row, y)) - float(bound) <= 0
+                    )
                 model.optimize()
                 status[i] = 0 if model.Status == gp.GRB.OPTIMAL else 4
         return SimpleNamespace(status=status)
@@ -86,9 +96,15 @@ def rotated(items: Sequence[Any], shift: int) -> list[Any]:
     return [*items[shift:], *items[:shift]]
 
 
-def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[str] = SOLVER_FAMILIES,
-                      batch: int = 64, repeats: int = 3, n: int = 16,
-                      reference: bool = False, through_layer: bool = False) -> list[dict[str, Any]]:
+def solvers_benchmark(
+    backends: Sequence[str] = MIP_BACKENDS,
+    families: Sequence[str] = SOLVER_FAMILIES,
+    batch: int = 64,
+    repeats: int = 3,
+    n: int = 16,
+    reference: bool = False,
+    through_layer: bool = False,
+) -> list[dict[str, Any]]:
     """ms per instance for a batch of ``batch`` fresh cost vectors on one ``(A, b)``, each
     backend reused across batches (as a layer does), serial, one thread. Backends run
     interleaved, batch by batch, so that the machine's load hits them alike; the figure is the
@@ -103,10 +119,15 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
     layer_path = {name: through_layer and name != ReferenceLayerSolver.name for name in names}
     rows = []
     for family in families:
-        solvers = {name: ReferenceLayerSolver() if name == ReferenceLayerSolver.name else get_solver(name)
-                   for name in names}
+        solvers = {
+            name: ReferenceLayerSolver() if name == ReferenceLayerSolver.name else get_solver(name)
+            for name in names
+        }
         everything = family_batch(family, batch * (repeats + 1), n=n)  # one (A, b)
-        chunks = [everything.with_rows(c=everything.c[i * batch:(i + 1) * batch]) for i in range(repeats + 1)]
+        chunks = [
+            everything.with_rows(c=everything.c[i * batch : (i + 1) * batch])
+            for i in range(repeats + 1)
+        ]
         for solver in solvers.values():  # warm-up: the native model of this (A, b)
             solver.solve(chunks[0])
         samples: dict[str, list[float]] = {name: [] for name in names}
@@ -118,9 +139,18 @@ def solvers_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence
         reference_ms = statistics.median(samples[names[0]])
         for name in names:
             ms = statistics.median(samples[name])
-            rows.append({"benchmark": "solvers", "family": family, "n": n, "backend": name,
-                         "through_layer": layer_path[name],
-                         "ms_per_instance": ms, "ratio": ms / reference_ms, "reference": names[0]})
+            rows.append(
+                {
+                    "benchmark": "solvers",
+                    "family": family,
+                    "n": n,
+                    "backend": name,
+                    "through_layer": layer_path[name],
+                    "ms_per_instance": ms,
+                    "ratio": ms / reference_ms,
+                    "reference": names[0],
+                }
+            )
     return rows
 
 
@@ -129,8 +159,14 @@ def _perturbed(batch: ILPBatch, scale: float, seed: int) -> ILPBatch:
     return batch.with_rows(c=batch.c * (1 + scale * rng.standard_normal(batch.c.shape)))
 
 
-def warm_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[str] = ("binary m=8", "dense m=8"),
-                   batch: int = 64, epochs: int = 4, noise: float = 0.01, n: int = 16) -> list[dict[str, Any]]:
+def warm_benchmark(
+    backends: Sequence[str] = MIP_BACKENDS,
+    families: Sequence[str] = ("binary m=8", "dense m=8"),
+    batch: int = 64,
+    epochs: int = 4,
+    noise: float = 0.01,
+    n: int = 16,
+) -> list[dict[str, Any]]:
     """Training revisits its instances every epoch with slightly changed costs: solve the same
     batch ``epochs`` times, costs moved by ``noise`` (relative) each time, with warm starts off
     and on (two solvers, interleaved). The ratio is warm / cold over the epochs after the first."""
@@ -149,13 +185,26 @@ def warm_benchmark(backends: Sequence[str] = MIP_BACKENDS, families: Sequence[st
             cold.close()
             warm.close()
             cold_ms, warm_ms = statistics.fmean(times["cold"]), statistics.fmean(times["warm"])
-            rows.append({"benchmark": "warm", "family": family, "n": n, "backend": name,
-                         "cold_ms": cold_ms, "warm_ms": warm_ms, "ratio": warm_ms / cold_ms})
+            rows.append(
+                {
+                    "benchmark": "warm",
+                    "family": family,
+                    "n": n,
+                    "backend": name,
+                    "cold_ms": cold_ms,
+                    "warm_ms": warm_ms,
+                    "ratio": warm_ms / cold_ms,
+                }
+            )
     return rows
 
 
-def reuse_benchmark(backends: Sequence[str] = ("gurobi", "highs"), batch: int = 8, calls: int = 40,
-                    family: str = "dense m=4") -> list[dict[str, Any]]:
+def reuse_benchmark(
+    backends: Sequence[str] = ("gurobi", "highs"),
+    batch: int = 8,
+    calls: int = 40,
+    family: str = "dense m=4",
+) -> list[dict[str, Any]]:
     """``ilplayer.solve`` called repeatedly against a reused ``ILPLayer`` forward (no grad) on
     the same small batch, alternating call by call. Ratio: solve() / layer."""
     from ilplayer.layer import ILPLayer, solve
@@ -181,8 +230,17 @@ def reuse_benchmark(backends: Sequence[str] = ("gurobi", "highs"), batch: int = 
         layer.close()
         release_solvers()
         solve_ms, layer_ms = statistics.median(times["solve"]), statistics.median(times["layer"])
-        rows.append({"benchmark": "reuse", "family": family, "backend": name, "batch": batch,
-                     "solve_ms": solve_ms, "layer_ms": layer_ms, "ratio": solve_ms / layer_ms})
+        rows.append(
+            {
+                "benchmark": "reuse",
+                "family": family,
+                "backend": name,
+                "batch": batch,
+                "solve_ms": solve_ms,
+                "layer_ms": layer_ms,
+                "ratio": solve_ms / layer_ms,
+            }
+        )
     return rows
 
 
@@ -192,7 +250,9 @@ def _busy_neighbour(stop: Any) -> None:  # a process that keeps torch's default 
         a = torch.tanh(a @ a)
 
 
-def backward_benchmark(batch: int = 64, m: int = 8, n: int = 16, repeats: int = 200) -> list[dict[str, Any]]:
+def backward_benchmark(
+    batch: int = 64, m: int = 8, n: int = 16, repeats: int = 200
+) -> list[dict[str, Any]]:
     """The layer's backward (B = ``batch``, dense m x n) with torch's default threads and with
     the layer's one thread, on a quiet machine and beside one busy process. Ratio: each to the
     quiet one-thread time measured in the same run."""
@@ -201,8 +261,10 @@ def backward_benchmark(batch: int = 64, m: int = 8, n: int = 16, repeats: int = 
 
     constraints = StaticConstraints(m, n, -5, 5, seed=0)
     c = (torch.rand(batch, n) - 0.5).requires_grad_()
-    layers = {"torch default threads": ILPLayer(-5, 5, solver=preferred_backend(), backward_threads=None),
-              "layer (1 thread)": ILPLayer(-5, 5, solver=preferred_backend(), backward_threads=1)}
+    layers = {
+        "torch default threads": ILPLayer(-5, 5, solver=preferred_backend(), backward_threads=None),
+        "layer (1 thread)": ILPLayer(-5, 5, solver=preferred_backend(), backward_threads=1),
+    }
     outputs = {label: layer(c, *constraints()) for label, layer in layers.items()}
     dy = torch.randn(batch, n) / batch
 
@@ -210,7 +272,9 @@ def backward_benchmark(batch: int = 64, m: int = 8, n: int = 16, repeats: int = 
         samples = []
         for _ in range(repeats):
             start = time.perf_counter()
-            torch.autograd.grad(outputs[label], [c, *constraints.parameters()], dy, retain_graph=True)
+            torch.autograd.grad(
+                outputs[label], [c, *constraints.parameters()], dy, retain_graph=True
+            )
             samples.append(1e3 * (time.perf_counter() - start))
         return statistics.median(samples)
 
@@ -229,8 +293,16 @@ def backward_benchmark(batch: int = 64, m: int = 8, n: int = 16, repeats: int = 
     reference = quiet["layer (1 thread)"]
     for label in layers:
         for load, figures in (("quiet", quiet), ("busy neighbour", busy)):
-            rows.append({"benchmark": "backward", "threads": label, "load": load, "batch": batch,
-                         "ms": figures[label], "ratio": figures[label] / reference})
+            rows.append(
+                {
+                    "benchmark": "backward",
+                    "threads": label,
+                    "load": load,
+                    "batch": batch,
+                    "ms": figures[label],
+                    "ratio": figures[label] / reference,
+                }
+            )
     for layer in layers.values():
         layer.close()
     return rows

@@ -53,9 +53,11 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 FEASIBILITY_TOL = 1e-6
 MAX_SAFE_INTEGER = 2**53  # keep every scaled activity exactly representable
-CLASH_FIX = ("ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1.16 links HiGHS "
-             "into its own module and lives beside ortools: pip install 'ilplayer[all]' "
-             "(highspy>=1.16 with ortools 9.15).")
+CLASH_FIX = (
+    "ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1.16 links HiGHS "
+    "into its own module and lives beside ortools: pip install 'ilplayer[all]' "
+    "(highspy>=1.16 with ortools 9.15)."
+)
 
 
 def _sat_parameters(params: dict[str, Any]) -> str:
@@ -107,12 +109,22 @@ def _block_lp(model_builder_helper: Any, batch: ILPBatch, size: int) -> tuple[An
     row_of, column_of = np.nonzero(rows)
     row_starts = np.concatenate([[0], np.cumsum(np.tile(np.bincount(row_of, minlength=m), size))])
     matrix = scipy.sparse.csr_matrix(
-        (np.tile(rows[row_of, column_of], size), (column_of[None, :] + n * offsets[:, None]).ravel(), row_starts),
-        shape=(m * size, n * size))
+        (
+            np.tile(rows[row_of, column_of], size),
+            (column_of[None, :] + n * offsets[:, None]).ravel(),
+            row_starts,
+        ),
+        shape=(m * size, n * size),
+    )
     helper = model_builder_helper.ModelBuilderHelper()
     helper.fill_model_from_sparse_data(
-        np.tile(batch.lb.astype(np.float64), size), np.tile(batch.ub.astype(np.float64), size),
-        np.zeros(size * n), np.tile(lower, size), np.tile(upper, size), matrix)
+        np.tile(batch.lb.astype(np.float64), size),
+        np.tile(batch.ub.astype(np.float64), size),
+        np.zeros(size * n),
+        np.tile(lower, size),
+        np.tile(upper, size),
+        matrix,
+    )
     solver = model_builder_helper.ModelSolverHelper("glop")
     solver.set_solver_specific_parameters(GLOP_PARAMETERS)
     return helper, solver, list(range(size * n))
@@ -126,7 +138,13 @@ class _Model:
     def __init__(self, cp_model: Any, y: list[Any], batch: ILPBatch, indices: list[int]) -> None:
         if indices != list(range(len(y))):  # solve_instance reads y's values by position
             raise RuntimeError("CP-SAT numbered the model's variables out of order")
-        self.cp_model, self.proto, self.y, self.indices, self.batch = cp_model, cp_model.proto, y, indices, batch
+        self.cp_model, self.proto, self.y, self.indices, self.batch = (
+            cp_model,
+            cp_model.proto,
+            y,
+            indices,
+            batch,
+        )
         self.A, self.b_high = batch.A, batch.b + FEASIBILITY_TOL
         self.A_eq: np.ndarray | None = batch.A_eq if len(batch.A_eq) else None
         self.b_eq: np.ndarray | None = batch.b_eq if len(batch.A_eq) else None
@@ -136,7 +154,9 @@ class _Model:
         """Whether ``point`` meets the float rows (within FEASIBILITY_TOL)."""
         if not (self.A @ point <= self.b_high).all():
             return False
-        return self.A_eq is None or bool((np.abs(self.A_eq @ point - self.b_eq) <= FEASIBILITY_TOL).all())
+        return self.A_eq is None or bool(
+            (np.abs(self.A_eq @ point - self.b_eq) <= FEASIBILITY_TOL).all()
+        )
 
 
 class CpSatSolver(PersistentModelSolver):
@@ -150,26 +170,43 @@ class CpSatSolver(PersistentModelSolver):
     """
 
     name = "cpsat"
-    capabilities = frozenset({Capability.INTEGER_COEFFICIENTS_ONLY, Capability.RELEASES_GIL,
-                              Capability.EQUALITY_CONSTRAINTS,
-                              Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT})
+    capabilities = frozenset(
+        {
+            Capability.INTEGER_COEFFICIENTS_ONLY,
+            Capability.RELEASES_GIL,
+            Capability.EQUALITY_CONSTRAINTS,
+            Capability.IN_PLACE_UPDATES,
+            Capability.TIME_LIMIT,
+        }
+    )
     accepts_start = True
 
-    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
-                 scale: float = 1e6, max_repairs: int = 100, warm_start: bool | None = None) -> None:
+    def __init__(
+        self,
+        time_limit: float | None = None,
+        params: dict[str, Any] | None = None,
+        scale: float = 1e6,
+        max_repairs: int = 100,
+        warm_start: bool | None = None,
+    ) -> None:
         super().__init__(time_limit, params, warm_start)
         if not (isinstance(scale, (int, float)) and scale >= 1):
             raise ValueError(f"scale must be a number >= 1, got {scale!r}")
         if isinstance(max_repairs, bool) or not isinstance(max_repairs, int) or max_repairs < 0:
-            raise ValueError(f"max_repairs must be an integer >= 0 (cuts allowed per instance), "
-                             f"got {max_repairs!r}")
+            raise ValueError(
+                f"max_repairs must be an integer >= 0 (cuts allowed per instance), "
+                f"got {max_repairs!r}"
+            )
         self.scale = float(scale)
         self.max_repairs = max_repairs
-        ortools_sat = import_solver_library("ortools.sat.python.cp_model", clashes_with=("highspy",),
-                                            fix=CLASH_FIX)
+        ortools_sat = import_solver_library(
+            "ortools.sat.python.cp_model", clashes_with=("highspy",), fix=CLASH_FIX
+        )
         self._cp = ortools_sat
         self._solver = ortools_sat.CpSolver()
-        self._solver.parameters.merge_text_format(_sat_parameters({**DEFAULT_PARAMS, **self.params}))
+        self._solver.parameters.merge_text_format(
+            _sat_parameters({**DEFAULT_PARAMS, **self.params})
+        )
         if self.time_limit is not None:
             self._solver.parameters.max_time_in_seconds = self.time_limit
         self.repairs = 0  # cuts added so far (a measure of how often scaling misled CP-SAT)
@@ -180,7 +217,11 @@ class CpSatSolver(PersistentModelSolver):
 
     def check(self, problem: ProblemTensors) -> None:
         reach = np.maximum(np.abs(problem.lb), np.abs(problem.ub)).astype(np.float64)
-        matrices: tuple[tuple[str, Any], ...] = (("A", problem.A), ("c", problem.c), ("A_eq", problem.A_eq))
+        matrices: tuple[tuple[str, Any], ...] = (
+            ("A", problem.A),
+            ("c", problem.c),
+            ("A_eq", problem.A_eq),
+        )
         for name, tensor in matrices:
             if tensor is None:
                 continue
@@ -192,7 +233,8 @@ class CpSatSolver(PersistentModelSolver):
                 raise ValueError(
                     f"{name}: coefficients up to {largest / self.scale:.3g} times scale={self.scale:g} "
                     "over this box overflow CP-SAT's exact integer range; pass a smaller scale "
-                    "in solver_options")
+                    "in solver_options"
+                )
 
     def solve(self, batch: ILPBatch) -> Any:
         # CP-SAT's models here are small integer programs: sparse rows are read densely.
@@ -203,7 +245,10 @@ class CpSatSolver(PersistentModelSolver):
     def build_model(self, batch: ILPBatch) -> _Model:
         cp = self._cp
         model = cp.CpModel()
-        y = [model.new_int_var(int(l), int(u), f"y{i}") for i, (l, u) in enumerate(zip(batch.lb, batch.ub))]
+        y = [
+            model.new_int_var(int(l), int(u), f"y{i}")
+            for i, (l, u) in enumerate(zip(batch.lb, batch.ub))
+        ]
         scaled = batch.A * self.scale
         coefficients = np.round(scaled)
         reach = np.maximum(np.abs(batch.lb), np.abs(batch.ub)).astype(np.float64)
@@ -218,7 +263,9 @@ class CpSatSolver(PersistentModelSolver):
         error_eq = np.abs(coefficients_eq - scaled_eq) @ reach
         low = np.ceil(self.scale * (batch.b_eq - FEASIBILITY_TOL) - error_eq - 1e-9)
         high = np.floor(self.scale * (batch.b_eq + FEASIBILITY_TOL) + error_eq + 1e-9)
-        for row, lo, hi in zip(coefficients_eq.astype(np.int64), low.astype(np.int64), high.astype(np.int64)):
+        for row, lo, hi in zip(
+            coefficients_eq.astype(np.int64), low.astype(np.int64), high.astype(np.int64)
+        ):
             expression = cp.LinearExpr.weighted_sum(y, row.tolist())
             model.add(expression >= int(lo))
             model.add(expression <= int(hi))
@@ -252,8 +299,9 @@ class CpSatSolver(PersistentModelSolver):
     # and ``minimize`` over a new expression cost several times more Python per instance, a
     # large share of a small solve. The variables of both are written once per model; each
     # instance rewrites the numbers only.
-    def solve_instance(self, model: _Model, c: np.ndarray, start: np.ndarray | None = None
-                       ) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(
+        self, model: _Model, c: np.ndarray, start: np.ndarray | None = None
+    ) -> tuple[Status, np.ndarray | None]:
         cp = self._cp
         if start is not None:  # a hint; it stays set for the solves after it
             hint = model.proto.solution_hint
@@ -275,11 +323,15 @@ class CpSatSolver(PersistentModelSolver):
             # y are the model's first variables: the response lists their values in order (one
             # pass, not a call per variable; fromiter stops after y's values and builds no list
             # on the way: half the time, all of it holding the GIL).
-            point = np.fromiter(self._solver.response_proto.solution, dtype=np.float64, count=len(model.y))
+            point = np.fromiter(
+                self._solver.response_proto.solution, dtype=np.float64, count=len(model.y)
+            )
             if model.feasible(point):
                 return (Status.OPTIMAL if code == cp.OPTIMAL else Status.TIME_LIMIT), point
             # Admitted only by the rounding: cut exactly this point off and solve again.
             model.cp_model.add_forbidden_assignments(model.y, [tuple(int(v) for v in point)])
             self.repairs += 1
-        raise RuntimeError(f"CP-SAT answers still violated A y <= b after {self.max_repairs} "
-                           "repairs; raise scale or max_repairs")
+        raise RuntimeError(
+            f"CP-SAT answers still violated A y <= b after {self.max_repairs} "
+            "repairs; raise scale or max_repairs"
+        )

@@ -21,10 +21,12 @@ def test_coarse_scaling_is_repaired_to_feasible_answers_within_the_documented_bo
     instances = make_instances("binary-m8", seed=5)
     solver = cpsat("cpsat", scale=10.0)
     solver.relaxation_multipliers = lambda model, c: [None] * len(c)  # every instance to CP-SAT
-    y, status = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb, instances.ub,
-                               solver=solver)
-    y_ref, status_ref = ilplayer.solve(instances.c, instances.A, instances.b, instances.lb,
-                                       instances.ub)
+    y, status = ilplayer.solve(
+        instances.c, instances.A, instances.b, instances.lb, instances.ub, solver=solver
+    )
+    y_ref, status_ref = ilplayer.solve(
+        instances.c, instances.A, instances.b, instances.lb, instances.ub
+    )
     assert Status.names(status) == Status.names(status_ref)
     assert solver.repairs > 0  # the coarse scale admitted infeasible points, which were cut
     assert ((y @ instances.A.T) <= instances.b + 1e-6).all()  # always feasible
@@ -58,13 +60,17 @@ def test_a_value_of_the_wrong_type_is_refused_by_name(cpsat):
 def test_enum_parameters_take_a_member_name_or_number(cpsat):
     by_name = cpsat("cpsat", params={"search_branching": "LP_SEARCH"})
     by_number = cpsat("cpsat", params={"search_branching": 3})
-    assert by_name._solver.parameters.search_branching == by_number._solver.parameters.search_branching
+    assert (
+        by_name._solver.parameters.search_branching == by_number._solver.parameters.search_branching
+    )
     assert by_name._solver.parameters.search_branching.name == "LP_SEARCH"
 
 
 def test_repeated_parameters_take_a_list_and_integers_no_bool_or_fraction(cpsat):
     # Repeated fields used to end in an AttributeError from the protobuf wrapper.
-    solver = cpsat("cpsat", params={"restart_algorithms": ["LUBY_RESTART", 4], "subsolvers": ["default_lp"]})
+    solver = cpsat(
+        "cpsat", params={"restart_algorithms": ["LUBY_RESTART", 4], "subsolvers": ["default_lp"]}
+    )
     assert list(solver._solver.parameters.restart_algorithms) == [1, 4]
     assert list(solver._solver.parameters.subsolvers) == ["default_lp"]
     with pytest.raises(ValueError, match=r"params: CP-SAT rejected subsolvers='default_lp'"):
@@ -117,19 +123,39 @@ def test_block_lp_multipliers_are_the_lp_optima_and_its_optimal_duals(cpsat, cou
     n = 7
     A, A_eq = rng.normal(size=(3, n)), rng.uniform(0.5, 1.0, (1, n))
     A[1] = 0.0  # an empty row: no entries in its block rows of the sparse matrix
-    batch = ILPBatch(c=rng.normal(size=(count, n)), A=A, b=rng.uniform(0.5, 2.0, 3), lb=np.full(n, -2.0),
-                     ub=np.full(n, 3.0), A_eq=A_eq, b_eq=np.array([1.5]))
+    batch = ILPBatch(
+        c=rng.normal(size=(count, n)),
+        A=A,
+        b=rng.uniform(0.5, 2.0, 3),
+        lb=np.full(n, -2.0),
+        ub=np.full(n, 3.0),
+        A_eq=A_eq,
+        b_eq=np.array([1.5]),
+    )
     solver = cpsat("cpsat")
     found = solver.relaxation_multipliers(solver.build_model(batch), batch.c)
     assert len(found) == count
     for c, (lam, mu, x) in zip(batch.c, found):
-        lp = scipy_optimize.linprog(c, A_ub=batch.A, b_ub=batch.b, A_eq=batch.A_eq, b_eq=batch.b_eq,
-                                    bounds=list(zip(batch.lb, batch.ub)), method="highs")
+        lp = scipy_optimize.linprog(
+            c,
+            A_ub=batch.A,
+            b_ub=batch.b,
+            A_eq=batch.A_eq,
+            b_eq=batch.b_eq,
+            bounds=list(zip(batch.lb, batch.ub)),
+            method="highs",
+        )
         assert c @ x == pytest.approx(lp.fun, abs=1e-7)
-        assert (batch.A @ x <= batch.b + 1e-7).all() and (batch.lb - 1e-9 <= x).all() and (x <= batch.ub + 1e-9).all()
+        assert (
+            (batch.A @ x <= batch.b + 1e-7).all()
+            and (batch.lb - 1e-9 <= x).all()
+            and (x <= batch.ub + 1e-9).all()
+        )
         assert (lam >= -1e-9).all()
         # Optimal duals: the Lagrangian over the box alone reaches the LP optimum (the bound the
         # core's search around a start relies on).
         reduced = c + lam @ batch.A + mu @ batch.A_eq
-        lagrangian = np.where(reduced >= 0, batch.lb, batch.ub) @ reduced - lam @ batch.b - mu @ batch.b_eq
+        lagrangian = (
+            np.where(reduced >= 0, batch.lb, batch.ub) @ reduced - lam @ batch.b - mu @ batch.b_eq
+        )
         assert lagrangian == pytest.approx(lp.fun, abs=1e-7)

@@ -85,7 +85,9 @@ class GurobiModel:
     relaxed: Any
     batch: ILPBatch
     block: tuple[Any, Any, int] | None = None
-    tuned: bool = True  # on the speed settings, each instance past ESCALATE_NODES finished on FINISH
+    tuned: bool = (
+        True  # on the speed settings, each instance past ESCALATE_NODES finished on FINISH
+    )
     switch: Switch = field(default_factory=Switch)  # which settings the next instance starts on
 
 
@@ -98,13 +100,25 @@ class GurobiSolver(PersistentModelSolver):
     """
 
     name = "gurobi"
-    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
-                              Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
+    capabilities = frozenset(
+        {
+            Capability.RELEASES_GIL,
+            Capability.IN_PLACE_UPDATES,
+            Capability.EQUALITY_CONSTRAINTS,
+            Capability.TIME_LIMIT,
+            Capability.CONTINUOUS_VARIABLES,
+            Capability.INFINITE_BOUNDS,
+        }
+    )
     _license: ClassVar[LicenseStatus | None] = None
     accepts_start = True
 
-    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
-                 warm_start: bool | None = None) -> None:
+    def __init__(
+        self,
+        time_limit: float | None = None,
+        params: dict[str, Any] | None = None,
+        warm_start: bool | None = None,
+    ) -> None:
         super().__init__(time_limit, params, warm_start)
         import gurobipy as gp
 
@@ -141,7 +155,9 @@ class GurobiSolver(PersistentModelSolver):
                 if exc.errno == 10010:
                     cls._license = LicenseStatus.SIZE_LIMITED
                 elif exc.errno in _LICENSE_ERRORS:
-                    cls._license = LicenseStatus.MISSING if exc.errno == 10009 else LicenseStatus.INVALID
+                    cls._license = (
+                        LicenseStatus.MISSING if exc.errno == 10009 else LicenseStatus.INVALID
+                    )
                 else:
                     raise
         return cls._license
@@ -152,13 +168,18 @@ class GurobiSolver(PersistentModelSolver):
             raise ValueError(
                 f"A: {m} constraints x {n} variables exceed Gurobi's size-limited licence (at "
                 f"most {SIZE_LIMIT} variables and {SIZE_LIMIT} constraints; the licence that comes "
-                "with the pip wheel). Install a full Gurobi licence or use an open-source backend.")
+                "with the pip wheel). Install a full Gurobi licence or use an open-source backend."
+            )
 
     def build_model(self, batch: ILPBatch) -> GurobiModel:
         gp = self._gp
         model = gp.Model(env=self._env)
-        x = model.addMVar(batch.num_variables, lb=batch.lb, ub=batch.ub,
-                          vtype=np.where(batch.integrality, gp.GRB.INTEGER, gp.GRB.CONTINUOUS))
+        x = model.addMVar(
+            batch.num_variables,
+            lb=batch.lb,
+            ub=batch.ub,
+            vtype=np.where(batch.integrality, gp.GRB.INTEGER, gp.GRB.CONTINUOUS),
+        )
         model.addConstr(batch.A @ x <= batch.b + batch.row_band(FEASIBILITY_TOL))
         if batch.num_equalities:  # a band b_eq -/+ the tolerance: upper rows, then lower rows
             band = batch.row_band(FEASIBILITY_TOL, equalities=True)
@@ -167,7 +188,9 @@ class GurobiSolver(PersistentModelSolver):
         tuned = not (batch.num_variables >= LARGE_FROM or batch.unbounded_integers)
         if not tuned:
             self._own_defaults(model)
-        escalates = tuned and "NodeLimit" not in self.params  # a node limit in params turns the switch off
+        escalates = (
+            tuned and "NodeLimit" not in self.params
+        )  # a node limit in params turns the switch off
         if escalates:
             model.setParam("NodeLimit", ESCALATE_NODES)
         model.update()
@@ -189,7 +212,9 @@ class GurobiSolver(PersistentModelSolver):
         import scipy.sparse as sparse
 
         model = self._gp.Model(env=self._env)
-        x = model.addMVar(size * batch.num_variables, lb=np.tile(batch.lb, size), ub=np.tile(batch.ub, size))
+        x = model.addMVar(
+            size * batch.num_variables, lb=np.tile(batch.lb, size), ub=np.tile(batch.ub, size)
+        )
         blocks = lambda matrix: sparse.block_diag([sparse.csr_matrix(matrix)] * size, format="csr")
         if batch.num_constraints:
             model.addConstr(blocks(batch.A) @ x <= np.tile(batch.b, size))
@@ -210,7 +235,11 @@ class GurobiSolver(PersistentModelSolver):
             batch = model.batch
             # Sized to the size-limited licence (variables and rows of all copies: a 10 x 10
             # grid's blocks once overflowed it, every block LP failed and its gate closed).
-            size = min(BLOCK, SIZE_LIMIT // max(batch.num_variables, batch.num_constraints + batch.num_equalities, 1))
+            size = min(
+                BLOCK,
+                SIZE_LIMIT
+                // max(batch.num_variables, batch.num_constraints + batch.num_equalities, 1),
+            )
             if size < MIN_BLOCK:
                 model.block = (None, None, 0)
                 return None
@@ -247,7 +276,10 @@ class GurobiSolver(PersistentModelSolver):
             # binding "<=" row of a minimisation): the multipliers are its negatives, an equality
             # row's too. Rows: every block's inequalities, then every block's equalities.
             duals = -np.asarray(lp.getAttr("Pi", lp.getConstrs()))
-            inequalities, equalities = duals[:size * m].reshape(size, m), duals[size * m:].reshape(size, -1)
+            inequalities, equalities = (
+                duals[: size * m].reshape(size, m),
+                duals[size * m :].reshape(size, -1),
+            )
             return np.hstack([inequalities, equalities]), x.X
 
         return multipliers_in_blocks(c, size, m, solve_block)
@@ -263,8 +295,9 @@ class GurobiSolver(PersistentModelSolver):
             return None
         return integral_answer(np.asarray(x.X), model.batch.integrality, INTEGRAL_LP_TOL)
 
-    def solve_instance(self, model: GurobiModel, c: np.ndarray, start: np.ndarray | None = None
-                       ) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(
+        self, model: GurobiModel, c: np.ndarray, start: np.ndarray | None = None
+    ) -> tuple[Status, np.ndarray | None]:
         grb = self._gp.GRB
         gmodel, x = model.mip, model.x
         if start is not None:  # a MIP start; it stays set for the solves after it
@@ -292,16 +325,25 @@ class GurobiSolver(PersistentModelSolver):
         if status in (grb.INF_OR_UNBD, grb.UNBOUNDED):
             batch = model.batch
             finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
-            return (Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))), None
+            return (
+                Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))
+            ), None
         if status in (grb.TIME_LIMIT, grb.NODE_LIMIT):  # a limit stopped the search
-            return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+            return (
+                (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+            )
         raise RuntimeError(f"Gurobi ended with status code {status}")
 
     def node_limit(self, model: GurobiModel, nodes: int) -> Any:
         """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
         ``FINISH``); for the core's feasibility check of an unbounded instance."""
-        return capped_nodes(model, [model.mip], lambda mip: mip.getParamInfo("NodeLimit")[2],
-                            lambda mip, value: mip.setParam("NodeLimit", value), nodes)
+        return capped_nodes(
+            model,
+            [model.mip],
+            lambda mip: mip.getParamInfo("NodeLimit")[2],
+            lambda mip, value: mip.setParam("NodeLimit", value),
+            nodes,
+        )
 
     def _escalate(self, model: GurobiModel, spent: float) -> None:
         """The instance solved on ``FINISH`` (after a tuned solve past ``ESCALATE_NODES``: its

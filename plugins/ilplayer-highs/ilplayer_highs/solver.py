@@ -75,9 +75,18 @@ DEFAULT_OPTIONS: dict[str, Any] = {
 # an integer variable of infinite bound: without presolve, restarts and heuristics branch and
 # bound need not end there (ILPBatch.unbounded_integers: a 9-variable MILP HiGHS' defaults
 # settle in presolve ran into every time limit).
-SPEED_OPTIONS = ("mip_heuristic_run_feasibility_jump", "presolve", "mip_detect_symmetry", "mip_allow_restart",
-                 "mip_pscost_minreliable", "mip_heuristic_effort", "mip_heuristic_run_rens",
-                 "mip_heuristic_run_rins", "mip_heuristic_run_root_reduced_cost", "mip_pool_soft_limit")
+SPEED_OPTIONS = (
+    "mip_heuristic_run_feasibility_jump",
+    "presolve",
+    "mip_detect_symmetry",
+    "mip_allow_restart",
+    "mip_pscost_minreliable",
+    "mip_heuristic_effort",
+    "mip_heuristic_run_rens",
+    "mip_heuristic_run_rins",
+    "mip_heuristic_run_root_reduced_cost",
+    "mip_pool_soft_limit",
+)
 # Each instance of a model on the speed settings starts on them with a budget of ESCALATE_NODES
 # branch-and-bound nodes; one that runs past it is solved again on HiGHS' own (SPEED_OPTIONS at
 # its defaults), and the next instance starts on the speed settings again, as in the Gurobi and
@@ -153,9 +162,11 @@ def run_highs(highs: Any, hs: Any) -> Any:
     return status
 
 
-CLASH_FIX = ("ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1.16 links HiGHS "
-             "into its own module and lives beside ortools: pip install 'ilplayer[all]' "
-             "(highspy>=1.16 with ortools 9.15).")
+CLASH_FIX = (
+    "ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1.16 links HiGHS "
+    "into its own module and lives beside ortools: pip install 'ilplayer[all]' "
+    "(highspy>=1.16 with ortools 9.15)."
+)
 
 
 @dataclass
@@ -175,11 +186,15 @@ class HighsModel:
     block: tuple[Any, np.ndarray] | None = None
     cutoff: float = np.inf
     hit_rate: float = 1.0
-    tuned: bool = True  # on the speed settings; an instance past ESCALATE_NODES solved again on HiGHS' own
+    tuned: bool = (
+        True  # on the speed settings; an instance past ESCALATE_NODES solved again on HiGHS' own
+    )
     # A streak on HiGHS' own costs a dense box a little; without it, sudoku's models (whose
     # instances run past the budget, and which HiGHS' presolve settles) paid the budget on each.
     switch: Switch = field(default_factory=Switch)
-    exact_first: bool = False  # an unbounded integer: the exact rows' MIP first, then the banded one
+    exact_first: bool = (
+        False  # an unbounded integer: the exact rows' MIP first, then the banded one
+    )
     exact: Any = None  # the MIP on the exact rows (made on first use)
     batch: ILPBatch | None = None  # the constraint set (``exact_first`` models)
 
@@ -193,12 +208,24 @@ class HighsSolver(PersistentModelSolver):
     """
 
     name = "highs"
-    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
-                              Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
+    capabilities = frozenset(
+        {
+            Capability.RELEASES_GIL,
+            Capability.IN_PLACE_UPDATES,
+            Capability.EQUALITY_CONSTRAINTS,
+            Capability.TIME_LIMIT,
+            Capability.CONTINUOUS_VARIABLES,
+            Capability.INFINITE_BOUNDS,
+        }
+    )
     accepts_start = True
 
-    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
-                 warm_start: bool | None = None) -> None:
+    def __init__(
+        self,
+        time_limit: float | None = None,
+        params: dict[str, Any] | None = None,
+        warm_start: bool | None = None,
+    ) -> None:
         super().__init__(time_limit, params, warm_start)
         self._highspy = import_solver_library("highspy", clashes_with=("ortools",), fix=CLASH_FIX)
         options = {**DEFAULT_OPTIONS, **self.params}
@@ -210,10 +237,14 @@ class HighsSolver(PersistentModelSolver):
         for key, value in options.items():  # validate names and values once, up front
             found, current = probe.getOptionValue(key)
             if found != self._highspy.HighsStatus.kOk:
-                raise ValueError(f"params: HiGHS rejected option {key}={value!r}: HiGHS has no option of that name")
+                raise ValueError(
+                    f"params: HiGHS rejected option {key}={value!r}: HiGHS has no option of that name"
+                )
             options[key] = value = native_value("HiGHS", key, value, current)
             if probe.setOptionValue(key, value) != self._highspy.HighsStatus.kOk:
-                raise ValueError(f"params: HiGHS rejected option {key}={value!r}: a value out of its range")
+                raise ValueError(
+                    f"params: HiGHS rejected option {key}={value!r}: a value out of its range"
+                )
         self.options = options
 
     def _model_options(self, num_variables: int) -> dict[str, Any]:
@@ -225,13 +256,19 @@ class HighsSolver(PersistentModelSolver):
 
     def _own_options(self, options: dict[str, Any]) -> dict[str, Any]:
         """``options`` without the speed settings that ``params`` leave to HiGHS' defaults."""
-        return {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
+        return {
+            key: value
+            for key, value in options.items()
+            if key not in SPEED_OPTIONS or key in self.params
+        }
 
     def build_model(self, batch: ILPBatch) -> HighsModel:
         hs = self._highspy
         highs = new_highs(hs)
         options = self._model_options(batch.num_variables)
-        if batch.unbounded_integers:  # a fresh Highs holds HiGHS' defaults: leave them (SPEED_OPTIONS)
+        if (
+            batch.unbounded_integers
+        ):  # a fresh Highs holds HiGHS' defaults: leave them (SPEED_OPTIONS)
             options = self._own_options(options)
         elif "mip_max_nodes" not in self.params:
             options["mip_max_nodes"] = ESCALATE_NODES
@@ -249,14 +286,20 @@ class HighsSolver(PersistentModelSolver):
         lp.col_lower_ = np.where(np.isfinite(batch.lb), batch.lb, -hs.kHighsInf)
         lp.col_upper_ = np.where(np.isfinite(batch.ub), batch.ub, hs.kHighsInf)
         band_eq = batch.row_band(FEASIBILITY_TOL, equalities=True)
-        lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq - band_eq])
-        lp.row_upper_ = np.concatenate([batch.b + batch.row_band(FEASIBILITY_TOL), batch.b_eq + band_eq])
+        lp.row_lower_ = np.concatenate(
+            [np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq - band_eq]
+        )
+        lp.row_upper_ = np.concatenate(
+            [batch.b + batch.row_band(FEASIBILITY_TOL), batch.b_eq + band_eq]
+        )
         lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
         lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
         lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
         lp.a_matrix_.value_ = matrix.data.astype(np.float64)
-        lp.integrality_ = [hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
-                           for integer in batch.integrality]
+        lp.integrality_ = [
+            hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
+            for integer in batch.integrality
+        ]
         if highs.passModel(lp) != hs.HighsStatus.kOk:
             raise RuntimeError("HiGHS rejected the model")
         # The LP relaxation on the exact rows (no tolerance band: within the band a vertex
@@ -272,11 +315,18 @@ class HighsSolver(PersistentModelSolver):
             raise RuntimeError("HiGHS rejected the LP relaxation")
         # With an infinite bound an instance may be unbounded, and HiGHS' answer under a cutoff
         # ("nothing below it") would hide that: such models take no start.
-        return HighsModel(highs, np.arange(n, dtype=np.int32), relaxation, lp,
-                          batch.integrality, batch.num_equalities,
-                          starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()),
-                          tuned=not batch.unbounded_integers and "mip_max_nodes" not in self.params,
-                          exact_first=batch.unbounded_integers, batch=batch if batch.unbounded_integers else None)
+        return HighsModel(
+            highs,
+            np.arange(n, dtype=np.int32),
+            relaxation,
+            lp,
+            batch.integrality,
+            batch.num_equalities,
+            starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()),
+            tuned=not batch.unbounded_integers and "mip_max_nodes" not in self.params,
+            exact_first=batch.unbounded_integers,
+            batch=batch if batch.unbounded_integers else None,
+        )
 
     def _block_lp(self, model: HighsModel) -> tuple[Any, np.ndarray]:
         """BLOCK copies of the relaxation's rows side by side, as one warm-started LP."""
@@ -297,7 +347,8 @@ class HighsSolver(PersistentModelSolver):
             big.a_matrix_.format_ = hs.MatrixFormat.kColwise
             offsets = np.arange(BLOCK, dtype=np.int64)
             big.a_matrix_.start_ = np.concatenate(
-                [(start[:-1][None, :] + nnz * offsets[:, None]).ravel(), [BLOCK * nnz]]).astype(np.int32)
+                [(start[:-1][None, :] + nnz * offsets[:, None]).ravel(), [BLOCK * nnz]]
+            ).astype(np.int32)
             big.a_matrix_.index_ = (index[None, :] + m * offsets[:, None]).ravel().astype(np.int32)
             big.a_matrix_.value_ = np.tile(value, BLOCK)
             highs = new_highs(hs)
@@ -340,7 +391,9 @@ class HighsSolver(PersistentModelSolver):
             # HiGHS' row duals are the objective's sensitivity to the row bounds: <= 0 on a
             # binding "<=" row of a minimisation, so the multipliers are their negatives.
             solution = highs.getSolution()
-            return -np.asarray(solution.row_dual).reshape(size, lp.num_row_), np.asarray(solution.col_value)
+            return -np.asarray(solution.row_dual).reshape(size, lp.num_row_), np.asarray(
+                solution.col_value
+            )
 
         return multipliers_in_blocks(c, size, lp.num_row_ - model.equalities, solve_block)
 
@@ -360,7 +413,10 @@ class HighsSolver(PersistentModelSolver):
             relaxation.clearSolver()
             run_highs(relaxation, hs)
             status = relaxation.getModelStatus()
-        return status in (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible)
+        return status in (
+            hs.HighsModelStatus.kUnbounded,
+            hs.HighsModelStatus.kUnboundedOrInfeasible,
+        )
 
     def solve_relaxation(self, model: HighsModel, c: np.ndarray) -> np.ndarray | None:
         # An optimal LP vertex that is integral is optimal for the MIP too (it relaxes it, and
@@ -371,7 +427,9 @@ class HighsSolver(PersistentModelSolver):
         run_highs(relaxation, self._highspy)
         if relaxation.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
             return None
-        return integral_answer(np.array(relaxation.getSolution().col_value), model.integer, INTEGRAL_LP_TOL)
+        return integral_answer(
+            np.array(relaxation.getSolution().col_value), model.integer, INTEGRAL_LP_TOL
+        )
 
     def _escalate(self, model: HighsModel, spent: float) -> Any:
         """The instance solved on HiGHS' own settings (``params`` kept; after a tuned solve past
@@ -403,8 +461,10 @@ class HighsSolver(PersistentModelSolver):
             for key, value in self._own_options(self._model_options(lp.num_col_)).items():
                 if key != "mip_feasibility_tolerance" or key in self.params:
                     highs.setOptionValue(key, value)
-            lp.integrality_ = [hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
-                               for integer in model.integer]
+            lp.integrality_ = [
+                hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
+                for integer in model.integer
+            ]
             try:
                 if highs.passModel(lp) != hs.HighsStatus.kOk:
                     raise RuntimeError("HiGHS rejected the model on the exact rows")
@@ -450,18 +510,23 @@ class HighsSolver(PersistentModelSolver):
                 return status, exact
         elif status != hs.HighsModelStatus.kInfeasible:
             return status, exact  # unbounded, or a limit
-        highs = model.highs  # infeasible on the exact rows, or a point off the core's terms: the band decides
+        highs = (
+            model.highs
+        )  # infeasible on the exact rows, or a point off the core's terms: the band decides
         highs.changeColsCost(len(model.columns), model.columns, c)
         if self.time_limit is not None:
-            highs.setOptionValue("time_limit", max(self.time_limit - (time.perf_counter() - began), 1e-3))
+            highs.setOptionValue(
+                "time_limit", max(self.time_limit - (time.perf_counter() - began), 1e-3)
+            )
         try:
             return self._run(highs), highs
         finally:
             if self.time_limit is not None:
                 highs.setOptionValue("time_limit", self.time_limit)
 
-    def solve_instance(self, model: HighsModel, c: np.ndarray, start: np.ndarray | None = None
-                       ) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(
+        self, model: HighsModel, c: np.ndarray, start: np.ndarray | None = None
+    ) -> tuple[Status, np.ndarray | None]:
         highs, columns = model.highs, model.columns
         hs = self._highspy
         if not model.starts and c.any() and self._relaxation_unbounded(model, c):
@@ -513,19 +578,30 @@ class HighsSolver(PersistentModelSolver):
                 return Status.OPTIMAL, y
         if status == hs.HighsModelStatus.kOptimal:
             return Status.OPTIMAL, y
-        if status in (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible) \
-                and not model.starts:  # a finite box is never unbounded
+        if (
+            status in (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible)
+            and not model.starts
+        ):  # a finite box is never unbounded
             return infeasible_or_unbounded(self, model, len(c)), None
         if status in no_point:
             return Status.INFEASIBLE, None
-        if status in (hs.HighsModelStatus.kTimeLimit, hs.HighsModelStatus.kSolutionLimit):  # a limit stopped it
-            return (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+        if status in (
+            hs.HighsModelStatus.kTimeLimit,
+            hs.HighsModelStatus.kSolutionLimit,
+        ):  # a limit stopped it
+            return (
+                (Status.TIME_LIMIT, y) if y is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+            )
         raise RuntimeError(f"HiGHS ended with model status {highs.modelStatusToString(status)}")
 
     def node_limit(self, model: HighsModel, nodes: int) -> Any:
         """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
         HiGHS' own settings); for the core's feasibility check of an unbounded instance."""
         forms = [model.highs, self._exact_mip(model)] if model.exact_first else [model.highs]
-        return capped_nodes(model, forms, lambda highs: highs.getOptionValue("mip_max_nodes")[1],
-                            lambda highs, value: highs.setOptionValue("mip_max_nodes", value), nodes)
-
+        return capped_nodes(
+            model,
+            forms,
+            lambda highs: highs.getOptionValue("mip_max_nodes")[1],
+            lambda highs, value: highs.setOptionValue("mip_max_nodes", value),
+            nodes,
+        )

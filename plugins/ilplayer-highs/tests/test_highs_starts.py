@@ -35,7 +35,11 @@ def test_warm_solves_match_cold_ones_with_and_without_mip_starts(family, monkeyp
     expected = [_objectives(cold, batch), _objectives(cold, revisit)]
     for hit_rate, search in ((0.0, False), (2.0, False), (0.0, True)):  # 2.0: only cutoffs
         monkeypatch.setattr(highs_solver, "START_HIT_RATE", hit_rate)
-        warm = ilplayer.get_solver("highs") if search else _without_search(ilplayer.get_solver("highs"))
+        warm = (
+            ilplayer.get_solver("highs")
+            if search
+            else _without_search(ilplayer.get_solver("highs"))
+        )
         for data, reference in zip((batch, revisit), expected):
             np.testing.assert_allclose(_objectives(warm, data), reference, atol=1e-7)
 
@@ -65,8 +69,15 @@ def test_the_hit_rate_follows_whether_starts_were_optimal():
 def test_the_search_with_equalities_in_blocks_matches_cold_solves():
     rng = np.random.default_rng(4)
     n = 14
-    batch = ilplayer.ILPBatch(c=rng.normal(size=(40, n)), A=rng.uniform(0, 1, (3, n)), b=np.full(3, 2.5),
-                              lb=np.zeros(n), ub=np.full(n, 2), A_eq=np.ones((1, n)), b_eq=np.array([5.0]))
+    batch = ilplayer.core.records.ILPBatch(
+        c=rng.normal(size=(40, n)),
+        A=rng.uniform(0, 1, (3, n)),
+        b=np.full(3, 2.5),
+        lb=np.zeros(n),
+        ub=np.full(n, 2),
+        A_eq=np.ones((1, n)),
+        b_eq=np.array([5.0]),
+    )
     revisit = batch.with_rows(c=batch.c * (1 + 0.01 * rng.standard_normal(batch.c.shape)))
     cold, warm = ilplayer.get_solver("highs", warm_start=False), ilplayer.get_solver("highs")
     searched = []
@@ -91,15 +102,23 @@ def test_another_highs_user_with_more_threads_does_not_break_the_backend():
     lp.col_cost_, lp.col_lower_, lp.col_upper_ = np.array([1.0]), np.array([0.0]), np.array([1.0])
     other.passModel(lp)
     assert other.run() == highspy.HighsStatus.kOk
-    y, status = ilplayer.solve(np.array([[-1.0, -1.0]]), np.array([[1.0, 1.0]]), np.array([1.0]), 0, 1,
-                               solver="highs", executor="serial")
+    y, status = ilplayer.solve(
+        np.array([[-1.0, -1.0]]),
+        np.array([[1.0, 1.0]]),
+        np.array([1.0]),
+        0,
+        1,
+        solver="highs",
+        executor="serial",
+    )
     assert status.tolist() == [0] and y.sum() == 1.0
 
 
 def test_presolve_is_on_for_large_models_only_and_params_win():
     def presolve(solver, n):
-        batch = ilplayer.ILPBatch(c=np.ones((1, n)), A=np.ones((1, n)), b=np.array([1.0]), lb=np.zeros(n),
-                                  ub=np.ones(n))
+        batch = ilplayer.core.records.ILPBatch(
+            c=np.ones((1, n)), A=np.ones((1, n)), b=np.array([1.0]), lb=np.zeros(n), ub=np.ones(n)
+        )
         return solver.model_for(batch).highs.getOptionValue("presolve")[1]
 
     solver = ilplayer.get_solver("highs")

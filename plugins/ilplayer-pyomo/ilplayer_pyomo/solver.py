@@ -50,8 +50,13 @@ from ilplayer.plugin_api import (
 # Every solver gets the core's tolerance in its rows (b + ROW_TOL), as the native plugins do:
 # with HiGHS' own defaults answers in the tolerance band depended on the cost vector, and
 # Gurobi called float32 data INFEASIBLE whose only point met an equality pair within 1.2e-7.
-_HIGHS = {"mip_rel_gap": 0.0, "mip_abs_gap": 0.0, "threads": 1, "presolve": "off",
-          "mip_feasibility_tolerance": 1e-8}
+_HIGHS = {
+    "mip_rel_gap": 0.0,
+    "mip_abs_gap": 0.0,
+    "threads": 1,
+    "presolve": "off",
+    "mip_feasibility_tolerance": 1e-8,
+}
 # Left out (unless params set it) on a model with an integer variable of infinite bound, as the
 # native plugins leave their speed settings there: without presolve branch and bound need not
 # end (ILPBatch.unbounded_integers).
@@ -62,9 +67,14 @@ EQUALITY_TOL = 1e-6  # A_eq y = b_eq within the core's tolerance: float data are
 KNOWN_SOLVERS: dict[str, tuple[dict[str, Any], str]] = {
     "appsi_highs": (_HIGHS, "time_limit"),
     "highs": (_HIGHS, "time_limit"),
-    "gurobi*": ({"MIPGap": 0.0, "MIPGapAbs": 0.0, "Threads": 1, "IntFeasTol": 1e-9, "FeasibilityTol": 1e-9},
-                "TimeLimit"),
-    "cplex*": ({"mip_tolerances_mipgap": 0.0, "mip_tolerances_absmipgap": 0.0, "threads": 1}, "timelimit"),
+    "gurobi*": (
+        {"MIPGap": 0.0, "MIPGapAbs": 0.0, "Threads": 1, "IntFeasTol": 1e-9, "FeasibilityTol": 1e-9},
+        "TimeLimit",
+    ),
+    "cplex*": (
+        {"mip_tolerances_mipgap": 0.0, "mip_tolerances_absmipgap": 0.0, "threads": 1},
+        "timelimit",
+    ),
     "cbc": ({"ratioGap": 0.0, "allowableGap": 0.0, "threads": 1}, "seconds"),
     "glpk": ({"mipgap": 0.0}, "tmlim"),
     "scip": ({"limits/gap": 0.0, "limits/absgap": 0.0}, "limits/time"),
@@ -97,19 +107,32 @@ def _quiet_pyomo() -> Iterator[None]:
 # executable it needs (any other SolverFactory name may still be given). Looked up with
 # find_spec and which: listing backends imports no solver library.
 LISTED_SOLVERS: dict[str, tuple[str | None, str | None]] = {
-    "appsi_highs": ("highspy", None), "highs": ("highspy", None),
-    "appsi_gurobi": ("gurobipy", None), "gurobi_direct": ("gurobipy", None), "gurobi_persistent": ("gurobipy", None),
-    "appsi_cplex": ("cplex", None), "cplex_direct": ("cplex", None), "cplex_persistent": ("cplex", None),
-    "xpress_direct": ("xpress", None), "xpress_persistent": ("xpress", None), "mosek_direct": ("mosek", None),
-    "appsi_cbc": (None, "cbc"), "cbc": (None, "cbc"), "glpk": (None, "glpsol"), "scip": (None, "scip"),
+    "appsi_highs": ("highspy", None),
+    "highs": ("highspy", None),
+    "appsi_gurobi": ("gurobipy", None),
+    "gurobi_direct": ("gurobipy", None),
+    "gurobi_persistent": ("gurobipy", None),
+    "appsi_cplex": ("cplex", None),
+    "cplex_direct": ("cplex", None),
+    "cplex_persistent": ("cplex", None),
+    "xpress_direct": ("xpress", None),
+    "xpress_persistent": ("xpress", None),
+    "mosek_direct": ("mosek", None),
+    "appsi_cbc": (None, "cbc"),
+    "cbc": (None, "cbc"),
+    "glpk": (None, "glpsol"),
+    "scip": (None, "scip"),
 }
 
 
 def usable_solvers() -> tuple[str, ...]:
     """The `LISTED_SOLVERS` whose module or executable is on this machine."""
-    return tuple(name for name, (module, program) in LISTED_SOLVERS.items()
-                 if (module is None or importlib.util.find_spec(module) is not None)
-                 and (program is None or shutil.which(program) is not None))
+    return tuple(
+        name
+        for name, (module, program) in LISTED_SOLVERS.items()
+        if (module is None or importlib.util.find_spec(module) is not None)
+        and (program is None or shutil.which(program) is not None)
+    )
 
 
 @dataclass
@@ -138,21 +161,33 @@ class PyomoSolver(PersistentModelSolver):
     """
 
     name = "pyomo"
-    capabilities = frozenset({Capability.IN_PLACE_UPDATES, Capability.TIME_LIMIT,
-                              Capability.EQUALITY_CONSTRAINTS, Capability.CONTINUOUS_VARIABLES,
-                              Capability.INFINITE_BOUNDS})
+    capabilities = frozenset(
+        {
+            Capability.IN_PLACE_UPDATES,
+            Capability.TIME_LIMIT,
+            Capability.EQUALITY_CONSTRAINTS,
+            Capability.CONTINUOUS_VARIABLES,
+            Capability.INFINITE_BOUNDS,
+        }
+    )
 
     @classmethod
     def family_members(cls) -> tuple[str, ...]:
         return usable_solvers()
 
-    def __init__(self, solver_name: str | None = None, time_limit: float | None = None,
-                 params: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        solver_name: str | None = None,
+        time_limit: float | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(time_limit, params)
         if not isinstance(solver_name, str) or not solver_name:
-            raise ValueError("solver: the Pyomo bridge needs a Pyomo solver name after the colon, "
-                             "e.g. solver='pyomo:appsi_highs', 'pyomo:gurobi_persistent' or "
-                             "'pyomo:cbc'")
+            raise ValueError(
+                "solver: the Pyomo bridge needs a Pyomo solver name after the colon, "
+                "e.g. solver='pyomo:appsi_highs', 'pyomo:gurobi_persistent' or "
+                "'pyomo:cbc'"
+            )
         import pyomo.environ as pyo
 
         self._pyo = pyo
@@ -167,27 +202,37 @@ class PyomoSolver(PersistentModelSolver):
                 f"Pyomo solver {solver_name!r} is not available: its library or executable is "
                 "not installed, it has no licence, or Pyomo knows no solver of that name (names "
                 "are those of pyomo.environ.SolverFactory, e.g. appsi_highs, gurobi_persistent, "
-                "cbc, glpk)")
+                "cbc, glpk)"
+            )
         known = _known(solver_name)
         capabilities = set()
         options: dict[str, Any] = {}
         if known is None:
-            warnings.warn(f"ilplayer does not know the MIP-gap option of Pyomo solver "
-                          f"{solver_name!r}: pass params=... to make it exact", stacklevel=2)
+            warnings.warn(
+                f"ilplayer does not know the MIP-gap option of Pyomo solver "
+                f"{solver_name!r}: pass params=... to make it exact",
+                stacklevel=2,
+            )
         else:
             options.update(known[0])
             capabilities.add(Capability.TIME_LIMIT)
             if self.time_limit is not None:
                 options[known[1]] = self.time_limit
         if known is None and self.time_limit is not None:
-            raise ValueError(f"time_limit: ilplayer does not know the time option of Pyomo solver "
-                             f"{solver_name!r}; pass it in params")
+            raise ValueError(
+                f"time_limit: ilplayer does not know the time option of Pyomo solver "
+                f"{solver_name!r}; pass it in params"
+            )
         options.update(self.params)
         self.options = options
-        self.capabilities = frozenset(capabilities | {  # type: ignore[misc]  # per Pyomo solverCapability.IN_PLACE_UPDATES,
-                                                      Capability.EQUALITY_CONSTRAINTS,
-                                                      Capability.CONTINUOUS_VARIABLES,
-                                                      Capability.INFINITE_BOUNDS})
+        self.capabilities = frozenset(
+            capabilities
+            | {  # type: ignore[misc]  # per Pyomo solverCapability.IN_PLACE_UPDATES,
+                Capability.EQUALITY_CONSTRAINTS,
+                Capability.CONTINUOUS_VARIABLES,
+                Capability.INFINITE_BOUNDS,
+            }
+        )
         if self.params:
             self._check_params(factory)
 
@@ -203,11 +248,15 @@ class PyomoSolver(PersistentModelSolver):
             for key, value in self.params.items():
                 found, current = probe.getOptionValue(key)
                 if found != highspy.HighsStatus.kOk:
-                    raise ValueError(f"params: HiGHS rejected option {key}={value!r}: HiGHS has no option "
-                                     "of that name")
+                    raise ValueError(
+                        f"params: HiGHS rejected option {key}={value!r}: HiGHS has no option "
+                        "of that name"
+                    )
                 self.options[key] = value = native_value("HiGHS", key, value, current)
                 if probe.setOptionValue(key, value) != highspy.HighsStatus.kOk:
-                    raise ValueError(f"params: HiGHS rejected option {key}={value!r}: a value out of its range")
+                    raise ValueError(
+                        f"params: HiGHS rejected option {key}={value!r}: a value out of its range"
+                    )
             return
         if fnmatch.fnmatch(self.solver_name, "gurobi*"):
             import gurobipy as gp
@@ -230,8 +279,10 @@ class PyomoSolver(PersistentModelSolver):
                 warnings.simplefilter("ignore")
                 factory.solve(probe, options=dict(self.options), load_solutions=False)
         except Exception as exc:
-            raise ValueError(f"params: Pyomo solver {self.solver_name!r} rejected the options "
-                             f"{sorted(self.params)}: {type(exc).__name__}: {exc}") from exc
+            raise ValueError(
+                f"params: Pyomo solver {self.solver_name!r} rejected the options "
+                f"{sorted(self.params)}: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def solve(self, batch: ILPBatch) -> Any:
         with _PYOMO_LOCK:
@@ -246,16 +297,34 @@ class PyomoSolver(PersistentModelSolver):
         bound = lambda value: float(value) if np.isfinite(value) else None  # None: infinite
         bounds = {i: (bound(batch.lb[i]), bound(batch.ub[i])) for i in range(n)}
         integer = batch.integrality
-        model.y = pyo.Var(model.I, domain=lambda _, i: pyo.Integers if integer[i] else pyo.Reals,
-                          bounds=lambda _, i: bounds[i])
+        model.y = pyo.Var(
+            model.I,
+            domain=lambda _, i: pyo.Integers if integer[i] else pyo.Reals,
+            bounds=lambda _, i: bounds[i],
+        )
         model.c = pyo.Param(model.I, mutable=True, initialize=0.0)
-        rows, b = list(row_entries(batch.A)), batch.b + batch.row_band(ROW_TOL)  # non-zeros, dense or sparse
-        terms = lambda mdl, columns, values: sum(float(a) * mdl.y[int(i)] for i, a in zip(columns, values))
-        model.rows = pyo.Constraint(model.J, rule=lambda mdl, j: terms(mdl, *rows[j]) <= float(b[j]))
-        rows_eq, b_eq, tol = list(row_entries(batch.A_eq)), batch.b_eq, batch.row_band(EQUALITY_TOL, equalities=True)
+        rows, b = (
+            list(row_entries(batch.A)),
+            batch.b + batch.row_band(ROW_TOL),
+        )  # non-zeros, dense or sparse
+        terms = lambda mdl, columns, values: sum(
+            float(a) * mdl.y[int(i)] for i, a in zip(columns, values)
+        )
+        model.rows = pyo.Constraint(
+            model.J, rule=lambda mdl, j: terms(mdl, *rows[j]) <= float(b[j])
+        )
+        rows_eq, b_eq, tol = (
+            list(row_entries(batch.A_eq)),
+            batch.b_eq,
+            batch.row_band(EQUALITY_TOL, equalities=True),
+        )
         model.K = pyo.RangeSet(0, len(b_eq) - 1)
-        model.equalities = pyo.Constraint(model.K, rule=lambda mdl, k: pyo.inequality(
-            float(b_eq[k] - tol[k]), terms(mdl, *rows_eq[k]), float(b_eq[k] + tol[k])))
+        model.equalities = pyo.Constraint(
+            model.K,
+            rule=lambda mdl, k: pyo.inequality(
+                float(b_eq[k] - tol[k]), terms(mdl, *rows_eq[k]), float(b_eq[k] + tol[k])
+            ),
+        )
         model.objective = pyo.Objective(expr=sum(model.c[i] * model.y[i] for i in model.I))
         solver, persistent = self._attach(model)
         relaxation = None
@@ -273,8 +342,14 @@ class PyomoSolver(PersistentModelSolver):
             free[columns] = False
         options = self.options
         if batch.unbounded_integers:
-            options = {key: value for key, value in options.items() if key not in SPEED_OPTIONS or key in self.params}
-        return PyomoModel(model, solver, persistent, free, batch.finite_lower(), relaxation, options)
+            options = {
+                key: value
+                for key, value in options.items()
+                if key not in SPEED_OPTIONS or key in self.params
+            }
+        return PyomoModel(
+            model, solver, persistent, free, batch.finite_lower(), relaxation, options
+        )
 
     def _attach(self, model: Any) -> tuple[Any, bool]:
         """A solver for ``model``, and whether it is persistent (holds the model, set once)."""
@@ -284,8 +359,14 @@ class PyomoSolver(PersistentModelSolver):
             solver.set_instance(model)
         return solver, persistent
 
-    def _run(self, pyomo_model: Any, solver: Any, persistent: bool, c: np.ndarray,
-             options: dict[str, Any] | None = None) -> Any:
+    def _run(
+        self,
+        pyomo_model: Any,
+        solver: Any,
+        persistent: bool,
+        c: np.ndarray,
+        options: dict[str, Any] | None = None,
+    ) -> Any:
         """Solve ``pyomo_model`` under the costs ``c`` (with ``options``, by default the
         solver's), its solution not loaded."""
         for i, value in enumerate(c.tolist()):
@@ -294,7 +375,9 @@ class PyomoSolver(PersistentModelSolver):
             var.set_value(None, skip_validation=True)
         if persistent:
             solver.set_objective(pyomo_model.objective)
-        return solver.solve(pyomo_model, load_solutions=False, options=self.options if options is None else options)
+        return solver.solve(
+            pyomo_model, load_solutions=False, options=self.options if options is None else options
+        )
 
     def _relaxation_unbounded(self, relaxation: Any, c: np.ndarray) -> bool:
         """Whether the LP relaxation under the costs ``c`` is unbounded (or unbounded or
@@ -308,12 +391,18 @@ class PyomoSolver(PersistentModelSolver):
         condition = self._run(relaxed, solver, persistent, c).solver.termination_condition
         return condition in (TC.infeasibleOrUnbounded, TC.unbounded)
 
-    def solve_instance(self, model: PyomoModel, c: np.ndarray, start: np.ndarray | None = None
-                       ) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(
+        self, model: PyomoModel, c: np.ndarray, start: np.ndarray | None = None
+    ) -> tuple[Status, np.ndarray | None]:
         from pyomo.opt import TerminationCondition as TC
 
-        pyomo_model, solver, persistent, relaxation, options = (model.pyomo, model.solver, model.persistent,
-                                                                 model.relaxation, model.options)
+        pyomo_model, solver, persistent, relaxation, options = (
+            model.pyomo,
+            model.solver,
+            model.persistent,
+            model.relaxation,
+            model.options,
+        )
         free, lb = model.free, model.lb
         if relaxation is not None and c.any() and self._relaxation_unbounded(relaxation, c):
             return infeasible_or_unbounded(self, model, len(c)), None
@@ -334,14 +423,31 @@ class PyomoSolver(PersistentModelSolver):
             return infeasible_or_unbounded(self, model, len(c)), None
         if condition not in (TC.optimal, TC.maxTimeLimit):
             raise RuntimeError(f"Pyomo solver {self.solver_name!r} ended with {condition}")
-        point = self._load(pyomo_model, solver, results, required=condition == TC.optimal,
-                           unused=free & (c == 0), lb=lb)
+        point = self._load(
+            pyomo_model,
+            solver,
+            results,
+            required=condition == TC.optimal,
+            unused=free & (c == 0),
+            lb=lb,
+        )
         if condition == TC.optimal:
             return Status.OPTIMAL, point
-        return (Status.TIME_LIMIT, point) if point is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+        return (
+            (Status.TIME_LIMIT, point)
+            if point is not None
+            else (Status.TIME_LIMIT_NO_SOLUTION, None)
+        )
 
-    def _load(self, pyomo_model: Any, solver: Any, results: Any, required: bool,
-              unused: np.ndarray, lb: np.ndarray) -> np.ndarray | None:
+    def _load(
+        self,
+        pyomo_model: Any,
+        solver: Any,
+        results: Any,
+        required: bool,
+        unused: np.ndarray,
+        lb: np.ndarray,
+    ) -> np.ndarray | None:
         """The solution of this solve, or None (time limit without incumbent). Raises when an
         optimal solve's point cannot be loaded: never OPTIMAL without one."""
         try:
@@ -349,13 +455,17 @@ class PyomoSolver(PersistentModelSolver):
                 solver.load_vars()
             else:
                 pyomo_model.solutions.load_from(results)
-            values = [lb[i] if var.value is None and unused[i] else var.value
-                      for i, var in enumerate(pyomo_model.y.values())]
+            values = [
+                lb[i] if var.value is None and unused[i] else var.value
+                for i, var in enumerate(pyomo_model.y.values())
+            ]
             if any(value is None for value in values):
                 raise RuntimeError("some variables have no value")
         except Exception as exc:
             if not required:
                 return None
-            raise RuntimeError(f"Pyomo solver {self.solver_name!r} reported an optimal solve but "
-                               f"its solution could not be loaded: {type(exc).__name__}: {exc}") from exc
+            raise RuntimeError(
+                f"Pyomo solver {self.solver_name!r} reported an optimal solve but "
+                f"its solution could not be loaded: {type(exc).__name__}: {exc}"
+            ) from exc
         return np.array(values, dtype=np.float64)

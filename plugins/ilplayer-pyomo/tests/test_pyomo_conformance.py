@@ -15,8 +15,9 @@ class TestPyomoGurobiPersistentConformance(SolverConformance):
 
 def test_unavailable_pyomo_solver_is_refused_with_its_name():
     pytest.importorskip("pyomo", reason="pyomo is not installed")
-    with pytest.raises(ilplayer.SolverNotInstalledError,
-                       match="Pyomo solver 'no_such_solver' is not available"):
+    with pytest.raises(
+        ilplayer.SolverNotInstalledError, match="Pyomo solver 'no_such_solver' is not available"
+    ):
         ilplayer.get_solver("pyomo:no_such_solver")
 
 
@@ -57,8 +58,10 @@ def test_calls_from_a_user_thread_pool_do_not_deadlock(name):
     A = torch.rand(2, 6, generator=generator, dtype=torch.float64)
     expected, _ = ilplayer.solve(c, A, torch.ones(2), solver="bruteforce")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        futures = [pool.submit(ilplayer.solve, c, A, torch.ones(2), solver=solver, executor="serial")
-                   for _ in range(4)]
+        futures = [
+            pool.submit(ilplayer.solve, c, A, torch.ones(2), solver=solver, executor="serial")
+            for _ in range(4)
+        ]
         for future in futures:
             y, status = future.result(timeout=120)
             assert torch.equal(y, expected)
@@ -78,7 +81,9 @@ def test_a_load_failure_is_an_error_with_its_reason_never_optimal(monkeypatch):
 
     model = next(iter(solver._models.values()))
     monkeypatch.setattr(model.solver, "load_vars", broken)
-    with pytest.warns(ilplayer.SolverFailureWarning, match="could not be loaded.*no solution to load"):
+    with pytest.warns(
+        ilplayer.errors.SolverFailureWarning, match="could not be loaded.*no solution to load"
+    ):
         y, status = ilplayer.solve(c, A, b, solver=solver)
     assert ilplayer.Status.names(status) == ["error"]
     solver.close()
@@ -93,9 +98,14 @@ def test_unknown_options_are_refused_by_the_solver_library():
 def test_option_values_are_checked_against_the_option_type_and_passed_converted():
     pytest.importorskip("pyomo", reason="pyomo is not installed")
     pytest.importorskip("highspy", reason="highspy is not installed")
-    with pytest.raises(ValueError, match=r"params: HiGHS rejected threads=1.5: expected an integer"):
+    with pytest.raises(
+        ValueError, match=r"params: HiGHS rejected threads=1.5: expected an integer"
+    ):
         ilplayer.get_solver("pyomo:appsi_highs", params={"threads": 1.5})
-    assert ilplayer.get_solver("pyomo:appsi_highs", params={"mip_rel_gap": 0}).options["mip_rel_gap"] == 0.0
+    assert (
+        ilplayer.get_solver("pyomo:appsi_highs", params={"mip_rel_gap": 0}).options["mip_rel_gap"]
+        == 0.0
+    )
 
 
 def test_a_family_name_without_member_says_how_to_name_one():

@@ -54,8 +54,14 @@ DEFAULT_PARAMS: dict[str, Any] = {
 # an integer variable of infinite bound: without presolve and separation branch and bound need
 # not end there (ILPBatch.unbounded_integers: a 9-variable MILP SCIP's defaults settle at the
 # root ran into every time limit).
-SPEED_PARAMS = ("presolving/maxrounds", "heuristics/emphasis", "separating/emphasis", "branching/pscost/priority",
-                "misc/usesymmetry", "conflict/enable")
+SPEED_PARAMS = (
+    "presolving/maxrounds",
+    "heuristics/emphasis",
+    "separating/emphasis",
+    "branching/pscost/priority",
+    "misc/usesymmetry",
+    "conflict/enable",
+)
 # On such a model SCIP's search is erratic in the rows' sides: on held-out parity slabs the
 # banded rows and the exact ones each ran into the time limit where the other answered at
 # once. Both are tried in turn, the exact rows first, each try's time limit twice the last
@@ -118,12 +124,24 @@ class ScipSolver(PersistentModelSolver):
     """
 
     name = "scip"
-    capabilities = frozenset({Capability.RELEASES_GIL, Capability.IN_PLACE_UPDATES, Capability.EQUALITY_CONSTRAINTS,
-                              Capability.TIME_LIMIT, Capability.CONTINUOUS_VARIABLES, Capability.INFINITE_BOUNDS})
+    capabilities = frozenset(
+        {
+            Capability.RELEASES_GIL,
+            Capability.IN_PLACE_UPDATES,
+            Capability.EQUALITY_CONSTRAINTS,
+            Capability.TIME_LIMIT,
+            Capability.CONTINUOUS_VARIABLES,
+            Capability.INFINITE_BOUNDS,
+        }
+    )
     accepts_start = True
 
-    def __init__(self, time_limit: float | None = None, params: dict[str, Any] | None = None,
-                 warm_start: bool | None = None) -> None:
+    def __init__(
+        self,
+        time_limit: float | None = None,
+        params: dict[str, Any] | None = None,
+        warm_start: bool | None = None,
+    ) -> None:
         super().__init__(time_limit, params, warm_start)
         import pyscipopt
 
@@ -138,18 +156,26 @@ class ScipSolver(PersistentModelSolver):
         """Set ``model``'s parameters; ``tuned=False`` leaves SPEED_PARAMS at SCIP's defaults,
         ``exact_rows`` its feasibility tolerance too (unless ``params`` set them)."""
         setting = self._scip.SCIP_PARAMSETTING
-        emphasis = {"default": setting.DEFAULT, "aggressive": setting.AGGRESSIVE,
-                    "fast": setting.FAST, "off": setting.OFF}
+        emphasis = {
+            "default": setting.DEFAULT,
+            "aggressive": setting.AGGRESSIVE,
+            "fast": setting.FAST,
+            "off": setting.OFF,
+        }
         model.hideOutput()
         for key, value in self.settings.items():
-            if key not in self.params and ((not tuned and key in SPEED_PARAMS) or
-                                            (exact_rows and key == "numerics/feastol")):
+            if key not in self.params and (
+                (not tuned and key in SPEED_PARAMS) or (exact_rows and key == "numerics/feastol")
+            ):
                 continue
             try:
                 if key.endswith("/emphasis"):
                     group = key.split("/")[0]
-                    {"heuristics": model.setHeuristics, "separating": model.setSeparating,
-                     "presolving": model.setPresolve}[group](emphasis[value])
+                    {
+                        "heuristics": model.setHeuristics,
+                        "separating": model.setSeparating,
+                        "presolving": model.setPresolve,
+                    }[group](emphasis[value])
                 else:
                     model.setParam(key, native_value("SCIP", key, value, model.getParam(key)))
             except ParameterError:
@@ -162,7 +188,9 @@ class ScipSolver(PersistentModelSolver):
         escalates = not batch.unbounded_integers and "limits/nodes" not in self.params
         return ScipModel(*self._scip_model(batch, banded=True), batch, tuned=escalates)
 
-    def _scip_model(self, batch: ILPBatch, banded: bool, tuned: bool | None = None) -> tuple[Any, list[Any], list[Any]]:
+    def _scip_model(
+        self, batch: ILPBatch, banded: bool, tuned: bool | None = None
+    ) -> tuple[Any, list[Any], list[Any]]:
         """A SCIP model of ``batch``'s rows, within the core's band (``banded``) or exact (then
         with SCIP's own feasibility tolerance, as SCIP's defaults solve the user's rows); on the
         speed settings with ``tuned`` (default: unless an integer variable is unbounded), then
@@ -175,9 +203,13 @@ class ScipSolver(PersistentModelSolver):
             model.setParam("limits/nodes", ESCALATE_NODES)
         # PySCIPOpt takes None for an infinite bound.
         bound = lambda value: float(value) if np.isfinite(value) else None
-        y = [model.addVar(vtype="I" if integer else "C", lb=bound(l), ub=bound(u))
-             for l, u, integer in zip(batch.lb, batch.ub, batch.integrality)]
-        linear = lambda columns, values: scip.quicksum(float(a) * y[j] for j, a in zip(columns, values))
+        y = [
+            model.addVar(vtype="I" if integer else "C", lb=bound(l), ub=bound(u))
+            for l, u, integer in zip(batch.lb, batch.ub, batch.integrality)
+        ]
+        linear = lambda columns, values: scip.quicksum(
+            float(a) * y[j] for j, a in zip(columns, values)
+        )
         band = batch.row_band(FEASIBILITY_TOL) if banded else np.zeros(len(batch.b))
         for (columns, values), side in zip(row_entries(batch.A), batch.b + band):
             model.addCons(linear(columns, values) <= float(side))
@@ -199,8 +231,12 @@ class ScipSolver(PersistentModelSolver):
         batch = model.batch
         if model.lp is None:
             model.lp = lp = self._scip.LP(sense="minimize")
-            lp.addCols([[]] * batch.num_variables, objs=[0.0] * batch.num_variables,
-                       lbs=batch.lb.astype(float).tolist(), ubs=batch.ub.astype(float).tolist())
+            lp.addCols(
+                [[]] * batch.num_variables,
+                objs=[0.0] * batch.num_variables,
+                lbs=batch.lb.astype(float).tolist(),
+                ubs=batch.ub.astype(float).tolist(),
+            )
             # The exact rows, as HiGHS' relaxation has them: within the band a vertex sits 1e-6
             # off the integers, and the duals certify the exact LP.
             entries = lambda columns, values: [(int(j), float(a)) for j, a in zip(columns, values)]
@@ -251,8 +287,15 @@ class ScipSolver(PersistentModelSolver):
         if scip_model.getStage() != 1:  # SCIP_STAGE_PROBLEM: objective and starts may change
             scip_model.freeTransform()
 
-    def _optimize(self, scip_model: Any, y: list[Any], terms: list[Any], c: np.ndarray, start: np.ndarray | None,
-                  limit: float | None = None) -> tuple[str, np.ndarray | None, bool]:
+    def _optimize(
+        self,
+        scip_model: Any,
+        y: list[Any],
+        terms: list[Any],
+        c: np.ndarray,
+        start: np.ndarray | None,
+        limit: float | None = None,
+    ) -> tuple[str, np.ndarray | None, bool]:
         """One SCIP solve under the costs ``c`` (and ``limit`` seconds, when given): its status,
         its best point (None: none found) and whether it ended without a dual bound."""
         self._to_problem_stage(scip_model)
@@ -276,8 +319,9 @@ class ScipSolver(PersistentModelSolver):
         scip_model.freeTransform()  # back to the problem stage for the next start and objective
         return status, point, no_bound
 
-    def _race(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None
-              ) -> tuple[str, np.ndarray | None, bool]:
+    def _race(
+        self, model: ScipModel, c: np.ndarray, start: np.ndarray | None
+    ) -> tuple[str, np.ndarray | None, bool]:
         """`_optimize` on the exact rows (as SCIP's defaults see them) and the banded ones in turn
         (see FIRST_SLICE), until one answers or the time limit is spent; a time-limit status
         keeps the best point found."""
@@ -293,12 +337,16 @@ class ScipSolver(PersistentModelSolver):
                 if point is not None and (best[0] is None or c @ point < c @ best[0]):
                     best[0] = point
                 return False, (status, best[0], no_bound)
+
             return attempt
 
-        return in_turns([on(model.exact), on((model.scip, model.y, model.terms))], self.time_limit, FIRST_SLICE)
+        return in_turns(
+            [on(model.exact), on((model.scip, model.y, model.terms))], self.time_limit, FIRST_SLICE
+        )
 
-    def _escalate(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None, spent: float
-                  ) -> tuple[str, np.ndarray | None, bool]:
+    def _escalate(
+        self, model: ScipModel, c: np.ndarray, start: np.ndarray | None, spent: float
+    ) -> tuple[str, np.ndarray | None, bool]:
         """The instance solved from ``start`` (after a tuned solve past ``ESCALATE_NODES``: the
         best point so far) on the constraint set's model on SCIP's own settings, within what is
         left of the time limit after ``spent`` seconds."""
@@ -310,33 +358,45 @@ class ScipSolver(PersistentModelSolver):
             model.own[0].setParam("limits/time", self.time_limit)
         return found
 
-    def solve_instance(self, model: ScipModel, c: np.ndarray, start: np.ndarray | None = None
-                       ) -> tuple[Status, np.ndarray | None]:
+    def solve_instance(
+        self, model: ScipModel, c: np.ndarray, start: np.ndarray | None = None
+    ) -> tuple[Status, np.ndarray | None]:
         batch = model.batch
-        finite = bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())  # never unbounded
+        finite = bool(
+            np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()
+        )  # never unbounded
         if not finite and c.any() and self._relaxation_unbounded(model, c):
             return infeasible_or_unbounded(self, model, len(c)), None
         if batch.unbounded_integers:
             status, point, no_bound = self._race(model, c, start)
         else:  # the start is added once the objective is the instance's own
             began = time.perf_counter()
-            if model.tuned and not model.switch.start_tuned():  # recent instances ran past the budget
+            if (
+                model.tuned and not model.switch.start_tuned()
+            ):  # recent instances ran past the budget
                 status, point, no_bound = self._escalate(model, c, start, 0.0)
             else:
                 status, point, no_bound = self._optimize(model.scip, model.y, model.terms, c, start)
                 if model.tuned:
                     model.switch.record(status == "nodelimit")
                     if status == "nodelimit":
-                        status, point, no_bound = self._escalate(model, c, start if point is None else point,
-                                                                 time.perf_counter() - began)
+                        status, point, no_bound = self._escalate(
+                            model, c, start if point is None else point, time.perf_counter() - began
+                        )
         if status == "optimal":
             return Status.OPTIMAL, point
         if status == "infeasible":
             return Status.INFEASIBLE, None
         if status in ("inforunbd", "unbounded") or (status == "gaplimit" and no_bound):
-            return (Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))), None
+            return (
+                Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))
+            ), None
         if status in ("timelimit", "nodelimit"):  # a limit stopped the search
-            return (Status.TIME_LIMIT, point) if point is not None else (Status.TIME_LIMIT_NO_SOLUTION, None)
+            return (
+                (Status.TIME_LIMIT, point)
+                if point is not None
+                else (Status.TIME_LIMIT_NO_SOLUTION, None)
+            )
         raise RuntimeError(f"SCIP ended with status {status!r}")
 
     def node_limit(self, model: ScipModel, nodes: int) -> Any:
@@ -347,6 +407,10 @@ class ScipSolver(PersistentModelSolver):
         forms = [form[0] for form in ((model.scip,), model.exact) if form is not None]
         for scip_model in forms:
             self._to_problem_stage(scip_model)
-        return capped_nodes(model, forms, lambda scip_model: scip_model.getParam("limits/nodes"),
-                            lambda scip_model, value: scip_model.setParam("limits/nodes", value), nodes)
-
+        return capped_nodes(
+            model,
+            forms,
+            lambda scip_model: scip_model.getParam("limits/nodes"),
+            lambda scip_model, value: scip_model.setParam("limits/nodes", value),
+            nodes,
+        )

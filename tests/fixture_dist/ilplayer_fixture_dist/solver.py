@@ -1,6 +1,7 @@
 import numpy as np
 
-from ilplayer import ILPBatch, Solver, SolveResult, Status
+from ilplayer import Status
+from ilplayer.plugin_api import ILPBatch, Solver, SolveResult
 
 
 class GreedyBoxSolver(Solver):
