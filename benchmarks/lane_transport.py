@@ -29,8 +29,8 @@ def timed(recipe: Any, task: Any) -> tuple[float, float, Any]:
 
 def main() -> None:
     from ilplayer.parallel.executors import plan_tasks
+    from ilplayer.parallel.lanes import ProcessLane
     from ilplayer.parallel.workers import (
-        ProcessLane,
         SolverRecipe,
         ping,
         start_process_pool,

@@ -26,7 +26,7 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.testing.milp_fuzz import (
+from ilplayer.testing.milp_cases import (
     MilpCase,
     lattice_case,
     milp_case,

@@ -13,6 +13,7 @@ from ilplayer.core.matrices import dense, is_sparse, row_entries, stack_rows
 from ilplayer.core.records import Capability, ILPBatch, LicenseStatus, SolveResult, Status
 from ilplayer.core.validation import ProblemTensors
 from ilplayer.errors import ParameterError, SolverNotInstalledError
+from ilplayer.solvers.block_lps import integral_answer, multipliers_in_blocks, solve_in_blocks
 from ilplayer.solvers.contract import PersistentModelSolver, Solver
 from ilplayer.solvers.hookspecs import hookimpl
 from ilplayer.solvers.native_params import native_value
@@ -23,9 +24,6 @@ from ilplayer.solvers.shortcuts import (
     capped_nodes,
     in_turns,
     infeasible_or_unbounded,
-    integral_answer,
-    multipliers_in_blocks,
-    solve_in_blocks,
 )
 from ilplayer.solvers.spec import SolverSpec
 

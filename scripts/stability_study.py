@@ -21,7 +21,8 @@ from pathlib import Path
 import torch
 
 from ilplayer.learning.learn import split_holdout
-from ilplayer.learning.loop import HiddenConstraintsData, TrainingConfig, train_static_constraints
+from ilplayer.learning.loop import train_static_constraints
+from ilplayer.learning.settings import HiddenConstraintsData, TrainingConfig
 from ilplayer_experiments import random_constraints, set_cover
 from ilplayer_experiments.commands import parse_int_list
 

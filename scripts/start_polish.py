@@ -17,9 +17,11 @@ import numpy as np
 import torch
 
 from ilplayer.layer import ILPLayer
-from ilplayer.learning.learn import LEARN_K, load_solutions, split_holdout
-from ilplayer.learning.loop import SolutionData, TrainingConfig, initial_constraints
+from ilplayer.learning.defaults import LEARN_K
+from ilplayer.learning.learn import load_solutions, split_holdout
+from ilplayer.learning.loop import initial_constraints
 from ilplayer.learning.selection import polish_model
+from ilplayer.learning.settings import SolutionData, TrainingConfig
 from ilplayer.metrics import exact_match
 
 

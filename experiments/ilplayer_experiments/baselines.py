@@ -15,7 +15,8 @@ from typing import Any
 import torch
 
 from ilplayer.core.seeding import derive_seed
-from ilplayer.learning.loop import HiddenConstraintsData, fit_epochs
+from ilplayer.learning.loop import fit_epochs
+from ilplayer.learning.settings import HiddenConstraintsData
 from ilplayer.losses import normalize_solution
 from ilplayer.metrics import exact_match
 

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from ilplayer.cli.arguments import EXECUTOR_CHOICES, family, positive_int, solver_name
-from ilplayer.learning.learn import LEARN_METHODS
+from ilplayer.learning.defaults import LEARN_METHODS
 from ilplayer_experiments.commands import run_bench, run_demo, run_experiments
 from ilplayer_experiments.decision_focused import METHODS as DFL_METHODS
 from ilplayer_experiments.sentences import SENTENCE_MODELS

@@ -17,7 +17,8 @@ __all__ = ["run_bench", "run_demo", "run_experiments"]
 def run_demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ilplayer.learning.loop import BackendConfig, TrainingConfig, train_static_constraints
+    from ilplayer.learning.loop import train_static_constraints
+    from ilplayer.learning.settings import BackendConfig, TrainingConfig
     from ilplayer_experiments.paper import PAPER
     from ilplayer_experiments.random_constraints import make_dataset
 
@@ -175,7 +176,7 @@ def _plot_matching(out: Path, data: str) -> None:
 
 
 def run_experiments(args: argparse.Namespace) -> int:
-    from ilplayer.learning.loop import BackendConfig
+    from ilplayer.learning.settings import BackendConfig
     from ilplayer_experiments.knapsack_runs import run_knapsack
     from ilplayer_experiments.runner import run_decision_focused, run_static_constraints
 

@@ -431,7 +431,7 @@ def knapsack_ilploss_config(**overrides: Any) -> Any:
     400 epochs, stopped after 20 validations without a gain (theirs: 100 validations or 12 hours).
     The held-out accuracy was still rising at 100 epochs, the earlier limit: 400 took 10 items from
     28.1 to 42.7 %, 15 from 22.5 to 32.1 % (three restarts each). ``overrides`` change any of them."""
-    from ilplayer.learning.ilploss import ILPLossConfig
+    from ilplayer.learning.settings import ILPLossConfig
 
     return ILPLossConfig(
         epochs=400,

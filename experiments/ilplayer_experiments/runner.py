@@ -19,15 +19,11 @@ from typing import Any
 import torch
 
 from ilplayer.core.seeding import derive_seed
-from ilplayer.learning.ilploss import ILPLossConfig, train_ilploss
-from ilplayer.learning.loop import (
-    BackendConfig,
-    SolutionData,
-    TrainingConfig,
-    train_static_constraints,
-)
+from ilplayer.learning.ilploss import train_ilploss
+from ilplayer.learning.loop import train_static_constraints
 from ilplayer.learning.observations import split_holdout
 from ilplayer.learning.selection import selected_record
+from ilplayer.learning.settings import BackendConfig, ILPLossConfig, SolutionData, TrainingConfig
 from ilplayer.solvers.registry import preferred_backend
 from ilplayer_experiments import random_constraints, set_cover
 from ilplayer_experiments.paper import deviations, paper_accuracy, papers_size

@@ -14,7 +14,7 @@ import torch
 
 from ilplayer.core.records import Status
 from ilplayer.layer import solve
-from ilplayer.learning.loop import HiddenConstraintsData
+from ilplayer.learning.settings import HiddenConstraintsData
 from ilplayer.testing.instances import MIN_COVER, sample_cover
 from ilplayer_experiments.cache import cached
 

@@ -142,8 +142,9 @@ def run_sudoku(
     number of true rules (``4 size**2``); ``polish``: learn_constraints' polish step (each of
     its checks solves every training puzzle)."""
     from ilplayer.layer import solve
-    from ilplayer.learning.learn import ILPLossConfig, LearnConfig, learn_constraints
-    from ilplayer.learning.loop import BackendConfig, TrainingConfig
+    from ilplayer.learning.defaults import LearnConfig
+    from ilplayer.learning.learn import ILPLossConfig, learn_constraints
+    from ilplayer.learning.settings import BackendConfig, TrainingConfig
 
     name = _record_name(
         size, f"{method}-{'equalities' if equalities else 'no-equalities'}", seed, sizes

@@ -13,9 +13,10 @@ import torch
 
 from ilplayer import solve
 from ilplayer.core.records import Status
+from ilplayer.learning.defaults import LearnConfig
 from ilplayer.learning.equalities import data_equalities, satisfied
 from ilplayer.learning.ilploss_terms import ilp_loss_terms
-from ilplayer.learning.learn import ILPLossConfig, LearnConfig, learn_constraints
+from ilplayer.learning.learn import ILPLossConfig, learn_constraints
 from ilplayer.solvers.registry import available_solvers
 from ilplayer_experiments.sudoku import (
     count_solutions,

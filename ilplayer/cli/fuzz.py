@@ -18,13 +18,13 @@ from ilplayer.solvers.registry import available_solvers, get_solver
 from ilplayer.testing import milp_fuzz
 from ilplayer.testing.fuzz import (
     fuzz_backend,
-    fuzz_cases_for,
     judge,
     load_reproducer,
     oracle,
     save_reproducer,
     solve_case,
 )
+from ilplayer.testing.fuzz_cases import fuzz_cases_for
 
 __all__ = ["default_fuzz_backends", "run_fuzz"]
 

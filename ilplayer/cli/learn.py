@@ -18,183 +18,12 @@ import numpy as np
 import torch
 
 import ilplayer.learning.learn as learning
-from ilplayer.cli.arguments import EXECUTOR_CHOICES, bounds, positive_int, solver_name
-from ilplayer.learning.learn import (
-    LEARN_DEFAULTS,
-    LEARN_ILPLOSS,
-    LEARN_METHODS,
-    ILPLossConfig,
-    LearnConfig,
-)
-from ilplayer.learning.loop import BackendConfig
+from ilplayer.learning.settings import BackendConfig
 from ilplayer.parallel.workers import default_workers
 
-__all__ = ["add_learn_parser", "run_learn"]
+__all__ = ["run_learn"]
 
 Config = learning.LearnConfig | learning.ILPLossConfig | learning.AutoConfig
-
-
-def add_learn_parser(commands: Any) -> None:
-    """``ilplayer learn FILE``."""
-    learn = commands.add_parser(
-        "learn", help="learn hidden constraints from your (cost, solution) pairs"
-    )
-    learn.add_argument(
-        "train",
-        help="observations: .npz with arrays c (N, n) and y (N, n) "
-        "(optionally lb, ub), or .csv with columns c0.., y0..",
-    )
-    learn.add_argument("--test", default=None, help="held-out observations, same format")
-    learn.add_argument(
-        "--test-fraction",
-        type=float,
-        default=LEARN_DEFAULTS["test_fraction"],
-        help="without --test: the share of TRAIN held out (default 0.2)",
-    )
-    learn.add_argument("--lb", type=bounds, default=None, help="lower bounds: 0 or 0,0,-5,...")
-    learn.add_argument("--ub", type=bounds, default=None, help="upper bounds: 1 or 1,1,5,...")
-    learn.add_argument(
-        "--num-constraints",
-        type=positive_int,
-        required=True,
-        help="constraints to learn (times --k)",
-    )
-    learn.add_argument(
-        "--method",
-        choices=[*LEARN_METHODS, "auto"],
-        default=LEARN_DEFAULTS["method"],
-        help="auto (default): both, the better on the validation pairs kept; combopt: "
-        "CombOptNet's gradients through the solver; ilploss: ILP-Loss, no solver while "
-        "training (docs/learn.md). With auto, --epochs, --lr, --batch-size and --k "
-        "apply to both methods, the others to theirs",
-    )
-    learn.add_argument(
-        "--k",
-        type=positive_int,
-        default=None,
-        help=f"learn k x num-constraints (default {LearnConfig.k}: steadier, see docs/learn.md; "
-        f"the CombOptNet paper: 1; ilploss, alone or under auto: {LEARN_ILPLOSS['k']})",
-    )
-    learn.add_argument(
-        "--validation-fraction",
-        type=float,
-        default=LEARN_DEFAULTS["validation_fraction"],
-        help="share of TRAIN used to pick the best epoch (default 0.1; 0: keep the last)",
-    )
-    learn.add_argument(
-        "--restarts",
-        type=positive_int,
-        default=LEARN_DEFAULTS["restarts"],
-        help="train from this many initialisations and keep the best on the "
-        "validation split (default 1; the paper's appendix: 2)",
-    )
-    learn.add_argument(
-        "--restart-workers",
-        type=positive_int,
-        default=None,
-        help="restarts trained at once, in worker processes (default: one per core, "
-        "up to --restarts; 1: one after the other). The result is the same",
-    )
-    learn.add_argument(
-        "--test-every",
-        type=positive_int,
-        default=LEARN_DEFAULTS["test_every"],
-        help="measure the held-out accuracy on every Nth epoch and the last (default 1; "
-        "the model is the same, only the curve is sparser)",
-    )
-    learn.add_argument(
-        "--epochs",
-        type=positive_int,
-        default=None,
-        help=f"at most this many (default: combopt {LearnConfig.epochs}, the paper's; "
-        f"ilploss {LEARN_ILPLOSS['epochs']})",
-    )
-    learn.add_argument(
-        "--lr",
-        type=float,
-        default=None,
-        help=f"learning rate (default: combopt Adam {LearnConfig.lr}, the paper's; ilploss "
-        f"the peak of AdamW's cyclic rate, {ILPLossConfig.lr})",
-    )
-    learn.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=None,
-        help=f"(default: combopt {LearnConfig.batch_size}; ilploss {ILPLossConfig.batch_size})",
-    )
-    learn.add_argument(
-        "--tau",
-        type=float,
-        default=None,
-        help="combopt: the gradient's soft-min temperature (paper: 0.5)",
-    )
-    learn.add_argument(
-        "--temperature",
-        type=float,
-        default=None,
-        help="ilploss: the negatives' starting soft-min temperature, in box widths (default "
-        f"{ILPLossConfig.temperature}); cut tenfold when the validation accuracy stalls",
-    )
-    learn.add_argument(
-        "--box-relative-steps",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="step the offsets and origins by lr x the box's width, as on [0, 1] "
-        "(the paper: off; no change on a binary box)",
-    )
-    learn.add_argument(
-        "--init",
-        choices=list(LearnConfig.init_choices),
-        default=None,
-        help="random: the paper's random hyperplanes; separating: hyperplanes that cut off "
-        "the box optima and keep every observed solution; auto (default): separating "
-        "where a variable takes more than two values, else random (docs/learn.md)",
-    )
-    learn.add_argument(
-        "--polish",
-        action=argparse.BooleanOptionalAction,
-        default=LEARN_DEFAULTS["polish"],
-        help="refit the trained constraints to what the observations prove and drop spare "
-        "rows, kept if the validation accuracy does not fall (default: on; the paper: off)",
-    )
-    learn.add_argument(
-        "--equalities",
-        action=argparse.BooleanOptionalAction,
-        default=LEARN_DEFAULTS["equalities"],
-        help="find the equalities every observed solution satisfies first and keep them fixed "
-        "(default: on; see docs/learn.md)",
-    )
-    learn.add_argument(
-        "--time-limit",
-        type=float,
-        default=LEARN_DEFAULTS["time_limit"],
-        help=f"seconds per solve (default {LEARN_DEFAULTS['time_limit']:g}); an instance past it "
-        "counts as wrong: untrained rows can make hard programs",
-    )
-    learn.add_argument("--seed", type=int, default=0, help="initialisation and shuffling seed")
-    learn.add_argument(
-        "--checkpoint",
-        default=None,
-        metavar="DIR",
-        help="save every epoch in DIR; the same command again goes on from the last "
-        "finished epoch (a run of an hour stopped by a crash or a time limit)",
-    )
-    learn.add_argument(
-        "--solver",
-        type=solver_name,
-        default=None,
-        help="backend (default: bruteforce for small boxes, else the preferred MIP backend)",
-    )
-    learn.add_argument("--executor", choices=EXECUTOR_CHOICES, default="auto")
-    learn.add_argument("--workers", type=positive_int, default=None)
-    learn.add_argument(
-        "--json", default=None, help="write the record (accuracies, settings, curves) here"
-    )
-    learn.add_argument(
-        "--out",
-        default=None,
-        help="save the learned A, b (and A_eq, b_eq), the box and the model here (torch.save)",
-    )
 
 
 def run_learn(args: argparse.Namespace) -> int:
@@ -203,56 +32,13 @@ def run_learn(args: argparse.Namespace) -> int:
         print(f"ilplayer learn: {unwritable}", file=sys.stderr)
         return 2
     try:
-        c, y, lb, ub = learning.load_solutions(args.train, args.lb, args.ub)
-        train_rows = len(c)  # the rows after them in c_all, y_all are the test file's
-        c_all, y_all = c, y  # every observation, in the files' order, for the checks below
-        if args.test:
-            c_test, y_test, lb_test, ub_test = learning.load_solutions(args.test, lb, ub)
-            if c_test.shape[1] != c.shape[1]:
-                raise ValueError(
-                    f"{args.test}: {c_test.shape[1]} variables, but {args.train} has {c.shape[1]}"
-                )
-            c_all, y_all = np.vstack([c, c_test]), np.vstack([y, y_test])
-        else:
-            c_test = y_test = None  # type: ignore[assignment]  # learn_constraints holds pairs out
-            if not 0 < args.test_fraction < 1:
-                raise ValueError(
-                    f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}"
-                )
-            print(
-                f"no --test file: holding out {learning.holdout_size(len(c), args.test_fraction)} of {len(c)} "
-                f"observations (--test-fraction {args.test_fraction})"
-            )
+        c, y, lb, ub, c_test, y_test = _observations(args)
         config = _config(args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"ilplayer learn: {exc}", file=sys.stderr)
         return 2
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        learning.check_solutions(
-            c_all,
-            y_all,
-            lb,
-            ub,
-            lambda i: (
-                f"{args.train} row {i}" if i < train_rows else f"{args.test} row {i - train_rows}"
-            ),
-        )
-    for warning in caught:
-        print(f"warning: {warning.message}", file=sys.stderr)
-    held_out = (
-        len(c_test) if c_test is not None else learning.holdout_size(len(c), args.test_fraction)
-    )
-    rows = (
-        f"{args.num_constraints * config.k} constraints with {args.method}"
-        if not isinstance(config, learning.AutoConfig)
-        else f"{args.num_constraints * config.ilploss.k} constraints with ilploss and "
-        f"{args.num_constraints * config.combopt.k} with combopt (the better kept)"
-    )
-    print(
-        f"learning {rows} on {c.shape[1]} variables from "
-        f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)"
-    )
+    _warn_about_the_observations(args, c, y, c_test, y_test, lb, ub)
+    _announce(args, config, c, c_test)
     restart_workers = args.restart_workers or min(args.restarts, default_workers())
     try:
         result = learning.learn_constraints(
@@ -283,6 +69,67 @@ def run_learn(args: argparse.Namespace) -> int:
     _print_result(result)
     _save(args, result)
     return 0
+
+
+def _observations(args: argparse.Namespace) -> tuple[Any, ...]:
+    """``(c, y, lb, ub, c_test, y_test)`` from the files (the test pair None without ``--test``)."""
+    c, y, lb, ub = learning.load_solutions(args.train, args.lb, args.ub)
+    if not args.test:
+        if not 0 < args.test_fraction < 1:
+            raise ValueError(
+                f"--test-fraction must lie strictly between 0 and 1, got {args.test_fraction}"
+            )
+        print(
+            f"no --test file: holding out {learning.holdout_size(len(c), args.test_fraction)} of {len(c)} "
+            f"observations (--test-fraction {args.test_fraction})"
+        )
+        return c, y, lb, ub, None, None  # learn_constraints holds pairs out
+    c_test, y_test, lb_test, ub_test = learning.load_solutions(args.test, lb, ub)
+    if c_test.shape[1] != c.shape[1]:
+        raise ValueError(
+            f"{args.test}: {c_test.shape[1]} variables, but {args.train} has {c.shape[1]}"
+        )
+    return c, y, lb, ub, c_test, y_test
+
+
+def _warn_about_the_observations(
+    args: argparse.Namespace, c: Any, y: Any, c_test: Any, y_test: Any, lb: Any, ub: Any
+) -> None:
+    """`check_solutions`' warnings on every observation, in the files' order, each naming its
+    file and row."""
+    train_rows = len(c)  # the rows after them are the test file's
+    if c_test is not None:
+        c, y = np.vstack([c, c_test]), np.vstack([y, y_test])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        learning.check_solutions(
+            c,
+            y,
+            lb,
+            ub,
+            lambda i: (
+                f"{args.train} row {i}" if i < train_rows else f"{args.test} row {i - train_rows}"
+            ),
+        )
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+
+
+def _announce(args: argparse.Namespace, config: Config, c: Any, c_test: Any) -> None:
+    """One line: how many rows are learned with which method, from how many observations."""
+    held_out = (
+        len(c_test) if c_test is not None else learning.holdout_size(len(c), args.test_fraction)
+    )
+    rows = (
+        f"{args.num_constraints * config.k} constraints with {args.method}"
+        if not isinstance(config, learning.AutoConfig)
+        else f"{args.num_constraints * config.ilploss.k} constraints with ilploss and "
+        f"{args.num_constraints * config.combopt.k} with combopt (the better kept)"
+    )
+    print(
+        f"learning {rows} on {c.shape[1]} variables from "
+        f"{len(c) - (0 if c_test is not None else held_out)} observations ({held_out} held out)"
+    )
 
 
 def _config(args: argparse.Namespace) -> Config:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ilplayer.cli.arguments import json_object, positive_int, solver_name
-from ilplayer.cli.learn import add_learn_parser
+from ilplayer.cli.learn_options import add_learn_parser
 from ilplayer.cli.solvers import print_table, solvers_table
 from ilplayer.core.threads import library_threads
 from ilplayer.parallel.malloc import keep_freed_memory

@@ -27,7 +27,8 @@ import torch.nn.functional as F
 
 from ilplayer.core.bounds import exact_dtype
 from ilplayer.core.records import Status
-from ilplayer.core.validation import dense_tensor, rows_with_equalities, validate_problem
+from ilplayer.core.tensors import dense_tensor
+from ilplayer.core.validation import rows_with_equalities, validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
 
 if TYPE_CHECKING:

@@ -30,10 +30,8 @@ binary box this is their bit flip, which they use there). The schedule is faster
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 
@@ -41,108 +39,14 @@ from ilplayer.core.bounds import as_bounds
 from ilplayer.core.seeding import derive_seed, torch_generator
 from ilplayer.layer import ILPLayer
 from ilplayer.learning.checkpoint import EpochCheckpoint
-from ilplayer.learning.constraints import ORIGINS, StaticConstraints
+from ilplayer.learning.constraints import StaticConstraints
 from ilplayer.learning.ilploss_terms import CoVBalancer, ilp_loss_terms, sample_negatives
-from ilplayer.learning.loop import BackendConfig, box_points, known_equalities, replace_checked
+from ilplayer.learning.loop import box_points, known_equalities
+from ilplayer.learning.settings import BackendConfig, ILPLossConfig
 from ilplayer.metrics import exact_match
 from ilplayer.solvers.registry import preferred_backend
 
-__all__ = ["ILPLossConfig", "fit_ilploss", "initial_ilploss_constraints", "train_ilploss"]
-
-
-@dataclass(frozen=True)
-class ILPLossConfig:
-    """ILP-Loss' settings. The loss, the negatives, the margins, the balancer, the start and the
-    temperature rule are the authors' (their ``conf/random_constraints/*/ilploss``); the schedule
-    is faster, because the authors trained for up to a day and this library aims at minutes
-    (measured on binary Random Constraints m = 4, docs/records/ilploss.md).
-
-    Args:
-        epochs: at most this many passes over the training pairs (200).
-        lr: the peak of AdamW's triangular cyclic learning rate, which rises from 0 to ``lr`` in
-            ``cycle_epochs`` epochs and falls back in as many (3e-3; the authors: 1e-3).
-        cycle_epochs: epochs of the schedule's rising half (5; the authors: 1 500 steps, 10 of
-            their epochs).
-        batch_size: pairs per step (40; the authors: 10, 4x the steps for the same accuracy).
-        margin_pos: the distance by which an observed solution should lie inside (0.01).
-        margin_neg: the distance by which a negative should lie outside (0.01).
-        temperature: the soft-min temperature to start from, in units of the box's mean width
-            (0.1: 0.1 on {0, 1}, 1.0 on [-5, 5]). The authors start at 1.0 on every box; on
-            binary Random Constraints m = 4 that stalled until the first cut to 0.1, and 0.1 on
-            the dense box never left 4 %.
-        temperature_factor: the temperature is multiplied by this (0.1) when the validation
-            accuracy has not improved for more than ``temperature_patience`` validations (2;
-            the authors: 4 of theirs, 80 epochs).
-        temperature_patience: see ``temperature_factor``.
-        validate_every: epochs between validations (10, each at the bottom of a rate cycle,
-            where the accuracy is steadiest; the authors: 20). The validation picks the
-            temperature, the stop and the model returned.
-        stop_patience: stop after this many validations without improvement (10; authors: 20).
-        hops: the sizes of the random multi-step neighbours (2, 3, 4).
-        samples_per_hop: random neighbours drawn per size (16).
-        k: learn ``k * m`` constraints for ``m`` hidden ones (the authors: 2).
-        origin: the constraint parametrisation (`ORIGINS`).
-        init: only ``"random"``: the authors' random hyperplanes, each 0.2 from its origin.
-    """
-
-    epochs: int = 200
-    lr: float = 3e-3
-    cycle_epochs: float = 5.0
-    batch_size: int = 40
-    margin_pos: float = 0.01
-    margin_neg: float = 0.01
-    temperature: float = 0.1
-    temperature_factor: float = 0.1
-    temperature_patience: int = 2
-    validate_every: int = 10
-    stop_patience: int = 10
-    hops: tuple[int, ...] = (2, 3, 4)
-    samples_per_hop: int = 16
-    k: int = 2
-    origin: str = "learnable"
-    init: str = "random"
-    init_choices: ClassVar[tuple[str, ...]] = ("random",)
-
-    def __post_init__(self) -> None:
-        for name in (
-            "epochs",
-            "batch_size",
-            "temperature_patience",
-            "validate_every",
-            "stop_patience",
-            "samples_per_hop",
-            "k",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("lr", "cycle_epochs", "margin_pos", "margin_neg", "temperature"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
-        if not (
-            isinstance(self.temperature_factor, (int, float)) and 0 < self.temperature_factor < 1
-        ):
-            raise ValueError(
-                f"temperature_factor must lie strictly between 0 and 1, got {self.temperature_factor!r}"
-            )
-        hops = tuple(self.hops)
-        if not hops or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in hops):
-            raise ValueError(f"hops must be positive integers, got {self.hops!r}")
-        object.__setattr__(self, "hops", hops)
-        if self.origin not in ORIGINS:
-            raise ValueError(f"origin must be one of {list(ORIGINS)}, got {self.origin!r}")
-        if self.init not in self.init_choices:
-            raise ValueError(
-                f"init must be one of {list(self.init_choices)} for ILP-Loss, got {self.init!r}"
-            )
-
-    def replace(self, **overrides: Any) -> ILPLossConfig:
-        """A copy with ``overrides``; an unknown name is refused with the known ones."""
-        return replace_checked(self, overrides, "ILP-Loss setting(s)")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "hops": list(self.hops)}
+__all__ = ["fit_ilploss", "initial_ilploss_constraints", "train_ilploss"]
 
 
 # --- training ---------------------------------------------------------------------------------

@@ -7,11 +7,9 @@ through an [`ILPLayer`][ilplayer.layer.ILPLayer] with the paper's settings (supp
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -19,163 +17,28 @@ import torch
 from ilplayer.core.records import Status
 from ilplayer.core.seeding import derive_seed, torch_generator
 from ilplayer.core.threads import library_threads
-from ilplayer.gradients import BASES
 from ilplayer.layer import ILPLayer
 from ilplayer.learning.checkpoint import EpochCheckpoint
-from ilplayer.learning.constraints import ORIGINS, StaticConstraints
-from ilplayer.learning.separation import INITS, separating_hyperplanes
+from ilplayer.learning.constraints import StaticConstraints
+from ilplayer.learning.separation import separating_hyperplanes
+from ilplayer.learning.settings import (
+    BackendConfig,
+    TrainingConfig,
+)
 from ilplayer.losses import LOSSES, normalize_solution
 from ilplayer.metrics import exact_match
 from ilplayer.solvers.registry import preferred_backend
 
 if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
+    pass
 
 __all__ = [
-    "BackendConfig",
-    "HiddenConstraintsData",
-    "SolutionData",
-    "TrainingConfig",
     "box_points",
     "fit_epochs",
     "initial_constraints",
     "keep_if_best",
-    "replace_checked",
     "train_static_constraints",
 ]
-
-
-ConfigT = TypeVar("ConfigT", bound="DataclassInstance")
-
-
-def replace_checked(config: ConfigT, overrides: dict[str, Any], what: str) -> ConfigT:
-    """A copy of the dataclass ``config`` with ``overrides``; names it lacks are refused, with
-    the ones it has (``what`` names them in the message)."""
-    known = {field.name for field in fields(config)}
-    unknown = sorted(set(overrides) - known)
-    if unknown:
-        raise ValueError(f"unknown {what} {unknown}; known: {sorted(known)}")
-    return dataclasses.replace(config, **overrides)
-
-
-@dataclass(frozen=True)
-class TrainingConfig:
-    """Hyper-parameters of constraint learning; the defaults are the paper's (supplementary A).
-
-    Args:
-        epochs: passes over the training pairs.
-        lr: Adam's learning rate.
-        batch_size: pairs per step.
-        tau: the soft-min temperature of the gradient (None: hard minimum).
-        basis: the decomposition of the incoming gradient, one of ``BASES``.
-        origin: the constraint parametrisation, one of ``ORIGINS``.
-        loss: the loss between normalised solutions, one of ``LOSSES``.
-        k: learn ``k * m`` constraints for ``m`` hidden ones.
-        box_relative_steps: give the offsets and origins (lengths in the units of ``y``) the
-            step ``lr`` times the box's mean width, as if the box were ``[0, 1]``; the normals
-            keep ``lr``. Nothing changes on a binary box.
-        init: where the constraints start, one of ``INITS``: ``"random"`` (the paper's random
-            hyperplanes through the box's centre) or ``"separating"`` (hyperplanes read off the
-            training pairs, `ilplayer.learning.separation`; the rows it leaves are random normals
-            placed so that every observed solution is feasible).
-    """
-
-    epochs: int = 100
-    lr: float = 5e-4
-    batch_size: int = 8
-    tau: float | None = 0.5
-    basis: str = "delta"
-    origin: str = "learnable"
-    loss: str = "mse"
-    k: int = 1
-    box_relative_steps: bool = False
-    init: str = "random"
-    init_choices: ClassVar[tuple[str, ...]] = INITS
-
-    def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "k"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr >= 0):
-            raise ValueError(f"lr must be a non-negative number, got {self.lr!r}")
-        if self.tau is not None and not (isinstance(self.tau, (int, float)) and self.tau > 0):
-            raise ValueError(f"tau must be a positive number or None, got {self.tau!r}")
-        if not isinstance(self.box_relative_steps, bool):
-            raise TypeError(
-                f"box_relative_steps must be True or False, got {self.box_relative_steps!r}"
-            )
-        for name, choices in (
-            ("basis", BASES),
-            ("origin", ORIGINS),
-            ("loss", sorted(LOSSES)),
-            ("init", self.init_choices),
-        ):
-            if getattr(self, name) not in choices:
-                raise ValueError(
-                    f"{name} must be one of {list(choices)}, got {getattr(self, name)!r}"
-                )
-
-    def replace(self, **overrides: Any) -> TrainingConfig:
-        """A copy with ``overrides``; an unknown name is refused with the known ones."""
-        return replace_checked(self, overrides, "hyper-parameter(s)")
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True)
-class BackendConfig:
-    """Where the layer's instances are solved: the backend (None: the preferred one for the
-    box, [`preferred_backend`][ilplayer.solvers.registry.preferred_backend]), its options and the executor."""
-
-    solver: str | None = None
-    solver_options: dict[str, Any] | None = None
-    executor: str | None = None
-    workers: int | None = None
-
-
-@dataclass(frozen=True)
-class HiddenConstraintsData:
-    """A hidden constraint set ``A y <= b`` on the box ``[lb, ub]^n`` and its solved instances
-    ``(c, y*)`` (all float64). Random Constraints and weighted set cover are both of this form."""
-
-    A: torch.Tensor
-    b: torch.Tensor
-    lb: int
-    ub: int
-    c_train: torch.Tensor
-    y_train: torch.Tensor
-    c_test: torch.Tensor
-    y_test: torch.Tensor
-
-    def to_dict(self) -> dict[str, Any]:
-        return {field.name: getattr(self, field.name) for field in fields(self)}
-
-    @property
-    def box_baseline_accuracy(self) -> float:
-        """Accuracy of the box-only solution (no constraints): the "box-constrained" baseline."""
-        y_box = torch.where(self.c_test < 0, float(self.ub), float(self.lb))
-        return exact_match(y_box, self.y_test)
-
-
-@dataclass(frozen=True)
-class SolutionData:
-    """Observed ``(c, y)`` pairs on the box ``[lb, ub]``: float64 tensors (N, n); ``A_eq``,
-    ``b_eq``: equalities they all satisfy, kept fixed beside the learned rows (None: none)."""
-
-    c_train: torch.Tensor
-    y_train: torch.Tensor
-    c_test: torch.Tensor
-    y_test: torch.Tensor
-    lb: Any
-    ub: Any
-    A_eq: torch.Tensor | None = None
-    b_eq: torch.Tensor | None = None
-
-    @property
-    def num_variables(self) -> int:
-        return int(self.c_train.shape[1])
 
 
 def fit_epochs(

@@ -16,8 +16,8 @@ import torch
 
 from ilplayer.layer import ILPLayer
 from ilplayer.learning.constraints import StaticConstraints
-from ilplayer.learning.loop import SolutionData
 from ilplayer.learning.restarts import History, train_from_start, train_in_processes
+from ilplayer.learning.settings import SolutionData
 from ilplayer.metrics import exact_match
 
 __all__ = ["polish_model", "polish_with_start", "selected_record", "train_and_select"]

@@ -10,8 +10,8 @@ import numpy as np
 import torch
 
 from ilplayer.core.decision_pool import PoolRule, pool_rule
+from ilplayer.core.tensors import check_finite, input_tensor
 from ilplayer.core.transforms import transformed, untraced
-from ilplayer.core.validation import check_finite, input_tensor
 from ilplayer.gradients.frank_wolfe import FrankWolfe
 from ilplayer.gradients.perturbation import Perturbation
 

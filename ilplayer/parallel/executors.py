@@ -22,11 +22,10 @@ import numpy as np
 
 from ilplayer.core.records import Capability, ILPBatch, SolveResult
 from ilplayer.parallel.auto import AutoDispatch
+from ilplayer.parallel.lanes import LaneFuture, ProcessLane
 from ilplayer.parallel.ray_executor import RayExecutor
 from ilplayer.parallel.workers import (
     BatchExecutor,
-    LaneFuture,
-    ProcessLane,
     SolverRecipe,
     Task,
     TaskFailure,

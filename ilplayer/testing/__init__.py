@@ -222,7 +222,8 @@ def assert_correct_on_fuzzed_instances(
     judged against exhaustive enumeration; a failure quotes the first failing case as JSON."""
     import json
 
-    from ilplayer.testing.fuzz import fuzz_backend, fuzz_cases
+    from ilplayer.testing.fuzz import fuzz_backend
+    from ilplayer.testing.fuzz_cases import fuzz_cases
 
     backend = get_solver(solver) if isinstance(solver, str) else solver
     try:
@@ -237,7 +238,7 @@ def assert_correct_on_fuzzed_instances(
         f"backend {report.backend!r}: {report.count('wrong-optimal')} wrong OPTIMAL and "
         f"{report.count('false-infeasible')} false INFEASIBLE rows on {report.instances} fuzzed "
         f"instances. First: case {case.seed} ({', '.join(case.kinds)}), verdicts {verdicts}, "
-        f"status {Status.names(status)}. Reproducer (ilplayer.testing.fuzz.FuzzCase.from_json):\n"
+        f"status {Status.names(status)}. Reproducer (ilplayer.testing.fuzz_cases.FuzzCase.from_json):\n"
         f"{json.dumps(case.to_json())}"
     )
 

@@ -100,7 +100,7 @@ def stop_after(epochs: int):
 @pytest.mark.parametrize(
     "method, config",
     [
-        ("combopt", ilplayer.learning.learn.LearnConfig(epochs=5, batch_size=8)),
+        ("combopt", ilplayer.learning.defaults.LearnConfig(epochs=5, batch_size=8)),
         (
             "ilploss",
             ilplayer.learning.learn.ILPLossConfig(
@@ -123,7 +123,7 @@ def test_learn_constraints_resumed_from_its_checkpoint_returns_the_uninterrupted
         run(checkpoint=tmp_path / "run", on_epoch=stop_after(3))  # stopped in its third epoch
     saved = sorted(p.name for p in (tmp_path / "run").iterdir())
     assert saved == [
-        f"{method}-seed{ilplayer.learning.learn.restart_seed(2, 0)}.pt",
+        f"{method}-seed{ilplayer.learning.settings.restart_seed(2, 0)}.pt",
         f"run-{method}.json",
     ]
     held = EpochCheckpoint(tmp_path / "run" / saved[0]).epochs_done()
@@ -248,7 +248,7 @@ def test_the_progress_bar_of_a_resumed_run_starts_at_its_saved_epochs(tmp_path, 
     from tests.learning.test_learn import observations
 
     c, y = observations(60, n=5, seed=1)
-    config = ilplayer.learning.learn.LearnConfig(epochs=4, batch_size=8)
+    config = ilplayer.learning.defaults.LearnConfig(epochs=4, batch_size=8)
     run = lambda **kw: ilplayer.learning.learn.learn_constraints(
         c, y, 0, 1, 1, config=config, method="combopt", polish=False, checkpoint=tmp_path, **kw
     )

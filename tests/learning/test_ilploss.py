@@ -13,10 +13,11 @@ import torch.nn.functional as F
 import ilplayer
 from ilplayer.cli.main import main
 from ilplayer.layer import ILPLayer
-from ilplayer.learning.ilploss import ILPLossConfig, train_ilploss
+from ilplayer.learning.defaults import LearnConfig
+from ilplayer.learning.ilploss import train_ilploss
 from ilplayer.learning.ilploss_terms import CoVBalancer, ilp_loss_terms, sample_negatives
-from ilplayer.learning.learn import LearnConfig, learn_constraints
-from ilplayer.learning.loop import SolutionData
+from ilplayer.learning.learn import learn_constraints
+from ilplayer.learning.settings import ILPLossConfig, SolutionData
 
 
 def observations(count: int, n: int = 6, seed: int = 0, lb=0, ub=1):
@@ -460,7 +461,7 @@ def test_the_backend_only_scores_every_backend_learns_the_same_model(solver, exe
         pytest.skip(
             f"{solver} is not installed (its plugin: pip install -e plugins/ilplayer-{solver})"
         )
-    from ilplayer.learning.loop import BackendConfig
+    from ilplayer.learning.settings import BackendConfig
 
     c, y = observations(200, n=6, seed=5)
     data = data_of(c[:160], y[:160], 120)

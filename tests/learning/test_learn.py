@@ -13,15 +13,9 @@ import torch
 
 import ilplayer
 from ilplayer.cli.main import main
-from ilplayer.learning.learn import (
-    LEARN_K,
-    DataWarning,
-    LearnConfig,
-    check_solutions,
-    learn_constraints,
-    load_solutions,
-)
-from ilplayer.learning.loop import TrainingConfig
+from ilplayer.learning.defaults import LEARN_K, LearnConfig
+from ilplayer.learning.learn import DataWarning, check_solutions, learn_constraints, load_solutions
+from ilplayer.learning.settings import TrainingConfig
 
 
 def observations(count: int, n: int = 6, seed: int = 0, lb=0, ub=1):
@@ -514,7 +508,8 @@ def test_a_sparser_held_out_curve_learns_the_same_model():
     assert sparse.settings["test_every"] == 3
     with pytest.raises(ValueError, match="test_every must be a positive integer, got 0"):
         learn_constraints(c, y, 0, 1, 1, test_every=0, progress=False)
-    from ilplayer.learning.loop import SolutionData, train_static_constraints
+    from ilplayer.learning.loop import train_static_constraints
+    from ilplayer.learning.settings import SolutionData
 
     t = torch.as_tensor
     data = SolutionData(t(c), t(y, dtype=torch.float64), t(c), t(y, dtype=torch.float64), 0, 1)
@@ -583,13 +578,13 @@ def test_learn_trains_ilploss_on_its_longer_schedule_by_default(tmp_path):
     """learn's ILP-Loss (alone, under auto, from Python or the command line) is
     `ILPLossConfig` with LEARN_ILPLOSS: 4 x m rows, 600 epochs, a stop after 30 validations."""
     from ilplayer.cli.learn import _config
-    from ilplayer.learning.ilploss import ILPLossConfig
-    from ilplayer.learning.learn import LEARN_ILPLOSS, AutoConfig, _checked_config
+    from ilplayer.learning.defaults import LEARN_ILPLOSS, AutoConfig, checked_config
+    from ilplayer.learning.settings import ILPLossConfig
 
     expected = ILPLossConfig(**LEARN_ILPLOSS)
     assert (expected.k, expected.epochs, expected.stop_patience) == (4, 600, 30)
     assert AutoConfig().ilploss == expected
-    assert _checked_config(None, "ilploss", 0, 1, 4) == expected
+    assert checked_config(None, "ilploss", 0, 1, 4) == expected
 
     def given(**options):
         defaults = dict(
@@ -614,7 +609,8 @@ def test_a_config_changes_the_setting_it_names_and_no_other(monkeypatch):
     import dataclasses
 
     from ilplayer.learning import learn
-    from ilplayer.learning.learn import AutoConfig, ILPLossConfig
+    from ilplayer.learning.defaults import AutoConfig
+    from ilplayer.learning.learn import ILPLossConfig
 
     seen = []
     monkeypatch.setattr(learn, "_learn_both", lambda config, arguments: seen.append(config))

@@ -7,7 +7,8 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.learning.loop import BackendConfig, TrainingConfig, train_static_constraints
+from ilplayer.learning.loop import train_static_constraints
+from ilplayer.learning.settings import BackendConfig, TrainingConfig
 from ilplayer_experiments.random_constraints import make_dataset
 
 

@@ -10,8 +10,8 @@ from test_separation import hidden_dense
 import ilplayer
 from ilplayer.learning.constraints import StaticConstraints
 from ilplayer.learning.learn import learn_constraints
-from ilplayer.learning.loop import TrainingConfig
 from ilplayer.learning.polish import infeasible_neighbours, polish_constraints
+from ilplayer.learning.settings import TrainingConfig
 
 LB, UB = np.full(6, -3.0), np.full(6, 3.0)
 

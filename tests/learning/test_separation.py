@@ -7,8 +7,9 @@ import pytest
 import torch
 
 import ilplayer
-from ilplayer.learning.loop import TrainingConfig, initial_constraints
+from ilplayer.learning.loop import initial_constraints
 from ilplayer.learning.separation import box_optima, separating_hyperplanes
+from ilplayer.learning.settings import TrainingConfig
 from ilplayer.testing.instances import sample_random_constraints
 
 
@@ -78,7 +79,7 @@ def test_the_default_start_is_separating_only_where_a_variable_takes_more_than_t
     import json
 
     from ilplayer.cli.main import main
-    from ilplayer.learning.learn import default_init
+    from ilplayer.learning.defaults import default_init
 
     assert default_init(0, 1, 4) == "random"
     assert default_init(-5, 5, 4) == "separating"

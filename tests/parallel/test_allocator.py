@@ -61,7 +61,7 @@ def test_a_freed_block_is_kept_only_after_keep_freed_memory():
 
 
 def test_process_workers_keep_freed_memory():
-    from ilplayer.parallel.workers import ProcessLane
+    from ilplayer.parallel.lanes import ProcessLane
 
     lane = ProcessLane("forkserver")
     try:

@@ -274,7 +274,7 @@ def _sleep_then_pid(seconds: float) -> int:
 def test_a_process_lane_answers_in_order_and_a_failed_call_fails_only_itself():
     """A lane is one worker behind a pipe: answers come back in the order of the calls, whichever
     is asked for first; a call or answer that cannot cross, or raises, fails that call alone."""
-    from ilplayer.parallel.workers import ProcessLane
+    from ilplayer.parallel.lanes import ProcessLane
 
     lane = ProcessLane("forkserver")
     try:
@@ -297,7 +297,7 @@ def test_a_process_lane_answers_in_order_and_a_failed_call_fails_only_itself():
 
 
 def test_a_process_lane_is_safe_to_share_between_threads():
-    from ilplayer.parallel.workers import ProcessLane
+    from ilplayer.parallel.lanes import ProcessLane
 
     lane = ProcessLane("forkserver")
     answers: dict[int, list[int]] = {}
@@ -317,7 +317,7 @@ def test_a_process_lane_is_safe_to_share_between_threads():
 
 
 def test_a_lost_lane_fails_every_pending_call_and_refuses_new_ones():
-    from ilplayer.parallel.workers import ProcessLane
+    from ilplayer.parallel.lanes import ProcessLane
 
     lane = ProcessLane("forkserver")
     try:

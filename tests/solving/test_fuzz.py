@@ -14,17 +14,8 @@ import ilplayer
 from ilplayer.cli.fuzz import default_fuzz_backends
 from ilplayer.cli.main import main
 from ilplayer.testing import assert_correct_on_fuzzed_instances
-from ilplayer.testing.fuzz import (
-    FuzzCase,
-    fuzz_backend,
-    fuzz_case,
-    fuzz_cases,
-    fuzz_cases_for,
-    judge,
-    load_reproducer,
-    oracle,
-    save_reproducer,
-)
+from ilplayer.testing.fuzz import fuzz_backend, judge, load_reproducer, oracle, save_reproducer
+from ilplayer.testing.fuzz_cases import FuzzCase, fuzz_case, fuzz_cases, fuzz_cases_for
 
 CASES = 800  # about 2 000 instances per backend
 # The Pyomo bridges hand the same programs to HiGHS and Gurobi, fuzzed at full size above, at

@@ -7,7 +7,8 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.testing.fuzz import fuzz_backend, fuzz_cases
+from ilplayer.testing.fuzz import fuzz_backend
+from ilplayer.testing.fuzz_cases import fuzz_cases
 
 
 def test_one_row_fuzz_cases_agree_with_exhaustive_enumeration():

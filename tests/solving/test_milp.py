@@ -16,17 +16,15 @@ import ilplayer
 from ilplayer import Status
 from ilplayer.core.records import ILPBatch
 from ilplayer.losses import FenchelYoung, SPOPlus
-from ilplayer.solvers.shortcuts import integral_answer, integral_answers
-from ilplayer.testing.milp_fuzz import (
-    fuzz_milp_backend,
-    judge_milp,
+from ilplayer.solvers.block_lps import integral_answer, integral_answers
+from ilplayer.testing.milp_cases import (
     lattice_case,
     milp_case,
     milp_cases_for,
-    milp_oracle,
     slab_case,
     tie_knapsack_case,
 )
+from ilplayer.testing.milp_fuzz import fuzz_milp_backend, judge_milp, milp_oracle
 from tests.host_solvers import MILP_BACKENDS, require
 
 # x integer in [0, 4], z continuous >= 0: max x + 2 z s.t. x + z <= 3.5, z <= 1.25 + 0.5 x
