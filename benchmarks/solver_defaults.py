@@ -176,7 +176,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--solvers", nargs="*", default=list(DEFAULTS), choices=list(DEFAULTS))
     parser.add_argument(
-        "--slabs", type=int, default=100, help="slab programs (milp_fuzz.slab_case)"
+        "--slabs", type=int, default=100, help="slab programs (milp_cases.slab_case)"
     )
     parser.add_argument(
         "--random", type=int, default=100, help="fuzz programs with an unbounded integer"
@@ -185,13 +185,13 @@ def main() -> None:
         "--knapsacks",
         type=int,
         default=0,
-        help="binary knapsacks of near-alike items (milp_fuzz.tie_knapsack_case)",
+        help="binary knapsacks of near-alike items (milp_cases.tie_knapsack_case)",
     )
     parser.add_argument(
         "--lattices",
         type=int,
         default=0,
-        help="fractional equalities over unbounded integers (milp_fuzz.lattice_case)",
+        help="fractional equalities over unbounded integers (milp_cases.lattice_case)",
     )
     parser.add_argument(
         "--start", type=int, default=900_000, help="first seed (held out from the tests)"

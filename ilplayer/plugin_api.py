@@ -15,16 +15,11 @@ from ilplayer.core.validation import ProblemTensors
 from ilplayer.errors import ParameterError, SolverNotInstalledError
 from ilplayer.solvers.block_lps import integral_answer, multipliers_in_blocks, solve_in_blocks
 from ilplayer.solvers.contract import PersistentModelSolver, Solver
+from ilplayer.solvers.escalation import Switch, capped_nodes, in_turns, infeasible_or_unbounded
 from ilplayer.solvers.hookspecs import hookimpl
 from ilplayer.solvers.native_params import native_value
 from ilplayer.solvers.registry import import_solver_library
-from ilplayer.solvers.shortcuts import (
-    Multipliers,
-    Switch,
-    capped_nodes,
-    in_turns,
-    infeasible_or_unbounded,
-)
+from ilplayer.solvers.shortcuts import Multipliers
 from ilplayer.solvers.spec import SolverSpec
 
 __all__ = [

@@ -28,10 +28,9 @@ import torch
 from ilplayer.layer import ILPLayer
 from ilplayer.learning.constraints import StaticConstraints
 from ilplayer.learning.learn import split_holdout
-from ilplayer.learning.settings import restart_seed
 from ilplayer.learning.loop import initial_constraints
 from ilplayer.learning.selection import polish_with_start
-from ilplayer.learning.settings import SolutionData, TrainingConfig
+from ilplayer.learning.settings import SolutionData, TrainingConfig, restart_seed
 from ilplayer.metrics import exact_match
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from ilplayer.cli.solvers import print_table
 from ilplayer.core.records import Capability, Status
 from ilplayer.solvers.registry import available_solvers, get_solver
-from ilplayer.testing import milp_fuzz
+from ilplayer.testing import milp_cases, milp_fuzz
 from ilplayer.testing.fuzz import (
     fuzz_backend,
     judge,
@@ -48,7 +48,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
     if args.replay:
         return _replay(args, options)
     milp = getattr(args, "milp", False)
-    cases: list[Any] = (milp_fuzz.milp_cases_for if milp else fuzz_cases_for)(
+    cases: list[Any] = (milp_cases.milp_cases_for if milp else fuzz_cases_for)(
         args.instances, args.start
     )
     rows, failed = [], False
@@ -117,7 +117,7 @@ def _replay(args: argparse.Namespace, options: dict[str, Any] | None) -> int:
         milp = bool(record.get("milp"))
         if milp:
             case, backend, saved = (
-                milp_fuzz.MilpCase.from_json(record["case"]),
+                milp_cases.MilpCase.from_json(record["case"]),
                 record["backend"],
                 record.get("options", {}),
             )

@@ -290,6 +290,36 @@ def check_cost_map(cost_map: Any) -> torch.Tensor | None:
     return tensor
 
 
+def _mapping_for(c: torch.Tensor, A: Any, mapping: torch.Tensor) -> torch.Tensor:
+    """``cost_map`` checked against ``c`` (B, d) and ``A``'s columns, on ``c``'s device."""
+    if c.dim() != 2 or c.shape[-1] != mapping.shape[1]:
+        raise ValueError(
+            f"c must have shape (batch, {mapping.shape[1]}) (one cost per column of cost_map "
+            f"{tuple(mapping.shape)}), got {tuple(c.shape)}"
+        )
+    check_finite(c, "c")
+    columns = None if A is None else A.shape[-1]
+    if columns is not None and columns != mapping.shape[0]:
+        raise ValueError(
+            f"cost_map has {mapping.shape[0]} rows but A has {columns} columns: cost_map needs "
+            "one row per variable of the program"
+        )
+    return mapping.to(c.device)
+
+
+def _equalities(c: torch.Tensor, A_eq: Any, b_eq: Any) -> tuple[Any, Any]:
+    """``A_eq``, ``b_eq`` checked against ``c``; None for none (or 0 rows)."""
+    if (A_eq is None) != (b_eq is None):
+        raise ValueError("A_eq and b_eq must both be given, or both be None (no equalities)")
+    if A_eq is None:
+        return None, None
+    A_eq, b_eq = as_rows(A_eq, "A_eq"), input_tensor(b_eq, "b_eq")
+    _check_rows(c, A_eq, b_eq, ("A_eq", "b_eq"))
+    if A_eq.shape[-2] == 0:
+        return None, None
+    return A_eq, b_eq
+
+
 def validate_problem(
     c: Any,
     A: Any,
@@ -319,19 +349,7 @@ def validate_problem(
     c = input_tensor(c, "c")
     mapping = check_cost_map(cost_map)
     if mapping is not None:
-        if c.dim() != 2 or c.shape[-1] != mapping.shape[1]:
-            raise ValueError(
-                f"c must have shape (batch, {mapping.shape[1]}) (one cost per column of cost_map "
-                f"{tuple(mapping.shape)}), got {tuple(c.shape)}"
-            )
-        check_finite(c, "c")
-        columns = None if A is None else A.shape[-1]
-        if columns is not None and columns != mapping.shape[0]:
-            raise ValueError(
-                f"cost_map has {mapping.shape[0]} rows but A has {columns} columns: cost_map needs "
-                "one row per variable of the program"
-            )
-        mapping = mapping.to(c.device)
+        mapping = _mapping_for(c, A, mapping)
         problem = validate_problem(
             c.detach().to(torch.float64) @ mapping.T, A, b, lb, ub, A_eq, b_eq, integrality
         )
@@ -361,13 +379,7 @@ def validate_problem(
     check_bound_values(
         lb_vec, ub_vec, integer if integer.ndim == 1 else np.asarray(integer.any(axis=0))
     )
-    if (A_eq is None) != (b_eq is None):
-        raise ValueError("A_eq and b_eq must both be given, or both be None (no equalities)")
-    if A_eq is not None:
-        A_eq, b_eq = as_rows(A_eq, "A_eq"), input_tensor(b_eq, "b_eq")
-        _check_rows(c, A_eq, b_eq, ("A_eq", "b_eq"))
-        if A_eq.shape[-2] == 0:
-            A_eq = b_eq = None
+    A_eq, b_eq = _equalities(c, A_eq, b_eq)
     detach = lambda t: t if t is None or is_sparse(t) else t.detach()
     return ProblemTensors(
         c=c.detach(),

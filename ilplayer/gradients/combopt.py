@@ -95,6 +95,50 @@ def softmin_weights(x: torch.Tensor, tau: float | None, dim: int = -1) -> torch.
     return torch.softmax(-x / tau, dim=dim)
 
 
+def _constraint_gradients(
+    A: torch.Tensor,
+    b: torch.Tensor,
+    y: torch.Tensor,
+    targets: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    weights: tuple[torch.Tensor, torch.Tensor],
+    tau: float | None,
+    dtype: torch.dtype,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``dA``, ``db`` of the mismatch functions: ``targets`` are ``(y', Delta, a_j·y' - b_j)``,
+    ``weights`` the targets' ``lambda`` in all and on the feasible ones."""
+    (y_prime, delta, excess_prime), (lam, lam_feasible) = targets, weights
+    A_t = A.transpose(-1, -2)
+    norms = torch.linalg.vector_norm(A, dim=-1).clamp_min(_TINY_NORM)  # (m,) or (B, m)
+    unit = A / norms[..., None]
+
+    # Feasible targets, y'_k != y: soft-min over the distances of y to the constraints. With y
+    # feasible the distance is the signed slack (b_j - a_j·y)/|a_j|; its one-sided derivative
+    # keeps pushing a constraint that is exactly tight at y.
+    moved = (delta != 0).any(dim=-1).to(dtype)
+    weight_feasible = (lam_feasible * moved).sum(dim=-1)  # (B,)
+    slack = (b - (y[:, None, :] @ A_t).squeeze(1)) / norms  # (B, m)
+    alpha = weight_feasible[:, None] * softmin_weights(slack, tau) / norms
+
+    # Infeasible targets: sum of the distances of y'_k to the constraints it violates.
+    weight_infeasible = (lam - lam_feasible)[..., None] * (excess_prime > 0).to(dtype)
+    weight_infeasible = weight_infeasible / norms[..., None, :]  # (B, K, m)
+    distance_prime = excess_prime / norms[..., None, :]
+    beta = weight_infeasible.sum(dim=1)  # (B, m)
+    gamma = (weight_infeasible * distance_prime).sum(dim=1)
+
+    db = alpha - beta
+    dA = (
+        weight_infeasible.transpose(-1, -2) @ y_prime
+        - alpha[..., None] * y[:, None, :]
+        - (alpha * slack + gamma)[..., None] * unit
+    )
+    if A.dim() == 2:
+        dA = dA.sum(dim=0)
+    if b.dim() == 1:
+        db = db.sum(dim=0)
+    return dA, db
+
+
 def combopt_backward(
     dy: torch.Tensor,
     A: torch.Tensor,
@@ -152,34 +196,9 @@ def combopt_backward(
     if not need_constraint_grads:
         return dc, None, None
 
-    norms = torch.linalg.vector_norm(A, dim=-1).clamp_min(_TINY_NORM)  # (m,) or (B, m)
-    unit = A / norms[..., None]
-
-    # Feasible targets, y'_k != y: soft-min over the distances of y to the constraints. With y
-    # feasible the distance is the signed slack (b_j - a_j·y)/|a_j|; its one-sided derivative
-    # keeps pushing a constraint that is exactly tight at y.
-    moved = (delta != 0).any(dim=-1).to(dtype)
-    weight_feasible = (lam_feasible * moved).sum(dim=-1)  # (B,)
-    slack = (b - (y[:, None, :] @ A_t).squeeze(1)) / norms  # (B, m)
-    alpha = weight_feasible[:, None] * softmin_weights(slack, tau) / norms
-
-    # Infeasible targets: sum of the distances of y'_k to the constraints it violates.
-    weight_infeasible = (lam - lam_feasible)[..., None] * (excess_prime > 0).to(dtype)
-    weight_infeasible = weight_infeasible / norms[..., None, :]  # (B, K, m)
-    distance_prime = excess_prime / norms[..., None, :]
-    beta = weight_infeasible.sum(dim=1)  # (B, m)
-    gamma = (weight_infeasible * distance_prime).sum(dim=1)
-
-    db = alpha - beta
-    dA = (
-        weight_infeasible.transpose(-1, -2) @ y_prime
-        - alpha[..., None] * y[:, None, :]
-        - (alpha * slack + gamma)[..., None] * unit
+    dA, db = _constraint_gradients(
+        A, b, y, (y_prime, delta, excess_prime), (lam, lam_feasible), tau, dtype
     )
-    if A.dim() == 2:
-        dA = dA.sum(dim=0)
-    if b.dim() == 1:
-        db = db.sum(dim=0)
     return dc, dA, db
 
 

@@ -30,6 +30,7 @@ binary box this is their bit flip, which they use there). The schedule is faster
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -97,20 +98,49 @@ def train_ilploss(
         config.k * m, n, data.lb, data.ub, config.origin, seed
     )
     solver = backend.solver or preferred_backend(box_points(data.lb, data.ub, n))
-    layer = ILPLayer(
-        data.lb,
-        data.ub,
-        solver=solver,
-        solver_options=backend.solver_options,
-        executor=backend.executor,
-        workers=backend.workers,
-    )
+    layer = ILPLayer(data.lb, data.ub, **vars(dataclasses.replace(backend, solver=solver)))
     pairs = {
         "validation": validation if validation is not None else (c_train, y_train),
         "test": (data.c_test, data.y_test),
     }
 
     A_eq, b_eq = known_equalities(data)
+
+    batch_terms = _batch_terms(constraints, (c_train, y_train), (lo, hi), config, (A_eq, b_eq))
+
+    def accuracy(which: str) -> float:
+        c, y = pairs[which]
+        return exact_match(layer(c, *constraints(), A_eq, b_eq), y)
+
+    try:
+        history = fit_ilploss(
+            constraints,
+            N,
+            config,
+            batch_terms,
+            accuracy,
+            seed=seed,
+            box_width=float((hi - lo).mean()),
+            score_start=False,
+            test_every=test_every,
+            on_epoch=on_epoch,
+            checkpoint=checkpoint,
+        )
+    finally:
+        layer.close()
+    return constraints, history
+
+
+def _batch_terms(
+    constraints: StaticConstraints,
+    pairs: tuple[torch.Tensor, torch.Tensor],
+    box: tuple[torch.Tensor, torch.Tensor],
+    config: ILPLossConfig,
+    equalities: tuple[Any, Any],
+) -> Callable[[torch.Tensor, float, torch.Generator], dict[str, torch.Tensor]]:
+    """The loop's ``batch_terms``: negatives sampled around the rows' observed ``y`` and the
+    three terms of the loss on them."""
+    (c_train, y_train), (lo, hi), (A_eq, b_eq) = pairs, box, equalities
 
     def batch_terms(
         rows: torch.Tensor, temperature: float, g: torch.Generator
@@ -136,27 +166,7 @@ def train_ilploss(
             b_eq=b_eq,
         )
 
-    def accuracy(which: str) -> float:
-        c, y = pairs[which]
-        return exact_match(layer(c, *constraints(), A_eq, b_eq), y)
-
-    try:
-        history = fit_ilploss(
-            constraints,
-            N,
-            config,
-            batch_terms,
-            accuracy,
-            seed=seed,
-            box_width=float((hi - lo).mean()),
-            score_start=False,
-            test_every=test_every,
-            on_epoch=on_epoch,
-            checkpoint=checkpoint,
-        )
-    finally:
-        layer.close()
-    return constraints, history
+    return batch_terms
 
 
 def fit_ilploss(
@@ -191,26 +201,10 @@ def fit_ilploss(
     epoch, as if it had not stopped. Returns one record per epoch."""
     if isinstance(test_every, bool) or not isinstance(test_every, int) or test_every < 1:
         raise ValueError(f"test_every must be a positive integer, got {test_every!r}")
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
-    steps = -(-num_examples // config.batch_size)  # per epoch
-    scheduler = torch.optim.lr_scheduler.CyclicLR(
-        optimizer,
-        base_lr=0.0,
-        max_lr=config.lr,
-        step_size_up=max(1, round(config.cycle_epochs * steps)),
-        cycle_momentum=False,
-    )
+    optimizer, scheduler = _schedule(model, config, num_examples)
     balancer = CoVBalancer(3)
     shuffle, negatives_g = torch_generator(seed, 2), torch_generator(seed, 3)
-    # What the loop keeps between epochs, beside the optimizer and the shuffling stream (a checkpoint saves it).
-    loop: dict[str, Any] = {
-        "temperature": config.temperature * box_width,
-        "best_accuracy": -1.0,
-        "best_state": None,
-        "since_best": 0,
-        "since_cooled": 0,  # validations without a gain: in all, and since the last cooling
-        "validations": 0,
-    }
+    loop = _initial_loop(config, box_width)
     # Beside the loop's dict, the objects whose state a checkpoint keeps: restored in place.
     kept = {"scheduler": scheduler, "balancer": balancer, "negatives": negatives_g}
     history = [] if checkpoint is None else _restored(checkpoint, optimizer, shuffle, loop, kept)
@@ -218,6 +212,41 @@ def fit_ilploss(
     def save(finished: bool) -> None:
         if checkpoint is not None:
             checkpoint.save(optimizer, shuffle, history, _saved(loop, kept), finished=finished)
+
+    scores = _scorer(model, accuracy, loop, test_every)
+    if score_start and not history:
+        history.append({"epoch": 0, **scores(False)})
+    done = int(history[-1]["epoch"]) if history else 0
+    start_epoch = config.epochs + 1 if checkpoint is not None and checkpoint.finished else done + 1
+    for epoch in range(start_epoch, config.epochs + 1):
+        order = torch.randperm(num_examples, generator=shuffle)
+        step = (optimizer, scheduler, balancer, clip_norm)
+        totals = _train_epoch(model, order, config.batch_size, batch_terms, loop, negatives_g, step)
+        record: dict[str, float] = {"epoch": epoch, **totals, "temperature": loop["temperature"]}
+        last = epoch == config.epochs
+        if epoch % config.validate_every == 0 or last:
+            record.update(scores(last))
+            _after_validation(loop, record["validation_accuracy"], model, config)
+        history.append(record)
+        if on_epoch is not None:
+            on_epoch(record)
+        stopping = _stops(record, last, loop, config.stop_patience)
+        if stopping and "accuracy" not in record:  # the curve ends with a held-out score
+            with torch.no_grad():
+                record["accuracy"] = accuracy("test")
+        save(finished=stopping)
+        if stopping:
+            break
+    if loop["best_state"] is not None:
+        model.load_state_dict(loop["best_state"])
+    return history
+
+
+def _scorer(
+    model: torch.nn.Module, accuracy: Callable[[str], float], loop: dict[str, Any], test_every: int
+) -> Callable[[bool], dict[str, float]]:
+    """A validation's record: the validation accuracy, and the held-out one on every
+    ``test_every``-th validation and the ``final`` one (the model in eval mode meanwhile)."""
 
     def scores(final: bool) -> dict[str, float]:
         loop["validations"] += 1
@@ -230,52 +259,79 @@ def fit_ilploss(
         model.train(was_training)
         return record
 
-    if score_start and not history:
-        history.append({"epoch": 0, **scores(final=False)})
-    done = int(history[-1]["epoch"]) if history else 0
-    start_epoch = config.epochs + 1 if checkpoint is not None and checkpoint.finished else done + 1
-    for epoch in range(start_epoch, config.epochs + 1):
-        order = torch.randperm(num_examples, generator=shuffle)
-        totals = {"loss": 0.0, "pos": 0.0, "neg": 0.0, "var": 0.0, "in_play": 0.0}
-        with _torch_threads(
-            1
-        ):  # small tensors: a second thread only contends (docs/records/ilploss.md)
-            for first in range(0, num_examples, config.batch_size):
-                rows = order[first : first + config.batch_size]
-                terms = batch_terms(rows, loop["temperature"], negatives_g)
-                loss = balancer(torch.stack([terms["pos"], terms["neg"], terms["var"]]))
-                optimizer.zero_grad()
-                loss.backward()
-                if clip_norm is not None:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
-                optimizer.step()
-                scheduler.step()
-                share = len(rows) / num_examples
-                totals["loss"] += loss.item() * share
-                for key in ("pos", "neg", "var", "in_play"):
-                    totals[key] += terms[key].item() * share
-        record: dict[str, float] = {"epoch": epoch, **totals, "temperature": loop["temperature"]}
-        last = epoch == config.epochs
-        if epoch % config.validate_every == 0 or last:
-            record.update(scores(final=last))
-            _after_validation(loop, record["validation_accuracy"], model, config)
-        history.append(record)
-        if on_epoch is not None:
-            on_epoch(record)
-        stopping = (
-            "validation_accuracy" in record
-            and not last
-            and (record["validation_accuracy"] >= 1.0 or loop["since_best"] >= config.stop_patience)
-        )
-        if stopping and "accuracy" not in record:  # the curve ends with a held-out score
-            with torch.no_grad():
-                record["accuracy"] = accuracy("test")
-        save(finished=stopping)
-        if stopping:
-            break
-    if loop["best_state"] is not None:
-        model.load_state_dict(loop["best_state"])
-    return history
+    return scores
+
+
+def _stops(record: dict[str, float], last: bool, loop: dict[str, Any], patience: int) -> bool:
+    """Whether training stops after this validated epoch: 100 %, or ``patience`` validations
+    without a gain (never on the last epoch, which ends the run anyway)."""
+    return (
+        "validation_accuracy" in record
+        and not last
+        and (record["validation_accuracy"] >= 1.0 or loop["since_best"] >= patience)
+    )
+
+
+def _schedule(
+    model: torch.nn.Module, config: ILPLossConfig, num_examples: int
+) -> tuple[torch.optim.Optimizer, Any]:
+    """AdamW and the triangular cyclic rate, a cycle every ``config.cycle_epochs`` epochs."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
+    steps = -(-num_examples // config.batch_size)  # per epoch
+    scheduler = torch.optim.lr_scheduler.CyclicLR(
+        optimizer,
+        base_lr=0.0,
+        max_lr=config.lr,
+        step_size_up=max(1, round(config.cycle_epochs * steps)),
+        cycle_momentum=False,
+    )
+    return optimizer, scheduler
+
+
+def _initial_loop(config: ILPLossConfig, box_width: float) -> dict[str, Any]:
+    """What the loop keeps between epochs, beside the optimizer and the shuffling stream (a
+    checkpoint saves it)."""
+    return {
+        "temperature": config.temperature * box_width,
+        "best_accuracy": -1.0,
+        "best_state": None,
+        "since_best": 0,
+        "since_cooled": 0,  # validations without a gain: in all, and since the last cooling
+        "validations": 0,
+    }
+
+
+def _train_epoch(
+    model: torch.nn.Module,
+    order: torch.Tensor,
+    batch_size: int,
+    batch_terms: Callable[[torch.Tensor, float, torch.Generator], dict[str, torch.Tensor]],
+    loop: dict[str, Any],
+    negatives: torch.Generator,
+    step: tuple[Any, ...],
+) -> dict[str, float]:
+    """One epoch of steps over the rows in ``order``; ``step`` is ``(optimizer, scheduler,
+    balancer, clip_norm)``. Returns the epoch's mean loss and terms."""
+    optimizer, scheduler, balancer, clip_norm = step
+    num_examples = len(order)
+    totals = {"loss": 0.0, "pos": 0.0, "neg": 0.0, "var": 0.0, "in_play": 0.0}
+    # small tensors: a second thread only contends (docs/records/ilploss.md)
+    with _torch_threads(1):
+        for first in range(0, num_examples, batch_size):
+            rows = order[first : first + batch_size]
+            terms = batch_terms(rows, loop["temperature"], negatives)
+            loss = balancer(torch.stack([terms["pos"], terms["neg"], terms["var"]]))
+            optimizer.zero_grad()
+            loss.backward()
+            if clip_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+            optimizer.step()
+            scheduler.step()
+            share = len(rows) / num_examples
+            totals["loss"] += loss.item() * share
+            for key in ("pos", "neg", "var", "in_play"):
+                totals[key] += terms[key].item() * share
+    return totals
 
 
 def _after_validation(

@@ -206,7 +206,8 @@ def learn_constraints(
     backend = with_time_limit(backend or BackendConfig(), points, time_limit)
     start = time.perf_counter()
     seeds = [restart_seed(seed, restart) for restart in range(restarts)]
-    train = dict(data=data, config=config, backend=backend, num_constraints=num_constraints)
+    train: dict[str, Any] = dict(data=data, config=config, backend=backend)
+    train.update(num_constraints=num_constraints)
     train.update(validation=validation, test_every=test_every, method=method)
     resumed = _resumed(checkpoint, train, seeds)
     layer = ILPLayer(lb, ub, **vars(backend))  # solver, solver_options, executor, workers

@@ -198,6 +198,81 @@ def initial_constraints(
     return model
 
 
+def _check_loop_options(test_every: Any, target_accuracy: float | None) -> None:
+    if isinstance(test_every, bool) or not isinstance(test_every, int) or test_every < 1:
+        raise ValueError(f"test_every must be a positive integer, got {test_every!r}")
+    if target_accuracy is not None and test_every != 1:
+        raise ValueError("target_accuracy stops on the held-out accuracy: it needs test_every=1")
+
+
+def _box_for_normalising(lb: Any, ub: Any, n: int) -> tuple[Any, Any]:
+    """The box as `normalize_solution` takes it: integers as they are, else (n,) tensors."""
+    if isinstance(lb, int) and isinstance(ub, int):
+        return lb, ub
+    return tuple(  # type: ignore[return-value]
+        torch.as_tensor(np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy())
+        for v in (lb, ub)
+    )
+
+
+def _training_layer(
+    config: TrainingConfig, backend: BackendConfig, lb: Any, ub: Any, n: int
+) -> ILPLayer:
+    """The layer training solves through: CombOptNet with the config's tau and basis, on the
+    backend named (else the preferred one for the box)."""
+    solver = backend.solver or preferred_backend(box_points(lb, ub, n))
+    return ILPLayer(
+        lb,
+        ub,
+        solver=solver,
+        solver_options=backend.solver_options,
+        tau=config.tau,
+        basis=config.basis,
+        executor=backend.executor,
+        workers=backend.workers,
+    )
+
+
+def _start_record(
+    solved: Callable[[torch.Tensor], torch.Tensor],
+    data: Any,
+    validation: tuple[torch.Tensor, torch.Tensor],
+) -> dict[str, float]:
+    """Epoch 0's record: the start's held-out and validation accuracies."""
+    with torch.no_grad():
+        return {
+            "epoch": 0,
+            "accuracy": exact_match(solved(data.c_test), data.y_test),
+            "validation_accuracy": exact_match(solved(validation[0]), validation[1]),
+        }
+
+
+def _evaluator(
+    solved: Callable[[torch.Tensor], torch.Tensor],
+    model: StaticConstraints,
+    data: Any,
+    validation: tuple[torch.Tensor, torch.Tensor] | None,
+    best: dict[str, Any],
+    every: tuple[int, int],
+) -> Callable[[], dict[str, float]]:
+    """The loop's ``evaluate``: the held-out accuracy on every ``every[0]``-th epoch and the last
+    (``every[1]``), the validation accuracy on each, the best validation model kept in ``best``."""
+    test_every, epochs = every
+
+    def evaluate() -> dict[str, float]:
+        best["evaluated"] += 1
+        evaluated = best["evaluated"]
+        scores = {}
+        if evaluated % test_every == 0 or evaluated == epochs:
+            scores["accuracy"] = exact_match(solved(data.c_test), data.y_test)
+        if validation is not None:
+            scores["validation_accuracy"] = exact_match(solved(validation[0]), validation[1])
+            keep_if_best(best, model, scores["validation_accuracy"])
+        return scores
+
+    return evaluate
+
+
 def train_static_constraints(
     data: Any,
     config: TrainingConfig | None = None,
@@ -238,35 +313,16 @@ def train_static_constraints(
     the start's record when there is a validation split.
     """
     config = config or TrainingConfig()
-    backend = backend or BackendConfig()
-    if isinstance(test_every, bool) or not isinstance(test_every, int) or test_every < 1:
-        raise ValueError(f"test_every must be a positive integer, got {test_every!r}")
-    if target_accuracy is not None and test_every != 1:
-        raise ValueError("target_accuracy stops on the held-out accuracy: it needs test_every=1")
+    _check_loop_options(test_every, target_accuracy)
     loss_fn = LOSSES[config.loss]
     n = data.c_train.shape[1]
     m = num_constraints if num_constraints is not None else data.A.shape[0]
-    lb, ub = data.lb, data.ub
-    if not (isinstance(lb, int) and isinstance(ub, int)):  # per-variable bounds: tensors
-        lb, ub = (
-            torch.as_tensor(np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy())
-            for v in (lb, ub)
-        )
+    lb, ub = _box_for_normalising(data.lb, data.ub, n)
     if model is None:
         model = initial_constraints(
             config, config.k * m, data.c_train, data.y_train, data.lb, data.ub, seed
         )
-    solver = backend.solver or preferred_backend(box_points(data.lb, data.ub, n))
-    layer = ILPLayer(
-        data.lb,
-        data.ub,
-        solver=solver,
-        solver_options=backend.solver_options,
-        tau=config.tau,
-        basis=config.basis,
-        executor=backend.executor,
-        workers=backend.workers,
-    )
+    layer = _training_layer(config, backend or BackendConfig(), data.lb, data.ub, n)
     y_true = normalize_solution(data.y_train, lb, ub)
     equalities = known_equalities(data)
     solved = lambda c: layer(c, *model(), *equalities)
@@ -278,35 +334,11 @@ def train_static_constraints(
         infeasible = int((status == Status.INFEASIBLE).sum())
         return loss_fn(normalize_solution(y, lb, ub), y_true[rows]), {"infeasible": infeasible}
 
-    best: dict[str, Any] = {
-        "accuracy": -1.0,
-        "state": None,
-        "evaluated": 0,
-    }  # a checkpoint keeps it
-
-    def evaluate() -> dict[str, float]:
-        best["evaluated"] += 1
-        evaluated = best["evaluated"]
-        scores = {}
-        if evaluated % test_every == 0 or evaluated == config.epochs:
-            scores["accuracy"] = exact_match(solved(data.c_test), data.y_test)
-        if validation is not None:
-            scores["validation_accuracy"] = exact_match(solved(validation[0]), validation[1])
-            keep_if_best(best, model, scores["validation_accuracy"])
-        return scores
-
+    best: dict[str, Any] = {"accuracy": -1.0, "state": None, "evaluated": 0}  # checkpointed
+    evaluate = _evaluator(solved, model, data, validation, best, (test_every, config.epochs))
     reached = None if target_accuracy is None else (lambda r: r["accuracy"] >= target_accuracy)
-    start: list[dict[str, float]] = []
     try:
-        if validation is not None:
-            with torch.no_grad():
-                start.append(
-                    {
-                        "epoch": 0,
-                        "accuracy": exact_match(solved(data.c_test), data.y_test),
-                        "validation_accuracy": exact_match(solved(validation[0]), validation[1]),
-                    }
-                )
+        start = [] if validation is None else [_start_record(solved, data, validation)]
         history = fit_epochs(
             len(data.c_train),
             epochs=config.epochs,

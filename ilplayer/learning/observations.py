@@ -61,6 +61,25 @@ def _read(path: Path) -> dict[str, np.ndarray]:
     )
 
 
+def _check_pairs(path: Path, c: np.ndarray, y: np.ndarray) -> None:
+    """``c`` and ``y`` (N, n) alike, at least two, finite; each error names the file."""
+    for name, array in (("c", c), ("y", y)):
+        if array.ndim != 2:
+            raise ValueError(f"{path}: {name} must have shape (N, n), got {array.shape}")
+    if c.shape != y.shape:
+        raise ValueError(f"{path}: c {c.shape} and y {y.shape} must have the same shape (N, n)")
+    if len(c) < 2:
+        raise ValueError(f"{path}: at least 2 observations are needed, got {len(c)}")
+    for name, array in (("c", c), ("y", y)):
+        bad = ~np.isfinite(array)
+        if bad.any():
+            row, col = np.argwhere(bad)[0]
+            raise ValueError(
+                f"{path}: {name} must be finite; {int(bad.sum())} entries are not, first "
+                f"{name}[{row}, {col}] = {float(array[row, col])!r}"
+            )
+
+
 def load_solutions(
     path: str | Path, lb: Any = None, ub: Any = None
 ) -> tuple[np.ndarray, np.ndarray, Any, Any]:
@@ -92,21 +111,7 @@ def load_solutions(
         ub = arrays.get("ub")
     if lb is None or ub is None:
         raise ValueError(f"{path}: the box is unknown; pass --lb and --ub (or store arrays lb, ub)")
-    for name, array in (("c", c), ("y", y)):
-        if array.ndim != 2:
-            raise ValueError(f"{path}: {name} must have shape (N, n), got {array.shape}")
-    if c.shape != y.shape:
-        raise ValueError(f"{path}: c {c.shape} and y {y.shape} must have the same shape (N, n)")
-    if len(c) < 2:
-        raise ValueError(f"{path}: at least 2 observations are needed, got {len(c)}")
-    for name, array in (("c", c), ("y", y)):
-        bad = ~np.isfinite(array)
-        if bad.any():
-            row, col = np.argwhere(bad)[0]
-            raise ValueError(
-                f"{path}: {name} must be finite; {int(bad.sum())} entries are not, first "
-                f"{name}[{row}, {col}] = {float(array[row, col])!r}"
-            )
+    _check_pairs(path, c, y)
     n = c.shape[1]
     lb, ub = (np.asarray(v).item() if np.ndim(v) == 0 else np.asarray(v) for v in (lb, ub))
     check_box(lb, ub)

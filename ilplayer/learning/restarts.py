@@ -162,23 +162,27 @@ def train_in_processes(
             report(progress.get_nowait())
         except queue.Empty:
             break
-    n = train["data"].num_variables
-    config, m = train["config"], train["num_constraints"]
-    trained = []
-    for state, history, start_state in results:
-        model, start = (
-            StaticConstraints(
-                config.k * m,
-                n,
-                train["data"].lb,
-                train["data"].ub,
-                origin=config.origin,
-                seed=0,
-                dtype=torch.float64,
-            )
-            for _ in range(2)
+    return [_models_of(train, result) for result in results]
+
+
+def _models_of(
+    train: dict[str, Any], result: tuple[Any, Any, Any]
+) -> tuple[StaticConstraints, Any, StaticConstraints]:
+    """A restart's ``(model, history, start)`` from the state dicts a worker sent back."""
+    state, history, start_state = result
+    data, config, m = train["data"], train["config"], train["num_constraints"]
+    model, start = (
+        StaticConstraints(
+            config.k * m,
+            data.num_variables,
+            data.lb,
+            data.ub,
+            origin=config.origin,
+            seed=0,
+            dtype=torch.float64,
         )
-        model.load_state_dict(state)
-        start.load_state_dict(start_state)
-        trained.append((model, history, start))
-    return trained
+        for _ in range(2)
+    )
+    model.load_state_dict(state)
+    start.load_state_dict(start_state)
+    return model, history, start

@@ -35,6 +35,39 @@ def selected_record(history: list[dict[str, float]]) -> dict[str, float]:
     return max(scored, key=lambda r: (r["validation_accuracy"], -r["epoch"]))
 
 
+def _progress_bar(train: dict[str, Any], restarts: int, done: int) -> Any:
+    """A tqdm bar over every restart's epochs, starting at the ``done`` ones a checkpoint holds."""
+    from tqdm import tqdm
+
+    total = train["config"].epochs * restarts
+    bar = tqdm(total=total, initial=done, unit="epoch", dynamic_ncols=True)
+    if done:
+        bar.write(
+            f"resumed from {train['checkpoint']}: {done} of {total} epochs "
+            f"({train['method']}) done before"
+        )
+    return bar
+
+
+def _reporter(
+    bar: Any, on_epoch: Callable[[dict[str, float]], None] | None
+) -> Callable[[dict[str, float]], None]:
+    """What each epoch's record goes to: the bar (its loss and accuracies) and ``on_epoch``."""
+
+    def report(record: dict[str, float]) -> None:
+        if bar is not None:
+            bar.update(1)
+            shown = {"loss": f"{record['loss']:.4f}"}
+            for key, label in (("accuracy", "accuracy"), ("validation_accuracy", "validation")):
+                if key in record:
+                    shown[label] = f"{100 * record[key]:.1f}%"
+            bar.set_postfix(shown)
+        if on_epoch is not None:
+            on_epoch(record)
+
+    return report
+
+
 def train_and_select(
     train: dict[str, Any],
     seeds: list[int],
@@ -57,28 +90,8 @@ def train_and_select(
     the epoch that model comes from (0: the start) and the polish summary."""
     config, validation, data = train["config"], train["validation"], train["data"]
     restarts = len(seeds)
-    done = sum(resumed or ())
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=config.epochs * restarts, initial=done, unit="epoch", dynamic_ncols=True)
-        if done:
-            bar.write(
-                f"resumed from {train['checkpoint']}: {done} of {config.epochs * restarts} epochs "
-                f"({train['method']}) done before"
-            )
-
-    def report(record: dict[str, float]) -> None:
-        if bar is not None:
-            bar.update(1)
-            shown = {"loss": f"{record['loss']:.4f}"}
-            for key, label in (("accuracy", "accuracy"), ("validation_accuracy", "validation")):
-                if key in record:
-                    shown[label] = f"{100 * record[key]:.1f}%"
-            bar.set_postfix(shown)
-        if on_epoch is not None:
-            on_epoch(record)
+    bar = _progress_bar(train, restarts, sum(resumed or ())) if progress else None
+    report = _reporter(bar, on_epoch)
 
     runs = []  # (validation accuracy of the selected epoch, model, history) per restart
     try:

@@ -114,23 +114,11 @@ class FeasibilityLoss(torch.nn.Module):
             raise ValueError(
                 "A_pred and b_pred are both None: give the predicted rows or right-hand sides"
             )
-        program = self.program
-        c = program.c if c is None else c
-        if c is None and c_pred is None:
-            raise ValueError(
-                "c: the true costs are needed (the program has no objective of its own)"
-            )
-        if A is None and b is None:
-            A, b = program.A, program.b
-        if A is None or b is None:
-            raise ValueError("A and b: the true rows are needed (the program has none)")
         made = A_pred if A_pred is not None else b_pred
         assert made is not None
         device, dtype = made.device, made.dtype
         B = made.shape[0]
-        A_true = torch.as_tensor(A).to(device, dtype)
-        b_true = torch.as_tensor(b).to(device, dtype)
-        A_true, b_true = A_true.expand(B, *A_true.shape[-2:]), b_true.expand(B, b_true.shape[-1])
+        c, A_true, b_true = self._true_parameters(c, c_pred, A, b, made)
         A_hat = A_true if A_pred is None else A_pred
         b_hat = b_true if b_pred is None else b_pred
         if A_hat.dim() != 3 or b_hat.shape != A_hat.shape[:2]:
@@ -164,6 +152,25 @@ class FeasibilityLoss(torch.nn.Module):
             self.beta,
             solved,
         )
+
+    def _true_parameters(
+        self, c: Any, c_pred: Any, A: Any, b: Any, made: torch.Tensor
+    ) -> tuple[Any, torch.Tensor, torch.Tensor]:
+        """The true costs (the program's where omitted) and rows, batched as ``made``."""
+        program = self.program
+        c = program.c if c is None else c
+        if c is None and c_pred is None:
+            raise ValueError(
+                "c: the true costs are needed (the program has no objective of its own)"
+            )
+        if A is None and b is None:
+            A, b = program.A, program.b
+        if A is None or b is None:
+            raise ValueError("A and b: the true rows are needed (the program has none)")
+        B, device, dtype = made.shape[0], made.device, made.dtype
+        A_true = torch.as_tensor(A).to(device, dtype)
+        b_true = torch.as_tensor(b).to(device, dtype)
+        return c, A_true.expand(B, *A_true.shape[-2:]), b_true.expand(B, b_true.shape[-1])
 
     def close(self) -> None:
         """Release Stage 1's backend and pool."""

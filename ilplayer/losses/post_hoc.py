@@ -124,40 +124,12 @@ class PostHocRegretLoss(torch.nn.Module):
             optimal: (B,) the true optima, where known (saves a solve per instance).
         """
         given = {"b": b_pred, "A": A_pred, "c": c_pred}
-        predicted = [value for value in given.values() if value is not None]
-        if not predicted:
-            raise ValueError(
-                "b_pred, A_pred and c_pred are all None: give the predicted parameters the loss is for"
-            )
-        unscaled = [
-            name for name, value in given.items() if value is not None and name not in self.sigma
-        ]
-        if unscaled:
-            raise ValueError(f"sigma has no scale for the predicted {unscaled}: add it to the dict")
+        predicted = self._checked_predictions(given)
         B, copies = predicted[0].shape[0], 2 * self.samples
-        program = self.program
-        c = program.c if c is None else c
-        if A is None and b is None:
-            A, b = program.A, program.b
-        if A_eq is None and b_eq is None:
-            A_eq, b_eq = program.A_eq, program.b_eq
-        # vectors per instance; rows stay shared where they are (2-D), dense
-        c, b, b_eq = (_per_instance(value, B, 1) for value in (c, b, b_eq))
-        A, A_eq = (_per_instance(value, B, None) for value in (A, A_eq))
+        c, A, b, A_eq, b_eq = self._true_parameters(B, c, A, b, A_eq, b_eq)
         if optimal is None:
             optimal = self.stages.optimal_values(c, A, b, A_eq, b_eq)
-        noises = {}
-        rows = {"A": A, "b": b, "c": c}
-        for name, made in given.items():
-            if made is None:
-                continue
-            base, scale = made.detach().to("cpu", torch.float64), self.sigma[name]
-            noise = torch.randn(
-                (self.samples, *base.shape), generator=self.generator, dtype=torch.float64
-            )
-            noise = noise * (scale > 0)  # an entry of scale 0 stays where it is
-            noises[name] = noise
-            rows[name] = torch.cat([base + scale * noise, base - scale * noise]).flatten(0, 1)
+        noises, rows = self._perturbed(given, {"A": A, "b": b, "c": c})
 
         # the copies' batch: the + and - draws of every pair, B instances each (shared rows stay)
         def stack(value: Any, ndim: int = 1) -> Any:
@@ -185,6 +157,65 @@ class PostHocRegretLoss(torch.nn.Module):
         regret = torch.nan_to_num(scores.regret, nan=0.0).reshape(2, self.samples, B)
         loss = regret.mean(dim=(0, 1)).mean()
         slope = (regret[0] - regret[1]) / 2  # (samples, B)
+        loss = self._with_estimates(loss, given, noises, slope)
+        return loss.to(predicted[0].device)
+
+    def _checked_predictions(self, given: dict[str, Any]) -> list[torch.Tensor]:
+        predicted = [value for value in given.values() if value is not None]
+        if not predicted:
+            raise ValueError(
+                "b_pred, A_pred and c_pred are all None: give the predicted parameters the loss is for"
+            )
+        unscaled = [
+            name for name, value in given.items() if value is not None and name not in self.sigma
+        ]
+        if unscaled:
+            raise ValueError(f"sigma has no scale for the predicted {unscaled}: add it to the dict")
+        return predicted
+
+    def _true_parameters(
+        self, B: int, c: Any, A: Any, b: Any, A_eq: Any, b_eq: Any
+    ) -> tuple[Any, ...]:
+        """The true parameters (the program's where omitted): vectors per instance, rows
+        shared where they are (2-D), dense."""
+        program = self.program
+        c = program.c if c is None else c
+        if A is None and b is None:
+            A, b = program.A, program.b
+        if A_eq is None and b_eq is None:
+            A_eq, b_eq = program.A_eq, program.b_eq
+        c, b, b_eq = (_per_instance(value, B, 1) for value in (c, b, b_eq))
+        A, A_eq = (_per_instance(value, B, None) for value in (A, A_eq))
+        return c, A, b, A_eq, b_eq
+
+    def _perturbed(
+        self, given: dict[str, Any], rows: dict[str, Any]
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """The noise drawn for each prediction and ``rows`` with the predictions' + and - draws
+        in place of the true values they stand for."""
+        noises = {}
+        for name, made in given.items():
+            if made is None:
+                continue
+            base, scale = made.detach().to("cpu", torch.float64), self.sigma[name]
+            noise = torch.randn(
+                (self.samples, *base.shape), generator=self.generator, dtype=torch.float64
+            )
+            noise = noise * (scale > 0)  # an entry of scale 0 stays where it is
+            noises[name] = noise
+            rows[name] = torch.cat([base + scale * noise, base - scale * noise]).flatten(0, 1)
+        return noises, rows
+
+    def _with_estimates(
+        self,
+        loss: torch.Tensor,
+        given: dict[str, Any],
+        noises: dict[str, torch.Tensor],
+        slope: torch.Tensor,
+    ) -> torch.Tensor:
+        """``loss`` whose gradient reaches each prediction as the antithetic estimate from
+        ``slope`` (samples, B); its value stays the loss's."""
+        B = slope.shape[1]
         for name, drawn in noises.items():
             made = given[name]
             if made is None or not made.requires_grad:
@@ -194,9 +225,8 @@ class PostHocRegretLoss(torch.nn.Module):
                 0
             ) / B
             grad = grad.to(made.device, made.dtype)
-            # the value is the loss's; its gradient reaches the prediction as the estimate
             loss = loss + (made * grad).sum() - (made.detach() * grad).sum()
-        return loss.to(predicted[0].device)
+        return loss
 
     def close(self) -> None:
         """Release both stages' backends and pools."""

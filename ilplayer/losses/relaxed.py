@@ -234,67 +234,97 @@ class RelaxedPostHocLoss(torch.nn.Module):
         price: torch.Tensor,
     ) -> torch.Tensor:
         """Stage 2's relaxed cost with its penalty (and elastic violations), per instance."""
-        B, m, n = A.shape
-        eye_n, eye_m = (
-            torch.eye(k, dtype=A.dtype, device=A.device).expand(B, k, k) for k in (n, m)
-        )
-        zeros_nm, zeros_mn, zeros_nn = (
-            A.new_zeros(B, n, m),
-            A.new_zeros(B, m, n),
-            A.new_zeros(B, n, n),
-        )
-        elastic = price.unsqueeze(-1).expand(B, m)
-        if self.changes == "any":  # z = (up, down, s), x2 = x1 + up - down
-            G = torch.cat(
-                [
-                    torch.cat([A, -A, -eye_m], -1),
-                    torch.cat([zeros_mn, zeros_mn, -eye_m], -1),
-                    torch.cat([-eye_n, zeros_nn, zeros_nm], -1),
-                    torch.cat([zeros_nn, -eye_n, zeros_nm], -1),
-                    torch.cat([eye_n, -eye_n, zeros_nm], -1),
-                    torch.cat([-eye_n, eye_n, zeros_nm], -1),
-                ],
-                1,
-            )
-            h = torch.cat(
-                [
-                    b - torch.einsum("bmn,bn->bm", A, x1),
-                    A.new_zeros(B, m),
-                    A.new_zeros(B, 2 * n),
-                    ub - x1,
-                    x1 - lb,
-                ],
-                1,
-            )
-            moves = (ub - lb) / 4
-            s0 = torch.relu(torch.einsum("bmn,bn->bm", A, x1.detach()) - b) + 1.0
-            q = torch.cat([c + add, -c + drop, elastic], -1)
-            z = barrier_solve(q, G, h, torch.cat([moves, moves, s0], -1), mu)
-            up, down, s = z[:, :n], z[:, n : 2 * n], z[:, 2 * n :]
-            return (
-                (c * (x1 + up - down)).sum(-1)
-                + (add * up + drop * down).sum(-1)
-                + (elastic * s).sum(-1)
-            )
-        # z = (x2, s) within [lb, x1] (drops) or [x1, ub] (additions)
-        low, high = (lb, x1) if self.changes == "drop" else (x1, ub)
-        G = torch.cat(
-            [
-                torch.cat([A, -eye_m], -1),
-                torch.cat([zeros_mn, -eye_m], -1),
-                torch.cat([eye_n, zeros_nm], -1),
-                torch.cat([-eye_n, zeros_nm], -1),
-            ],
-            1,
-        )
-        h = torch.cat([b, A.new_zeros(B, m), high, -low], 1)
-        x0 = (low.detach() + high.detach()) / 2
-        s0 = torch.relu(torch.einsum("bmn,bn->bm", A, x0) - b) + 1.0
-        moved = -drop if self.changes == "drop" else add
-        z = barrier_solve(torch.cat([c + moved, elastic], -1), G, h, torch.cat([x0, s0], -1), mu)
-        x2, s = z[:, :n], z[:, n:]
-        change = (x1 - x2) * drop if self.changes == "drop" else (x2 - x1) * add
-        return (c * x2).sum(-1) + change.sum(-1) + (elastic * s).sum(-1)
+        elastic = price.unsqueeze(-1).expand(*A.shape[:2])
+        if self.changes == "any":
+            return _stage2_any(x1, c, A, b, (lb, ub), (add, drop), mu, elastic)
+        return _stage2_one_way(self.changes, x1, c, A, b, (lb, ub), (add, drop), mu, elastic)
+
+
+def _blocks(A: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The identity and zero blocks of Stage 2's rows: ``eye_n, eye_m, zeros_nm, zeros_mn,
+    zeros_nn``, batched as ``A`` (B, m, n)."""
+    B, m, n = A.shape
+    eye_n, eye_m = (torch.eye(k, dtype=A.dtype, device=A.device).expand(B, k, k) for k in (n, m))
+    return eye_n, eye_m, A.new_zeros(B, n, m), A.new_zeros(B, m, n), A.new_zeros(B, n, n)
+
+
+def _stage2_any(
+    x1: torch.Tensor,
+    c: torch.Tensor,
+    A: torch.Tensor,
+    b: torch.Tensor,
+    box: tuple[torch.Tensor, torch.Tensor],
+    penalties: tuple[torch.Tensor, torch.Tensor],
+    mu: torch.Tensor,
+    elastic: torch.Tensor,
+) -> torch.Tensor:
+    """``changes="any"``: z = (up, down, s), x2 = x1 + up - down."""
+    B, m, n = A.shape
+    (lb, ub), (add, drop) = box, penalties
+    eye_n, eye_m, zeros_nm, zeros_mn, zeros_nn = _blocks(A)
+    G = torch.cat(
+        [
+            torch.cat([A, -A, -eye_m], -1),
+            torch.cat([zeros_mn, zeros_mn, -eye_m], -1),
+            torch.cat([-eye_n, zeros_nn, zeros_nm], -1),
+            torch.cat([zeros_nn, -eye_n, zeros_nm], -1),
+            torch.cat([eye_n, -eye_n, zeros_nm], -1),
+            torch.cat([-eye_n, eye_n, zeros_nm], -1),
+        ],
+        1,
+    )
+    h = torch.cat(
+        [
+            b - torch.einsum("bmn,bn->bm", A, x1),
+            A.new_zeros(B, m),
+            A.new_zeros(B, 2 * n),
+            ub - x1,
+            x1 - lb,
+        ],
+        1,
+    )
+    moves = (ub - lb) / 4
+    s0 = torch.relu(torch.einsum("bmn,bn->bm", A, x1.detach()) - b) + 1.0
+    q = torch.cat([c + add, -c + drop, elastic], -1)
+    z = barrier_solve(q, G, h, torch.cat([moves, moves, s0], -1), mu)
+    up, down, s = z[:, :n], z[:, n : 2 * n], z[:, 2 * n :]
+    return (c * (x1 + up - down)).sum(-1) + (add * up + drop * down).sum(-1) + (elastic * s).sum(-1)
+
+
+def _stage2_one_way(
+    changes: str,
+    x1: torch.Tensor,
+    c: torch.Tensor,
+    A: torch.Tensor,
+    b: torch.Tensor,
+    box: tuple[torch.Tensor, torch.Tensor],
+    penalties: tuple[torch.Tensor, torch.Tensor],
+    mu: torch.Tensor,
+    elastic: torch.Tensor,
+) -> torch.Tensor:
+    """``changes="drop"`` or ``"add"``: z = (x2, s) within [lb, x1] or [x1, ub]."""
+    B, m, n = A.shape
+    (lb, ub), (add, drop) = box, penalties
+    eye_n, eye_m, zeros_nm, zeros_mn, zeros_nn = _blocks(A)
+    # z = (x2, s) within [lb, x1] (drops) or [x1, ub] (additions)
+    low, high = (lb, x1) if changes == "drop" else (x1, ub)
+    G = torch.cat(
+        [
+            torch.cat([A, -eye_m], -1),
+            torch.cat([zeros_mn, -eye_m], -1),
+            torch.cat([eye_n, zeros_nm], -1),
+            torch.cat([-eye_n, zeros_nm], -1),
+        ],
+        1,
+    )
+    h = torch.cat([b, A.new_zeros(B, m), high, -low], 1)
+    x0 = (low.detach() + high.detach()) / 2
+    s0 = torch.relu(torch.einsum("bmn,bn->bm", A, x0) - b) + 1.0
+    moved = -drop if changes == "drop" else add
+    z = barrier_solve(torch.cat([c + moved, elastic], -1), G, h, torch.cat([x0, s0], -1), mu)
+    x2, s = z[:, :n], z[:, n:]
+    change = (x1 - x2) * drop if changes == "drop" else (x2 - x1) * add
+    return (c * x2).sum(-1) + change.sum(-1) + (elastic * s).sum(-1)
 
 
 def _batched(

@@ -147,6 +147,19 @@ def post_hoc_regret(
         )
 
 
+def _has_solution(status: torch.Tensor) -> torch.Tensor:
+    return torch.tensor([Status(int(s)).has_solution for s in status], dtype=torch.bool)
+
+
+def _infeasible(
+    y1: torch.Tensor, box: tuple[np.ndarray, ...], A: Any, b: Any, A_eq: Any, b_eq: Any
+) -> torch.Tensor:
+    """Which Stage-1 decisions break the box or a true row (Odece's infeasibility)."""
+    lb, ub = torch.from_numpy(box[0]), torch.from_numpy(box[1])
+    outside = ((y1 < lb - FEASIBILITY_TOL) | (y1 > ub + FEASIBILITY_TOL)).any(-1)
+    return outside | violated(y1, A, b, equality=False) | violated(y1, A_eq, b_eq, equality=True)
+
+
 class TwoStage:
     """A program's two stages on one backend, kept between calls (their oracles, models and
     pools): [score][ilplayer.metrics.two_stage.TwoStage.score] is
@@ -232,76 +245,29 @@ class TwoStage:
         if changes not in CHANGES:
             raise ValueError(f"changes must be one of {CHANGES}, got {changes!r}")
         device = y_stage1.device if isinstance(y_stage1, torch.Tensor) else torch.device("cpu")
-        y1, (lb, ub, integer) = self._decisions(y_stage1)
+        y1, box = self._decisions(y_stage1)
         B, n = y1.shape
-        if c is None:
-            if program.c is None:
-                raise ValueError(
-                    "c: the true costs are needed (the program has no objective of its own)"
-                )
-            c = program.c
-        c = batched(c, B, (n,), "c")
-        A, b = given_rows(program, B, n, A, b, "")
-        A_eq, b_eq = given_rows(program, B, n, A_eq, b_eq, "_eq")
+        c, A, b, A_eq, b_eq = self._true_parameters(B, n, c, A, b, A_eq, b_eq)
         add = per_variable_penalty(penalty, B, n, "penalty")
-        drop = (
-            add
-            if drop_penalty is None
-            else per_variable_penalty(drop_penalty, B, n, "drop_penalty")
-        )
-        outside = (
-            (y1 < torch.from_numpy(lb) - FEASIBILITY_TOL)
-            | (y1 > torch.from_numpy(ub) + FEASIBILITY_TOL)
-        ).any(-1)
-        infeasible = (
-            outside | violated(y1, A, b, equality=False) | violated(y1, A_eq, b_eq, equality=True)
-        )
-        if optimal is None:
-            y_opt, status_opt = self.optimum(c, A, b, A_eq, b_eq)
-            optimal = (c * y_opt.to(torch.float64).cpu()).sum(-1)
+        if drop_penalty is None:
+            drop = add
         else:
-            optimal = batched(optimal, B, (), "optimal").clone()
-            status_opt = torch.where(
-                torch.isnan(optimal), int(Status.INFEASIBLE), int(Status.OPTIMAL)
-            )
+            drop = per_variable_penalty(drop_penalty, B, n, "drop_penalty")
+        infeasible = _infeasible(y1, box, A, b, A_eq, b_eq)
+        optimal, status_opt = self._optimal(optimal, B, c, A, b, A_eq, b_eq)
         sign = -1.0 if program.sense == "max" else 1.0  # the objective in minimisation form
-        has = lambda status: torch.tensor(
-            [Status(int(s)).has_solution for s in status], dtype=torch.bool
-        )
-        ok_opt = has(status_opt)
+        ok_opt = _has_solution(status_opt)
         # Stage 2 only where the true program has an optimum (elsewhere its scores are NaN, and
         # proving an instance infeasible can be the slowest solve of the batch)
         keep = ok_opt.nonzero().flatten()
         y2, status2 = y1.clone(), torch.full((B,), int(Status.INFEASIBLE), dtype=torch.int8)
         if len(keep):
-            rows_of = lambda M: (
-                M[keep] if isinstance(M, torch.Tensor) and M.dim() == 3 else M
-            )  # shared stay
-            stage2, rows = solve_stage2(
-                sign * c[keep],
-                rows_of(A),
-                b[keep],
-                rows_of(A_eq),
-                b_eq[keep],
-                y1[keep],
-                (lb, ub, integer),
-                add[keep],
-                drop[keep],
-                changes,
-            )
-            key = (
-                changes,
-                *(
-                    np.asarray(getattr(stage2, name)).tobytes()
-                    for name in ("lb", "ub", "integrality")
-                ),
-            )
-            z, solved2 = self._oracle(key, stage2)(*rows)
-            y2[keep], status2[keep] = z[:, :n].to(torch.float64).cpu(), solved2.cpu().to(torch.int8)
+            true = (sign * c, A, b, A_eq, b_eq)
+            y2[keep], status2[keep] = self._stage2(keep, true, y1, box, (add, drop), changes)
         paid = (add * (y2 - y1).clamp(min=0)).sum(-1) + (drop * (y1 - y2).clamp(min=0)).sum(-1)
         value = (c * y2).sum(-1) + sign * paid
         regret = (optimal - value) if program.sense == "max" else (value - optimal)
-        ok2 = has(status2) & ok_opt
+        ok2 = _has_solution(status2) & ok_opt
         nan = torch.full_like(regret, float("nan"))
         status = torch.where(ok_opt, status2, status_opt.cpu().to(torch.int8))
         to = lambda t: t.to(device)
@@ -313,6 +279,65 @@ class TwoStage:
             infeasible=to(infeasible),
             status=to(status.to(torch.int8)),
         )
+
+    def _true_parameters(
+        self, B: int, n: int, c: Any, A: Any, b: Any, A_eq: Any, b_eq: Any
+    ) -> tuple[Any, ...]:
+        """The true ``c`` and rows, batched to ``B`` instances (the program's where omitted)."""
+        program = self.program
+        if c is None:
+            if program.c is None:
+                raise ValueError(
+                    "c: the true costs are needed (the program has no objective of its own)"
+                )
+            c = program.c
+        c = batched(c, B, (n,), "c")
+        A, b = given_rows(program, B, n, A, b, "")
+        A_eq, b_eq = given_rows(program, B, n, A_eq, b_eq, "_eq")
+        return c, A, b, A_eq, b_eq
+
+    def _optimal(
+        self, optimal: Any, B: int, c: Any, A: Any, b: Any, A_eq: Any, b_eq: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The true optimum and its status: solved, or the ``optimal`` given (NaN: none)."""
+        if optimal is None:
+            y_opt, status_opt = self.optimum(c, A, b, A_eq, b_eq)
+            return (c * y_opt.to(torch.float64).cpu()).sum(-1), status_opt
+        optimal = batched(optimal, B, (), "optimal").clone()
+        status_opt = torch.where(torch.isnan(optimal), int(Status.INFEASIBLE), int(Status.OPTIMAL))
+        return optimal, status_opt
+
+    def _stage2(
+        self,
+        keep: torch.Tensor,
+        true: tuple[Any, ...],
+        y1: torch.Tensor,
+        box: tuple[np.ndarray, np.ndarray, np.ndarray],
+        penalties: tuple[torch.Tensor, torch.Tensor],
+        changes: str,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Stage 2 of the instances ``keep``: ``true`` is ``(c, A, b, A_eq, b_eq)`` with ``c`` in
+        minimisation form; returns their decisions and statuses."""
+        c, A, b, A_eq, b_eq = true
+        add, drop = penalties
+        rows_of = lambda M: M[keep] if isinstance(M, torch.Tensor) and M.dim() == 3 else M
+        stage2, rows = solve_stage2(
+            c[keep],
+            rows_of(A),  # a shared matrix stays shared
+            b[keep],
+            rows_of(A_eq),
+            b_eq[keep],
+            y1[keep],
+            box,
+            add[keep],
+            drop[keep],
+            changes,
+        )
+        bounds = (
+            np.asarray(getattr(stage2, name)).tobytes() for name in ("lb", "ub", "integrality")
+        )
+        z, solved2 = self._oracle((changes, *bounds), stage2)(*rows)
+        return z[:, : y1.shape[1]].to(torch.float64).cpu(), solved2.cpu().to(torch.int8)
 
     def _decisions(
         self, y_stage1: Any

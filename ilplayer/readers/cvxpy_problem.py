@@ -173,6 +173,36 @@ def _names(
     return names
 
 
+def _id_maps(chain: Any) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """The solving chain's maps from the problem's variable and parameter ids to its own."""
+    var_ids = (
+        {k: v[0] for k, v in chain.compose_var_id_map().items()}
+        if hasattr(chain, "compose_var_id_map")
+        else {}
+    )
+    par_ids = (
+        {k: v[0] for k, v in chain.compose_param_id_map().items()}
+        if hasattr(chain, "compose_param_id_map")
+        else {}
+    )
+    return var_ids, par_ids
+
+
+def _parametrised_rows(param_prob: Any, n: int, size: int) -> tuple[Any, Any, Any, Any]:
+    """The rows' entries as an affine map of the parameters: ``(rows, row, column, shape)``."""
+    import scipy.sparse as sparse
+
+    param_prob.reduced_A.cache()
+    index = param_prob.reduced_A.problem_data_index
+    if index is None:  # no rows
+        return sparse.csr_array((0, size + 1)), np.zeros(0, int), np.zeros(0, int), (0, n + 1)
+    indices, indptr, shape = index
+    rows = sparse.csr_array(param_prob.reduced_A.reduced_mat)
+    row = np.asarray(indices, dtype=np.int64)
+    column = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    return rows, row, column, (int(shape[0]), int(shape[1]))
+
+
 def affine_map(problem: Any) -> AffineMap:
     """The problem's canonical form as an affine map of its parameters (cvxpy's DPP
     canonicalisation, through its HiGHS interface, which keeps integrality and bounds)."""
@@ -191,36 +221,13 @@ def affine_map(problem: Any) -> AffineMap:
     if dims.soc or dims.exp or dims.psd or dims.p3d:
         raise UnreadableModelError("problem: its canonical form has cones beyond linear rows")
     param_prob = data[cp.settings.PARAM_PROB]
-    var_ids = (
-        {k: v[0] for k, v in chain.compose_var_id_map().items()}
-        if hasattr(chain, "compose_var_id_map")
-        else {}
-    )
-    par_ids = (
-        {k: v[0] for k, v in chain.compose_param_id_map().items()}
-        if hasattr(chain, "compose_param_id_map")
-        else {}
-    )
+    var_ids, par_ids = _id_maps(chain)
     import scipy.sparse as sparse
 
     n = int(param_prob.x.size)
     size = int(param_prob.total_param_size)
     cost = sparse.csr_array(param_prob.q)[:n]
-    param_prob.reduced_A.cache()
-    index = param_prob.reduced_A.problem_data_index
-    if index is None:  # no rows
-        rows, row, column, shape = (
-            sparse.csr_array((0, size + 1)),
-            np.zeros(0, int),
-            np.zeros(0, int),
-            (0, n + 1),
-        )
-    else:
-        indices, indptr, shape = index
-        rows = sparse.csr_array(param_prob.reduced_A.reduced_mat)
-        row = np.asarray(indices, dtype=np.int64)
-        column = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-        shape = (int(shape[0]), int(shape[1]))
+    rows, row, column, shape = _parametrised_rows(param_prob, n, size)
     offsets = {
         p.id: int(param_prob.param_id_to_col[par_ids.get(p.id, p.id)]) for p in problem.parameters()
     }

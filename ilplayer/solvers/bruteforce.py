@@ -58,6 +58,17 @@ def head_size(sizes: list[int]) -> int:
     return head
 
 
+def _answers(
+    lb: torch.Tensor, ub: torch.Tensor, best: torch.Tensor, best_index: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(y, status, objective)`` of the best points found (index into the box's points)."""
+    has_solution = torch.isfinite(best)
+    y = box_points_at(lb, ub, best_index)
+    status = torch.where(has_solution, int(Status.OPTIMAL), int(Status.INFEASIBLE))
+    objective = torch.where(has_solution, best, torch.full_like(best, float("nan")))
+    return y, status.to(torch.int8), objective
+
+
 class BruteForceSolver(Solver):
     """Exact enumeration of the box; refuses boxes of more than ``max_points`` points.
 
@@ -137,9 +148,8 @@ class BruteForceSolver(Solver):
         row_tail = A[..., head:] @ tails - b[..., None]  # (m, N_tail) or (B, m, N_tail)
         cost_tail = c[:, head:] @ tails  # (B, N_tail)
         # Head points per block. The feasibility test ((m or B x m) x points) may take 4x the cap:
-        # one block then usually covers the box and the choice between pricing the feasible
-        # points and pricing all is made once (two blocks that chose differently were slower
-        # than one). Pricing all (B x points) keeps to the cap.
+        # one block then covers the box and pricing the feasible points or all is chosen once
+        # (blocks that chose differently were slower). Pricing all (B x points) keeps to the cap.
         rows = max(1, 4 * _CHUNK_ELEMENTS // (tail_size * max(m, 1) * (1 if shared else batch)))
         priced_rows = max(1, _CHUNK_ELEMENTS // (tail_size * batch))
         best = torch.full((batch,), float("inf"), dtype=torch.float64, device=device)
@@ -152,9 +162,8 @@ class BruteForceSolver(Solver):
 
         for first in range(0, heads.shape[1], rows):  # a block of head points at a time
             block = heads[:, first : first + rows]
-            excess = (A[..., :head] @ block)[..., None] + row_tail[
-                ..., None, :
-            ]  # (.., m, H, N_tail)
+            excess = (A[..., :head] @ block)[..., None]
+            excess = excess + row_tail[..., None, :]  # (.., m, H, N_tail)
             feasible = (excess <= self.feasibility_tol).all(dim=-3)  # (.., H, N_tail)
             index = feasible.flatten().nonzero().squeeze(1) if shared else None
             if index is not None and len(index) * SPARSE_RATIO <= feasible.numel():
@@ -168,21 +177,14 @@ class BruteForceSolver(Solver):
                     keep(chunk_best, index[position] + first * tail_size)
                 continue
             cost_head = c[:, :head] @ block  # (B, H)
-            for sub in range(
-                0, block.shape[1], priced_rows
-            ):  # every point priced, infeasible ones at +inf
+            # every point priced, infeasible ones at +inf
+            for sub in range(0, block.shape[1], priced_rows):
                 part = slice(sub, sub + priced_rows)
                 cost = cost_head[:, part, None] + cost_tail[:, None, :]  # (B, H', N_tail)
                 cost.masked_fill_(~feasible[..., part, :], float("inf"))
                 chunk_best, chunk_index = cost.flatten(1).min(dim=1)
                 keep(chunk_best, chunk_index + (first + sub) * tail_size)
-        has_solution = torch.isfinite(best)
-        y = box_points_at(lb, ub, best_index)
-        status = torch.where(has_solution, int(Status.OPTIMAL), int(Status.INFEASIBLE)).to(
-            torch.int8
-        )
-        objective = torch.where(has_solution, best, torch.full_like(best, float("nan")))
-        return y, status, objective
+        return _answers(lb, ub, best, best_index)
 
     def solve(self, batch: ILPBatch) -> SolveResult:
         t = lambda a: torch.from_numpy(dense(a).copy())  # it enumerates small boxes: dense rows

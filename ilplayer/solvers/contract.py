@@ -251,7 +251,7 @@ class PersistentModelSolver(Solver):
         optimum ``x``; or None for a row.
 
         With them and a start -- the best pooled point, or the best feasible rounding of ``x``
-        (`ilplayer.solvers.reduced_costs.rounded_points`) when that is cheaper -- an instance is
+        (`ilplayer.solvers.rounding.rounded_points`) when that is cheaper -- an instance is
         first answered by `ilplayer.solvers.reduced_costs.search_many` (reduced-cost fixing,
         then enumeration of the few points left; ``SEARCH_CHUNK`` instances per call) and
         reaches the MIP only when too many points are left. Any multipliers keep the answer

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["rounded_point", "rounded_points", "search_around", "search_many"]
+__all__ = ["search_around", "search_many"]
 
 
 def search_around(
@@ -163,6 +163,43 @@ class _Grown(NamedTuple):
     gave_up: np.ndarray
 
 
+def _budgets(
+    c: np.ndarray,
+    starts: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray],
+    equalities: tuple[np.ndarray, np.ndarray, np.ndarray],
+    box: tuple[np.ndarray, np.ndarray],
+    tol: float,
+) -> tuple[np.ndarray, ...]:
+    """The reduced costs ``d``, which end of each range is cheap (``up``: ub), that end, the
+    starts' values and how much each cost may spend below them (``budget``)."""
+    (A, b, lam), (A_eq, b_eq, mu), (lb, ub) = rows, equalities, box
+    d = c + lam @ A + mu @ A_eq
+    up = d <= 0  # the cheap end of y_j's range: lb where d_j > 0, else ub
+    cheap = np.where(up, ub, lb).astype(np.float64)
+    bound = (
+        np.einsum("kn,kn->k", d, cheap)
+        - lam @ b
+        - mu @ b_eq
+        - tol * (lam.sum(axis=1) + np.abs(mu).sum(axis=1))
+    )
+    start_value = np.einsum("kn,kn->k", c, starts)
+    # Floating-point slack on the budget: a larger budget only keeps more candidates.
+    budget = start_value - bound + 1e-9 * (1.0 + np.abs(start_value) + np.abs(bound))
+    return d, up, cheap, start_value, budget
+
+
+def _ceilings(unit: np.ndarray, reach: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """The activity a candidate may have after each level (``top`` = b + tol after the last):
+    the most the levels after it can still lower each row's activity, above ``top``."""
+    levels_needed, rows, m = unit.shape
+    drops = np.minimum(unit * reach.T[..., None], 0.0)
+    ceiling = np.empty((levels_needed + 1, rows, m))
+    ceiling[levels_needed] = top
+    ceiling[:levels_needed] = top - np.cumsum(drops[::-1], axis=0)[::-1]
+    return ceiling
+
+
 def _levels(
     c: np.ndarray,
     starts: np.ndarray,
@@ -177,18 +214,9 @@ def _levels(
     tol: float,
 ) -> _Levels | None:
     """The bound, each cost's budget and the levels to grow; None when no point can beat any start."""
-    d = c + lam @ A + mu @ A_eq
-    up = d <= 0  # the cheap end of y_j's range: lb where d_j > 0, else ub
-    cheap = np.where(up, ub, lb).astype(np.float64)
-    bound = (
-        np.einsum("kn,kn->k", d, cheap)
-        - lam @ b
-        - mu @ b_eq
-        - tol * (lam.sum(axis=1) + np.abs(mu).sum(axis=1))
+    d, up, cheap, start_value, budget = _budgets(
+        c, starts, (A, b, lam), (A_eq, b_eq, mu), (lb, ub), tol
     )
-    start_value = np.einsum("kn,kn->k", c, starts)
-    # Floating-point slack on the budget: a larger budget only keeps more candidates.
-    budget = start_value - bound + 1e-9 * (1.0 + np.abs(start_value) + np.abs(bound))
     active = np.flatnonzero(budget > 0)  # the others: no point can beat their start
     if not len(active):
         return None
@@ -213,10 +241,7 @@ def _levels(
     # The most the levels after each level can lower each row's activity: a candidate whose
     # activity is above b + tol even then has no feasible completion and is dropped. `ceiling`:
     # the activity a candidate may have after each level.
-    drops = np.minimum(unit * reach.T[..., None], 0.0)
-    ceiling = np.empty((levels_needed + 1, len(active), len(A)))
-    ceiling[levels_needed] = b + tol
-    ceiling[:levels_needed] = b + tol - np.cumsum(drops[::-1], axis=0)[::-1]
+    ceiling = _ceilings(unit, reach, b + tol)
     return _Levels(
         active,
         cheap,
@@ -317,65 +342,3 @@ def _best_points(
         point[levels.order[row]] += taken * levels.direction[row]
         points.append((int(row), point))
     return points
-
-
-ROUNDED_ENTRIES = 8  # fractional entries whose floor and ceiling are both tried (2^8 points)
-
-
-def rounded_point(
-    x: np.ndarray,
-    c: np.ndarray,
-    A: np.ndarray,
-    b: np.ndarray,
-    lb: np.ndarray,
-    ub: np.ndarray,
-    A_eq: np.ndarray | None = None,
-    b_eq: np.ndarray | None = None,
-    tol: float = 1e-6,
-    frac_tol: float = 1e-9,
-) -> np.ndarray | None:
-    """The cheapest point with ``A y <= b + tol`` and ``|A_eq y - b_eq| <= tol`` among the
-    roundings of ``x`` (an LP optimum), or None when none of them is feasible.
-
-    Each fractional entry goes to its floor or its ceiling, every combination of the first
-    ``ROUNDED_ENTRIES`` of them (further ones to the nearest integer), clipped to the box. A
-    vertex of an LP with m rows has at most m fractional entries: with few rows, one of the
-    roundings usually meets them (measured on fresh Random Constraints costs: dense m=1 100 %,
-    m=2 98 %, m=4 86 %, m=8 57 %). `rounded_points` does the same for many at once.
-    """
-    return rounded_points(
-        np.asarray(x)[None], np.asarray(c)[None], A, b, lb, ub, A_eq, b_eq, tol, frac_tol
-    )[0]
-
-
-def rounded_points(
-    x: np.ndarray,
-    c: np.ndarray,
-    A: np.ndarray,
-    b: np.ndarray,
-    lb: np.ndarray,
-    ub: np.ndarray,
-    A_eq: np.ndarray | None = None,
-    b_eq: np.ndarray | None = None,
-    tol: float = 1e-6,
-    frac_tol: float = 1e-9,
-) -> list[np.ndarray | None]:
-    """`rounded_point` for each row of ``x`` (k, n) with the costs in the same row of
-    ``c``, over one constraint set, in one pass of array operations."""
-    x, c = np.asarray(x, dtype=np.float64), np.asarray(c, dtype=np.float64)
-    nearest = np.clip(np.round(x), lb, ub)
-    fractional = np.abs(x - np.round(x)) > frac_tol
-    rank = np.cumsum(fractional, axis=1) - 1  # which bit of a combination moves the entry
-    fractional &= rank < ROUNDED_ENTRIES
-    entries = int(fractional.sum(axis=1).max(initial=0))
-    combination = np.arange(2**entries)[None, :, None]
-    bit = (combination >> np.clip(rank, 0, None)[:, None, :]) & 1  # (k, 2^entries, n)
-    points = np.where(
-        fractional[:, None, :], np.clip(np.floor(x)[:, None, :] + bit, lb, ub), nearest[:, None, :]
-    )
-    feasible = rows_all(points @ A.T <= b + tol)
-    if A_eq is not None and len(A_eq):
-        feasible &= rows_all(np.abs(points @ A_eq.T - b_eq) <= tol)
-    values = np.where(feasible, np.einsum("kpn,kn->kp", points, c), np.inf)
-    best = np.argmin(values, axis=1)
-    return [points[i, best[i]] if feasible[i].any() else None for i in range(len(x))]

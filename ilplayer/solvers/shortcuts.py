@@ -16,7 +16,6 @@ backend only through [`ModelHooks`][ilplayer.solvers.shortcuts.ModelHooks].
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 from typing import Any, Protocol, Union, cast
@@ -26,7 +25,8 @@ import numpy as np
 from ilplayer.core.records import ILPBatch, SolveResult, Status
 from ilplayer.errors import SolverFailureWarning
 from ilplayer.solvers.gates import RelaxationGate, SearchGate
-from ilplayer.solvers.reduced_costs import rounded_points, search_many
+from ilplayer.solvers.reduced_costs import search_many
+from ilplayer.solvers.rounding import rounded_points
 
 __all__ = [
     "SEARCH_CHUNK",
@@ -35,7 +35,6 @@ __all__ = [
     "ModelHooks",
     "Multipliers",
     "SolutionPool",
-    "infeasible_or_unbounded",
     "search_chunk",
     "search_rows",
     "solve_batch",
@@ -113,99 +112,43 @@ class ModelHooks(Protocol):
     ) -> tuple[Status, np.ndarray | None]: ...
 
 
-# Branch-and-bound nodes for the zero-cost check that tells an unbounded instance from an
-# infeasible one (`infeasible_or_unbounded`): the fuzz families' checks end at the root.
-CHECK_NODES = 1
+def _relaxed_answers(
+    hooks: ModelHooks, model: Any, batch: ILPBatch, gate: RelaxationGate
+) -> dict[int, np.ndarray | None]:
+    """The LP relaxations' integral answers of the instances ``gate`` lets try."""
+    relaxed: dict[int, np.ndarray | None] = {}
+    tried = [i for i in range(len(batch.c)) if gate.should_try()]
+    if tried:
+        try:
+            answers = hooks.solve_relaxations(model, batch.c[tried])
+        except Exception:  # the relaxation only saves time: the MIP still answers
+            answers = [None] * len(tried)
+        for i, point in zip(tried, answers):
+            gate.record(point is not None)
+            relaxed[i] = point
+    return relaxed
 
 
-class Switch:
-    """Per model on a backend's speed settings: whether its next instance starts on them or on
-    the solver's own. An instance that runs past the node budget on the speed settings sends
-    the next ``streak`` instances straight to the solver's own settings, ``streak`` doubling
-    with each such instance in a row (up to ``max_streak``) and reset by one that ends within
-    the budget. An isolated hard instance (a dense box's) costs one instance on the solver's
-    own settings; a model where every instance is hard (near-tie knapsacks) pays the budget
-    ever more rarely. ``max_streak=0``: every instance starts on the speed settings.
-    Deterministic: the same instances meet the same settings."""
-
-    def __init__(self, max_streak: int = 64) -> None:
-        self.max_streak = max_streak
-        self.own_left = 0
-        self.streak = 0
-
-    def start_tuned(self) -> bool:
-        """Whether the next instance starts on the speed settings (counts it)."""
-        if self.own_left:
-            self.own_left -= 1
-            return False
-        return True
-
-    def record(self, escalated: bool) -> None:
-        """After an instance that started on the speed settings: whether it ran past the budget."""
-        self.streak = min(2 * self.streak or 1, self.max_streak) if escalated else 0
-        self.own_left = self.streak
-
-
-@contextlib.contextmanager
-def capped_nodes(model: Any, forms: list[Any], read: Any, write: Any, nodes: int) -> Any:
-    """A backend's ``node_limit``: each native model of ``forms`` (read and write its node
-    limit; a negative one is none) at most ``nodes`` inside, ``model`` off its speed-setting
-    switch (``model.tuned``), both restored after."""
-    before = [read(form) for form in forms]
-    tuned, model.tuned = model.tuned, False
-    for form, value in zip(forms, before):
-        write(form, nodes if value < 0 else min(value, nodes))
-    try:
-        yield
-    finally:
-        for form, value in zip(forms, before):
-            write(form, value)
-        model.tuned = tuned
-
-
-def in_turns(tries: list[Any], time_limit: float | None, first_slice: float = 0.05) -> Any:
-    """Each of ``tries`` in turn, round and round, each turn's time limit twice the last turn's
-    (from ``first_slice`` seconds), until one answers or ``time_limit`` is spent; its result, or
-    the last one's at the limit. A try takes its time limit in seconds and returns
-    ``(answered, result)``.
-
-    For a model whose search is erratic in its form (banded and exact rows: each was seen to run
-    into any time limit where the other answered at once), so that neither form can hang the
-    instance while the other would answer."""
-    budget = float("inf") if time_limit is None else time_limit
-    spent, slice_, turn = 0.0, first_slice, 0
-    while True:
-        limit = max(min(slice_, budget - spent), 1e-3)
-        began = time.perf_counter()
-        answered, result = tries[turn % len(tries)](limit)
-        spent += time.perf_counter() - began
-        turn += 1
-        if answered or spent >= budget - 1e-3:
-            return result
-        slice_ *= 2
-
-
-def infeasible_or_unbounded(hooks: ModelHooks, model: Any, n: int) -> Status:
-    """The status of an instance its solver called unbounded, or "infeasible or unbounded":
-    ``UNBOUNDED`` when the same model with zero costs has a point, ``INFEASIBLE`` when it has
-    none, ``INFEASIBLE_OR_UNBOUNDED`` when that check was not settled within ``CHECK_NODES``
-    branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context) or the time
-    limit. (A MIP solver's "unbounded" may speak of its relaxation's ray alone; with a feasible
-    point and rational data the MILP is unbounded too.) Finding that point can be as hard as
-    any integer program, where the solver's own answer, "infeasible or unbounded", took
-    milliseconds: unchecked, it ran into every time limit (`milp_fuzz.lattice_case`)."""
-    limit = getattr(hooks, "node_limit", None)
-    with limit(model, CHECK_NODES) if limit is not None else contextlib.nullcontext():
-        code, _ = hooks.solve_instance(model, np.zeros(n))
-    if code in (Status.OPTIMAL, Status.TIME_LIMIT):  # a point: feasible
-        return Status.UNBOUNDED
-    if code == Status.INFEASIBLE:
-        return Status.INFEASIBLE
-    if code == Status.TIME_LIMIT_NO_SOLUTION:
-        return Status.INFEASIBLE_OR_UNBOUNDED
-    raise RuntimeError(
-        f"the feasibility check of an unbounded instance ended with {Status(code).name}"
-    )
+def _answer(
+    hooks: ModelHooks,
+    model: Any,
+    c: np.ndarray,
+    answer: tuple[np.ndarray | None, tuple[np.ndarray | None, np.ndarray | None] | None],
+    pool: SolutionPool | None,
+) -> tuple[Status, np.ndarray | None, float | None]:
+    """One instance's ``(status, point, MIP seconds)``: the relaxation's or the search's answer
+    where ``answer = (relaxed, searched)`` holds one (no MIP: None seconds), else the backend's
+    MIP from the search's start or the best pooled one."""
+    point, start = answer[0], None
+    if answer[1] is not None:
+        point, start = answer[1]
+    elif point is None and pool is not None:
+        start = pool.best_for(c)
+    if point is not None:
+        return Status.OPTIMAL, point, None
+    began = time.perf_counter()
+    code, point = hooks.solve_instance(model, c, start)
+    return code, point, time.perf_counter() - began
 
 
 def solve_batch(
@@ -224,17 +167,7 @@ def solve_batch(
     y = np.zeros((k, n))
     status = np.full(k, int(Status.ERROR), dtype=np.int8)
     failures: list[tuple[int, str]] = []
-    relaxed: dict[int, np.ndarray | None] = {}
-    if gate is not None:
-        tried = [i for i in range(k) if gate.should_try()]
-        if tried:
-            try:
-                answers = hooks.solve_relaxations(model, batch.c[tried])
-            except Exception:  # the relaxation only saves time: the MIP still answers
-                answers = [None] * len(tried)
-            for i, point in zip(tried, answers):
-                gate.record(point is not None)
-                relaxed[i] = point
+    relaxed = {} if gate is None else _relaxed_answers(hooks, model, batch, gate)
     searched: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}  # i -> (answer, start)
     for i in range(k):
         if searches is not None and pool is not None and i % SEARCH_CHUNK == 0:
@@ -245,21 +178,11 @@ def solve_batch(
                 searched = search_chunk(hooks, model, batch, rows, pool, searches)
             except Exception:  # the search only saves time: the MIP still answers
                 searched = {}
-        c = batch.c[i]
         try:
-            point = relaxed.get(i)
-            start = None
-            if i in searched:
-                point, start = searched[i]
-            elif point is None and pool is not None:
-                start = pool.best_for(c)
-            if point is not None:
-                code = Status.OPTIMAL
-            else:
-                began = time.perf_counter()
-                code, point = hooks.solve_instance(model, c, start)
-                if searches is not None:
-                    searches.record_mip(time.perf_counter() - began, after_try=i in searched)
+            answer = (relaxed.get(i), searched.get(i))
+            code, point, seconds = _answer(hooks, model, batch.c[i], answer, pool)
+            if searches is not None and seconds is not None:
+                searches.record_mip(seconds, after_try=i in searched)
         except Exception as exc:  # one instance must not sink the others
             failures.append((i, f"{type(exc).__name__}: {exc}"))
             continue
@@ -319,6 +242,31 @@ def search_chunk(
     return found
 
 
+def _improve_with_roundings(
+    batch: ILPBatch, c: np.ndarray, tried: list[tuple[int, Any]], starts: list[Any]
+) -> None:
+    """Replace a row's start in ``starts`` by its LP optimum's rounding where that is feasible
+    and cheaper (the rows whose multipliers came with the LP's point)."""
+    with_x = [row for row, (_, f) in enumerate(tried) if len(f) == 3]
+    if not with_x:  # the LP optima: try their roundings
+        return
+    optima = [cast("tuple[np.ndarray, np.ndarray, np.ndarray]", tried[row][1])[2] for row in with_x]
+    roundings = rounded_points(
+        np.array(optima),
+        c[with_x],
+        batch.A,
+        batch.b,
+        batch.lb,
+        batch.ub,
+        batch.A_eq,
+        batch.b_eq,
+        tol=SEARCH_TOL,
+    )
+    for row, rounded in zip(with_x, roundings):
+        if rounded is not None and (starts[row] is None or c[row] @ rounded < c[row] @ starts[row]):
+            starts[row] = rounded
+
+
 def search_rows(
     hooks: ModelHooks,
     model: Any,
@@ -342,27 +290,7 @@ def search_rows(
         return {}
     c = batch.c[[i for i, _ in tried]]
     starts = pool.best_for_rows(c)
-    with_x = [row for row, (_, f) in enumerate(tried) if len(f) == 3]
-    if with_x:  # the LP optima: try their roundings
-        optima = [
-            cast("tuple[np.ndarray, np.ndarray, np.ndarray]", tried[row][1])[2] for row in with_x
-        ]
-        roundings = rounded_points(
-            np.array(optima),
-            c[with_x],
-            batch.A,
-            batch.b,
-            batch.lb,
-            batch.ub,
-            batch.A_eq,
-            batch.b_eq,
-            tol=SEARCH_TOL,
-        )
-        for row, rounded in zip(with_x, roundings):
-            if rounded is not None and (
-                starts[row] is None or c[row] @ rounded < c[row] @ starts[row]
-            ):
-                starts[row] = rounded
+    _improve_with_roundings(batch, c, tried, starts)
     ready = [row for row, start in enumerate(starts) if start is not None]
     answers: list[np.ndarray | None] = [None] * len(tried)
     if ready:
@@ -382,9 +310,8 @@ def search_rows(
         )
         for row, point in zip(ready, points):
             answers[row] = point
-    seconds = (
-        (time.perf_counter() - began) / len(wanted) if timed else None
-    )  # LPs, roundings, search
+    # the LPs, roundings and search, per row
+    seconds = (time.perf_counter() - began) / len(wanted) if timed else None
     for answer in answers:
         gate.record(answer is not None, seconds)
     return {i: (answer, start) for (i, _), answer, start in zip(tried, answers, starts)}

@@ -91,6 +91,11 @@ class TspProgram:
         return tour
 
 
+def _stacked(pairs: list[tuple[np.ndarray, float]], size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and right-hand sides as ``(A, b)``: (k, size) and (k,)."""
+    return np.array([r for r, _ in pairs]).reshape(-1, size), np.array([v for _, v in pairs])
+
+
 def tsp_program(num_nodes: int, formulation: str = "gg") -> TspProgram:
     """PyEPO's GG or MTZ model of the TSP on ``num_nodes`` cities, as matrices."""
     if formulation not in FORMULATIONS:
@@ -130,12 +135,8 @@ def tsp_program(num_nodes: int, formulation: str = "gg") -> TspProgram:
                 row = np.zeros(size)
                 row[arc[(i, j)]], row[order(i)], row[order(j)] = float(n), 1.0, -1.0
                 rows.append((row, n - 1.0))
-    stack = lambda pairs: (
-        np.array([r for r, _ in pairs]).reshape(-1, size),
-        np.array([v for _, v in pairs]),
-    )
-    A, b = stack(rows)
-    A_eq, b_eq = stack(rows_eq)
+    A, b = _stacked(rows, size)
+    A_eq, b_eq = _stacked(rows_eq, size)
     embed = np.zeros((size, len(edges)))
     for e in range(len(edges)):
         embed[e, e] = embed[len(edges) + e, e] = 1.0

@@ -5,8 +5,7 @@
 * random unit cost vectors;
 * set-cover families of small subsets (paper, "Weighted Set Covering");
 * the named families of one catalogue: the benchmarks' (`family_batch`: "binary m=4",
-  "set cover" ...), the tests' (`make_instances`: "binary-m4", "equalities" ...) and the
-  fuzz's seeded cases (`fuzz_case`), small enough to enumerate.
+  "set cover" ...) and the tests' (`make_instances`: "binary-m4", "equalities" ...).
 """
 
 from __future__ import annotations
@@ -279,10 +278,18 @@ TEST_FAMILIES = (
 def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
     """A seeded batch of one family (small enough for ``bruteforce``)."""
     rng = np.random.default_rng([seed, TEST_FAMILIES.index(family)])
+    for build in (_random_row_families, _special_row_families, _shared_row_families):
+        instances = build(family, rng, batch)
+        if instances is not None:
+            return instances
+    raise ValueError(f"family must be one of {TEST_FAMILIES}, got {family!r}")
+
+
+def _random_row_families(family: str, rng: np.random.Generator, batch: int) -> Instances | None:
+    """Random rows on binary, wide, negative boxes; integer rows; set cover."""
     t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
     A: Any
     b: Any
-    a: Any
     if family.startswith("binary-m"):
         lb, ub = [0] * 10, [1] * 10
         A, b = _random_constraints(rng, int(family[len("binary-m") :]), lb, ub)
@@ -304,6 +311,15 @@ def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
     if family == "set-cover":
         A, b = set_cover(rng, 5, 10)
         return Instances(t(rng.uniform(0.1, 1, (batch, 10))), t(A), t(b), [0] * 10, [1] * 10)
+    return None
+
+
+def _special_row_families(family: str, rng: np.random.Generator, batch: int) -> Instances | None:
+    """Infeasible instances, a single feasible point, rows per instance."""
+    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
+    A: Any
+    b: Any
+    a: Any
     if family == "infeasible":  # per instance: a·y <= -1 and a·y >= 1 for odd rows
         n = 6
         a = rng.uniform(0.5, 1, (batch, n))
@@ -324,6 +340,15 @@ def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
         A = torch.stack([groups[g][0] for g in pick])
         b = torch.stack([groups[g][1] for g in pick])
         return Instances(t(rng.uniform(-1, 1, (batch, 8))), A, b, lb, ub)
+    return None
+
+
+def _shared_row_families(family: str, rng: np.random.Generator, batch: int) -> Instances | None:
+    """Zero rows, rows through box points, no rows, equalities."""
+    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.float64))
+    A: Any
+    b: Any
+    a: Any
     if family == "zero-rows":  # all-zero rows: satisfied (0 <= b) on even rows, not on odd
         lb, ub = [-1] * 6, [2] * 6
         A, b = _random_constraints(rng, 2, lb, ub)
@@ -360,7 +385,7 @@ def make_instances(family: str, seed: int = 0, batch: int = 12) -> Instances:
         chosen = points[np.arange(batch) % 2]
         b_eq = np.stack([chosen @ a, chosen.sum(axis=1)], axis=1)
         return Instances(t(rng.uniform(-1, 1, (batch, 6))), A, b, lb, ub, t(A_eq), t(b_eq))
-    raise ValueError(f"family must be one of {TEST_FAMILIES}, got {family!r}")
+    return None
 
 
 def market_split(seed: int = 0, m: int = 4, n: int = 36) -> Instances:

@@ -463,7 +463,7 @@ def test_an_instance_past_the_node_budget_is_finished_on_the_solvers_own_and_the
 
 @pytest.mark.parametrize("backend", MILP_BACKENDS)
 def test_programs_whose_feasibility_is_a_lattice_search_get_an_answer_not_a_hang(backend):
-    # Two fractional equalities over unbounded integers (milp_fuzz.lattice_case): the LP
+    # Two fractional equalities over unbounded integers (milp_cases.lattice_case): the LP
     # relaxation is unbounded under most costs, and telling an unbounded program from an
     # infeasible one means finding a lattice point on the equalities, which ran into every time
     # limit on HiGHS and Gurobi (status ERROR) where their defaults answer "infeasible or
@@ -491,7 +491,7 @@ def test_programs_whose_feasibility_is_a_lattice_search_get_an_answer_not_a_hang
 
 
 def test_in_turns_gives_each_try_a_doubling_slice_until_one_answers():
-    from ilplayer.solvers.shortcuts import in_turns
+    from ilplayer.solvers.escalation import in_turns
 
     slices = []
 
@@ -511,7 +511,7 @@ def test_in_turns_gives_each_try_a_doubling_slice_until_one_answers():
 
 
 def test_a_feasibility_check_cut_short_leaves_the_status_open():
-    from ilplayer.solvers.shortcuts import infeasible_or_unbounded
+    from ilplayer.solvers.escalation import infeasible_or_unbounded
 
     class Hooks:
         name = "stub-check"
@@ -528,7 +528,7 @@ def test_a_feasibility_check_cut_short_leaves_the_status_open():
             assert not c.any()  # the check: zero costs
             return self.code, None
 
-    from ilplayer.solvers.shortcuts import CHECK_NODES
+    from ilplayer.solvers.escalation import CHECK_NODES
 
     for code, expected in (
         (Status.OPTIMAL, Status.UNBOUNDED),
@@ -542,7 +542,7 @@ def test_a_feasibility_check_cut_short_leaves_the_status_open():
 
 
 def test_the_switch_sends_a_streak_of_instances_to_the_solvers_own_settings_doubling_with_each_hard_one():
-    from ilplayer.solvers.shortcuts import Switch
+    from ilplayer.solvers.escalation import Switch
 
     switch, starts = Switch(max_streak=4), []
     hard = iter([True, True, True, True, False, True])  # the tuned starts' outcomes, in turn

@@ -15,13 +15,8 @@ from hypothesis import strategies as st
 import ilplayer
 from ilplayer import Status
 from ilplayer.plugin_api import ILPBatch, PersistentModelSolver
-from ilplayer.solvers.reduced_costs import (
-    rounded_point,
-    rounded_points,
-    rows_all,
-    search_around,
-    search_many,
-)
+from ilplayer.solvers.reduced_costs import rows_all, search_around, search_many
+from ilplayer.solvers.rounding import rounded_point, rounded_points
 from tests.host_solvers import EnumerationSolver
 
 

@@ -493,7 +493,7 @@ class HighsSolver(PersistentModelSolver):
         Banded equalities are ranges, which HiGHS' presolve cannot use as equalities: they took
         many times the defaults' time, and on fractional equalities over unbounded integers HiGHS
         ran far past its time limit there where the exact rows answer at once
-        (`milp_fuzz.lattice_case`; docs/records/solvers.md, "Lattice points"). The band stays as
+        (`milp_cases.lattice_case`; docs/records/solvers.md, "Lattice points"). The band stays as
         the second word: float32 data may meet an equality only within it. With HiGHS' tight
         integrality tolerance (1e-8) the exact rows' search for a lattice point did not end
         either: they take HiGHS' own, and a point of theirs counts only where it passes the

@@ -225,9 +225,10 @@ class PyomoSolver(PersistentModelSolver):
             )
         options.update(self.params)
         self.options = options
-        self.capabilities = frozenset(
+        # per Pyomo solverCapability.IN_PLACE_UPDATES,
+        self.capabilities = frozenset(  # type: ignore[misc]
             capabilities
-            | {  # type: ignore[misc]  # per Pyomo solverCapability.IN_PLACE_UPDATES,
+            | {
                 Capability.EQUALITY_CONSTRAINTS,
                 Capability.CONTINUOUS_VARIABLES,
                 Capability.INFINITE_BOUNDS,

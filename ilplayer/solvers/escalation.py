@@ -1,0 +1,111 @@
+"""What a MIP backend does past its speed settings: the per-instance switch to the solver's own
+settings (`Switch`, `capped_nodes`), two forms of a model taken in turns (`in_turns`), and telling
+an infeasible program from an unbounded one (`infeasible_or_unbounded`)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+import numpy as np
+
+from ilplayer.core.records import Status
+from ilplayer.solvers.shortcuts import ModelHooks
+
+__all__ = ["CHECK_NODES", "Switch", "capped_nodes", "in_turns", "infeasible_or_unbounded"]
+
+
+# Branch-and-bound nodes for the zero-cost check that tells an unbounded instance from an
+# infeasible one (`infeasible_or_unbounded`): the fuzz families' checks end at the root.
+CHECK_NODES = 1
+
+
+class Switch:
+    """Per model on a backend's speed settings: whether its next instance starts on them or on
+    the solver's own. An instance that runs past the node budget on the speed settings sends
+    the next ``streak`` instances straight to the solver's own settings, ``streak`` doubling
+    with each such instance in a row (up to ``max_streak``) and reset by one that ends within
+    the budget. An isolated hard instance (a dense box's) costs one instance on the solver's
+    own settings; a model where every instance is hard (near-tie knapsacks) pays the budget
+    ever more rarely. ``max_streak=0``: every instance starts on the speed settings.
+    Deterministic: the same instances meet the same settings."""
+
+    def __init__(self, max_streak: int = 64) -> None:
+        self.max_streak = max_streak
+        self.own_left = 0
+        self.streak = 0
+
+    def start_tuned(self) -> bool:
+        """Whether the next instance starts on the speed settings (counts it)."""
+        if self.own_left:
+            self.own_left -= 1
+            return False
+        return True
+
+    def record(self, escalated: bool) -> None:
+        """After an instance that started on the speed settings: whether it ran past the budget."""
+        self.streak = min(2 * self.streak or 1, self.max_streak) if escalated else 0
+        self.own_left = self.streak
+
+
+@contextlib.contextmanager
+def capped_nodes(model: Any, forms: list[Any], read: Any, write: Any, nodes: int) -> Any:
+    """A backend's ``node_limit``: each native model of ``forms`` (read and write its node
+    limit; a negative one is none) at most ``nodes`` inside, ``model`` off its speed-setting
+    switch (``model.tuned``), both restored after."""
+    before = [read(form) for form in forms]
+    tuned, model.tuned = model.tuned, False
+    for form, value in zip(forms, before):
+        write(form, nodes if value < 0 else min(value, nodes))
+    try:
+        yield
+    finally:
+        for form, value in zip(forms, before):
+            write(form, value)
+        model.tuned = tuned
+
+
+def in_turns(tries: list[Any], time_limit: float | None, first_slice: float = 0.05) -> Any:
+    """Each of ``tries`` in turn, round and round, each turn's time limit twice the last turn's
+    (from ``first_slice`` seconds), until one answers or ``time_limit`` is spent; its result, or
+    the last one's at the limit. A try takes its time limit in seconds and returns
+    ``(answered, result)``.
+
+    For a model whose search is erratic in its form (banded and exact rows: each was seen to run
+    into any time limit where the other answered at once), so that neither form can hang the
+    instance while the other would answer."""
+    budget = float("inf") if time_limit is None else time_limit
+    spent, slice_, turn = 0.0, first_slice, 0
+    while True:
+        limit = max(min(slice_, budget - spent), 1e-3)
+        began = time.perf_counter()
+        answered, result = tries[turn % len(tries)](limit)
+        spent += time.perf_counter() - began
+        turn += 1
+        if answered or spent >= budget - 1e-3:
+            return result
+        slice_ *= 2
+
+
+def infeasible_or_unbounded(hooks: ModelHooks, model: Any, n: int) -> Status:
+    """The status of an instance its solver called unbounded, or "infeasible or unbounded":
+    ``UNBOUNDED`` when the same model with zero costs has a point, ``INFEASIBLE`` when it has
+    none, ``INFEASIBLE_OR_UNBOUNDED`` when that check was not settled within ``CHECK_NODES``
+    branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context) or the time
+    limit. (A MIP solver's "unbounded" may speak of its relaxation's ray alone; with a feasible
+    point and rational data the MILP is unbounded too.) Finding that point can be as hard as
+    any integer program, where the solver's own answer, "infeasible or unbounded", took
+    milliseconds: unchecked, it ran into every time limit (`milp_cases.lattice_case`)."""
+    limit = getattr(hooks, "node_limit", None)
+    with limit(model, CHECK_NODES) if limit is not None else contextlib.nullcontext():
+        code, _ = hooks.solve_instance(model, np.zeros(n))
+    if code in (Status.OPTIMAL, Status.TIME_LIMIT):  # a point: feasible
+        return Status.UNBOUNDED
+    if code == Status.INFEASIBLE:
+        return Status.INFEASIBLE
+    if code == Status.TIME_LIMIT_NO_SOLUTION:
+        return Status.INFEASIBLE_OR_UNBOUNDED
+    raise RuntimeError(
+        f"the feasibility check of an unbounded instance ended with {Status(code).name}"
+    )
