@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.bounds import exact_dtype
 from ilplayer.core.decision_pool import PoolRule, fingerprint, pool_rule
 from ilplayer.core.tensors import check_finite
 from ilplayer.core.transforms import untraced
-from ilplayer.core.validation import ProblemTensors, validate_problem
+from ilplayer.core.validation import validate_problem
 from ilplayer.parallel.dispatch import solve_problem
 from ilplayer.parallel.executors import Backend, ExecutorLike, make_executor
 from ilplayer.parallel.workers import BatchExecutor

@@ -9,9 +9,9 @@ parameter values, and the import guard for libraries that clash in one process.
 
 from __future__ import annotations
 
+from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import dense, is_sparse, row_entries, stack_rows
 from ilplayer.core.records import Capability, ILPBatch, LicenseStatus, SolveResult, Status
-from ilplayer.core.validation import ProblemTensors
 from ilplayer.errors import ParameterError, SolverNotInstalledError
 from ilplayer.solvers.block_lps import integral_answer, multipliers_in_blocks, solve_in_blocks
 from ilplayer.solvers.contract import PersistentModelSolver, Solver

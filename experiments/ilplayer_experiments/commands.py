@@ -65,7 +65,7 @@ def run_demo(args: argparse.Namespace) -> int:
         try:
             from ilplayer_experiments.plots import plot_training
         except ImportError:  # pragma: no cover - matplotlib is the [demo] extra
-            print("no plot: pip install 'ilplayer[demo]' for matplotlib")
+            print("no plot: pip install 'ilplayer-experiments[demo]' for matplotlib")
             return 0
         references = {"box-constrained baseline": baseline}
         if paper:
@@ -172,7 +172,9 @@ def _plot_matching(out: Path, data: str) -> None:
             f"wrote {plot_matching(records, out / f'matching-{data}.png', f'Keypoint matching, {data}')}"
         )
     except ImportError:
-        print("no summary plot: matplotlib is not installed (pip install 'ilplayer[demo]')")
+        print(
+            "no summary plot: matplotlib is not installed (pip install 'ilplayer-experiments[demo]')"
+        )
 
 
 def run_experiments(args: argparse.Namespace) -> int:

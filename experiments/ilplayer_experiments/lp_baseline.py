@@ -1,5 +1,5 @@
 """The paper's CVXPY baseline: the same architectures with the ILP replaced by its LP
-relaxation, differentiated by cvxpylayers (Agrawal et al., 2019); ``ilplayer[baselines]``.
+relaxation, differentiated by cvxpylayers (Agrawal et al., 2019); ``ilplayer-experiments[baselines]``.
 
 The LP ``min c·x s.t. A x <= b, lb <= x <= ub`` is solved per instance by SCS through diffcp.
 Its solution is fractional: Random Constraints and set cover round it to the nearest integer
@@ -42,7 +42,7 @@ class LPRelaxation(torch.nn.Module):
             from cvxpylayers.torch import CvxpyLayer
         except ImportError as exc:
             raise ImportError(
-                "the LP baseline needs cvxpylayers: pip install 'ilplayer[baselines]'"
+                "the LP baseline needs cvxpylayers: pip install 'ilplayer-experiments[baselines]'"
             ) from exc
         c = cp.Parameter(num_variables)
         A = cp.Parameter((num_constraints, num_variables))

@@ -1,4 +1,4 @@
-"""Training curves as PNG files (matplotlib, from the ``ilplayer[demo]`` extra)."""
+"""Training curves as PNG files (matplotlib, from the ``ilplayer-experiments[demo]`` extra)."""
 
 from __future__ import annotations
 

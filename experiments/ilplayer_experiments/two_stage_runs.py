@@ -26,7 +26,7 @@ from ilplayer_experiments import nurse_scheduling as nsp
 
 BASELINES = ("ridge", "knn", "cart", "rf", "mlp")
 METHODS = (*BASELINES, "mse", "combopt", "post-hoc", "odece")
-"""The baselines (scikit-learn, ``ilplayer[twostage]``); the torch network on the squared error
+"""The baselines (scikit-learn, ``ilplayer-experiments[twostage]``); the torch network on the squared error
 alone (where the next two start); CombOptNet's gradient; the post-hoc regret's perturbed
 gradient (trained once per penalty factor); and Odece's losses (one training per trade-off
 weight, the weight chosen per factor)."""
@@ -44,7 +44,7 @@ def regressor(name: str, seed: int) -> Any:
         from sklearn.tree import DecisionTreeRegressor
     except ImportError as exc:
         raise SystemExit(
-            "the two-stage baselines need scikit-learn: pip install 'ilplayer[twostage]'"
+            "the two-stage baselines need scikit-learn: pip install 'ilplayer-experiments[twostage]'"
         ) from exc
     model = {
         "ridge": lambda: Ridge(alpha=1.0),
@@ -432,7 +432,7 @@ def run_nsp(
 
         plot_post_hoc(record, folder / f"nsp-setting{setting}.png")
     except ImportError:  # matplotlib: the [demo] extra
-        report("no plot: matplotlib is not installed (pip install 'ilplayer[demo]')")
+        report("no plot: matplotlib is not installed (pip install 'ilplayer-experiments[demo]')")
     return record
 
 

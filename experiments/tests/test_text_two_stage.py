@@ -15,8 +15,10 @@ from ilplayer.metrics.two_stage import TwoStage
 from ilplayer_experiments import alloy
 from ilplayer_experiments import knapsack_two_stage as ks
 
-pytest.importorskip("sentence_transformers", reason="the sentence model needs ilplayer[text]")
-pytest.importorskip("sklearn", reason="the baselines need ilplayer[twostage]")
+pytest.importorskip(
+    "sentence_transformers", reason="the sentence model needs ilplayer-experiments[text]"
+)
+pytest.importorskip("sklearn", reason="the baselines need ilplayer-experiments[twostage]")
 
 
 def test_the_true_numbers_score_zero_and_the_splits_part_the_instances():

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 pytest.importorskip(
-    "mlxtend", reason="visual sudoku needs the vision extra: pip install 'ilplayer[vision]'"
+    "mlxtend",
+    reason="visual sudoku needs the vision extra: pip install 'ilplayer-experiments[vision]'",
 )
 
 from ilplayer.learning.equalities import data_equalities

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import as_csr, is_sparse
 from ilplayer.core.records import Status
-from ilplayer.core.validation import ProblemTensors
 
 __all__ = ["DecisionPool", "PoolRule", "check_solve_ratio", "fingerprint", "pool_rule"]
 

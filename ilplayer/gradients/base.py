@@ -25,8 +25,8 @@ from ilplayer.core.validation import validate_problem
 from ilplayer.errors import NoSignalWarning, warn_at_user_line
 
 if TYPE_CHECKING:
+    from ilplayer.core.batch import ProblemTensors
     from ilplayer.core.bounds import Bounds
-    from ilplayer.core.validation import ProblemTensors
 
 __all__ = [
     "GradientMethod",
@@ -48,7 +48,7 @@ class MethodRun:
             executor and, in training, its pool rule).
         threads: torch intra-op threads for a CPU backward (None: torch's setting).
         cost_map: the program's map (n, d) from cost entries to its variables, or None; a
-            method builds its problems with it (``validate_problem(..., cost_map=...)``) and
+            method's problems are built with it (`MethodRun.validate`) and
             then works in the cost entries' space: its ``c``, noise and decisions are (B, d).
         warned: the warnings already given (the all-zero gradient warns once per owner).
     """
@@ -58,6 +58,24 @@ class MethodRun:
     cost_map: torch.Tensor | None = None
     warned: set[str] = field(default_factory=set)
     records: list[Any] = field(default_factory=list)  # the last forward's record, for its context
+
+    def validate(
+        self,
+        c: Any,
+        A: Any,
+        b: Any,
+        lb: Bounds,
+        ub: Bounds,
+        A_eq: Any = None,
+        b_eq: Any = None,
+        integrality: Any = None,
+        mapped: bool = True,
+    ) -> ProblemTensors:
+        """The forward's inputs checked into the problem ``solve`` takes, in the cost entries'
+        space when the program has a ``cost_map`` (``mapped``): the one place a method's
+        inputs are validated."""
+        cost_map = self.cost_map if mapped else None
+        return validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=cost_map)
 
 
 class GradientMethod(ABC):
@@ -327,7 +345,7 @@ def solve_exactly(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The forward of a cost-only method: the exact solve, with ``c``, ``y`` (float64) and the
     statuses saved on ``ctx`` (and the problem kept) for its backward."""
-    problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
+    problem = run.validate(c, A, b, lb, ub, A_eq, b_eq, integrality)
     ctx.problem = problem
     y64, status, _ = run.solve(problem)
     y = y64.to(exact_dtype(c.dtype, problem.lb, problem.ub))

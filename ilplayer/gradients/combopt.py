@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 import torch.nn.functional as F
 
+from ilplayer.core.batch import rows_with_equalities
 from ilplayer.core.bounds import exact_dtype
 from ilplayer.core.records import Status
 from ilplayer.core.tensors import dense_tensor
-from ilplayer.core.validation import rows_with_equalities, validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ class CombOptNet(GradientMethod):
         b_eq: torch.Tensor | None,
         integrality: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality)
+        problem = run.validate(c, A, b, lb, ub, A_eq, b_eq, integrality, mapped=False)
         if problem.has_continuous and (ctx.needs_input_grad[1] or ctx.needs_input_grad[2]):
             # The paper's targets y - Delta move by whole units and its mismatch functions are
             # distances of integer points; with continuous variables the constraint gradient

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.records import Status
-from ilplayer.core.validation import ProblemTensors, validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class FrankWolfe(GradientMethod):
         b_eq: torch.Tensor | None,
         integrality: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
+        problem = run.validate(c, A, b, lb, ub, A_eq, b_eq, integrality)
         mu, vertices, weights, ok = self.project(run.solve, problem, c.detach().double())
         # OPTIMAL (the projection found), or ERROR where an oracle call had no solution
         status = torch.where(ok, int(Status.OPTIMAL), int(Status.ERROR)).to(torch.int8)

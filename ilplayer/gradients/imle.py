@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.core.validation import validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
 from ilplayer.gradients.perturbation import TINY, Perturbation
 from ilplayer.gradients.perturbed import perturbed_mean, solve_samples
@@ -73,7 +72,7 @@ class IMLE(Perturbation, GradientMethod):
         b_eq: torch.Tensor | None,
         integrality: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
+        problem = run.validate(c, A, b, lb, ub, A_eq, b_eq, integrality)
         perturbed, _ = self.costs(c)
         y_samples, solved, status = solve_samples(run, problem, perturbed)
         ctx.problem = problem

@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.core.validation import validate_problem
 from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution
 from ilplayer.gradients.perturbation import Perturbation, away_from_zero
 
 if TYPE_CHECKING:
+    from ilplayer.core.batch import ProblemTensors
     from ilplayer.core.bounds import Bounds
-    from ilplayer.core.validation import ProblemTensors
 
 __all__ = ["Perturbed", "perturbed_gradient", "perturbed_mean", "solve_samples"]
 
@@ -97,7 +96,7 @@ class Perturbed(Perturbation, GradientMethod):
         b_eq: torch.Tensor | None,
         integrality: Any,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        problem = validate_problem(c, A, b, lb, ub, A_eq, b_eq, integrality, cost_map=run.cost_map)
+        problem = run.validate(c, A, b, lb, ub, A_eq, b_eq, integrality)
         costs, noise = self.costs(c)
         y_samples, solved, status = solve_samples(run, problem, costs)
         y = perturbed_mean(y_samples, solved).to(c.dtype)

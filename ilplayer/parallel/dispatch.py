@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import nonzero_rows
 from ilplayer.core.records import VERIFY_TOL, Capability, ILPBatch, SolveResult, Status
 from ilplayer.core.threads import library_threads
-from ilplayer.core.validation import ProblemTensors
 from ilplayer.errors import SolverFailureWarning
 from ilplayer.parallel.executors import Backend, plan_tasks
 from ilplayer.parallel.workers import (

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.core.batch import ProblemTensors, rows_with_equalities
 from ilplayer.core.matrices import dense
 from ilplayer.core.records import Capability, ILPBatch, SolveResult, Status
 from ilplayer.core.tensors import dense_tensor
-from ilplayer.core.validation import ProblemTensors, rows_with_equalities
 from ilplayer.solvers.contract import Solver
 
 __all__ = ["DEFAULT_FEASIBILITY_TOL", "DEFAULT_MAX_POINTS", "BruteForceSolver"]

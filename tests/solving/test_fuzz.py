@@ -13,7 +13,7 @@ from host_solvers import EnumerationSolver, FalseInfeasibleSolver, SuboptimalSol
 import ilplayer
 from ilplayer.cli.fuzz import default_fuzz_backends
 from ilplayer.cli.main import main
-from ilplayer.testing import assert_correct_on_fuzzed_instances
+from ilplayer.testing.conformance import assert_correct_on_fuzzed_instances
 from ilplayer.testing.fuzz import fuzz_backend, judge, load_reproducer, oracle, save_reproducer
 from ilplayer.testing.fuzz_cases import FuzzCase, fuzz_case, fuzz_cases, fuzz_cases_for
 

@@ -138,7 +138,8 @@ def test_the_plugin_in_writing_a_plugin_md_works_as_written():
     exec(solver, namespace)
     ilplayer.register_solver("doc-enum", namespace["EnumSolver"], replace=True)
     try:
-        from ilplayer.testing import assert_agrees_with_bruteforce, make_instances
+        from ilplayer.testing import make_instances
+        from ilplayer.testing.conformance import assert_agrees_with_bruteforce
 
         for family in ("binary-m4", "negative-bounds", "infeasible"):
             assert_agrees_with_bruteforce(make_instances(family), "doc-enum")

@@ -126,7 +126,7 @@ def test_register_refuses_a_taken_name_unless_replace(registered):
         ilplayer.register_solver("enumeration", FlakySolver)
     ilplayer.register_solver("enumeration", FlakySolver, replace=True)
     assert isinstance(ilplayer.get_solver("enumeration"), FlakySolver)
-    with pytest.raises(TypeError, match=r"subclass of ilplayer\.Solver"):
+    with pytest.raises(TypeError, match=r"subclass of ilplayer\.plugin_api\.Solver"):
         ilplayer.register_solver("nope", object)
 
 

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.records import Capability, ILPBatch
-from ilplayer.core.validation import ProblemTensors, validate_problem
+from ilplayer.core.validation import validate_problem
 from ilplayer.parallel.dispatch import backend_groups, solve_problem
 from ilplayer.parallel.executors import Backend, make_executor, plan_tasks
 from ilplayer.parallel.malloc import keep_freed_memory

@@ -4,7 +4,8 @@ import torch
 
 import ilplayer
 from ilplayer import Status
-from ilplayer.testing import SolverConformance, assert_agrees_with_bruteforce, make_instances
+from ilplayer.testing import make_instances
+from ilplayer.testing.conformance import SolverConformance, assert_agrees_with_bruteforce
 
 
 class TestCpSatConformance(SolverConformance):

@@ -4,7 +4,7 @@ import torch
 
 import ilplayer
 from ilplayer.plugin_api import LicenseStatus
-from ilplayer.testing import SolverConformance
+from ilplayer.testing.conformance import SolverConformance
 
 
 class TestGurobiConformance(SolverConformance):

@@ -1,7 +1,7 @@
 import pytest
 
 import ilplayer
-from ilplayer.testing import SolverConformance
+from ilplayer.testing.conformance import SolverConformance
 
 
 class TestHighsConformance(SolverConformance):

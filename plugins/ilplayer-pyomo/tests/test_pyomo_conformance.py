@@ -2,7 +2,7 @@ import pytest
 import torch
 
 import ilplayer
-from ilplayer.testing import SolverConformance
+from ilplayer.testing.conformance import SolverConformance
 
 
 class TestPyomoAppsiHighsConformance(SolverConformance):
