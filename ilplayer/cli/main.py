@@ -65,7 +65,7 @@ def _add_fuzz(commands: Any) -> None:
     )
 
 
-def _add_installed_commands(commands: Any) -> None:
+def add_installed_commands(commands: Any) -> None:
     for entry in sorted(
         importlib.metadata.entry_points(group=COMMANDS_GROUP), key=lambda e: e.name
     ):
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_learn_parser(commands)
     commands.choices["learn"].set_defaults(library_threads=True)
     _add_fuzz(commands)
-    _add_installed_commands(commands)
+    add_installed_commands(commands)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in ELSEWHERE and argv[0] not in commands.choices:
         parser.error(f"'{argv[0]}' comes with {ELSEWHERE[argv[0]]}")

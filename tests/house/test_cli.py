@@ -472,3 +472,36 @@ def test_learn_makes_the_folders_of_its_outputs_before_training_and_refuses_what
     err = capsys.readouterr()
     assert "--out" in err.err and "cannot make its folder" in err.err
     assert "learning" not in err.out  # refused before training
+
+
+def test_an_experiments_command_without_the_experiments_says_where_it_comes_from(
+    monkeypatch, capsys
+):
+    """``ilplayer demo`` where ``ilplayer-experiments`` is not installed: one line naming the
+    distribution, exit status 2 (argparse's), before any work."""
+    import importlib.metadata
+
+    from ilplayer.cli import main as cli
+
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(
+        importlib.metadata,
+        "entry_points",
+        lambda **kw: [] if kw.get("group") == cli.COMMANDS_GROUP else real(**kw),
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["demo"])
+    assert exit_info.value.code == 2
+    assert "'demo' comes with ilplayer-experiments" in capsys.readouterr().err
+
+
+def test_installed_distributions_add_their_subcommands():
+    import argparse
+
+    from ilplayer.cli import main as cli
+
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers(dest="command")
+    cli.add_installed_commands(commands)
+    assert {"demo", "experiment", "report", "bench"} <= set(commands.choices)
+    assert callable(parser.parse_args(["report"]).run)
