@@ -54,7 +54,7 @@ def solve(
         lb: lower bounds, a scalar or one per variable; ``-inf`` for none (integers on the
             integer variables).
         ub: upper bounds, likewise; ``inf`` for none.
-        solver: a registered backend name or a [`Solver`][ilplayer.layer.Solver] instance.
+        solver: a registered backend name or a `Solver` instance.
         solver_options: keyword options for the backend (when given by name).
         executor: ``"auto"`` (default: threads when the backend releases the GIL), ``"serial"``,
             ``"threads"``, ``"processes"``, ``"ray"``, or any ``concurrent.futures.Executor``.

@@ -62,7 +62,7 @@ class Oracle:
         program: the [Program][ilplayer.Program] (its rows, box, integrality, sense, cost map);
             None: a box ``[0, 1]`` whose rows each call brings.
         solver: a backend name ([list_solvers][ilplayer.list_solvers]) or a
-            [Solver][ilplayer.solvers.contract.Solver] object.
+            `Solver` object.
         solver_options: keyword options for the backend (when given by name).
         executor: how a batch is spread over workers: ``"auto"`` (default), ``"serial"``,
             ``"threads"``, ``"processes"``, ``"ray"`` or a ``concurrent.futures.Executor``.

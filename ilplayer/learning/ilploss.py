@@ -24,7 +24,7 @@ and the held-out pairs).
 Against the authors' code: their box-integer k-step neighbours step ±1 with a random sign and
 the box then discards those that leave it; here a coordinate at a bound steps inward (on a
 binary box this is their bit flip, which they use there). The schedule is faster
-([`ILPLossConfig`][ilplayer.learning.ilploss.ILPLossConfig]: the authors trained for up to a day).
+(`ILPLossConfig`: the authors trained for up to a day).
 """
 
 from __future__ import annotations

@@ -76,26 +76,6 @@ __all__ = [
     "with_equalities",
 ]
 
-"""``learn_constraints`` learns 2 x num_constraints constraints by default: on Random Constraints
-(binary, m = 4, one dataset, 10 training seeds) 2 x m gave 87.3 ± 4.8 % held out against
-65.7 ± 18.8 % with m (docs/records/experiments.md, "Stable training")."""
-
-
-"""[`learn_constraints`][ilplayer.learning.learn.learn_constraints]' time limit per solve, in seconds:
-past it an instance counts as wrong (a good constraint set solves a 9x9 sudoku, and a
-16-variable program, in a small fraction of it; docs/records/sudoku.md)."""
-
-"""How `learn_constraints` trains: CombOptNet's gradients through the solver, or ILP-Loss
-([`ilplayer.learning.ilploss`][ilplayer.learning.ilploss]: no solver while training, one only to measure accuracy).
-Its default, ``"auto"``, trains both and keeps the better on the validation pairs."""
-
-"""What ``learn_constraints`` and ``ilplayer learn`` change in `ILPLossConfig` for ILP-Loss (alone or
-under ``method="auto"``). 4 x num_constraints rows (polish drops the spare ones): on binary Random
-Constraints m = 8 (the reference generator's datasets, 200 epochs) they held out 83.0-90.5 % against
-75.7-78.3 % with the authors' 2 x m. 600 epochs with a stop after 30 validations without a gain
-instead of 200 and 10: the shorter schedule stopped on a plateau that later epochs leave (95.8,
-90.2, 93.3 % on datasets 0-2 against 85.7, 83.0, 90.3 %; docs/records/learn.md, "The default method")."""
-
 
 def learn_constraints(
     c_train: Any,
@@ -154,7 +134,7 @@ def learn_constraints(
 
     ``method="ilploss"`` trains with ILP-Loss instead ([`train_ilploss`][ilplayer.learning.ilploss.train_ilploss],
     ``config`` an [`ILPLossConfig`][ilplayer.learning.settings.ILPLossConfig], default one with
-    [`LEARN_ILPLOSS`][ilplayer.learning.learn.LEARN_ILPLOSS]): no solver while
+    `LEARN_ILPLOSS`): no solver while
     training, the validation pairs pick the temperature, the stop and the epoch; everything
     after training (restarts, polish, the accuracies) is the same. ``method="combopt"`` trains
     with CombOptNet's gradients alone (``config`` a `TrainingConfig`, default `LearnConfig`).
@@ -173,7 +153,7 @@ def learn_constraints(
     inequality rows. ``settings["equalities"]`` says what was found.
 
     Every solve (training and accuracy checks) stops after ``time_limit`` seconds (default
-    [`SOLVE_SECONDS`][ilplayer.learning.learn.SOLVE_SECONDS]; None: no limit; a ``time_limit`` in
+    `SOLVE_SECONDS`; None: no limit; a ``time_limit`` in
     ``backend.solver_options``
     wins; the bruteforce backend takes none): an instance past it counts as wrong. Untrained
     rows can make a hard program: a 4x4 sudoku (64 binaries) under ILP-Loss' random start of
@@ -193,7 +173,7 @@ def learn_constraints(
     if method not in (*LEARN_METHODS, "auto"):
         raise ValueError(f"method must be one of {[*LEARN_METHODS, 'auto']}, got {method!r}")
     if method == "auto":
-        return _learn_both(config, arguments)
+        return _learn_both(_auto_config(config), arguments)
     config = checked_config(config, method, lb, ub, np.shape(c_train)[1])
     check_counts(num_constraints, restarts, restart_workers, validation_fraction)
     data, validation, test_on = pair_splits(
@@ -317,14 +297,18 @@ def _settings(
     }
 
 
-def _learn_both(config: Any, arguments: dict[str, Any]) -> LearnResult:
-    """``method="auto"``: ILP-Loss, then CombOptNet, the better on the validation pairs kept.
-    A one-method ``config`` is that method's half (one field changed, one setting changed)."""
+def _auto_config(config: Any) -> Any:
+    """``method="auto"``'s config: a one-method config is that method's half (one field
+    changed, one setting changed); None, the defaults."""
     if isinstance(config, ILPLossConfig):
-        config = AutoConfig(ilploss=config)
-    elif isinstance(config, TrainingConfig):
-        config = AutoConfig(combopt=config)
-    config = AutoConfig() if config is None else config
+        return AutoConfig(ilploss=config)
+    if isinstance(config, TrainingConfig):
+        return AutoConfig(combopt=config)
+    return AutoConfig() if config is None else config
+
+
+def _learn_both(config: Any, arguments: dict[str, Any]) -> LearnResult:
+    """``method="auto"``: ILP-Loss, then CombOptNet, the better on the validation pairs kept."""
     if not isinstance(config, AutoConfig):
         raise TypeError(
             f"config must be an AutoConfig, a TrainingConfig or an ILPLossConfig for method='auto', "

@@ -126,7 +126,7 @@ def known_equalities(data: Any) -> tuple[torch.Tensor | None, torch.Tensor | Non
 
 
 def box_points(lb: Any, ub: Any, n: int) -> int:
-    """The number of integer points of the box (for [`preferred_backend`][ilplayer.learning.loop.preferred_backend])."""
+    """The number of integer points of the box (for `preferred_backend`)."""
     widths = np.broadcast_to(
         np.asarray(ub, dtype=np.int64) - np.asarray(lb, dtype=np.int64) + 1, (n,)
     )
@@ -291,7 +291,7 @@ def train_static_constraints(
 
     ``data`` has ``lb``, ``ub`` (scalars or one per variable) and the float64 tensors
     ``c_train``, ``y_train``, ``c_test``, ``y_test`` (a `HiddenConstraintsData` or
-    [`SolutionData`][ilplayer.learning.loop.SolutionData]). Learns ``config.k * m`` constraints, ``m`` being
+    `SolutionData`). Learns ``config.k * m`` constraints, ``m`` being
     ``num_constraints`` or the number of hidden ones in ``data.A``, starting from ``model``
     when given. Stops early once the held-out accuracy reaches ``target_accuracy``.
 

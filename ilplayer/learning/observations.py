@@ -151,7 +151,7 @@ CHECK_PRODUCTS = 10**9
 def check_solutions(
     c: np.ndarray, y: np.ndarray, lb: Any, ub: Any, row_name: Callable[[int], str] = "row {}".format
 ) -> list[str]:
-    """Warnings (also issued as [`DataWarning`][ilplayer.learning.observations.DataWarning]) about
+    """Warnings (also issued as `DataWarning`) about
     observations that cannot teach
     constraints: every ``y`` is the box optimum (no constraint is ever active), or a ``y`` that
     another observed ``y`` beats under its own ``c``.

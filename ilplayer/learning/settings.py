@@ -115,7 +115,7 @@ class TrainingConfig:
 @dataclass(frozen=True)
 class BackendConfig:
     """Where the layer's instances are solved: the backend (None: the preferred one for the
-    box, [`preferred_backend`][ilplayer.solvers.registry.preferred_backend]), its options and the executor."""
+    box, `preferred_backend`), its options and the executor."""
 
     solver: str | None = None
     solver_options: dict[str, Any] | None = None

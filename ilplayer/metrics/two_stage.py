@@ -118,7 +118,7 @@ def post_hoc_regret(
             and variable (B, n); non-negative.
         changes: ``"any"`` (either way), ``"add"`` (only increases: the ores of an alloy are
             only bought more) or ``"drop"`` (only decreases: knapsack items are only dropped).
-        solver: the backend (a name or a [Solver][ilplayer.solvers.contract.Solver]).
+        solver: the backend (a name or a `Solver`).
         drop_penalty: the cost of one unit dropped, where it differs from ``penalty`` (the nurse
             schedule pays for shifts added and nothing for shifts given up: ``0``).
         optimal: (B,) the true optimal objective values, where known (each call solves them
@@ -168,7 +168,7 @@ class TwoStage:
 
     Args:
         program: the [Program][ilplayer.Program] (without a ``cost_map``).
-        solver: the backend (a name or a [Solver][ilplayer.solvers.contract.Solver]).
+        solver: the backend (a name or a `Solver`).
         **oracle_options: further [Oracle][ilplayer.Oracle] arguments (``executor``,
             ``workers``, ``solver_options``).
     """

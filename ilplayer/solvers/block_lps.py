@@ -32,7 +32,7 @@ def integral_answer(x: np.ndarray, integer: np.ndarray | None, tol: float) -> np
 def integral_answers(
     x: np.ndarray, integer: np.ndarray | None, tol: float
 ) -> list[np.ndarray | None]:
-    """[`integral_answer`][ilplayer.solvers.shortcuts.integral_answer] of each row of ``x`` (k, n), at once."""
+    """`integral_answer` of each row of ``x`` (k, n), at once."""
     x = np.asarray(x, dtype=np.float64)
     mask = np.ones(x.shape[1], dtype=bool) if integer is None else np.asarray(integer, dtype=bool)
     rounded = np.where(mask, np.rint(x), x) + 0.0  # + 0.0: no -0.0
@@ -71,7 +71,7 @@ def multipliers_in_blocks(
     time as one block-diagonal LP (a block-diagonal LP's duals and optimum are each block's).
 
     ``solve_block(costs)`` sets ``costs`` (``size * n``, as for
-    [`solve_in_blocks`][ilplayer.solvers.shortcuts.solve_in_blocks]),
+    `solve_in_blocks`),
     solves, and returns ``(duals, x)`` -- ``duals`` a ``(size, rows)`` array, block ``j``'s
     multipliers, its ``inequalities`` first (``>= 0``), then its equalities; ``x`` the
     ``size * n`` optimum -- or None.

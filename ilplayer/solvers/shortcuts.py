@@ -1,4 +1,4 @@
-"""The speed engine behind [`PersistentModelSolver`][ilplayer.solvers.contract.PersistentModelSolver]: what answers an
+"""The speed engine behind `PersistentModelSolver`: what answers an
 instance before (or instead of) the backend's MIP, and the helpers backends use for it.
 
 - [`SolutionPool`][ilplayer.solvers.shortcuts.SolutionPool]: the feasible points found so far per

@@ -3,7 +3,7 @@
 The kit is the pytest suite every solver plugin runs (`ilplayer.testing.conformance`; importing
 `ilplayer.testing` itself needs no pytest, so the instance families serve the library too).
 
-Subclass [`SolverConformance`][ilplayer.testing.SolverConformance] in a test module of the plugin and name the backend::
+Subclass `SolverConformance` in a test module of the plugin and name the backend::
 
     from ilplayer.testing import SolverConformance
 
@@ -11,8 +11,8 @@ Subclass [`SolverConformance`][ilplayer.testing.SolverConformance] in a test mod
         solver_name = "mysolver"
         solver_options = {}            # optional: options for get_solver
 
-Every family of [`FAMILIES`][ilplayer.testing.FAMILIES] is compared with the exact ``bruteforce`` backend (status per
-instance; objective within 1e-6), and [`FUZZ_CASES`][ilplayer.testing.FUZZ_CASES] seeded fuzz cases with an exhaustive
+Every family of `FAMILIES` is compared with the exact ``bruteforce`` backend (status per
+instance; objective within 1e-6), and `FUZZ_CASES` seeded fuzz cases with an exhaustive
 NumPy oracle: a suboptimal ``OPTIMAL`` or a false ``INFEASIBLE`` fails with the instance as a
 reproducer. Infeasible instances must get a status, time limits must be honoured, the spec
 must pickle. A backend that is not installed, or has no usable licence, is
@@ -36,7 +36,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """The kit's names, imported on first use (they need pytest)."""
     if name in __all__:
-        from ilplayer.testing import conformance
+        import ilplayer.testing.conformance as conformance
 
         return getattr(conformance, name)
     raise AttributeError(f"module 'ilplayer.testing' has no attribute {name!r}")

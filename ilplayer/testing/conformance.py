@@ -23,8 +23,6 @@ from ilplayer.testing.instances import TEST_FAMILIES as FAMILIES
 from ilplayer.testing.instances import Instances, make_instances, market_split
 
 __all__ = [
-    "FUZZ_CASES",
-    "OBJECTIVE_TOL",
     "SolverConformance",
     "assert_agrees_with_bruteforce",
     "assert_correct_on_fuzzed_instances",
@@ -36,6 +34,7 @@ OBJECTIVE_TOL = 1e-6
 
 
 FUZZ_CASES = 200
+"""Seeded `ilplayer.testing.fuzz` cases (about 500 instances) every backend is checked on."""
 
 
 def assert_agrees_with_bruteforce(

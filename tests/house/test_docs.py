@@ -68,5 +68,11 @@ def test_every_public_name_has_an_api_entry(site):
         documented = set(Inventory.parse_sphinx(handle))
     for name in PUBLIC_MODULES:
         module = importlib.import_module(name)
-        missing = [n for n in module.__all__ if f"{name}.{n}" not in documented]
+        package = name.rsplit(".", 1)[0]  # a face's re-export: documented where it is defined
+        missing = [
+            n
+            for n in module.__all__
+            if f"{name}.{n}" not in documented
+            and not any(d.startswith(package + ".") and d.endswith(f".{n}") for d in documented)
+        ]
         assert not missing, f"{name}: no API entry for {missing}"
