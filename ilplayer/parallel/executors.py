@@ -164,14 +164,15 @@ class FuturesExecutor(BatchExecutor):
     ) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
         futures: list[tuple[int, concurrent.futures.Future | LaneFuture | TaskFailure]] = []
         broken: set[int] = set()  # lanes to replace before the next batch
-        for index, task in enumerate(tasks):
-            try:
-                futures.append((index, self.lane(index).submit(run_task, recipe, task)))
-            except concurrent.futures.BrokenExecutor as exc:  # died before this batch
-                broken.add(index % self.workers)
-                futures.append((index, TaskFailure(f"worker lost ({type(exc).__name__}: {exc})")))
         results: list[list[SolveResult | TaskFailure] | TaskFailure] = []
-        try:
+        try:  # a Ctrl-C while tasks are still being sent stops the workers too
+            for index, task in enumerate(tasks):
+                try:
+                    futures.append((index, self.lane(index).submit(run_task, recipe, task)))
+                except concurrent.futures.BrokenExecutor as exc:  # died before this batch
+                    broken.add(index % self.workers)
+                    failure = TaskFailure(f"worker lost ({type(exc).__name__}: {exc})")
+                    futures.append((index, failure))
             for index, future in futures:
                 if isinstance(future, TaskFailure):
                     results.append(future)
