@@ -14,10 +14,11 @@ from ilplayer.core.matrices import dense, is_sparse, row_entries, stack_rows
 from ilplayer.core.records import Capability, ILPBatch, LicenseStatus, SolveResult, Status
 from ilplayer.errors import ParameterError, SolverNotInstalledError
 from ilplayer.solvers.block_lps import integral_answer, multipliers_in_blocks, solve_in_blocks
-from ilplayer.solvers.contract import PersistentModelSolver, Solver
+from ilplayer.solvers.contract import Solver
 from ilplayer.solvers.escalation import Switch, capped_nodes, in_turns, infeasible_or_unbounded
 from ilplayer.solvers.hookspecs import hookimpl
 from ilplayer.solvers.native_params import native_value
+from ilplayer.solvers.persistent import PersistentModelSolver
 from ilplayer.solvers.registry import import_solver_library
 from ilplayer.solvers.shortcuts import Multipliers
 from ilplayer.solvers.spec import SolverSpec

@@ -10,7 +10,7 @@ constraint set, the warm starts.
 - [`solve_batch`][ilplayer.solvers.shortcuts.solve_batch]: one batch through all of it, the
 backend's hooks doing the solving.
 
-The contract a backend implements stays in `ilplayer.solvers.contract`; this module knows the
+The hooks a backend implements are declared in `ilplayer.solvers.persistent`; this module knows the
 backend only through [`ModelHooks`][ilplayer.solvers.shortcuts.ModelHooks].
 """
 

@@ -110,7 +110,7 @@ def test_bench_scale_measures_one_size_beside_the_direct_model():
 
 def test_model_key_sees_the_sparse_values():
     from ilplayer.core.records import ILPBatch
-    from ilplayer.solvers.contract import PersistentModelSolver
+    from ilplayer.solvers.persistent import PersistentModelSolver
 
     one = sparse.csr_matrix(np.array([[1.0, 0.0, 2.0]]))
     two = sparse.csr_matrix(np.array([[1.0, 0.0, 3.0]]))

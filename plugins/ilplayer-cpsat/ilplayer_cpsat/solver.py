@@ -170,6 +170,8 @@ class CpSatSolver(PersistentModelSolver):
     """
 
     name = "cpsat"
+    solves_relaxations = False
+    gives_multipliers = True
     capabilities = frozenset(
         {
             Capability.INTEGER_COEFFICIENTS_ONLY,

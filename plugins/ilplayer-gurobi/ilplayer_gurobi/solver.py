@@ -100,6 +100,8 @@ class GurobiSolver(PersistentModelSolver):
     """
 
     name = "gurobi"
+    solves_relaxations = True
+    gives_multipliers = True
     capabilities = frozenset(
         {
             Capability.RELEASES_GIL,

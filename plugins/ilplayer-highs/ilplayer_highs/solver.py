@@ -208,6 +208,8 @@ class HighsSolver(PersistentModelSolver):
     """
 
     name = "highs"
+    solves_relaxations = True
+    gives_multipliers = True
     capabilities = frozenset(
         {
             Capability.RELEASES_GIL,

@@ -124,6 +124,8 @@ class ScipSolver(PersistentModelSolver):
     """
 
     name = "scip"
+    solves_relaxations = False
+    gives_multipliers = True
     capabilities = frozenset(
         {
             Capability.RELEASES_GIL,
