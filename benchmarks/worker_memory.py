@@ -19,9 +19,10 @@ from typing import Any
 
 
 def measure(solver_name: str, family: str, loops: int, keep: bool, results: Any) -> None:
+    from ilplayer.core.threads import one_blas_thread
     from ilplayer.parallel.executors import plan_tasks
     from ilplayer.parallel.malloc import keep_freed_memory
-    from ilplayer.parallel.workers import SolverRecipe, one_blas_thread, solve_task
+    from ilplayer.parallel.workers import SolverRecipe, solve_task
     from ilplayer.testing.instances import family_batch
     from ilplayer_experiments.bench.parallel import dispatched_groups
 

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 
-__all__ = ["chosen_threads", "library_threads", "user_chose_threads"]
+__all__ = ["chosen_threads", "library_threads", "one_blas_thread", "user_chose_threads"]
 
 LOOK_EVERY = 0.5  # seconds: more often, a burst of the neighbour's (or our own startup) decides
 _DEFAULT = torch.get_num_threads()  # torch's own count, as this process started with it
@@ -122,3 +124,26 @@ def library_threads(settle: float = 0.0) -> Iterator[int]:
         _set_by_us.pop()
         if torch.get_num_threads() != before:
             torch.set_num_threads(before)
+
+
+# Workers run NumPy's BLAS on one thread. The products they make (the search around a start:
+# candidates x variables x rows) are too small to gain from more, and BLAS threads on top of
+# the workers themselves oversubscribe the cores (docs/records/parallel.md).
+_blas_controller: Any = None
+_blas_scanned_modules = -1  # len(sys.modules) when the loaded libraries were scanned
+
+
+def one_blas_thread() -> Any:
+    """A context manager that limits every loaded BLAS to one thread (threadpoolctl).
+
+    Scanning the loaded libraries takes ~ms, so the scan is kept until a module has been
+    imported since: a BLAS that came with it (scipy's, after a thread pool had already run)
+    escaped the limit of a scan taken before it was loaded.
+    """
+    global _blas_controller, _blas_scanned_modules
+    if _blas_controller is None or len(sys.modules) != _blas_scanned_modules:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController()
+        _blas_scanned_modules = len(sys.modules)
+    return _blas_controller.limit(limits=1, user_api="blas")

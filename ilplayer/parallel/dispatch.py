@@ -10,7 +10,6 @@ Instances whose box optimum already meets the rows are answered here, without a 
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import Any
 
@@ -20,16 +19,9 @@ import torch
 from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import nonzero_rows
 from ilplayer.core.records import VERIFY_TOL, Capability, ILPBatch, SolveResult, Status
-from ilplayer.core.threads import library_threads
+from ilplayer.core.threads import library_threads, one_blas_thread
 from ilplayer.errors import SolverFailureWarning
-from ilplayer.parallel.executors import Backend, plan_tasks
-from ilplayer.parallel.workers import (
-    BatchExecutor,
-    SolverRecipe,
-    TaskFailure,
-    one_blas_thread,
-    solve_task,
-)
+from ilplayer.parallel.executors import Backend, TaskFailure
 from ilplayer.solvers.contract import Solver
 
 __all__ = [
@@ -158,43 +150,20 @@ def backend_groups(
     return groups, y, status, objective
 
 
-def _solve_host(
-    problem: ProblemTensors,
-    solver: Solver,
-    executor: BatchExecutor | None,
-    recipe: SolverRecipe | None,
-) -> tuple[np.ndarray, ...]:
-    n = problem.num_variables
+def _solve_host(problem: ProblemTensors, backend: Backend) -> tuple[np.ndarray, ...]:
+    n, solver = problem.num_variables, backend.solver
     groups, y, status, objective = backend_groups(problem, solver.capabilities)
-    auto = executor.auto if executor is not None else None
-    parallel = executor is not None and bool(groups) and (auto is None or auto.parallel())
-    start = time.perf_counter()
-    if not parallel:
-        tasks = [[group] for group in groups]
-        outcomes: list = [solve_task(solver, task) for task in tasks]
-    else:
-        assert executor is not None and recipe is not None, (
-            "make_executor refuses parallel executors without a recipe"
-        )
-        tasks = plan_tasks(groups, executor.workers)
-        outcomes = executor.run(recipe, tasks)
-    if auto is not None and groups:
-        auto.record(parallel, time.perf_counter() - start, sum(len(rows) for rows, _ in groups))
     failed: list[int] = []
     first_error = ""
-    for task, outcome in zip(tasks, outcomes):
-        results = [outcome] * len(task) if isinstance(outcome, TaskFailure) else outcome
-        for (rows, batch), result in zip(task, results):
-            if not isinstance(result, TaskFailure) and result.y.shape != (len(rows), n):
-                result = TaskFailure(
-                    f"returned y of shape {result.y.shape}, expected {(len(rows), n)}"
-                )
-            if isinstance(result, TaskFailure):  # one failing group must not sink the batch
-                failed.extend(rows.tolist())
-                first_error = first_error or result.message
-                continue
-            result = _verify(batch, result, rows, solver.name)
-            y[rows], status[rows], objective[rows] = result.y, result.status, result.objective
+    for rows, batch, result in backend.solve_groups(groups):
+        if not isinstance(result, TaskFailure) and result.y.shape != (len(rows), n):
+            result = TaskFailure(f"returned y of shape {result.y.shape}, expected {(len(rows), n)}")
+        if isinstance(result, TaskFailure):  # one failing group must not sink the batch
+            failed.extend(rows.tolist())
+            first_error = first_error or result.message
+            continue
+        result = _verify(batch, result, rows, solver.name)
+        y[rows], status[rows], objective[rows] = result.y, result.status, result.objective
     if failed:
         warnings.warn(
             f"solver {solver.name!r} failed on instances {sorted(failed)} (marked "
@@ -246,7 +215,7 @@ def solve_problem(
         return y @ problem.cost_map, status, objective
     if isinstance(backend, Solver):
         backend = Backend(recipe=None, solver=backend)
-    solver, executor, recipe = backend.solver, backend.executor, backend.recipe
+    solver = backend.solver
     check_capabilities(problem, solver)
     solver.check(problem)  # refuse what the backend cannot do, before solving anything
     device = problem.device
@@ -280,7 +249,7 @@ def solve_problem(
         # thread: OpenBLAS' two threads made each one many times slower on a busy machine
         # (docs/records/defaults.md, "Threads and processes").
         with one_blas_thread():
-            y_np, status_np, objective_np = _solve_host(problem, solver, executor, recipe)
+            y_np, status_np, objective_np = _solve_host(problem, backend)
         y = torch.from_numpy(y_np).to(device)
         status = torch.from_numpy(status_np).to(device)
         objective = torch.from_numpy(objective_np).to(device)

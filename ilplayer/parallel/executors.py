@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import math
 import multiprocessing
+import time
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any, Union
 import numpy as np
 
 from ilplayer.core.records import Capability, ILPBatch, SolveResult
+from ilplayer.core.threads import one_blas_thread
 from ilplayer.parallel.auto import AutoDispatch
 from ilplayer.parallel.lanes import LaneFuture, ProcessLane
 from ilplayer.parallel.ray_executor import RayExecutor
@@ -31,13 +33,21 @@ from ilplayer.parallel.workers import (
     TaskFailure,
     default_start_method,
     default_workers,
-    one_blas_thread,
     ping,
     run_task,
+    solve_task,
 )
 from ilplayer.solvers.contract import Solver
 
-__all__ = ["EXECUTORS", "Backend", "ExecutorLike", "FuturesExecutor", "make_executor", "plan_tasks"]
+__all__ = [
+    "EXECUTORS",
+    "Backend",
+    "ExecutorLike",
+    "FuturesExecutor",
+    "TaskFailure",
+    "make_executor",
+    "plan_tasks",
+]
 
 EXECUTORS = ("auto", "serial", "threads", "processes", "ray")
 
@@ -333,6 +343,32 @@ class Backend:
             owns_solver=built is not solver,
             owns_executor=pool is not None and (executor is None or isinstance(executor, str)),
         )
+
+    def solve_groups(
+        self, groups: list[tuple[np.ndarray, ILPBatch]]
+    ) -> list[tuple[np.ndarray, ILPBatch, SolveResult | TaskFailure]]:
+        """Every group ``(rows, batch)`` solved, in this thread or on the executor's workers
+        (an ``auto`` executor decides from what it measured), each with its result or the
+        failure of its task (one failing group must not sink the batch)."""
+        auto = self.executor.auto if self.executor is not None else None
+        parallel = self.executor is not None and bool(groups) and (auto is None or auto.parallel())
+        start = time.perf_counter()
+        if not parallel:
+            tasks = [[group] for group in groups]
+            outcomes: list = [solve_task(self.solver, task) for task in tasks]
+        else:
+            assert self.executor is not None and self.recipe is not None, (
+                "make_executor refuses parallel executors without a recipe"
+            )
+            tasks = plan_tasks(groups, self.executor.workers)
+            outcomes = self.executor.run(self.recipe, tasks)
+        if auto is not None and groups:
+            auto.record(parallel, time.perf_counter() - start, sum(len(r) for r, _ in groups))
+        solved = []
+        for task, outcome in zip(tasks, outcomes):
+            results = [outcome] * len(task) if isinstance(outcome, TaskFailure) else outcome
+            solved += [(rows, batch, result) for (rows, batch), result in zip(task, results)]
+        return solved
 
     def close(self) -> None:
         """Stop the pool and release the solver, for what this backend built itself."""

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ilplayer.core.records import ILPBatch, SolveResult
+from ilplayer.core.threads import one_blas_thread
 from ilplayer.parallel.auto import AutoDispatch
 from ilplayer.parallel.main_guard import main_file_hidden, main_without_a_file, unguarded_main_line
 from ilplayer.parallel.malloc import keep_freed_memory
@@ -39,7 +40,6 @@ __all__ = [
     "default_start_method",
     "default_workers",
     "frozen",
-    "one_blas_thread",
     "ping",
     "run_task",
     "solve_task",
@@ -132,29 +132,6 @@ def solve_task(solver: Solver, task: Task) -> list[SolveResult | TaskFailure]:
         except Exception as exc:  # one failing group must not sink the task
             results.append(TaskFailure(f"{type(exc).__name__}: {exc}"))
     return results
-
-
-# Workers run NumPy's BLAS on one thread. The products they make (the search around a start:
-# candidates x variables x rows) are too small to gain from more, and BLAS threads on top of
-# the workers themselves oversubscribe the cores (docs/records/parallel.md).
-_blas_controller: Any = None
-_blas_scanned_modules = -1  # len(sys.modules) when the loaded libraries were scanned
-
-
-def one_blas_thread() -> Any:
-    """A context manager that limits every loaded BLAS to one thread (threadpoolctl).
-
-    Scanning the loaded libraries takes ~ms, so the scan is kept until a module has been
-    imported since: a BLAS that came with it (scipy's, after a thread pool had already run)
-    escaped the limit of a scan taken before it was loaded.
-    """
-    global _blas_controller, _blas_scanned_modules
-    if _blas_controller is None or len(sys.modules) != _blas_scanned_modules:
-        from threadpoolctl import ThreadpoolController
-
-        _blas_controller = ThreadpoolController()
-        _blas_scanned_modules = len(sys.modules)
-    return _blas_controller.limit(limits=1, user_api="blas")
 
 
 def process_worker_init(client_pid: int, more: Any = None, more_args: tuple[Any, ...] = ()) -> None:

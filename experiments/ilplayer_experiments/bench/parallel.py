@@ -16,6 +16,7 @@ import torch
 
 from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.records import Capability, ILPBatch
+from ilplayer.core.threads import one_blas_thread
 from ilplayer.core.validation import validate_problem
 from ilplayer.parallel.dispatch import backend_groups, solve_problem
 from ilplayer.parallel.executors import Backend, make_executor, plan_tasks
@@ -25,7 +26,6 @@ from ilplayer.parallel.workers import (
     Task,
     TaskFailure,
     default_start_method,
-    one_blas_thread,
     solve_task,
 )
 from ilplayer.solvers.registry import get_solver, preferred_backend
