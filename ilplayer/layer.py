@@ -338,7 +338,7 @@ class ILPLayer(torch.nn.Module):
         c, A, b, A_eq, b_eq = oracle.rows(c, A, b, A_eq, b_eq)
         if torch.is_grad_enabled():
             self._warn_lost_gradients(A=A, b=b, A_eq=A_eq, b_eq=b_eq)
-        cost = -c if self.sense == "max" and isinstance(c, torch.Tensor) else c  # solved as min
+        cost = program.minimised(c) if isinstance(c, torch.Tensor) else c  # solved as min
         run = MethodRun(
             solve=oracle.solves(oracle.pool_rule if self.training else None),
             threads=self.backward_threads,

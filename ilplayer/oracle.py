@@ -209,7 +209,7 @@ class Oracle:
         B = c.shape[0] // copies
         problem = self.min_problem(c[:B], A, b, A_eq, b_eq)
         if copies > 1:
-            problem = problem.repeat(copies, (-c if self.sense == "max" else c).detach())
+            problem = problem.repeat(copies, self.program.minimised(c).detach())
         y, status, _ = self.solves(pool)(problem)
         return y, status
 
@@ -220,7 +220,7 @@ class Oracle:
         integrality, in minimisation form, detached (for losses that solve their own)."""
         own_rows = A is None and b is None and A_eq is None and b_eq is None
         c, A, b, A_eq, b_eq = self.rows(c, A, b, A_eq, b_eq)
-        c = (-c if self.sense == "max" else c).detach()
+        c = self.program.minimised(c).detach()
         detach = lambda value: value.detach() if isinstance(value, torch.Tensor) else value
         program = self.program
         validate = lambda: validate_problem(

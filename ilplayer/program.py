@@ -127,6 +127,17 @@ class Program:
         elif (self.A is None) != (self.b is None):
             raise ValueError("A and b must both be given, or both be None (no constraints)")
 
+    @property
+    def sign(self) -> float:
+        """1.0 for a minimisation program, -1.0 for a maximisation one: the factor that turns
+        its objective into the minimisation form that every solve and loss works in."""
+        return -1.0 if self.sense == "max" else 1.0
+
+    def minimised(self, c: Any) -> Any:
+        """Costs ``c`` in the program's sense as costs of its minimisation form (the one place
+        the sense is turned)."""
+        return -c if self.sense == "max" else c
+
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Program:
         """The program of an MPS or LP file (also ``.gz``), read by HiGHS (``highspy``).

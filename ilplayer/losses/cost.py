@@ -68,7 +68,7 @@ class CostLoss(torch.nn.Module):
     @property
     def sign(self) -> float:
         """-1 for a maximisation program: every loss works on the minimisation form."""
-        return -1.0 if self.oracle.sense == "max" else 1.0
+        return self.oracle.program.sign
 
     def rule(self) -> PoolRule | None:
         if self.pool_rule is not None:

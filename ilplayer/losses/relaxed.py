@@ -156,7 +156,7 @@ class RelaxedPostHocLoss(torch.nn.Module):
             raise ValueError(
                 "c, A and b: the true costs and rows are needed (the program has none)"
             )
-        sign = -1.0 if program.sense == "max" else 1.0  # minimised inside
+        sign = program.sign  # minimised inside
         c_true = sign * _batched(c, B, 1, like)
         A_true, b_true = _batched(A, B, 2, like), _batched(b, B, 1, like)
         A1 = A_true if A_pred is None else A_pred

@@ -255,7 +255,7 @@ class TwoStage:
             drop = per_variable_penalty(drop_penalty, B, n, "drop_penalty")
         infeasible = _infeasible(y1, box, A, b, A_eq, b_eq)
         optimal, status_opt = self._optimal(optimal, B, c, A, b, A_eq, b_eq)
-        sign = -1.0 if program.sense == "max" else 1.0  # the objective in minimisation form
+        sign = program.sign  # the objective in minimisation form
         ok_opt = _has_solution(status_opt)
         # Stage 2 only where the true program has an optimum (elsewhere its scores are NaN, and
         # proving an instance infeasible can be the slowest solve of the batch)
