@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from ilplayer.core.records import SolveResult
+from ilplayer.core.threads import one_blas_thread
 from ilplayer.parallel.malloc import keep_freed_memory
 from ilplayer.parallel.workers import (
     BatchExecutor,
@@ -18,7 +19,6 @@ from ilplayer.parallel.workers import (
     Task,
     TaskFailure,
     default_workers,
-    one_blas_thread,
     run_task,
 )
 
@@ -111,8 +111,9 @@ _ray_pools_lock = threading.Lock()
 
 
 class RayExecutor(BatchExecutor):
-    """Ray actors that each hold a persistent solver. Uses the running Ray cluster (or the one
-    at ``address``), or starts a local one; ``workers`` defaults to the cluster's CPUs.
+    """Ray actors that each hold a persistent solver. Uses Ray as this process runs it, else
+    the cluster at ``address`` (or ``RAY_ADDRESS``), else starts a local one of its own (never
+    one that happens to run on the machine); ``workers`` defaults to the cluster's CPUs.
 
     Every Ray executor of a process shares its actors (`_RayActorPool`). A task whose
     actor dies or whose node is lost runs again on another live actor (up to ``RAY_TRIES``
@@ -153,10 +154,14 @@ class RayExecutor(BatchExecutor):
             raise ImportError("executor='ray' needs Ray: pip install 'ilplayer[ray]'") from exc
         self._ray = ray
         if not ray.is_initialized():
-            if self.address is not None:
-                ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False)
+            address = self.address or os.environ.get("RAY_ADDRESS")
+            if address:
+                ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
             else:
+                # address="local": a new local instance; without it Ray joins any cluster
+                # started on this machine (a test's, another user's) and refuses num_cpus.
                 ray.init(
+                    address="local",
                     num_cpus=self.requested_workers,
                     include_dashboard=False,
                     logging_level=logging.ERROR,

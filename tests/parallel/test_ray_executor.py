@@ -24,6 +24,7 @@ def local_ray():
         filter(None, [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH")])
     )
     ray.init(
+        address="local",  # not a cluster another test file started beside this one
         num_cpus=2,
         include_dashboard=False,
         logging_level="ERROR",
