@@ -33,7 +33,7 @@ PARTS = [
     ("feasible", "the answer's float check"),
     ("solve_instance", "the backend's solve_instance (native call, costs, reading the answer)"),
     ("best_for", "the pool's best start"),
-    ("SolutionPool.add", "adding the answer to the pool"),
+    ("WarmStartPool.add", "adding the answer to the pool"),
 ]
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "LicenseStatus",
     "SolveResult",
     "Status",
+    "TaskFailure",
 ]
 
 
@@ -331,3 +332,11 @@ class SolveResult:
                 f"SolveResult shapes do not agree: y {self.y.shape}, "
                 f"status {self.status.shape}, objective {self.objective.shape}"
             )
+
+
+@dataclass(frozen=True)
+class TaskFailure:
+    """A task whose backend raised or whose worker died (the message says which); its
+    instances become ``Status.ERROR``."""
+
+    message: str

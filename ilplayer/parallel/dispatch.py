@@ -18,10 +18,10 @@ import torch
 
 from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import nonzero_rows
-from ilplayer.core.records import VERIFY_TOL, Capability, ILPBatch, SolveResult, Status
+from ilplayer.core.records import VERIFY_TOL, Capability, ILPBatch, SolveResult, Status, TaskFailure
 from ilplayer.core.threads import library_threads, one_blas_thread
 from ilplayer.errors import SolverFailureWarning
-from ilplayer.parallel.executors import Backend, TaskFailure
+from ilplayer.parallel.executors import Backend
 from ilplayer.solvers.contract import Solver
 
 __all__ = [

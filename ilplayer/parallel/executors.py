@@ -21,7 +21,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from ilplayer.core.records import Capability, ILPBatch, SolveResult
+from ilplayer.core.records import Capability, ILPBatch, SolveResult, TaskFailure
 from ilplayer.core.threads import one_blas_thread
 from ilplayer.parallel.auto import AutoDispatch
 from ilplayer.parallel.lanes import LaneFuture, ProcessLane
@@ -30,7 +30,6 @@ from ilplayer.parallel.workers import (
     BatchExecutor,
     SolverRecipe,
     Task,
-    TaskFailure,
     default_start_method,
     default_workers,
     ping,
@@ -44,7 +43,6 @@ __all__ = [
     "Backend",
     "ExecutorLike",
     "FuturesExecutor",
-    "TaskFailure",
     "make_executor",
     "plan_tasks",
 ]
@@ -298,7 +296,7 @@ def make_executor(
 @dataclass
 class Backend:
     """A backend resolved once: its `SolverRecipe` (how to build it, here or in a
-    worker), this thread's solver, and the pool whose workers build their own from the recipe
+    worker), this thread's solver, and the executor whose workers build their own from the recipe
     (None: solved in the calling thread). What `ilplayer.parallel.dispatch.solve_problem` takes."""
 
     recipe: SolverRecipe | None
@@ -317,7 +315,7 @@ class Backend:
         mp_context: str | None = None,
     ) -> Backend:
         """``solver`` (a name, resolved here once, or a Solver object used as it is) with its
-        ``options`` and the pool ``executor`` names (or yours, used as it is)."""
+        ``options`` and the workers_ ``executor`` names (or yours, used as it is)."""
         if options is not None and not isinstance(options, dict):
             raise TypeError(
                 "solver_options must be a dict of keyword options for the backend, e.g. "
@@ -331,7 +329,7 @@ class Backend:
             recipe = SolverRecipe.from_name(solver, options)
             built = recipe.create()
         try:
-            pool = make_executor(executor, workers, built, recipe, mp_context)
+            workers_ = make_executor(executor, workers, built, recipe, mp_context)
         except BaseException:
             if built is not solver:
                 built.close()
@@ -339,9 +337,9 @@ class Backend:
         return cls(
             recipe,
             built,
-            pool,
+            workers_,
             owns_solver=built is not solver,
-            owns_executor=pool is not None and (executor is None or isinstance(executor, str)),
+            owns_executor=workers_ is not None and (executor is None or isinstance(executor, str)),
         )
 
     def solve_groups(

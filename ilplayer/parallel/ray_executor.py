@@ -10,14 +10,13 @@ import threading
 import time
 from typing import Any
 
-from ilplayer.core.records import SolveResult
+from ilplayer.core.records import SolveResult, TaskFailure
 from ilplayer.core.threads import one_blas_thread
 from ilplayer.parallel.malloc import keep_freed_memory
 from ilplayer.parallel.workers import (
     BatchExecutor,
     SolverRecipe,
     Task,
-    TaskFailure,
     default_workers,
     run_task,
 )
@@ -28,11 +27,11 @@ __all__ = ["RAY_TRIES", "RayExecutor"]
 RAY_TRIES = 3  # runs of one task on different actors before its rows are ERROR
 
 
-class _RayActorPool:
+class _RayActors:
     """The Ray actors of this process, shared by every `RayExecutor` on one Ray session.
 
     One actor holds one CPU. With actors per executor, a second executor (a ``solve(...,
-    executor="ray")`` whose pool ``solve`` keeps, then a layer) waited forever for CPUs that the
+    executor="ray")`` whose actors ``solve`` keeps, then a layer) waited forever for CPUs that the
     first one's actors held; shared, they queue their tasks on the same actors, each of which
     keeps a solver per recipe. A lost actor is replaced by a new one, which Ray places where a
     CPU is free (at once, or when a node joins); until it is up, the live ones take its tasks.
@@ -106,8 +105,8 @@ class _RayActorPool:
                 self.ray.kill(actor, no_restart=True)
 
 
-_ray_pools: dict[str, _RayActorPool] = {}
-_ray_pools_lock = threading.Lock()
+_ray_actors: dict[str, _RayActors] = {}
+_ray_actors_lock = threading.Lock()
 
 
 class RayExecutor(BatchExecutor):
@@ -115,7 +114,7 @@ class RayExecutor(BatchExecutor):
     the cluster at ``address`` (or ``RAY_ADDRESS``), else starts a local one of its own (never
     one that happens to run on the machine); ``workers`` defaults to the cluster's CPUs.
 
-    Every Ray executor of a process shares its actors (`_RayActorPool`). A task whose
+    Every Ray executor of a process shares its actors (`_RayActors`). A task whose
     actor dies or whose node is lost runs again on another live actor (up to ``RAY_TRIES``
     runs); its rows are ``Status.ERROR`` only when no actor answers within ``wait_s`` seconds.
     """
@@ -128,7 +127,7 @@ class RayExecutor(BatchExecutor):
         self.requested_workers = workers
         self.address = address
         self.wait_s = wait_s
-        self._pool: _RayActorPool | None = None
+        self._shared: _RayActors | None = None
         self._count = 0
         self._ray: Any = None
 
@@ -138,16 +137,16 @@ class RayExecutor(BatchExecutor):
 
     @property
     def _actors(self) -> list[Any]:
-        """The actors this executor uses (the first ``workers`` of the shared pool)."""
-        return [] if self._pool is None else self._pool.actors[: self._count]
+        """The actors this executor uses (the first ``workers`` of the shared actors)."""
+        return [] if self._shared is None else self._shared.actors[: self._count]
 
-    def _ensure_pool(self) -> _RayActorPool:
+    def _ensure_shared(self) -> _RayActors:
         if (
-            self._pool is not None
+            self._shared is not None
             and self._ray.is_initialized()
-            and self._pool.session == self._ray.get_runtime_context().get_session_name()
+            and self._shared.session == self._ray.get_runtime_context().get_session_name()
         ):
-            return self._pool
+            return self._shared
         try:
             import ray
         except ImportError as exc:
@@ -168,26 +167,26 @@ class RayExecutor(BatchExecutor):
                     log_to_driver=False,
                 )
         session = ray.get_runtime_context().get_session_name()
-        with _ray_pools_lock:
-            for old in [k for k in _ray_pools if k != session]:  # Ray was shut down and restarted
-                _ray_pools.pop(old)
-            pool = _ray_pools.get(session)
-            if pool is None:
-                pool = _ray_pools[session] = _RayActorPool(ray, session)
-            pool.users += 1
-        self._pool = pool
+        with _ray_actors_lock:
+            for old in [k for k in _ray_actors if k != session]:  # Ray was shut down and restarted
+                _ray_actors.pop(old)
+            shared = _ray_actors.get(session)
+            if shared is None:
+                shared = _ray_actors[session] = _RayActors(ray, session)
+            shared.users += 1
+        self._shared = shared
         self._count = self.requested_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        pool.grow(self._count)
-        return pool
+        shared.grow(self._count)
+        return shared
 
     def start(self) -> None:
         """Start Ray (if needed) and wait until this executor's actors are up (at most
         ``wait_s`` seconds; at least one must be)."""
-        pool = self._ensure_pool()
+        shared = self._ensure_shared()
         deadline = time.monotonic() + self.wait_s
-        while len(pool.ready(self._count, 0)) < self._count and time.monotonic() < deadline:
+        while len(shared.ready(self._count, 0)) < self._count and time.monotonic() < deadline:
             time.sleep(0.05)
-        if not pool.ready(self._count, 0):
+        if not shared.ready(self._count, 0):
             raise RuntimeError(
                 f"executor='ray': no Ray actor started within {self.wait_s} s; the "
                 f"cluster has {self._ray.available_resources().get('CPU', 0)} free CPUs"
@@ -196,13 +195,13 @@ class RayExecutor(BatchExecutor):
     def run(
         self, recipe: SolverRecipe, tasks: list[Task]
     ) -> list[list[SolveResult | TaskFailure] | TaskFailure]:
-        pool = self._ensure_pool()
+        shared = self._ensure_shared()
         ray = self._ray
         results: list[Any] = [None] * len(tasks)
         pending: dict[Any, tuple[int, Any, int]] = {}  # ref -> (task, actor, runs so far)
 
         def submit(index: int, runs: int, reason: str) -> None:
-            actors = pool.ready(self._count, self.wait_s)
+            actors = shared.ready(self._count, self.wait_s)
             if not actors:
                 results[index] = TaskFailure(
                     f"{reason}; no Ray actor answered within {self.wait_s} s "
@@ -222,7 +221,7 @@ class RayExecutor(BatchExecutor):
             except ray.exceptions.RayTaskError as exc:  # the task itself failed, not its worker
                 results[index] = TaskFailure(f"{type(exc).__name__}: {exc}")
             except ray.exceptions.RayError as exc:  # its actor or node was lost: run it elsewhere
-                pool.lost(actor)
+                shared.lost(actor)
                 reason = f"Ray worker lost ({type(exc).__name__}: {exc})"
                 if runs >= RAY_TRIES:
                     results[index] = TaskFailure(f"{reason}, {runs} times")
@@ -232,21 +231,21 @@ class RayExecutor(BatchExecutor):
 
     def close(self) -> None:
         """Leave the shared actors; the last executor to leave stops them. Safe to call twice."""
-        pool, self._pool = self._pool, None
-        if pool is None:
+        shared, self._shared = self._shared, None
+        if shared is None:
             return
-        with _ray_pools_lock:
-            pool.users -= 1
-            last = pool.users == 0
-            if last and _ray_pools.get(pool.session) is pool:
-                _ray_pools.pop(pool.session)
+        with _ray_actors_lock:
+            shared.users -= 1
+            last = shared.users == 0
+            if last and _ray_actors.get(shared.session) is shared:
+                _ray_actors.pop(shared.session)
         if last:
-            pool.close()
+            shared.close()
 
 
 class _RayWorker:
     """A Ray actor body: a worker with persistent solvers, BLAS on one thread, the memory its
-    solves free kept (as a process pool's workers)."""
+    solves free kept (as a process shared's workers)."""
 
     def __init__(self) -> None:
         one_blas_thread()

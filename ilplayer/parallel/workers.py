@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ilplayer.core.records import ILPBatch, SolveResult
+from ilplayer.core.records import ILPBatch, SolveResult, TaskFailure
 from ilplayer.core.threads import one_blas_thread
 from ilplayer.parallel.auto import AutoDispatch
 from ilplayer.parallel.main_guard import main_file_hidden, main_without_a_file, unguarded_main_line
@@ -36,7 +36,6 @@ __all__ = [
     "BatchExecutor",
     "SolverRecipe",
     "Task",
-    "TaskFailure",
     "default_start_method",
     "default_workers",
     "frozen",
@@ -96,13 +95,6 @@ class SolverRecipe:
 
     def create(self) -> Solver:
         return self.spec.create(**dict(self.options))
-
-
-@dataclass(frozen=True)
-class TaskFailure:
-    """A task whose worker raised or died; its instances become ``Status.ERROR``."""
-
-    message: str
 
 
 # --- worker side -----------------------------------------------------------------------------

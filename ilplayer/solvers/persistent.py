@@ -16,7 +16,7 @@ from ilplayer.core.matrices import is_sparse
 from ilplayer.core.records import ILPBatch, SolveResult, Status
 from ilplayer.solvers.contract import Solver
 from ilplayer.solvers.gates import RelaxationGate, SearchGate
-from ilplayer.solvers.shortcuts import Multipliers, SolutionPool, solve_batch
+from ilplayer.solvers.shortcuts import Multipliers, WarmStartPool, answer_batch
 
 __all__ = ["PersistentModelSolver"]
 
@@ -34,7 +34,7 @@ class PersistentModelSolver(Solver):
     Warm starts: a subclass whose solver takes a start point sets ``accepts_start = True`` and
     uses the ``start`` that `solve_instance` is given. With ``warm_start`` on, each instance
     then starts from the best point (under its costs) of the
-    [`SolutionPool`][ilplayer.solvers.shortcuts.SolutionPool] of its constraint set: the previous solutions
+    [`WarmStartPool`][ilplayer.solvers.shortcuts.WarmStartPool] of its constraint set: the previous solutions
     of that ``(A, b)``.
 
     Args:
@@ -51,7 +51,7 @@ class PersistentModelSolver(Solver):
     # The search around a start runs while at least this share of recent searches answered
     # and it saves more time than it costs (SearchGate).
     search_min_rate: ClassVar[float] = 0.1
-    # The shortcuts the backend offers (`solve_batch` tries the relaxation and the search only
+    # The shortcuts the backend offers (`answer_batch` tries the relaxation and the search only
     # where they are on). A subclass may declare them; where it does not, each is on when the
     # class fills in its hooks (solve_relaxation(s); relaxation_multipliers).
     solves_relaxations: ClassVar[bool] = False
@@ -82,7 +82,7 @@ class PersistentModelSolver(Solver):
         self.params = dict(params or {})
         self.warm_start = self.warm_start_default if warm_start is None else warm_start
         self._models: OrderedDict[bytes, Any] = OrderedDict()
-        self._pools: dict[bytes, SolutionPool] = {}
+        self._warm_starts: dict[bytes, WarmStartPool] = {}
         self._gates: dict[bytes, RelaxationGate] = {}
         self._search_gates: dict[bytes, SearchGate] = {}
 
@@ -189,7 +189,7 @@ class PersistentModelSolver(Solver):
         self._models[key] = model
         while len(self._models) > self.cache_size:
             evicted, old = self._models.popitem(last=False)
-            self._pools.pop(evicted, None)
+            self._warm_starts.pop(evicted, None)
             self._gates.pop(evicted, None)
             self._search_gates.pop(evicted, None)
             self.dispose_model(old)
@@ -204,7 +204,9 @@ class PersistentModelSolver(Solver):
         model = self.model_for(batch, key)
         pool = gate = searches = None
         if self.uses_starts():
-            pool = self._pools.setdefault(key, SolutionPool(batch.num_variables, self.pool_size))
+            pool = self._warm_starts.setdefault(
+                key, WarmStartPool(batch.num_variables, self.pool_size)
+            )
         if self.solves_relaxations:
             gate = self._gates.setdefault(key, RelaxationGate())
         # The search around a start enumerates integer points of a finite box: exact for a
@@ -212,10 +214,10 @@ class PersistentModelSolver(Solver):
         # a sparse program (a large network) skips it too.
         if pool is not None and batch.pure_integer and not batch.sparse and self.gives_multipliers:
             searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
-        return solve_batch(self, model, batch, pool, gate, searches)
+        return answer_batch(self, model, batch, pool, gate, searches)
 
     def close(self) -> None:
-        self._pools.clear()
+        self._warm_starts.clear()
         self._gates.clear()
         self._search_gates.clear()
         while self._models:

@@ -1,13 +1,13 @@
 """The speed engine behind `PersistentModelSolver`: what answers an
 instance before (or instead of) the backend's MIP, and the helpers backends use for it.
 
-- [`SolutionPool`][ilplayer.solvers.shortcuts.SolutionPool]: the feasible points found so far per
+- [`WarmStartPool`][ilplayer.solvers.shortcuts.WarmStartPool]: the feasible points found so far per
 constraint set, the warm starts.
 - `solve_in_blocks` and `multipliers_in_blocks` (`ilplayer.solvers.block_lps`): many LP relaxations as one
   block-diagonal LP.
 - `RelaxationGate` and `SearchGate`: try the LP, and the search around a start,
   only while they answer often enough and (for the search) save more than they cost.
-- [`solve_batch`][ilplayer.solvers.shortcuts.solve_batch]: one batch through all of it, the
+- [`answer_batch`][ilplayer.solvers.shortcuts.answer_batch]: one batch through all of it, the
 backend's hooks doing the solving.
 
 The hooks a backend implements are declared in `ilplayer.solvers.persistent`; this module knows the
@@ -34,10 +34,10 @@ __all__ = [
     "SEARCH_TOL",
     "ModelHooks",
     "Multipliers",
-    "SolutionPool",
+    "WarmStartPool",
+    "answer_batch",
     "search_chunk",
     "search_rows",
-    "solve_batch",
 ]
 
 
@@ -56,7 +56,7 @@ SEARCH_CHUNK = 64
 Multipliers = Union[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
-class SolutionPool:
+class WarmStartPool:
     """The last ``capacity`` distinct feasible points found for one constraint set.
 
     Every point satisfies the constraint set it was found for, so the best of them under new
@@ -90,7 +90,7 @@ class SolutionPool:
         return self.points[int(np.argmin(self.points[: self.size] @ c))]
 
     def best_for_rows(self, c: np.ndarray) -> list[np.ndarray | None]:
-        """[`best_for`][ilplayer.solvers.shortcuts.SolutionPool.best_for] for each row of ``c`` (k,
+        """[`best_for`][ilplayer.solvers.shortcuts.WarmStartPool.best_for] for each row of ``c`` (k,
         n), in one product."""
         if not self.size:
             return [None] * len(c)
@@ -98,7 +98,7 @@ class SolutionPool:
 
 
 class ModelHooks(Protocol):
-    """What `solve_batch` asks of a backend (a `PersistentModelSolver`)."""
+    """What `answer_batch` asks of a backend (a `PersistentModelSolver`)."""
 
     @property
     def name(self) -> str: ...
@@ -134,7 +134,7 @@ def _answer(
     model: Any,
     c: np.ndarray,
     answer: tuple[np.ndarray | None, tuple[np.ndarray | None, np.ndarray | None] | None],
-    pool: SolutionPool | None,
+    pool: WarmStartPool | None,
 ) -> tuple[Status, np.ndarray | None, float | None]:
     """One instance's ``(status, point, MIP seconds)``: the relaxation's or the search's answer
     where ``answer = (relaxed, searched)`` holds one (no MIP: None seconds), else the backend's
@@ -151,11 +151,11 @@ def _answer(
     return code, point, time.perf_counter() - began
 
 
-def solve_batch(
+def answer_batch(
     hooks: ModelHooks,
     model: Any,
     batch: ILPBatch,
-    pool: SolutionPool | None,
+    pool: WarmStartPool | None,
     gate: RelaxationGate | None,
     searches: SearchGate | None,
 ) -> SolveResult:
@@ -220,7 +220,7 @@ def search_chunk(
     model: Any,
     batch: ILPBatch,
     rows: list[int],
-    pool: SolutionPool,
+    pool: WarmStartPool,
     gate: SearchGate,
 ) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:
     """``i -> (answer or None, start or None)`` for the instances in ``rows`` the gate lets
@@ -272,7 +272,7 @@ def search_rows(
     model: Any,
     batch: ILPBatch,
     wanted: list[int],
-    pool: SolutionPool,
+    pool: WarmStartPool,
     gate: SearchGate,
     timed: bool = True,
 ) -> dict[int, tuple[np.ndarray | None, np.ndarray | None]]:

@@ -62,7 +62,7 @@ def test_a_batch_after_a_node_is_lost_is_answered_in_full(cluster):
         instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0}, executor="ray"
     ) as layer:
         layer.oracle.executor.start()  # waits for both actors: one on each node
-        pool = layer.oracle.executor._pool
+        pool = layer.oracle.executor._shared
         assert len(pool.ready(2, 0)) == 2
         layer(instances.c, instances.A, instances.b)
         cluster.remove_node(node)
@@ -81,7 +81,7 @@ def test_a_node_lost_during_a_batch_has_its_rows_run_again(cluster):
         instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.3}, executor="ray"
     ) as layer:
         layer.oracle.executor.start()
-        assert len(layer.oracle.executor._pool.ready(2, 0)) == 2
+        assert len(layer.oracle.executor._shared.ready(2, 0)) == 2
         remover = threading.Timer(0.5, cluster.remove_node, args=(node,))
         remover.start()
         began = time.monotonic()
@@ -171,4 +171,4 @@ def test_a_ray_layer_copies_and_pickles_and_its_copies_share_the_actors(cluster)
             with other:
                 assert torch.equal(other(instances.c, instances.A, instances.b), y)
                 assert other.oracle.executor is not layer.oracle.executor
-                assert other.oracle.executor._pool is layer.oracle.executor._pool
+                assert other.oracle.executor._shared is layer.oracle.executor._shared

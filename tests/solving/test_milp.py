@@ -208,7 +208,7 @@ def test_no_search_around_a_start_on_mixed_programs_and_warm_starts_keep_continu
     if isinstance(solver, ilplayer.solvers.persistent.PersistentModelSolver):
         key = solver.model_key(mixed)
         assert key not in solver._search_gates  # the search enumerates integer boxes only
-        pool = solver._pools.get(key)
+        pool = solver._warm_starts.get(key)
         if pool is not None and pool.size:
             points = pool.points[: pool.size]
             assert not np.allclose(points[:, 1::2], np.round(points[:, 1::2]))  # not rounded

@@ -18,13 +18,13 @@ from ilplayer import Status
 from ilplayer.cli.main import main
 from ilplayer.parallel import backend_cache
 from ilplayer.plugin_api import PersistentModelSolver
-from ilplayer.solvers.shortcuts import SolutionPool
+from ilplayer.solvers.shortcuts import WarmStartPool
 from ilplayer_experiments.bench import FAMILIES, family_batch
 from tests.host_solvers import EnumerationSolver
 
 
 def test_the_pool_returns_its_cheapest_point_and_forgets_the_oldest():
-    pool = SolutionPool(num_variables=2, capacity=2)
+    pool = WarmStartPool(num_variables=2, capacity=2)
     assert pool.best_for(np.array([1.0, 1.0])) is None
     for point in ([0, 1], [1, 0], [0, 1]):  # the repeat is not stored twice
         pool.add(np.array(point, dtype=float))
@@ -39,7 +39,7 @@ def test_the_pool_returns_its_cheapest_point_and_forgets_the_oldest():
 
 
 def test_the_pool_takes_minus_zero_and_zero_as_one_point():
-    pool = SolutionPool(num_variables=2, capacity=4)
+    pool = WarmStartPool(num_variables=2, capacity=4)
     pool.add(np.array([0.0, 1.0]))
     pool.add(np.array([-0.0, 1.0]))
     assert pool.size == 1
@@ -549,7 +549,7 @@ def searching_from_zero(batch):
         def relaxation_multipliers(self, model, c):
             return [(np.zeros(batch.num_constraints), np.zeros(0)) for _ in c]
 
-    solver, pool = Searching(), SolutionPool(batch.num_variables, 8)
+    solver, pool = Searching(), WarmStartPool(batch.num_variables, 8)
     pool.add(np.zeros(batch.num_variables))
     return solver, solver.model_for(batch), pool
 

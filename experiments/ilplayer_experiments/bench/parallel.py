@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ilplayer.core.batch import ProblemTensors
-from ilplayer.core.records import Capability, ILPBatch
+from ilplayer.core.records import Capability, ILPBatch, TaskFailure
 from ilplayer.core.threads import one_blas_thread
 from ilplayer.core.validation import validate_problem
 from ilplayer.parallel.dispatch import backend_groups, solve_problem
@@ -24,7 +24,6 @@ from ilplayer.parallel.malloc import keep_freed_memory
 from ilplayer.parallel.workers import (
     SolverRecipe,
     Task,
-    TaskFailure,
     default_start_method,
     solve_task,
 )
