@@ -21,7 +21,7 @@ import torch
 
 from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import as_csr, is_sparse
-from ilplayer.core.records import Status
+from ilplayer.core.records import Status, has_solution
 
 __all__ = ["DecisionPool", "PoolRule", "check_solve_ratio", "fingerprint", "pool_rule"]
 
@@ -183,7 +183,7 @@ class PoolRule:
     def record(self, y: torch.Tensor, status: torch.Tensor) -> None:
         """Add the solved instances' decisions to the pool."""
         self.solved_batches += 1
-        solved = (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
+        solved = has_solution(status) & (status != int(Status.POOLED))  # a solver's answers
         if bool(solved.any()):
             self.pool.add(y[solved])
 

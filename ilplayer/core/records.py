@@ -27,6 +27,7 @@ __all__ = [
     "SolveResult",
     "Status",
     "TaskFailure",
+    "has_solution",
 ]
 
 
@@ -62,14 +63,25 @@ class Status(enum.IntEnum):
 
     @property
     def has_solution(self) -> bool:
-        """True when ``y`` is a feasible point of the instance."""
-        return self in (Status.OPTIMAL, Status.TIME_LIMIT, Status.POOLED)
+        """True when ``y`` is a feasible point of the instance (`has_solution` for many)."""
+        return bool(has_solution(np.asarray(int(self))))
 
     @classmethod
     def names(cls, codes: Any) -> list[str]:
         """Lower-case names for a sequence or tensor of status codes."""
         values = codes.tolist() if hasattr(codes, "tolist") else list(codes)
         return [cls(int(v)).name.lower() for v in values]
+
+
+def has_solution(status: Any) -> Any:
+    """Elementwise over a tensor or array of status codes: whether ``y`` is a feasible point of
+    its instance (``OPTIMAL``, ``TIME_LIMIT`` with its incumbent, or ``POOLED``). The one
+    definition; ``Status.has_solution`` asks it for one code."""
+    return (
+        (status == int(Status.OPTIMAL))
+        | (status == int(Status.TIME_LIMIT))
+        | (status == int(Status.POOLED))
+    )
 
 
 class Capability(enum.Enum):

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 
 from ilplayer.core.bounds import exact_dtype
-from ilplayer.core.records import Status
 from ilplayer.core.transforms import transformed
 from ilplayer.core.validation import validate_problem
 from ilplayer.errors import NoSignalWarning, warn_at_user_line
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = [
     "GradientMethod",
     "MethodRun",
-    "has_solution",
     "is_number",
     "seeded_generator",
     "solve_exactly",
@@ -293,16 +291,6 @@ def _check_signal(
         f"ILPLayer(gradient={method.name!r}): the backward pass gave the whole batch an all-zero "
         f"gradient although the loss's gradient was not zero. {method.no_signal_hint}.",
         NoSignalWarning,
-    )
-
-
-def has_solution(status: torch.Tensor) -> torch.Tensor:
-    """Rows whose ``y`` is a feasible point (optimal, the incumbent at a time limit, or a
-    pooled decision)."""
-    return (
-        (status == int(Status.OPTIMAL))
-        | (status == int(Status.TIME_LIMIT))
-        | (status == int(Status.POOLED))
     )
 
 

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from ilplayer.core.records import has_solution
 from ilplayer.gradients.base import (
     GradientMethod,
     MethodRun,
-    has_solution,
     is_number,
     solve_exactly,
 )

@@ -27,9 +27,9 @@ import torch.nn.functional as F
 
 from ilplayer.core.batch import rows_with_equalities
 from ilplayer.core.bounds import exact_dtype
-from ilplayer.core.records import Status
+from ilplayer.core.records import Status, has_solution
 from ilplayer.core.tensors import dense_tensor
-from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
+from ilplayer.gradients.base import GradientMethod, MethodRun, is_number
 
 if TYPE_CHECKING:
     from ilplayer.core.bounds import Bounds

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 
 from ilplayer.core.batch import ProblemTensors
-from ilplayer.core.records import Status
-from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
+from ilplayer.core.records import Status, has_solution
+from ilplayer.gradients.base import GradientMethod, MethodRun, is_number
 
 if TYPE_CHECKING:
     from ilplayer.core.bounds import Bounds

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, solve_exactly
+from ilplayer.core.records import has_solution
+from ilplayer.gradients.base import GradientMethod, MethodRun, solve_exactly
 
 if TYPE_CHECKING:
     from ilplayer.core.bounds import Bounds

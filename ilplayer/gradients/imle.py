@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution, is_number
+from ilplayer.core.records import has_solution
+from ilplayer.gradients.base import GradientMethod, MethodRun, is_number
 from ilplayer.gradients.perturbation import TINY, Perturbation
 from ilplayer.gradients.perturbed import perturbed_mean, solve_samples
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
-from ilplayer.gradients.base import GradientMethod, MethodRun, has_solution
+from ilplayer.core.records import has_solution
+from ilplayer.gradients.base import GradientMethod, MethodRun
 from ilplayer.gradients.perturbation import Perturbation, away_from_zero
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from ilplayer.core.records import Status
+from ilplayer.core.records import has_solution
 from ilplayer.core.transforms import untraced
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
@@ -133,14 +133,14 @@ class FeasibilityLoss(torch.nn.Module):
 
         if y_true is None:
             y_true, status = self.oracle(batched(c), A_true.detach(), b_true.detach())
-            if not all(Status(int(s)).has_solution for s in status):
+            if not bool(has_solution(status).all()):
                 raise ValueError(
                     "y_true: an instance has no true optimum (give y_true, or drop the instance)"
                 )
         y_hat, status = self.oracle(
             batched(c_pred if c_pred is not None else c), A_hat.detach(), b_hat.detach()
         )
-        solved = torch.tensor([Status(int(s)).has_solution for s in status], device=device)
+        solved = has_solution(status).to(device)
         return feasibility_terms(
             A_hat,
             b_hat,

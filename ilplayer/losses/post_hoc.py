@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from ilplayer.core.bounds import as_bounds
-from ilplayer.core.records import Status
+from ilplayer.core.records import has_solution
 from ilplayer.core.transforms import untraced
 from ilplayer.metrics.two_stage import CHANGES, TwoStage
 from ilplayer.oracle import Oracle
@@ -81,7 +81,7 @@ class PostHocRegretLoss(torch.nn.Module):
         """Stage 1's decisions (float64); the box point nearest zero where it found none."""
         y1, status = self.stage1(c, A, b, A_eq, b_eq)
         y1 = y1.to("cpu", torch.float64)
-        lost = torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)
+        lost = ~has_solution(status).cpu()
         if lost.any():
             n = y1.shape[1]
             y1[lost] = torch.from_numpy(

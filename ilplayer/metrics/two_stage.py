@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ilplayer.core.bounds import as_bounds, as_integrality
-from ilplayer.core.records import Status
+from ilplayer.core.records import Status, has_solution
 from ilplayer.metrics.stage2 import (
     FEASIBILITY_TOL,
     batched,
@@ -148,7 +148,7 @@ def post_hoc_regret(
 
 
 def _has_solution(status: torch.Tensor) -> torch.Tensor:
-    return torch.tensor([Status(int(s)).has_solution for s in status], dtype=torch.bool)
+    return has_solution(status).cpu()
 
 
 def _infeasible(
@@ -221,9 +221,7 @@ class TwoStage:
             .to("cpu", torch.float64)
         )
         values = (costs * y.to("cpu", torch.float64)).sum(-1)
-        values[
-            torch.tensor([not Status(int(s)).has_solution for s in status], dtype=torch.bool)
-        ] = float("nan")
+        values[~has_solution(status).cpu()] = float("nan")
         return values
 
     def score(

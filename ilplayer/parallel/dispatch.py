@@ -18,7 +18,15 @@ import torch
 
 from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import nonzero_rows
-from ilplayer.core.records import VERIFY_TOL, Capability, ILPBatch, SolveResult, Status, TaskFailure
+from ilplayer.core.records import (
+    VERIFY_TOL,
+    Capability,
+    ILPBatch,
+    SolveResult,
+    Status,
+    TaskFailure,
+    has_solution,
+)
 from ilplayer.core.threads import library_threads, one_blas_thread
 from ilplayer.errors import SolverFailureWarning
 from ilplayer.parallel.executors import Backend
@@ -54,7 +62,7 @@ def placeholder_solution(
 
 def _verify(batch: ILPBatch, result: SolveResult, rows: np.ndarray, solver: str) -> SolveResult:
     y, status = result.y.copy(), result.status.copy()
-    solved = np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT))
+    solved = has_solution(status)
     rounded, valid = batch.checked_points(y)
     bad = solved & ~valid
     if bad.any():
@@ -253,9 +261,9 @@ def solve_problem(
         y = torch.from_numpy(y_np).to(device)
         status = torch.from_numpy(status_np).to(device)
         objective = torch.from_numpy(objective_np).to(device)
-    has_solution = (status == int(Status.OPTIMAL)) | (status == int(Status.TIME_LIMIT))
+    solved = has_solution(status)
     placeholder = torch.from_numpy(
         placeholder_solution(problem.lb, problem.ub, problem.integrality)
     ).to(device)
-    y = torch.where(has_solution[:, None], y.to(torch.float64), placeholder)
+    y = torch.where(solved[:, None], y.to(torch.float64), placeholder)
     return y, status, objective

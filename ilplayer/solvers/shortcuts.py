@@ -22,7 +22,7 @@ from typing import Any, Protocol, Union, cast
 
 import numpy as np
 
-from ilplayer.core.records import ILPBatch, SolveResult, Status
+from ilplayer.core.records import ILPBatch, SolveResult, Status, has_solution
 from ilplayer.errors import SolverFailureWarning
 from ilplayer.solvers.gates import RelaxationGate, SearchGate
 from ilplayer.solvers.reduced_costs import search_many
@@ -208,7 +208,7 @@ def answer_batch(
             stacklevel=3,
         )
     objective = np.where(
-        np.isin(status, (Status.OPTIMAL, Status.TIME_LIMIT)),
+        has_solution(status),
         np.einsum("kn,kn->k", batch.c, y),
         np.nan,
     )
