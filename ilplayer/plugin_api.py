@@ -13,7 +13,12 @@ from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.matrices import dense, is_sparse, row_entries, stack_rows
 from ilplayer.core.records import Capability, ILPBatch, LicenseStatus, SolveResult, Status
 from ilplayer.errors import ParameterError, SolverNotInstalledError
-from ilplayer.solvers.block_lps import integral_answer, multipliers_in_blocks, solve_in_blocks
+from ilplayer.solvers.block_lps import (
+    block_diagonal,
+    integral_answer,
+    multipliers_in_blocks,
+    solve_in_blocks,
+)
 from ilplayer.solvers.contract import Solver
 from ilplayer.solvers.escalation import Switch, capped_nodes, in_turns, infeasible_or_unbounded
 from ilplayer.solvers.hookspecs import hookimpl
@@ -37,6 +42,7 @@ __all__ = [
     "SolverSpec",
     "Status",
     "Switch",
+    "block_diagonal",
     "capped_nodes",
     "dense",
     "hookimpl",

@@ -9,7 +9,31 @@ import numpy as np
 
 from ilplayer.solvers.shortcuts import Multipliers
 
-__all__ = ["integral_answer", "integral_answers", "multipliers_in_blocks", "solve_in_blocks"]
+__all__ = [
+    "block_diagonal",
+    "integral_answer",
+    "integral_answers",
+    "multipliers_in_blocks",
+    "solve_in_blocks",
+]
+
+
+def block_diagonal(matrix: Any, size: int) -> Any:
+    """``size`` copies of ``matrix`` (m, n; dense or sparse) on the diagonal of one CSR matrix
+    (size·m, size·n), built from the copy's arrays: scipy's ``block_diag`` converts every copy
+    on its own, and a new constraint set pays this build before its first relaxations."""
+    import scipy.sparse as sparse
+
+    block = sparse.csr_matrix(matrix)
+    block.sort_indices()
+    if size == 1:
+        return block
+    (m, n), nnz, offsets = block.shape, block.nnz, np.arange(size)
+    indptr = np.concatenate([[0], (block.indptr[1:][None, :] + nnz * offsets[:, None]).ravel()])
+    indices = (block.indices[None, :] + n * offsets[:, None]).ravel()
+    return sparse.csr_matrix(
+        (np.tile(block.data, size), indices, indptr), shape=(size * m, size * n)
+    )
 
 
 def _padded_blocks(c: np.ndarray, size: int) -> Any:

@@ -104,7 +104,9 @@ def test_bench_scale_measures_one_size_beside_the_direct_model():
 
     row = measure_one("shortest-path", 6, "highs", 3)
     assert row["optimal"] == 3 and row["objective_gap"] < 1e-6 and row["variables"] == 60
-    assert row["ms_per_instance"] > 0 and row["direct_ms"] > 0 and row["memory_growth_mb"] >= 0
+    # memory growth is a difference of two RSS readings: the allocator may hand pages back
+    assert row["ms_per_instance"] > 0 and row["direct_ms"] > 0
+    assert np.isfinite(row["memory_growth_mb"])
     assert fit_exponent([10, 100, 1000], [1.0, 100.0, 10000.0]) == pytest.approx(2.0)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse
 
 from ilplayer.plugin_api import (
     Capability,
@@ -30,6 +29,7 @@ from ilplayer.plugin_api import (
     PersistentModelSolver,
     ProblemTensors,
     Status,
+    block_diagonal,
     dense,
     import_solver_library,
     is_sparse,
@@ -101,21 +101,10 @@ def _block_lp(model_builder_helper: Any, batch: ILPBatch, size: int) -> tuple[An
     """``size`` copies of ``batch``'s float rows side by side (inequalities, then equalities
     with both sides ``b_eq``), as a model-builder LP and a GLOP solver for it."""
     rows = np.vstack([batch.A, batch.A_eq]).astype(np.float64)
-    (m, n), offsets = rows.shape, np.arange(size)
+    n = rows.shape[1]
     lower = np.concatenate([np.full(batch.num_constraints, -np.inf), batch.b_eq])
     upper = np.concatenate([batch.b, batch.b_eq])
-    # The block-diagonal matrix in CSR form, built directly (faster than scipy's block_diag,
-    # and a new constraint set pays this build on its first relaxations).
-    row_of, column_of = np.nonzero(rows)
-    row_starts = np.concatenate([[0], np.cumsum(np.tile(np.bincount(row_of, minlength=m), size))])
-    matrix = scipy.sparse.csr_matrix(
-        (
-            np.tile(rows[row_of, column_of], size),
-            (column_of[None, :] + n * offsets[:, None]).ravel(),
-            row_starts,
-        ),
-        shape=(m * size, n * size),
-    )
+    matrix = block_diagonal(rows, size)
     helper = model_builder_helper.ModelBuilderHelper()
     helper.fill_model_from_sparse_data(
         np.tile(batch.lb.astype(np.float64), size),

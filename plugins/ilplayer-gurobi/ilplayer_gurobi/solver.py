@@ -17,6 +17,7 @@ from ilplayer.plugin_api import (
     ProblemTensors,
     Status,
     Switch,
+    block_diagonal,
     capped_nodes,
     infeasible_or_unbounded,
     integral_answer,
@@ -76,14 +77,14 @@ _LICENSE_ERRORS = (10009, 10030, 10032)  # no licence, licence expired/invalid, 
 
 @dataclass
 class GurobiModel:
-    """One constraint set's models: the MIP and its variables, the LP relaxation (exact rows)
-    and its variables, and the block-diagonal LP ``(model, x, copies)``, made on first use."""
+    """One constraint set's models: the MIP and its variables; made on first use, the LP
+    relaxation (exact rows) and its variables, and the block-diagonal LP ``(model, x, copies)``."""
 
     mip: Any
     x: Any
-    relaxation: Any
-    relaxed: Any
     batch: ILPBatch
+    relaxation: Any = None  # made on first use: a batch of 4 or more goes to the block LP
+    relaxed: Any = None
     block: tuple[Any, Any, int] | None = None
     tuned: bool = (
         True  # on the speed settings, each instance past ESCALATE_NODES finished on FINISH
@@ -199,8 +200,7 @@ class GurobiSolver(PersistentModelSolver):
         # Continuous columns on the exact rows, as HiGHS' relaxation has them (within the band a
         # vertex sits 1e-6 off the integers): tried first (solve_relaxation). Equalities are
         # equality rows there: as two rows each, a grid's LP was slower.
-        relaxation, relaxed = self._relaxation_lp(batch, 1)
-        return GurobiModel(model, x, relaxation, relaxed, batch, tuned=escalates)
+        return GurobiModel(model, x, batch, tuned=escalates)
 
     def _own_defaults(self, mip: Any) -> None:
         """Gurobi's own presolve, cuts and heuristics on ``mip`` (where ``params`` leave them)."""
@@ -211,23 +211,27 @@ class GurobiSolver(PersistentModelSolver):
     def _relaxation_lp(self, batch: ILPBatch, size: int) -> tuple[Any, Any]:
         """``size`` copies of the LP relaxation side by side (block-diagonal), exact rows:
         every copy's inequalities, then every copy's equalities."""
-        import scipy.sparse as sparse
-
         model = self._gp.Model(env=self._env)
         x = model.addMVar(
             size * batch.num_variables, lb=np.tile(batch.lb, size), ub=np.tile(batch.ub, size)
         )
-        blocks = lambda matrix: sparse.block_diag([sparse.csr_matrix(matrix)] * size, format="csr")
         if batch.num_constraints:
-            model.addConstr(blocks(batch.A) @ x <= np.tile(batch.b, size))
+            model.addConstr(block_diagonal(batch.A, size) @ x <= np.tile(batch.b, size))
         if batch.num_equalities:
-            model.addConstr(blocks(batch.A_eq) @ x == np.tile(batch.b_eq, size))
+            model.addConstr(block_diagonal(batch.A_eq, size) @ x == np.tile(batch.b_eq, size))
         model.update()
         return model, x
 
+    def _single_lp(self, model: GurobiModel) -> tuple[Any, Any]:
+        """The relaxation of ``model``'s constraint set and its variables, made on first use."""
+        if model.relaxation is None:
+            model.relaxation, model.relaxed = self._relaxation_lp(model.batch, 1)
+        return model.relaxation, model.relaxed
+
     def dispose_model(self, model: GurobiModel) -> None:
         model.mip.dispose()
-        model.relaxation.dispose()
+        if model.relaxation is not None:
+            model.relaxation.dispose()
         if model.block is not None and model.block[0] is not None:
             model.block[0].dispose()
 
@@ -267,7 +271,7 @@ class GurobiSolver(PersistentModelSolver):
         batch = model.batch
         m = batch.num_constraints
         block = self._block_lp(model) if len(c) >= MIN_BLOCK else None
-        lp, x, size = block if block is not None else (model.relaxation, model.relaxed, 1)
+        lp, x, size = block if block is not None else (*self._single_lp(model), 1)
 
         def solve_block(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             x.Obj = costs
@@ -290,7 +294,7 @@ class GurobiSolver(PersistentModelSolver):
         # An optimal LP vertex that is integral is optimal for the MIP (same rows, same
         # tolerances): a warm re-solve of the LP costs a fraction of the MIP on a grid's
         # shortest path, and network rows always give one.
-        relaxation, x = model.relaxation, model.relaxed
+        relaxation, x = self._single_lp(model)
         x.Obj = c
         relaxation.optimize()
         if relaxation.Status != self._gp.GRB.OPTIMAL:
