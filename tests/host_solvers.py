@@ -88,6 +88,11 @@ class SlowSolver(EnumerationSolver):
         return super().solve(batch)
 
 
+def hold(seconds: float) -> None:
+    """Occupies a worker for ``seconds`` (Ray's fault tests block a CPU with it)."""
+    time.sleep(seconds)
+
+
 class GilEnumerationSolver(EnumerationSolver):
     """Releases the GIL (NumPy enumeration mostly does), so thread pools may run it."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from host_solvers import SlowSolver
+from host_solvers import SlowSolver, hold
 
 import ilplayer
 from ilplayer import Status
@@ -124,15 +124,28 @@ def test_a_ray_solve_and_a_ray_layer_share_the_cluster(cluster):
         assert second.oracle.executor._actors[0] in first.oracle.executor._actors
 
 
-def hold(seconds: float) -> None:
-    time.sleep(seconds)
+def wait_until_no_cpu_is_free(limit_s: float = 60.0) -> None:
+    """The blocker is scheduled and a removed node's CPU is gone from Ray's view (both lag:
+    an actor asked for before that finds a CPU and answers rows)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if (
+            ray.cluster_resources().get("CPU", 0) == 1
+            and ray.available_resources().get("CPU", 0) == 0
+        ):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"Ray still shows free CPUs: {ray.available_resources()}")
 
 
 def test_without_a_free_cpu_the_rows_are_errors_with_a_clear_reason_not_a_hang(cluster):
     ilplayer.release_solvers()  # solve()'s executor leaves the shared actors: none is left
     instances = make_instances("per-instance", seed=4, batch=4)
     y_ref, status_ref = reference(instances)
+    # hold comes from host_solvers, which the workers import (a function of this file would
+    # fail to import there, and a blocker that fails frees its CPU)
     blocker = ray.remote(num_cpus=1)(hold).remote(60)  # holds every CPU that is left
+    wait_until_no_cpu_is_free()
     layer = ilplayer.ILPLayer(
         instances.lb,
         instances.ub,
@@ -146,6 +159,7 @@ def test_without_a_free_cpu_the_rows_are_errors_with_a_clear_reason_not_a_hang(c
             ilplayer.errors.SolverFailureWarning, match="no Ray actor answered within 2.0 s"
         ):
             layer(instances.c, instances.A, instances.b)
+        assert not ray.wait([blocker], timeout=0)[0], "the blocker ended: the test is void"
         assert Status.names(layer.last_status) == ["error"] * 4
         assert time.monotonic() - began < 30
         ray.cancel(blocker, force=True)  # the CPU is free again: the waiting actor starts
