@@ -1,5 +1,5 @@
 """Solve new 9x9 sudoku puzzles with the rules ilplayer learned from 10,000 solved ones
-(``results/sudoku-9x9.pt``, written by ``ilplayer learn --out``; docs/sudoku.md).
+(``experiments/results/sudoku-9x9.pt``, written by ``ilplayer learn --out``; docs/sudoku.md).
 
     python examples/solve_sudoku.py --puzzles 5 --solver highs
 """
@@ -15,7 +15,7 @@ import torch
 import ilplayer
 from ilplayer_experiments.sudoku import decode, make_puzzles
 
-RULES = Path(__file__).resolve().parent.parent / "results" / "sudoku-9x9.pt"
+RULES = Path(__file__).resolve().parent.parent / "experiments" / "results" / "sudoku-9x9.pt"
 
 
 def main() -> None:

@@ -7,8 +7,8 @@ A run whose every hidden constraint has a match near 1 but whose accuracy is sti
 slow. The two call for different remedies (restarts against stalls, more epochs against slow
 runs), and the accuracy alone cannot tell them apart.
 
-    python scripts/constraint_match.py results/learn-reference/rc-dense-4-data0-seed*.json \\
-        --data results/learn-reference/data
+    python scripts/constraint_match.py experiments/results/learn-reference/rc-dense-4-data0-seed*.json \\
+        --data experiments/results/learn-reference/data
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument(
         "--data",
         type=Path,
-        default=Path("results/learn-reference/data"),
+        default=Path("experiments/results/learn-reference/data"),
         help="the datasets' folder (made by learn_reference_study.py)",
     )
     args = parser.parse_args()

@@ -47,7 +47,7 @@ def main() -> None:
     )
     parser.add_argument("--n", type=int, default=16)
     parser.add_argument("--start", type=int, default=0, help="first constraint-set seed")
-    parser.add_argument("--out", type=Path, default=Path("results/cross-check"))
+    parser.add_argument("--out", type=Path, default=Path("experiments/results/cross-check"))
     args = parser.parse_args()
     reference = ilplayer.get_solver(args.reference, warm_start=False)
     failed = False

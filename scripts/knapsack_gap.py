@@ -9,13 +9,13 @@ separate the sentence model from the rest of the pipeline (data, network, settin
   the held-out RMSE and the exact-match accuracy of knapsacks solved with its numbers, a
   ceiling for a readout of this embedding.
 
-    python scripts/knapsack_gap.py --seeds 0 --out results/knapsack-gap/knapsack-gap.json
+    python scripts/knapsack_gap.py --seeds 0 --out experiments/results/knapsack-gap/knapsack-gap.json
     python scripts/knapsack_gap.py --seeds 0 --sentence-model mpnet --no-legible \
-        --out results/knapsack-gap/knapsack-gap-mpnet.json
+        --out experiments/results/knapsack-gap/knapsack-gap-mpnet.json
     python scripts/knapsack_gap.py --seeds 0 --sentence-model minilm-layers --standardise --no-legible \
-        --no-mlp-probe --out results/knapsack-gap/knapsack-gap-minilm-layers-standardised.json
+        --no-mlp-probe --out experiments/results/knapsack-gap/knapsack-gap-minilm-layers-standardised.json
     python scripts/knapsack_gap.py --seeds 0 --items 20 --no-legible \
-        --out results/knapsack-gap/knapsack-gap-20items.json
+        --out experiments/results/knapsack-gap/knapsack-gap-20items.json
 """
 
 from __future__ import annotations
@@ -126,7 +126,9 @@ def main() -> None:
         default=True,
         help="also train the supervised KnapsackNet probe (else the ridge probe only)",
     )
-    parser.add_argument("--out", type=Path, default=Path("results/knapsack-gap/knapsack-gap.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path("experiments/results/knapsack-gap/knapsack-gap.json")
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     train, test = knapsack.make_dataset(

@@ -60,8 +60,8 @@ def readout(folder: Path, items: int, name: str, probe: str) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--records", type=Path, default=Path("results/knapsack"))
-    parser.add_argument("--readout", type=Path, default=Path("results/knapsack-gap"))
+    parser.add_argument("--records", type=Path, default=Path("experiments/results/knapsack"))
+    parser.add_argument("--readout", type=Path, default=Path("experiments/results/knapsack-gap"))
     parser.add_argument("--out", type=Path, default=Path("docs/records/knapsack-items.png"))
     args = parser.parse_args()
     import matplotlib

@@ -7,9 +7,9 @@ settings one at a time against ours: their head (identity output against the pap
 ranges), their batches and rate, their neighbours per size (as many as items).
 
     python scripts/knapsack_variants.py --variants paper,cosine,dropout,standardised --seed 0 \
-        --out results/knapsack-variants/knapsack-variants-seed0.json
+        --out experiments/results/knapsack-variants/knapsack-variants-seed0.json
     python scripts/knapsack_variants.py --method ilploss --variants ours,identity,identity+authors --seed 0 \
-        --out results/knapsack-ilploss-variants/knapsack-ilploss-variants-10items-seed0.json
+        --out experiments/results/knapsack-ilploss-variants/knapsack-ilploss-variants-10items-seed0.json
 """
 
 from __future__ import annotations
@@ -146,7 +146,9 @@ def main() -> None:
         "--sentence-model", choices=sorted(sentences.SENTENCE_MODELS), default="minilm"
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("results/knapsack-variants/knapsack-variants.json")
+        "--out",
+        type=Path,
+        default=Path("experiments/results/knapsack-variants/knapsack-variants.json"),
     )
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -9,9 +9,10 @@ learn's single parameter group, so the step schedule is the only difference (a r
 two groups left the defaults' path at epoch 23 on dataset 0, seed 2). A measurement, not an
 option of the library: see docs/records/learn.md for what it found.
 
-    python scripts/learn_lr_probe.py --scale 10 --seed 0 --out results/learn-reference-probes/scale10-seed0.json
+    python scripts/learn_lr_probe.py --scale 10 --seed 0 \\
+        --out experiments/results/learn-reference-probes/scale10-seed0.json
     python scripts/learn_lr_probe.py --scale 1 --decay-at 0.7 --seed 2 \\
-        --out results/learn-reference-probes/decay07-seed2.json
+        --out experiments/results/learn-reference-probes/decay07-seed2.json
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 import torch
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent / "results" / "learn-reference" / "data" / "rc-dense-4-data0"
+DATA = HERE.parent / "experiments" / "results" / "learn-reference" / "data" / "rc-dense-4-data0"
 
 
 def adam_factory(

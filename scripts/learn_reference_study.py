@@ -6,13 +6,13 @@ Each run is the command a user types (``python -m ilplayer learn ... --json``); 
 record is never recomputed, so the study resumes where it stopped.
 
     python scripts/learn_reference_study.py --cells rc-binary-4,wsc-8 --seeds 0-4 \\
-        --out results/learn-reference
-    python scripts/learn_reference_study.py --summary --out results/learn-reference
+        --out experiments/results/learn-reference
+    python scripts/learn_reference_study.py --summary --out experiments/results/learn-reference
 
 A variant of the defaults goes to its own folder, on the same datasets:
 
     python scripts/learn_reference_study.py --cells rc-dense-4 --seeds 0-4 \
-        --learn-args="--lr 2e-3" --out results/learn-reference-lr2e-3
+        --learn-args="--lr 2e-3" --out experiments/results/learn-reference-lr2e-3
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def main() -> None:
     parser.add_argument("--cells", default=",".join(PAPER), help="e.g. rc-binary-4,wsc-8")
     parser.add_argument("--dataset-seeds", default="0")
     parser.add_argument("--seeds", default="0-4", help="training seeds")
-    parser.add_argument("--out", type=Path, default=Path("results/learn-reference"))
+    parser.add_argument("--out", type=Path, default=Path("experiments/results/learn-reference"))
     parser.add_argument(
         "--data",
         type=Path,

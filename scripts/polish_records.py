@@ -2,8 +2,8 @@
 the step existed): the same training/validation split, the record's constraints, the same rule for
 keeping the polished set. Writes one record per input beside the originals' figures.
 
-    python scripts/polish_records.py results/learn-reference/rc-dense-4-data*-seed*.json \\
-        --data results/learn-reference/data --out results/learn-reference-polished
+    python scripts/polish_records.py experiments/results/learn-reference/rc-dense-4-data*-seed*.json \\
+        --data experiments/results/learn-reference/data --out experiments/results/learn-reference-polished
 
 A record of this folder is what ``ilplayer learn`` with its defaults gives from the same trained
 constraints: training is unchanged by the step, which only runs after it. Where the record's
@@ -12,7 +12,7 @@ split and polished too, and the better of the two on the validation pairs is kep
 learn`` does. ``--summary`` prints,
 per cell, the held-out accuracy before and after against the paper's:
 
-    python scripts/polish_records.py --summary --out results/learn-reference-polished
+    python scripts/polish_records.py --summary --out experiments/results/learn-reference-polished
 """
 
 from __future__ import annotations
@@ -124,7 +124,9 @@ def main() -> None:
     parser.add_argument(
         "--summary", action="store_true", help="print the before/after table of OUT"
     )
-    parser.add_argument("--data", type=Path, default=Path("results/learn-reference/data"))
+    parser.add_argument(
+        "--data", type=Path, default=Path("experiments/results/learn-reference/data")
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     if args.summary:

@@ -4,7 +4,7 @@ weights, batches and noise (``pyepo-paired``: the two runs differ only by the li
 and by rounding where a method amplifies it) and, for the noise methods, PyEPO's with its default
 stream (``pyepo-135``: seed 135 in every run). One JSON line per run in --out, a summary at the end.
 
-    python scripts/seed_study.py --method dpomul --seeds 0-47 --out results/paired-seeds
+    python scripts/seed_study.py --method dpomul --seeds 0-47 --out experiments/results/paired-seeds
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0-15")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--solver", default="gurobi")
-    parser.add_argument("--out", type=Path, default=Path("results/paired-seeds"))
+    parser.add_argument("--out", type=Path, default=Path("experiments/results/paired-seeds"))
     parser.add_argument(
         "--runs",
         nargs="*",

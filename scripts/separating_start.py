@@ -2,7 +2,7 @@
 ``learn_reference_study.py``): the rows ``ilplayer.learning.separation`` finds on the training pairs, each
 hidden constraint's best cosine among them, and the held-out accuracy of those rows alone.
 
-    python scripts/separating_start.py results/learn-reference/data/rc-dense-4-data{0,1,2,3,4} \\
+    python scripts/separating_start.py experiments/results/learn-reference/data/rc-dense-4-data{0,1,2,3,4} \\
         [--rows 1440] [--seed 0]
 """
 

@@ -8,7 +8,7 @@ best held-out epoch, which a user cannot choose) and "best-validation" (the epoc
 best validation accuracy, which learn_constraints returns). With --k the run learns k x m
 constraints (the paper's appendix). One JSON line per run goes to --out.
 
-    python scripts/stability_study.py --task rc --m 4 --seeds 0-9 --out results/stability/rc-m4.jsonl
+    python scripts/stability_study.py --task rc --m 4 --seeds 0-9 --out experiments/results/stability/rc-m4.jsonl
 """
 
 from __future__ import annotations

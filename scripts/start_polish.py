@@ -4,7 +4,7 @@ return if the start won the comparison with the trained epoch. For each dataset 
 rows, ``TrainingConfig(k=2, init="separating")``) and learn's polish, and the validation and
 held-out accuracies before and after.
 
-    python scripts/start_polish.py results/learn-reference/data/rc-dense-4-data{0,1,2,3,4} [--seed 0]
+    python scripts/start_polish.py experiments/results/learn-reference/data/rc-dense-4-data{0,1,2,3,4} [--seed 0]
 """
 
 from __future__ import annotations

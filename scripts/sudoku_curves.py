@@ -2,7 +2,7 @@
 --no-equalities``): board accuracy on the 100 validation puzzles per epoch, one line per run,
 the held-out board accuracy of the model kept in the legend.
 
-    python scripts/sudoku_curves.py results/sudoku --out docs/records/sudoku-alone.png
+    python scripts/sudoku_curves.py experiments/results/sudoku --out docs/records/sudoku-alone.png
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("folder", type=Path, nargs="?", default=Path("results/sudoku"))
+    parser.add_argument("folder", type=Path, nargs="?", default=Path("experiments/results/sudoku"))
     parser.add_argument("--out", type=Path, default=Path("docs/records/sudoku-alone.png"))
     args = parser.parse_args()
     import matplotlib

@@ -40,21 +40,21 @@ REPRODUCE = """To reproduce every cell with the paper's 10 dataset seeds (two co
 larger set-cover boxes use a MIP backend):
 
 ```bash
-ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --workers 2 --out results/rc
+ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --workers 2 --out experiments/results/rc
 ilplayer experiment rc --box dense --m 1,2,4,8 --seeds 0-9 --solver gurobi --executor threads \\
-    --workers 2 --out results/rc
-ilplayer experiment wsc --m 4,6,8,10 --seeds 0-9 --workers 2 --out results/wsc
-ilplayer experiment knapsack --recipe paper --seeds 0-9 --out results/knapsack
-ilplayer experiment knapsack --seeds 0-9 --out results/knapsack   # the default recipe, best; --items 15/20/25
-ilplayer experiment matching --p 4,5,6,7 --seeds 0-9 --method combopt --out results/matching
-ilplayer experiment matching --p 4,5,6,7 --seeds 0-9 --method bbgm --out results/matching
-ilplayer experiment rc --box binary --m 4 --seeds 0-9 --ablation basis=canonical --out results/rc
-ilplayer experiment rc --box binary --m 4 --seeds 0-9 --ablation tau=hard --out results/rc   # also tau=1, 2, 5
-ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --method mlp --out results/rc   # or --method lp
-ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --method ilploss --out results/rc
-ilplayer experiment shortest-path --out results/dfl      # every method x backend, and PyEPO's
-ilplayer experiment knapsack-regret --out results/dfl
-ilplayer report results --out docs/records/results.md
+    --workers 2 --out experiments/results/rc
+ilplayer experiment wsc --m 4,6,8,10 --seeds 0-9 --workers 2 --out experiments/results/wsc
+ilplayer experiment knapsack --recipe paper --seeds 0-9 --out experiments/results/knapsack
+ilplayer experiment knapsack --seeds 0-9 --out experiments/results/knapsack  # default recipe; --items 15/20/25
+ilplayer experiment matching --p 4,5,6,7 --seeds 0-9 --method combopt --out experiments/results/matching
+ilplayer experiment matching --p 4,5,6,7 --seeds 0-9 --method bbgm --out experiments/results/matching
+ilplayer experiment rc --box binary --m 4 --seeds 0-9 --ablation basis=canonical --out experiments/results/rc
+ilplayer experiment rc --box binary --m 4 --seeds 0-9 --ablation tau=hard --out experiments/results/rc  # tau=1, 2, 5
+ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --method mlp --out experiments/results/rc   # or --method lp
+ilplayer experiment rc --box binary --m 1,2,4,8 --seeds 0-9 --method ilploss --out experiments/results/rc
+ilplayer experiment shortest-path --out experiments/results/dfl      # every method x backend, and PyEPO's
+ilplayer experiment knapsack-regret --out experiments/results/dfl
+ilplayer report experiments/results --out docs/records/results.md
 ```
 
 Protocol runs are resumable: add `--resume` and a finished record is never recomputed.
