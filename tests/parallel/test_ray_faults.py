@@ -4,6 +4,7 @@ left, and several Ray executors in one process share the cluster's CPUs."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -44,10 +45,29 @@ def cluster():
         cluster.shutdown()
 
 
+@contextlib.contextmanager
 def worker_node(cluster):
+    """A worker node with one CPU, removed on the way out if the test did not remove it (a
+    failed test must not leave its CPU to the next)."""
     node = cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
-    return node
+    try:
+        yield node
+    finally:
+        if node in cluster.worker_nodes:
+            cluster.remove_node(node)
+
+
+@contextlib.contextmanager
+def slow_start():
+    """A Ray executor that waits up to 3 minutes for its actors (beside other jobs on 2 cores a
+    fresh node's workers took over a minute to import ilplayer and answer, in a CI run), closed
+    on the way out: a layer leaves an executor it was given open."""
+    executor = ilplayer.parallel.executors.RayExecutor(wait_s=180.0)
+    try:
+        yield executor
+    finally:
+        executor.close()
 
 
 def reference(instances):
@@ -55,40 +75,48 @@ def reference(instances):
 
 
 def test_a_batch_after_a_node_is_lost_is_answered_in_full(cluster):
-    node = worker_node(cluster)
-    instances = make_instances("binary-m4", seed=1, batch=64)
-    y_ref, status_ref = reference(instances)
-    with ilplayer.ILPLayer(
-        instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.0}, executor="ray"
-    ) as layer:
-        layer.oracle.executor.start()  # waits for both actors: one on each node
-        pool = layer.oracle.executor._shared
-        assert len(pool.ready(2, 0)) == 2
-        layer(instances.c, instances.A, instances.b)
-        cluster.remove_node(node)
-        y = layer(instances.c, instances.A, instances.b)
-        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
-        assert len(pool.actors) == 2  # the lost actor's replacement waits for a free CPU
-        y = layer(instances.c, instances.A, instances.b)
-        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+    with worker_node(cluster) as node, slow_start() as executor:
+        instances = make_instances("binary-m4", seed=1, batch=64)
+        y_ref, status_ref = reference(instances)
+        with ilplayer.ILPLayer(
+            instances.lb,
+            instances.ub,
+            solver="slow",
+            solver_options={"delay": 0.0},
+            executor=executor,
+        ) as layer:
+            layer.oracle.executor.start()  # waits for both actors: one on each node
+            pool = layer.oracle.executor._shared
+            assert len(pool.ready(2, 0)) == 2
+            layer(instances.c, instances.A, instances.b)
+            cluster.remove_node(node)
+            y = layer(instances.c, instances.A, instances.b)
+            assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+            assert len(pool.actors) == 2  # the lost actor's replacement waits for a free CPU
+            y = layer(instances.c, instances.A, instances.b)
+            assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
 
 
 def test_a_node_lost_during_a_batch_has_its_rows_run_again(cluster):
-    node = worker_node(cluster)
-    instances = make_instances("per-instance", seed=2, batch=8)  # 8 groups: 0.3 s each
-    y_ref, status_ref = reference(instances)
-    with ilplayer.ILPLayer(
-        instances.lb, instances.ub, solver="slow", solver_options={"delay": 0.3}, executor="ray"
-    ) as layer:
-        layer.oracle.executor.start()
-        assert len(layer.oracle.executor._shared.ready(2, 0)) == 2
-        remover = threading.Timer(0.5, cluster.remove_node, args=(node,))
-        remover.start()
-        began = time.monotonic()
-        y = layer(instances.c, instances.A, instances.b)
-        remover.join()
-        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
-        assert time.monotonic() - began < 60
+    with worker_node(cluster) as node, slow_start() as executor:
+        instances = make_instances("per-instance", seed=2, batch=8)  # 8 groups: 0.3 s each
+        y_ref, status_ref = reference(instances)
+        with ilplayer.ILPLayer(
+            instances.lb,
+            instances.ub,
+            solver="slow",
+            solver_options={"delay": 0.3},
+            executor=executor,
+        ) as layer:
+            layer.oracle.executor.start()
+            assert len(layer.oracle.executor._shared.ready(2, 0)) == 2
+            remover = threading.Timer(0.5, cluster.remove_node, args=(node,))
+            remover.start()
+            began = time.monotonic()
+            y = layer(instances.c, instances.A, instances.b)
+            remover.join()
+            assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+            assert time.monotonic() - began < 60
 
 
 def test_a_ray_solve_and_a_ray_layer_share_the_cluster(cluster):
