@@ -353,6 +353,9 @@ import torch, ilplayer
 from host_solvers import SlowSolver
 
 if __name__ == "__main__":
+    # A job started in the background of a non-interactive shell (a CI runner's) inherits
+    # SIGINT ignored, and Python then keeps it ignored: the Ctrl-C below would never arrive.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     ilplayer.register_solver("slow", SlowSolver)
     layer = ilplayer.ILPLayer(lb=0, ub=1, solver="slow", solver_options={{"delay": 60.0}},
                               executor="processes", workers=2)
