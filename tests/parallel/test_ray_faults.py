@@ -46,28 +46,31 @@ def cluster():
 
 
 @contextlib.contextmanager
-def worker_node(cluster):
-    """A worker node with one CPU, removed on the way out if the test did not remove it (a
-    failed test must not leave its CPU to the next)."""
+def two_node_layer(cluster, instances, delay):
+    """A layer on the slow backend whose Ray executor has an actor on the head node and one on
+    a new worker node; yields ``(node, layer)``. The node is removed on the way out if the test
+    did not remove it (a failed test must not leave its CPU to the next), and the executor,
+    which a layer leaves open when given one, is closed. Its actors may take up to 3 minutes
+    to start: beside other jobs on 2 cores a fresh node's workers took over a minute to import
+    ilplayer (a CI run)."""
     node = cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
-    try:
-        yield node
-    finally:
-        if node in cluster.worker_nodes:
-            cluster.remove_node(node)
-
-
-@contextlib.contextmanager
-def slow_start():
-    """A Ray executor that waits up to 3 minutes for its actors (beside other jobs on 2 cores a
-    fresh node's workers took over a minute to import ilplayer and answer, in a CI run), closed
-    on the way out: a layer leaves an executor it was given open."""
     executor = ilplayer.parallel.executors.RayExecutor(wait_s=180.0)
     try:
-        yield executor
+        with ilplayer.ILPLayer(
+            instances.lb,
+            instances.ub,
+            solver="slow",
+            solver_options={"delay": delay},
+            executor=executor,
+        ) as layer:
+            executor.start()  # waits for both actors: one on each node
+            assert len(executor._shared.ready(2, 0)) == 2
+            yield node, layer
     finally:
         executor.close()
+        if node in cluster.worker_nodes:
+            cluster.remove_node(node)
 
 
 def reference(instances):
@@ -75,48 +78,30 @@ def reference(instances):
 
 
 def test_a_batch_after_a_node_is_lost_is_answered_in_full(cluster):
-    with worker_node(cluster) as node, slow_start() as executor:
-        instances = make_instances("binary-m4", seed=1, batch=64)
-        y_ref, status_ref = reference(instances)
-        with ilplayer.ILPLayer(
-            instances.lb,
-            instances.ub,
-            solver="slow",
-            solver_options={"delay": 0.0},
-            executor=executor,
-        ) as layer:
-            layer.oracle.executor.start()  # waits for both actors: one on each node
-            pool = layer.oracle.executor._shared
-            assert len(pool.ready(2, 0)) == 2
-            layer(instances.c, instances.A, instances.b)
-            cluster.remove_node(node)
-            y = layer(instances.c, instances.A, instances.b)
-            assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
-            assert len(pool.actors) == 2  # the lost actor's replacement waits for a free CPU
-            y = layer(instances.c, instances.A, instances.b)
-            assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+    instances = make_instances("binary-m4", seed=1, batch=64)
+    y_ref, status_ref = reference(instances)
+    with two_node_layer(cluster, instances, delay=0.0) as (node, layer):
+        pool = layer.oracle.executor._shared
+        layer(instances.c, instances.A, instances.b)
+        cluster.remove_node(node)
+        y = layer(instances.c, instances.A, instances.b)
+        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+        assert len(pool.actors) == 2  # the lost actor's replacement waits for a free CPU
+        y = layer(instances.c, instances.A, instances.b)
+        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
 
 
 def test_a_node_lost_during_a_batch_has_its_rows_run_again(cluster):
-    with worker_node(cluster) as node, slow_start() as executor:
-        instances = make_instances("per-instance", seed=2, batch=8)  # 8 groups: 0.3 s each
-        y_ref, status_ref = reference(instances)
-        with ilplayer.ILPLayer(
-            instances.lb,
-            instances.ub,
-            solver="slow",
-            solver_options={"delay": 0.3},
-            executor=executor,
-        ) as layer:
-            layer.oracle.executor.start()
-            assert len(layer.oracle.executor._shared.ready(2, 0)) == 2
-            remover = threading.Timer(0.5, cluster.remove_node, args=(node,))
-            remover.start()
-            began = time.monotonic()
-            y = layer(instances.c, instances.A, instances.b)
-            remover.join()
-            assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
-            assert time.monotonic() - began < 60
+    instances = make_instances("per-instance", seed=2, batch=8)  # 8 groups: 0.3 s each
+    y_ref, status_ref = reference(instances)
+    with two_node_layer(cluster, instances, delay=0.3) as (node, layer):
+        remover = threading.Timer(0.5, cluster.remove_node, args=(node,))
+        remover.start()
+        began = time.monotonic()
+        y = layer(instances.c, instances.A, instances.b)
+        remover.join()
+        assert torch.equal(layer.last_status, status_ref) and torch.equal(y, y_ref)
+        assert time.monotonic() - began < 60
 
 
 def test_a_ray_solve_and_a_ray_layer_share_the_cluster(cluster):
