@@ -16,6 +16,7 @@ from ilplayer.errors import ParameterError, SolverNotInstalledError
 from ilplayer.solvers.block_lps import (
     block_diagonal,
     integral_answer,
+    integral_answers,
     multipliers_in_blocks,
     solve_in_blocks,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "in_turns",
     "infeasible_or_unbounded",
     "integral_answer",
+    "integral_answers",
     "is_sparse",
     "multipliers_in_blocks",
     "native_value",

@@ -16,7 +16,8 @@ from ilplayer.core.matrices import is_sparse
 from ilplayer.core.records import ILPBatch, SolveResult, Status
 from ilplayer.solvers.contract import Solver
 from ilplayer.solvers.gates import RelaxationGate, SearchGate
-from ilplayer.solvers.shortcuts import Multipliers, WarmStartPool, answer_batch
+from ilplayer.solvers.one_row import OneRowRelaxations, solved_in_closed_form
+from ilplayer.solvers.shortcuts import ModelHooks, Multipliers, WarmStartPool, answer_batch
 
 __all__ = ["PersistentModelSolver"]
 
@@ -202,19 +203,23 @@ class PersistentModelSolver(Solver):
     def solve(self, batch: ILPBatch) -> SolveResult:
         key = self.model_key(batch)
         model = self.model_for(batch, key)
+        hooks: ModelHooks = self
+        relaxes, multiplies = self.solves_relaxations, self.gives_multipliers
+        if solved_in_closed_form(batch):  # one row: the relaxation without the backend's LP
+            hooks, relaxes, multiplies = OneRowRelaxations(self, batch), True, True
         pool = gate = searches = None
         if self.uses_starts():
             pool = self._warm_starts.setdefault(
                 key, WarmStartPool(batch.num_variables, self.pool_size)
             )
-        if self.solves_relaxations:
+        if relaxes:
             gate = self._gates.setdefault(key, RelaxationGate())
         # The search around a start enumerates integer points of a finite box: exact for a
         # pure-integer program only, so a MILP goes from the LP to the MIP. It reads dense rows:
         # a sparse program (a large network) skips it too.
-        if pool is not None and batch.pure_integer and not batch.sparse and self.gives_multipliers:
+        if pool is not None and batch.pure_integer and not batch.sparse and multiplies:
             searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
-        return answer_batch(self, model, batch, pool, gate, searches)
+        return answer_batch(hooks, model, batch, pool, gate, searches)
 
     def close(self) -> None:
         self._warm_starts.clear()

@@ -362,8 +362,9 @@ def test_a_node_limit_in_params_keeps_the_speed_settings_and_turns_the_switch_of
     require("gurobi")
     from ilplayer_gurobi.solver import GurobiSolver
 
-    model = GurobiSolver(params={"NodeLimit": 1000}).build_model(batch)
-    assert not model.tuned and model.mip.getParamInfo("Cuts")[2] == 0
+    solver = GurobiSolver(params={"NodeLimit": 1000})
+    model = solver.build_model(batch)
+    assert not model.tuned and solver.mip_of(model).getParamInfo("Cuts")[2] == 0
     assert GurobiSolver().build_model(batch).tuned
 
 

@@ -71,9 +71,10 @@ def test_a_revisited_instance_starts_from_its_previous_solution():
     solver = StartRecordingSolver()
     c = torch.tensor([[-1.0, -2.0, 0.5], [2.0, -1.0, -1.5]], dtype=torch.float64)
     # at most one item: neither box optimum is feasible, so both instances reach the backend
+    # (two rows: the core answers one-row programs from their relaxation's closed form)
     A, b = (
-        torch.tensor([[1.0, 1.0, 1.0]], dtype=torch.float64),
-        torch.tensor([1.0], dtype=torch.float64),
+        torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0]], dtype=torch.float64),
+        torch.tensor([1.0, 1.0], dtype=torch.float64),
     )
     y, _ = ilplayer.solve(c, A, b, lb=0, ub=1, solver=solver)
     assert y.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]

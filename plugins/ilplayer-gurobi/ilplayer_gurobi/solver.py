@@ -20,7 +20,7 @@ from ilplayer.plugin_api import (
     block_diagonal,
     capped_nodes,
     infeasible_or_unbounded,
-    integral_answer,
+    integral_answers,
     multipliers_in_blocks,
     native_value,
     solve_in_blocks,
@@ -71,24 +71,23 @@ SIZE_LIMIT = 2000  # variables and constraints allowed by the pip wheel's restri
 # Relaxations asked for together are solved up to BLOCK at a time as one block-diagonal LP:
 # gurobipy's fixed cost per optimize() is paid once per block (32 were slower than 16).
 BLOCK = 16
-MIN_BLOCK = 4  # fewer relaxations than this run one by one
 _LICENSE_ERRORS = (10009, 10030, 10032)  # no licence, licence expired/invalid, version mismatch
 
 
 @dataclass
 class GurobiModel:
-    """One constraint set's models: the MIP and its variables; made on first use, the LP
-    relaxation (exact rows) and its variables, and the block-diagonal LP ``(model, x, copies)``."""
+    """One constraint set's models, each made on first use: the MIP and its variables (a batch
+    that its relaxations and the search answer never builds it), and the LP relaxation (exact
+    rows) as ``copies`` side by side, ``(model, x, copies)``."""
 
-    mip: Any
-    x: Any
     batch: ILPBatch
-    relaxation: Any = None  # made on first use: a batch of 4 or more goes to the block LP
-    relaxed: Any = None
+    own_defaults: bool  # Gurobi's own presolve, cuts and heuristics (a large or unbounded model)
+    tuned: bool  # on the speed settings, each instance past ESCALATE_NODES finished on FINISH
+    mip: Any = None
+    x: Any = None
     block: tuple[Any, Any, int] | None = None
-    tuned: bool = (
-        True  # on the speed settings, each instance past ESCALATE_NODES finished on FINISH
-    )
+    # solve_relaxations' multipliers of the rows it left fractional, by their costs' bytes
+    multipliers: dict[bytes, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     switch: Switch = field(default_factory=Switch)  # which settings the next instance starts on
 
 
@@ -175,32 +174,37 @@ class GurobiSolver(PersistentModelSolver):
             )
 
     def build_model(self, batch: ILPBatch) -> GurobiModel:
-        gp = self._gp
-        model = gp.Model(env=self._env)
-        x = model.addMVar(
+        # Only the settings here: each native model is made when first asked for. With a new
+        # constraint set every step (a learned A, b) the relaxations and the search answer most
+        # batches, and building the MIP too cost as much as they did (one-row knapsacks).
+        own = batch.num_variables >= LARGE_FROM or batch.unbounded_integers
+        # a node limit in params turns the switch off
+        return GurobiModel(batch, own_defaults=own, tuned=not own and "NodeLimit" not in self.params)
+
+    def mip_of(self, model: GurobiModel) -> Any:
+        """``model``'s MIP (its variables in ``model.x``), made on first use."""
+        if model.mip is not None:
+            return model.mip
+        gp, batch = self._gp, model.batch
+        mip = gp.Model(env=self._env)
+        x = mip.addMVar(
             batch.num_variables,
             lb=batch.lb,
             ub=batch.ub,
             vtype=np.where(batch.integrality, gp.GRB.INTEGER, gp.GRB.CONTINUOUS),
         )
-        model.addConstr(batch.A @ x <= batch.b + batch.row_band(FEASIBILITY_TOL))
+        mip.addConstr(batch.A @ x <= batch.b + batch.row_band(FEASIBILITY_TOL))
         if batch.num_equalities:  # a band b_eq -/+ the tolerance: upper rows, then lower rows
             band = batch.row_band(FEASIBILITY_TOL, equalities=True)
-            model.addConstr(batch.A_eq @ x <= batch.b_eq + band)
-            model.addConstr(batch.A_eq @ x >= batch.b_eq - band)
-        tuned = not (batch.num_variables >= LARGE_FROM or batch.unbounded_integers)
-        if not tuned:
-            self._own_defaults(model)
-        escalates = (
-            tuned and "NodeLimit" not in self.params
-        )  # a node limit in params turns the switch off
-        if escalates:
-            model.setParam("NodeLimit", ESCALATE_NODES)
-        model.update()
-        # Continuous columns on the exact rows, as HiGHS' relaxation has them (within the band a
-        # vertex sits 1e-6 off the integers): tried first (solve_relaxation). Equalities are
-        # equality rows there: as two rows each, a grid's LP was slower.
-        return GurobiModel(model, x, batch, tuned=escalates)
+            mip.addConstr(batch.A_eq @ x <= batch.b_eq + band)
+            mip.addConstr(batch.A_eq @ x >= batch.b_eq - band)
+        if model.own_defaults:
+            self._own_defaults(mip)
+        if model.tuned:
+            mip.setParam("NodeLimit", ESCALATE_NODES)
+        mip.update()
+        model.mip, model.x = mip, x
+        return mip
 
     def _own_defaults(self, mip: Any) -> None:
         """Gurobi's own presolve, cuts and heuristics on ``mip`` (where ``params`` leave them)."""
@@ -211,6 +215,9 @@ class GurobiSolver(PersistentModelSolver):
     def _relaxation_lp(self, batch: ILPBatch, size: int) -> tuple[Any, Any]:
         """``size`` copies of the LP relaxation side by side (block-diagonal), exact rows:
         every copy's inequalities, then every copy's equalities."""
+        # Continuous columns on the exact rows, as HiGHS' relaxation has them (within the band a
+        # vertex sits 1e-6 off the integers): tried first (solve_relaxation). Equalities are
+        # equality rows there: as two rows each, a grid's LP was slower.
         model = self._gp.Model(env=self._env)
         x = model.addMVar(
             size * batch.num_variables, lb=np.tile(batch.lb, size), ub=np.tile(batch.ub, size)
@@ -222,90 +229,99 @@ class GurobiSolver(PersistentModelSolver):
         model.update()
         return model, x
 
-    def _single_lp(self, model: GurobiModel) -> tuple[Any, Any]:
-        """The relaxation of ``model``'s constraint set and its variables, made on first use."""
-        if model.relaxation is None:
-            model.relaxation, model.relaxed = self._relaxation_lp(model.batch, 1)
-        return model.relaxation, model.relaxed
-
     def dispose_model(self, model: GurobiModel) -> None:
-        model.mip.dispose()
-        if model.relaxation is not None:
-            model.relaxation.dispose()
-        if model.block is not None and model.block[0] is not None:
+        if model.mip is not None:
+            model.mip.dispose()
+        if model.block is not None:
             model.block[0].dispose()
 
-    def _block_lp(self, model: GurobiModel) -> tuple[Any, Any, int] | None:
-        """``size`` copies of the relaxation side by side (``size`` within the licence's limit)."""
-        if model.block is None:
-            batch = model.batch
-            # Sized to the size-limited licence (variables and rows of all copies: a 10 x 10
-            # grid's blocks once overflowed it, every block LP failed and its gate closed).
-            size = min(
-                BLOCK,
-                SIZE_LIMIT
-                // max(batch.num_variables, batch.num_constraints + batch.num_equalities, 1),
-            )
-            if size < MIN_BLOCK:
-                model.block = (None, None, 0)
-                return None
-            lp, x = self._relaxation_lp(batch, size)
-            model.block = (lp, x, size)
-        return model.block if model.block[2] else None
+    def _block_lp(self, model: GurobiModel, rows: int) -> tuple[Any, Any, int]:
+        """``(lp, x, size)``: ``size`` copies of the relaxation side by side, enough for ``rows``
+        relaxations at once up to BLOCK (and the licence's limit), made on first use and made
+        again larger when a call asks for more. One LP serves every call: a new constraint set
+        each step (a learned A, b) paid for a one-copy LP and a 16-copy one before."""
+        batch = model.batch
+        # Within the size-limited licence (variables and rows of all copies: a 10 x 10 grid's
+        # blocks once overflowed it, every block LP failed and its gate closed).
+        most = min(
+            BLOCK, SIZE_LIMIT // max(batch.num_variables, batch.num_constraints + batch.num_equalities, 1)
+        )
+        wanted = max(min(1 << max(rows - 1, 0).bit_length(), most), 1)  # a power of two
+        if model.block is None or model.block[2] < wanted:
+            if model.block is not None:
+                model.block[0].dispose()
+            lp, x = self._relaxation_lp(batch, wanted)
+            model.block = (lp, x, wanted)
+        return model.block
 
     def solve_relaxations(self, model: GurobiModel, c: np.ndarray) -> list[np.ndarray | None]:
-        block = self._block_lp(model) if len(c) >= MIN_BLOCK else None
-        if block is None:
-            return [self.solve_relaxation(model, row) for row in c]
-        lp, x, size = block
+        # An optimal LP vertex that is integral is optimal for the MIP (same rows, same
+        # tolerances): a warm re-solve of the LP costs a fraction of the MIP on a grid's
+        # shortest path, and network rows always give one. The multipliers of the rows left
+        # fractional are kept for the search that follows (relaxation_multipliers): it asks
+        # for the same costs' LPs.
+        lp, x, size = self._block_lp(model, len(c))
+        integer, n = model.batch.integrality, c.shape[1]
+        model.multipliers = {}
 
         def solve_block(costs: np.ndarray) -> Any:
             x.Obj = costs
             lp.optimize()
-            return x.X if lp.Status == self._gp.GRB.OPTIMAL else None
+            if lp.Status != self._gp.GRB.OPTIMAL:
+                return None
+            values = np.asarray(x.X)
+            answers = integral_answers(values.reshape(size, n), integer, INTEGRAL_LP_TOL)
+            if any(answer is None for answer in answers):
+                duals = self._duals(lp, size, model.batch.num_constraints)
+                for row, answer in enumerate(answers):
+                    if answer is None:
+                        key = costs[row * n : (row + 1) * n].tobytes()
+                        model.multipliers[key] = (duals[row], values[row * n : (row + 1) * n])
+            return values
 
-        return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL, model.batch.integrality)
+        return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL, integer)
+
+    def _duals(self, lp: Any, size: int, m: int) -> np.ndarray:
+        """The row multipliers of ``lp``'s ``size`` copies, ``(size, rows)``: each copy's
+        inequalities, then its equalities. Gurobi's Pi is the objective's sensitivity to a
+        row's right-hand side (<= 0 on a binding "<=" row of a minimisation): the multipliers
+        are its negatives, an equality row's too."""
+        duals = -np.asarray(lp.getAttr("Pi"))
+        return np.hstack([duals[: size * m].reshape(size, m), duals[size * m :].reshape(size, -1)])
 
     def relaxation_multipliers(self, model: GurobiModel, c: np.ndarray) -> list[Multipliers | None]:
-        # The LP duals for the core's search around a pooled start (PersistentModelSolver).
-        batch = model.batch
-        m = batch.num_constraints
-        block = self._block_lp(model) if len(c) >= MIN_BLOCK else None
-        lp, x, size = block if block is not None else (*self._single_lp(model), 1)
+        # The LP duals for the core's search around a pooled start (PersistentModelSolver):
+        # those solve_relaxations kept for these costs, the others solved.
+        m, n = model.batch.num_constraints, c.shape[1]
+        kept = [model.multipliers.get(row.tobytes()) for row in c]
+        missing = [i for i, found in enumerate(kept) if found is None]
+        found: list[Multipliers | None] = [
+            None if k is None else (k[0][:m], k[0][m:], k[1]) for k in kept
+        ]
+        if not missing:
+            return found
+        lp, x, size = self._block_lp(model, len(missing))
 
         def solve_block(costs: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             x.Obj = costs
             lp.optimize()
             if lp.Status != self._gp.GRB.OPTIMAL:
                 return None
-            # Gurobi's Pi is the objective's sensitivity to a row's right-hand side (<= 0 on a
-            # binding "<=" row of a minimisation): the multipliers are its negatives, an equality
-            # row's too. Rows: every block's inequalities, then every block's equalities.
-            duals = -np.asarray(lp.getAttr("Pi", lp.getConstrs()))
-            inequalities, equalities = (
-                duals[: size * m].reshape(size, m),
-                duals[size * m :].reshape(size, -1),
-            )
-            return np.hstack([inequalities, equalities]), x.X
+            return self._duals(lp, size, m), x.X
 
-        return multipliers_in_blocks(c, size, m, solve_block)
+        for i, answer in zip(missing, multipliers_in_blocks(c[missing], size, m, solve_block)):
+            found[i] = answer
+        return found
 
     def solve_relaxation(self, model: GurobiModel, c: np.ndarray) -> np.ndarray | None:
-        # An optimal LP vertex that is integral is optimal for the MIP (same rows, same
-        # tolerances): a warm re-solve of the LP costs a fraction of the MIP on a grid's
-        # shortest path, and network rows always give one.
-        relaxation, x = self._single_lp(model)
-        x.Obj = c
-        relaxation.optimize()
-        if relaxation.Status != self._gp.GRB.OPTIMAL:
-            return None
-        return integral_answer(np.asarray(x.X), model.batch.integrality, INTEGRAL_LP_TOL)
+        return self.solve_relaxations(model, c[None])[0]
 
     def solve_instance(
         self, model: GurobiModel, c: np.ndarray, start: np.ndarray | None = None
     ) -> tuple[Status, np.ndarray | None]:
         grb = self._gp.GRB
-        gmodel, x = model.mip, model.x
+        gmodel = self.mip_of(model)
+        x = model.x
         if start is not None:  # a MIP start; it stays set for the solves after it
             x.Start = start
         x.Obj = c
@@ -345,7 +361,7 @@ class GurobiSolver(PersistentModelSolver):
         ``FINISH``); for the core's feasibility check of an unbounded instance."""
         return capped_nodes(
             model,
-            [model.mip],
+            [self.mip_of(model)],
             lambda mip: mip.getParamInfo("NodeLimit")[2],
             lambda mip, value: mip.setParam("NodeLimit", value),
             nodes,
@@ -355,7 +371,7 @@ class GurobiSolver(PersistentModelSolver):
         """The instance solved on ``FINISH`` (after a tuned solve past ``ESCALATE_NODES``: its
         incumbent kept) within what is left of the time limit after ``spent`` seconds, then the
         model put back on the speed settings for the next one."""
-        gmodel = model.mip
+        gmodel = self.mip_of(model)
         finish = {key: value for key, value in FINISH.items() if key not in self.params}
         for key, value in finish.items():
             gmodel.setParam(key, value)

@@ -171,14 +171,17 @@ CLASH_FIX = (
 
 @dataclass
 class HighsModel:
-    """One constraint set's HiGHS models: the MIP (within the core's band) and its columns, the
-    LP relaxation (exact rows) and its ``lp``, the block-diagonal LP ``(highs, columns)`` (made
-    on first use), and the MIP's state: its objective cutoff, how often recent starts were
-    optimal, and whether it takes starts at all (``starts``: no infinite bound)."""
+    """One constraint set's HiGHS models, each made on first use (``highs``, ``relaxation``): the
+    MIP (within the core's band) and its columns, the LP relaxation (exact rows) and its ``lp``,
+    the block-diagonal LP ``(highs, columns)``, and the MIP's state: its objective cutoff, how
+    often recent starts were optimal, and whether it takes starts at all (``starts``: no
+    infinite bound). A batch that the core answers alone (a one-row relaxation in closed form,
+    the search) never builds them: with a new constraint set each step that cost as much as
+    the answers."""
 
-    highs: Any
+    make_mip: Any  # () -> the MIP
+    make_relaxation: Any  # () -> the LP relaxation
     columns: np.ndarray
-    relaxation: Any
     lp: Any
     integer: np.ndarray
     equalities: int
@@ -197,6 +200,19 @@ class HighsModel:
     )
     exact: Any = None  # the MIP on the exact rows (made on first use)
     batch: ILPBatch | None = None  # the constraint set (``exact_first`` models)
+    made: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def highs(self) -> Any:
+        if "mip" not in self.made:
+            self.made["mip"] = self.make_mip()
+        return self.made["mip"]
+
+    @property
+    def relaxation(self) -> Any:
+        if "relaxation" not in self.made:
+            self.made["relaxation"] = self.make_relaxation()
+        return self.made["relaxation"]
 
 
 class HighsSolver(PersistentModelSolver):
@@ -266,7 +282,6 @@ class HighsSolver(PersistentModelSolver):
 
     def build_model(self, batch: ILPBatch) -> HighsModel:
         hs = self._highspy
-        highs = new_highs(hs)
         options = self._model_options(batch.num_variables)
         if (
             batch.unbounded_integers
@@ -274,9 +289,9 @@ class HighsSolver(PersistentModelSolver):
             options = self._own_options(options)
         elif "mip_max_nodes" not in self.params:
             options["mip_max_nodes"] = ESCALATE_NODES
-        for key, value in options.items():
-            highs.setOptionValue(key, value)
-        # Inequalities, then equalities as rows with both sides: b_eq -/+ the tolerance.
+        # Inequalities, then equalities as rows with both sides (in the MIP b_eq -/+ the
+        # tolerance). The LP relaxation is on the exact rows (no tolerance band: within the band
+        # a vertex sits 1e-6 off the integers), solved first.
         import scipy.sparse as sparse
 
         matrix = sparse.csc_matrix(stack_rows(batch.A, batch.A_eq))  # sparse input stays sparse
@@ -287,43 +302,54 @@ class HighsSolver(PersistentModelSolver):
         lp.col_cost_ = np.zeros(n)
         lp.col_lower_ = np.where(np.isfinite(batch.lb), batch.lb, -hs.kHighsInf)
         lp.col_upper_ = np.where(np.isfinite(batch.ub), batch.ub, hs.kHighsInf)
-        band_eq = batch.row_band(FEASIBILITY_TOL, equalities=True)
-        lp.row_lower_ = np.concatenate(
-            [np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq - band_eq]
-        )
-        lp.row_upper_ = np.concatenate(
-            [batch.b + batch.row_band(FEASIBILITY_TOL), batch.b_eq + band_eq]
-        )
+        lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq])
+        lp.row_upper_ = np.concatenate([batch.b, batch.b_eq])
         lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
         lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
         lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
         lp.a_matrix_.value_ = matrix.data.astype(np.float64)
-        lp.integrality_ = [
-            hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
-            for integer in batch.integrality
-        ]
-        if highs.passModel(lp) != hs.HighsStatus.kOk:
-            raise RuntimeError("HiGHS rejected the model")
-        # The LP relaxation on the exact rows (no tolerance band: within the band a vertex
-        # sits 1e-6 off the integers), solved first.
-        relaxation = new_highs(hs)
-        for key, value in {**RELAXATION_OPTIONS, **self.options}.items():
-            if not key.startswith("mip_"):
-                relaxation.setOptionValue(key, value)
-        lp.integrality_ = []
-        lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq])
-        lp.row_upper_ = np.concatenate([batch.b, batch.b_eq])
-        if relaxation.passModel(lp) != hs.HighsStatus.kOk:
-            raise RuntimeError("HiGHS rejected the LP relaxation")
+
+        def make_mip() -> Any:
+            highs = new_highs(hs)
+            for key, value in options.items():
+                highs.setOptionValue(key, value)
+            exact = lp.row_lower_, lp.row_upper_
+            band_eq = batch.row_band(FEASIBILITY_TOL, equalities=True)
+            lp.row_lower_ = np.concatenate(
+                [np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq - band_eq]
+            )
+            lp.row_upper_ = np.concatenate(
+                [batch.b + batch.row_band(FEASIBILITY_TOL), batch.b_eq + band_eq]
+            )
+            lp.integrality_ = [
+                hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
+                for integer in batch.integrality
+            ]
+            try:
+                if highs.passModel(lp) != hs.HighsStatus.kOk:
+                    raise RuntimeError("HiGHS rejected the model")
+            finally:
+                (lp.row_lower_, lp.row_upper_), lp.integrality_ = exact, []
+            return highs
+
+        def make_relaxation() -> Any:
+            relaxation = new_highs(hs)
+            for key, value in {**RELAXATION_OPTIONS, **self.options}.items():
+                if not key.startswith("mip_"):
+                    relaxation.setOptionValue(key, value)
+            if relaxation.passModel(lp) != hs.HighsStatus.kOk:
+                raise RuntimeError("HiGHS rejected the LP relaxation")
+            return relaxation
+
         # With an infinite bound an instance may be unbounded, and HiGHS' answer under a cutoff
         # ("nothing below it") would hide that: such models take no start.
         return HighsModel(
-            highs,
-            np.arange(n, dtype=np.int32),
-            relaxation,
-            lp,
-            batch.integrality,
-            batch.num_equalities,
+            make_mip=make_mip,
+            make_relaxation=make_relaxation,
+            columns=np.arange(n, dtype=np.int32),
+            lp=lp,
+            integer=batch.integrality,
+            equalities=batch.num_equalities,
             starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()),
             tuned=not batch.unbounded_integers and "mip_max_nodes" not in self.params,
             exact_first=batch.unbounded_integers,

@@ -1,0 +1,83 @@
+"""The closed-form LP relaxation of one-row programs (ilplayer.solvers.one_row): checked against
+HiGHS' LP through scipy, and the layer's answers on one-row programs against exhaustive
+enumeration on every backend that uses it."""
+
+import numpy as np
+import pytest
+import torch
+from scipy.optimize import linprog
+
+import ilplayer
+from ilplayer.core.records import ILPBatch
+from ilplayer.solvers.one_row import one_row_optima, solved_in_closed_form
+from tests.host_solvers import require
+
+
+def _random_lp(rng: np.random.Generator) -> tuple:
+    n = int(rng.integers(1, 12))
+    lb = rng.integers(-3, 2, n).astype(float)
+    ub = lb + rng.integers(0, 4, n)
+    if rng.random() < 0.5:  # integer data: ties between flips, costs of 0, rows of 0
+        a = rng.integers(-4, 5, n).astype(float)
+        c = rng.integers(-3, 4, (4, n)).astype(float)
+    else:
+        a, c = rng.normal(size=n), rng.normal(size=(4, n))
+    return c, a, float(rng.normal() * 3), lb, ub
+
+
+def test_one_row_optima_match_an_lp_solver_and_their_multipliers_close_the_gap():
+    rng = np.random.default_rng(5)
+    checked = infeasible = 0
+    for _ in range(600):
+        c, a, b, lb, ub = _random_lp(rng)
+        x, lam, feasible = one_row_optima(c, a, b, lb, ub)
+        for i in range(len(c)):
+            lp = linprog(c[i], A_ub=a[None], b_ub=[b], bounds=list(zip(lb, ub)), method="highs")
+            assert feasible[i] == (lp.status != 2)
+            if lp.status == 2:
+                infeasible += 1
+                continue
+            scale = 1 + abs(lp.fun)
+            assert c[i] @ x[i] == pytest.approx(lp.fun, abs=1e-8 * scale)
+            assert a @ x[i] <= b + 1e-9 and (lb <= x[i]).all() and (x[i] <= ub).all()
+            # a vertex: at most one variable strictly inside its bounds
+            assert ((x[i] > lb + 1e-12) & (x[i] < ub - 1e-12)).sum() <= 1
+            # the multiplier's Lagrangian bound equals the optimum (strong duality)
+            reduced = c[i] + lam[i] * a
+            dual = np.minimum(reduced * lb, reduced * ub).sum() - lam[i] * b
+            assert lam[i] >= 0 and dual == pytest.approx(lp.fun, abs=1e-8 * scale)
+            checked += 1
+    assert checked > 1500 and infeasible > 20  # both kinds were met
+
+
+def test_closed_form_only_for_one_dense_row_in_a_finite_box():
+    row = dict(c=np.ones((1, 2)), A=np.ones((1, 2)), b=np.ones(1))
+    box = dict(lb=np.zeros(2), ub=np.ones(2))
+    assert solved_in_closed_form(ILPBatch(**row, **box))
+    assert not solved_in_closed_form(ILPBatch(**row, lb=np.zeros(2), ub=np.array([1, np.inf])))
+    two = dict(c=np.ones((1, 2)), A=np.ones((2, 2)), b=np.ones(2))
+    assert not solved_in_closed_form(ILPBatch(**two, **box))
+    equality = dict(A_eq=np.ones((1, 2)), b_eq=np.ones(1))
+    assert not solved_in_closed_form(ILPBatch(**row, **box, **equality))
+
+
+@pytest.mark.parametrize("backend", ["highs", "gurobi", "scip", "cpsat"])
+def test_one_row_programs_answer_as_exhaustive_enumeration(backend):
+    require(backend)
+    rng = np.random.default_rng(11)
+    for step in range(12):  # a new row every step, as a learned (A, b) moves
+        n = int(rng.integers(3, 9))
+        integer_data = backend == "cpsat" or step % 2 == 0
+        a = rng.integers(-5, 6, n).astype(float) if integer_data else rng.normal(size=n)
+        lb, ub = (0.0, 1.0) if step % 3 else (-2.0, 2.0)
+        b = float(rng.integers(0, 6)) if integer_data else float(rng.normal() + 1)
+        c = rng.integers(-4, 5, (16, n)).astype(float) if integer_data else rng.normal(size=(16, n))
+        args = (torch.tensor(c), torch.tensor(a[None]), torch.tensor([b]))
+        program = ilplayer.Program(lb=lb, ub=ub)
+        y, status = ilplayer.Oracle(program, solver=backend, executor="serial").solve_batch(*args)
+        y_ref, status_ref = ilplayer.Oracle(program, solver="bruteforce").solve_batch(*args)
+        assert torch.equal(status, status_ref)
+        solved = status == 0
+        objective = (torch.tensor(c) * y).sum(1)[solved]
+        expected = (torch.tensor(c) * y_ref).sum(1)[solved]
+        assert torch.allclose(objective, expected, atol=1e-9)
