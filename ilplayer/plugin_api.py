@@ -16,7 +16,6 @@ from ilplayer.errors import ParameterError, SolverNotInstalledError
 from ilplayer.solvers.block_lps import (
     block_diagonal,
     integral_answer,
-    integral_answers,
     multipliers_in_blocks,
     solve_in_blocks,
 )
@@ -51,7 +50,6 @@ __all__ = [
     "in_turns",
     "infeasible_or_unbounded",
     "integral_answer",
-    "integral_answers",
     "is_sparse",
     "multipliers_in_blocks",
     "native_value",

@@ -67,7 +67,12 @@ def integral_answers(
 
 
 def solve_in_blocks(
-    c: np.ndarray, size: int, solve_block: Any, tol: float, integer: np.ndarray | None = None
+    c: np.ndarray,
+    size: int,
+    solve_block: Any,
+    tol: float,
+    integer: np.ndarray | None = None,
+    fractional: Any = None,
 ) -> list[np.ndarray | None]:
     """The relaxations of the rows of ``c`` solved ``size`` at a time as one block-diagonal LP.
 
@@ -75,7 +80,9 @@ def solve_in_blocks(
     unused blocks zero, so their basis stays optimal), solves, and returns the ``size * n``
     optimal values or None. A vertex of a block-diagonal LP is a vertex in every block, so each
     block is kept when it is integral within ``tol`` on the ``integer`` variables (None: all)
-    and is None otherwise.
+    and is None otherwise. ``fractional(costs, blocks)``, when given, is called after a solve
+    that left some blocks fractional (their indices), before the next solve: a backend reads
+    their multipliers there for the search that follows.
     """
     answers: list[np.ndarray | None] = []
     for count, costs in _padded_blocks(c, size):
@@ -84,7 +91,10 @@ def solve_in_blocks(
             answers += [None] * count
             continue
         x = np.asarray(x, dtype=np.float64).reshape(size, c.shape[1])[:count]
-        answers += integral_answers(x, integer, tol)
+        found = integral_answers(x, integer, tol)
+        if fractional is not None and any(answer is None for answer in found):
+            fractional(costs, [j for j, answer in enumerate(found) if answer is None])
+        answers += found
     return answers
 
 

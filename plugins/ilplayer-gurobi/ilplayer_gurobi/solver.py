@@ -20,7 +20,6 @@ from ilplayer.plugin_api import (
     block_diagonal,
     capped_nodes,
     infeasible_or_unbounded,
-    integral_answers,
     multipliers_in_blocks,
     native_value,
     solve_in_blocks,
@@ -261,25 +260,23 @@ class GurobiSolver(PersistentModelSolver):
         # fractional are kept for the search that follows (relaxation_multipliers): it asks
         # for the same costs' LPs.
         lp, x, size = self._block_lp(model, len(c))
-        integer, n = model.batch.integrality, c.shape[1]
+        n, m = c.shape[1], model.batch.num_constraints
         model.multipliers = {}
 
         def solve_block(costs: np.ndarray) -> Any:
             x.Obj = costs
             lp.optimize()
-            if lp.Status != self._gp.GRB.OPTIMAL:
-                return None
-            values = np.asarray(x.X)
-            answers = integral_answers(values.reshape(size, n), integer, INTEGRAL_LP_TOL)
-            if any(answer is None for answer in answers):
-                duals = self._duals(lp, size, model.batch.num_constraints)
-                for row, answer in enumerate(answers):
-                    if answer is None:
-                        key = costs[row * n : (row + 1) * n].tobytes()
-                        model.multipliers[key] = (duals[row], values[row * n : (row + 1) * n])
-            return values
+            return x.X if lp.Status == self._gp.GRB.OPTIMAL else None
 
-        return solve_in_blocks(c, size, solve_block, INTEGRAL_LP_TOL, integer)
+        def keep(costs: np.ndarray, blocks: list[int]) -> None:
+            duals, values = self._duals(lp, size, m), np.asarray(x.X)
+            for j in blocks:
+                part = slice(j * n, (j + 1) * n)
+                model.multipliers[costs[part].tobytes()] = (duals[j], values[part])
+
+        return solve_in_blocks(
+            c, size, solve_block, INTEGRAL_LP_TOL, model.batch.integrality, fractional=keep
+        )
 
     def _duals(self, lp: Any, size: int, m: int) -> np.ndarray:
         """The row multipliers of ``lp``'s ``size`` copies, ``(size, rows)``: each copy's
