@@ -96,9 +96,8 @@ class OneRowRelaxations:
             costs = np.asarray(batch.c, dtype=np.float64)
             found = one_row_optima(costs, a, float(batch.b[0]), batch.lb, batch.ub)
             self._solved = {row.tobytes(): i for i, row in enumerate(costs)}, found
-        index, found = self._solved
+        index, (x, lam, feasible) = self._solved
         rows = [index[row.tobytes()] for row in np.asarray(c, dtype=np.float64)]
-        x, lam, feasible = found
         return x[rows], lam[rows], feasible[rows]
 
     def solve_relaxations(self, model: Any, c: np.ndarray) -> list[np.ndarray | None]:

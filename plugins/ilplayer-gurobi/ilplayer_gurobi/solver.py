@@ -178,7 +178,9 @@ class GurobiSolver(PersistentModelSolver):
         # batches, and building the MIP too cost as much as they did (one-row knapsacks).
         own = batch.num_variables >= LARGE_FROM or batch.unbounded_integers
         # a node limit in params turns the switch off
-        return GurobiModel(batch, own_defaults=own, tuned=not own and "NodeLimit" not in self.params)
+        return GurobiModel(
+            batch, own_defaults=own, tuned=not own and "NodeLimit" not in self.params
+        )
 
     def mip_of(self, model: GurobiModel) -> Any:
         """``model``'s MIP (its variables in ``model.x``), made on first use."""
@@ -243,7 +245,8 @@ class GurobiSolver(PersistentModelSolver):
         # Within the size-limited licence (variables and rows of all copies: a 10 x 10 grid's
         # blocks once overflowed it, every block LP failed and its gate closed).
         most = min(
-            BLOCK, SIZE_LIMIT // max(batch.num_variables, batch.num_constraints + batch.num_equalities, 1)
+            BLOCK,
+            SIZE_LIMIT // max(batch.num_variables, batch.num_constraints + batch.num_equalities, 1),
         )
         wanted = max(min(1 << max(rows - 1, 0).bit_length(), most), 1)  # a power of two
         if model.block is None or model.block[2] < wanted:
@@ -289,7 +292,7 @@ class GurobiSolver(PersistentModelSolver):
     def relaxation_multipliers(self, model: GurobiModel, c: np.ndarray) -> list[Multipliers | None]:
         # The LP duals for the core's search around a pooled start (PersistentModelSolver):
         # those solve_relaxations kept for these costs, the others solved.
-        m, n = model.batch.num_constraints, c.shape[1]
+        m = model.batch.num_constraints
         kept = [model.multipliers.get(row.tobytes()) for row in c]
         missing = [i for i, found in enumerate(kept) if found is None]
         found: list[Multipliers | None] = [
