@@ -73,7 +73,9 @@ def test_a_load_failure_is_an_error_with_its_reason_never_optimal(monkeypatch):
 
     pytest.importorskip("pyomo", reason="pyomo is not installed")
     solver = ilplayer.get_solver("pyomo:appsi_highs")
-    c, A, b = torch.tensor([[-1.0, -1.0]]), torch.tensor([[1.0, 1.0]]), torch.tensor([1.0])
+    # two rows: the core answers a one-row program from its relaxation's closed form itself
+    c, A = torch.tensor([[-1.0, -1.0]]), torch.tensor([[1.0, 1.0], [1.0, 0.0]])
+    b = torch.tensor([1.0, 1.0])
     ilplayer.solve(c, A, b, solver=solver)  # builds the model and leaves a point in it
 
     def broken(*args, **kwargs):
