@@ -77,7 +77,7 @@ def main() -> None:
         ub=ub,
         integrality=integrality,
         solver=args.solver,
-        gradient="identity",
+        method="identity",
         cost_map=embed,
     )
     constraints = {"A": A, "b": b, "A_eq": A_eq, "b_eq": b_eq}

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import torch
@@ -13,12 +13,13 @@ from ilplayer.core.bounds import Bounds, exact_dtype
 from ilplayer.core.transforms import untraced
 from ilplayer.core.validation import validate_problem
 from ilplayer.errors import NoGradientWarning, warn_at_user_line
-from ilplayer.gradients import GRADIENTS, METHODS, CombOptNet, GradientMethod, MethodRun
+from ilplayer.gradients import METHODS, CombOptNet, GradientMethod, MethodRun
+from ilplayer.keywords import layer_parts
 from ilplayer.oracle import UNBUILT, Oracle
 from ilplayer.parallel.backend_cache import cached_backend
 from ilplayer.parallel.dispatch import solve_problem
 from ilplayer.parallel.executors import Backend, ExecutorLike
-from ilplayer.program import Program, check_sense
+from ilplayer.program import check_sense
 from ilplayer.solvers.contract import Solver
 
 __all__ = ["ILPLayer", "solve"]
@@ -106,94 +107,6 @@ def solve(
     return y, status
 
 
-# The keyword shortcut: which keywords build the program, the oracle and the method.
-_PROGRAM_KEYWORDS = ("lb", "ub", "sense", "integrality", "cost_map")
-_ORACLE_KEYWORDS = (
-    "solver",
-    "solver_options",
-    "executor",
-    "workers",
-    "mp_context",
-    "pool",
-    "solve_ratio",
-)
-_SAMPLED = ("perturbed", "imle", "aimle")
-_METHOD_KEYWORDS: dict[str, dict[str, str]] = {  # keyword: {method name: the method's field}
-    "tau": {"combopt": "tau"},
-    "basis": {"combopt": "basis"},
-    "project_to_box": {"combopt": "project_to_box"},
-    "feasibility_tol": {"combopt": "feasibility_tol"},
-    "lambd": {"blackbox": "lambd", "frank-wolfe": "lambd", "imle": "lambd"},  # PyEPO's name
-    "blackbox_lambda": {
-        "blackbox": "lambd"
-    },  # the keyword before lambd, kept for code written then
-    "sigma": dict.fromkeys(_SAMPLED, "sigma"),
-    "samples": dict.fromkeys(_SAMPLED, "samples"),
-    "seed": dict.fromkeys(_SAMPLED, "seed"),
-    "noise": {"perturbed": "noise"},
-}
-
-
-def _gradient_method(gradient: str | GradientMethod, given: dict[str, Any]) -> GradientMethod:
-    """``gradient`` as a method object: a name with the keywords given for that method, or an
-    object of yours (whose options are its own: keywords beside it are refused)."""
-    if isinstance(gradient, GradientMethod):
-        if given:
-            name = sorted(given)[0]
-            raise ValueError(
-                f"{name} is an option of the gradient method: set it on the object "
-                f"(method={type(gradient).__name__}(...)), not on the layer"
-            )
-        return gradient
-    if gradient not in METHODS:
-        raise ValueError(
-            f"gradient must be one of {GRADIENTS} or a GradientMethod, got {gradient!r}"
-        )
-    for name in given:
-        owners = _METHOD_KEYWORDS[name]
-        if gradient not in owners:
-            which = " or ".join(repr(owner) for owner in owners)
-            raise ValueError(
-                f"{name} applies to gradient={which} only; this layer has "
-                f"gradient={gradient!r}: leave {name} out"
-            )
-    fields: dict[str, Any] = {}
-    for name, value in given.items():
-        field = _METHOD_KEYWORDS[name][gradient]
-        if field in fields:  # lambd and blackbox_lambda: one setting, two names
-            raise ValueError(f"{name} and another keyword both set {gradient}'s {field}: give one")
-        fields[field] = value
-    return METHODS[gradient](**fields)
-
-
-def from_keywords(options: dict[str, Any]) -> tuple[Oracle, GradientMethod]:
-    """The program, oracle and method the keyword shortcut names (``ILPLayer(lb=0, ub=1,
-    solver="highs", tau=0.5)``): every keyword goes to the one object it belongs to, and a
-    keyword no object takes, or one of another method than the chosen one, is refused."""
-    unknown = sorted(
-        set(options)
-        - {*_PROGRAM_KEYWORDS, *_ORACLE_KEYWORDS, *_METHOD_KEYWORDS, "gradient", "method"}
-    )
-    if unknown:
-        raise TypeError(f"ILPLayer() got an unexpected keyword argument {unknown[0]!r}")
-    if "gradient" in options and "method" in options:
-        raise ValueError(
-            "give the gradient method once: method= (an object or a name), not also gradient="
-        )
-    program = Program(**{key: options[key] for key in _PROGRAM_KEYWORDS if key in options})
-    oracle_options = {key: options[key] for key in _ORACLE_KEYWORDS if key in options}
-    oracle = Oracle(program, **{"solver": "bruteforce", **oracle_options})
-    gradient = options.get("method", options.get("gradient", "combopt"))
-    try:
-        method = _gradient_method(
-            gradient, {key: options[key] for key in _METHOD_KEYWORDS if key in options}
-        )
-    except BaseException:
-        oracle.close()
-        raise
-    return oracle, method
-
-
 class ILPLayer(torch.nn.Module):
     """An integer linear program as a layer: ``y = argmin c·y s.t. A y <= b, lb <= y <= ub``
     (``argmax`` for a program with ``sense="max"``), solved by an
@@ -212,7 +125,7 @@ class ILPLayer(torch.nn.Module):
     The keywords: the program's (``lb``, ``ub``, ``sense``, ``integrality``, ``cost_map``; see
     [Program][ilplayer.Program]), the oracle's (``solver`` — default ``"bruteforce"`` here —,
     ``solver_options``, ``executor``, ``workers``, ``mp_context``, ``pool``, ``solve_ratio``;
-    see [Oracle][ilplayer.Oracle]), and the method's: ``gradient`` (a name of
+    see [Oracle][ilplayer.Oracle]), and the method's: ``method`` (an object or a name of
     [METHODS][ilplayer.gradients.METHODS], default ``"combopt"``) with its options — ``tau``,
     ``basis``, ``project_to_box``, ``feasibility_tol`` (CombOptNet), ``lambd`` (blackbox,
     frank-wolfe, imle: PyEPO's name; ``blackbox_lambda`` still means blackbox's), ``sigma``,
@@ -225,15 +138,16 @@ class ILPLayer(torch.nn.Module):
     [close][ilplayer.ILPLayer.close] releases what its oracle built.
 
     Args:
-        oracle: the [Oracle][ilplayer.Oracle] that solves the forward pass (or, in the keyword
-            form, ``lb``).
-        method: the gradient method: an object of [ilplayer.gradients][ilplayer.gradients]
+        *args: ``(oracle, method)``: the [Oracle][ilplayer.Oracle] that solves the forward pass
+            and the gradient method, an object of [ilplayer.gradients][ilplayer.gradients]
             (``CombOptNet(tau=0.5)``, ``Perturbed(sigma=1.0, samples=8)``, ...) or its name
-            (default ``"combopt"``; in the keyword form given positionally, ``ub``).
+            (default ``"combopt"``); or, in the keyword form, ``(lb, ub)``.
         backward_threads: torch intra-op threads for the backward on CPU (default 1: its
             tensors are small, and more threads compete with the solver workers for the
             cores); None leaves torch's setting alone.
-        **options: the keyword shortcut (above); not with an oracle.
+        **options: ``method=`` (the gradient method as above, in either form:
+            ``ILPLayer(0, 1, method="blackbox")``; ``gradient=`` is its old name), ``oracle=``,
+            and, without an oracle, the keyword shortcut (above).
 
     Attributes:
         oracle: the oracle (its ``program``, backend and pools).
@@ -249,14 +163,26 @@ class ILPLayer(torch.nn.Module):
         (torch.Size([4, 8]), torch.Size([4]))
     """
 
+    @overload
     def __init__(
         self,
-        oracle: Oracle | Bounds | None = None,
-        method: GradientMethod | str | Bounds | None = None,
+        oracle: Oracle,
+        method: GradientMethod | str | None = None,
+        *,
+        backward_threads: int | None = 1,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        lb: Bounds | None = None,
+        ub: Bounds | None = None,
         *,
         backward_threads: int | None = 1,
         **options: Any,
-    ) -> None:
+    ) -> None: ...
+
+    def __init__(self, *args: Any, backward_threads: int | None = 1, **options: Any) -> None:
         super().__init__()
         if backward_threads is not None and (
             isinstance(backward_threads, bool)
@@ -266,32 +192,12 @@ class ILPLayer(torch.nn.Module):
             raise ValueError(
                 f"backward_threads must be a positive integer or None, got {backward_threads!r}"
             )
-        if isinstance(oracle, Oracle):
-            if options:
-                name = sorted(options)[0]
-                where = (
-                    "the method object" if name in _METHOD_KEYWORDS else "the Oracle or its Program"
-                )
-                raise ValueError(f"{name}: with an oracle, give it to {where}, not to the layer")
-            if not (method is None or isinstance(method, (str, GradientMethod))):
-                raise TypeError(
-                    f"method must be a GradientMethod (ilplayer.gradients) or its name, got {method!r}"
-                )
-            self.method = _gradient_method("combopt" if method is None else method, {})
-        else:
-            for name, value in (("lb", oracle), ("ub", method)):
-                if value is not None and not isinstance(value, (str, GradientMethod)):
-                    if name in options:
-                        raise TypeError(f"ILPLayer() got multiple values for argument {name!r}")
-                    options[name] = value  # ILPLayer(lb, ub, ...), the positional shortcut
-                elif value is not None:
-                    options["method"] = value
-            oracle, self.method = from_keywords(options)
+        oracle, self.method = layer_parts(args, options)
         if oracle.cost_map is not None and isinstance(self.method, CombOptNet):
             raise ValueError(
-                "cost_map: gradient='combopt' works in the program's own variables (its targets and "
+                "cost_map: method='combopt' works in the program's own variables (its targets and "
                 "constraint gradients live there); give it the costs c @ cost_map.T and read "
-                "y @ cost_map yourself, or use a cost method (gradient='blackbox', 'identity', "
+                "y @ cost_map yourself, or use a cost method (method='blackbox', 'identity', "
                 "'perturbed', ... or the losses)"
             )
         self.oracle = oracle
@@ -362,17 +268,17 @@ class ILPLayer(torch.nn.Module):
                 continue
             self._warned.add(name)
             givers = " or ".join(
-                f"gradient={n!r}" for n, m in METHODS.items() if m.constraint_gradients
+                f"method={n!r}" for n, m in METHODS.items() if m.constraint_gradients
             )
             which = (
                 f"only {givers} gives one (the other methods learn costs only)"
                 if name in ("A", "b")
                 else "no method gives one: equality constraints take part in the solve and in "
                 "CombOptNet's feasibility tests, not in the gradient; learn them as pairs "
-                "of inequality rows in A, b with gradient='combopt'"
+                "of inequality rows in A, b with method='combopt'"
             )
             warn_at_user_line(
-                f"ILPLayer(gradient={self.gradient!r}): {name} requires grad but gets "
+                f"ILPLayer(method={self.gradient!r}): {name} requires grad but gets "
                 f"no gradient from this layer; {which}.",
                 NoGradientWarning,
             )
@@ -384,4 +290,4 @@ class ILPLayer(torch.nn.Module):
 
     def extra_repr(self) -> str:
         method = ", ".join(f"{name}={value!r}" for name, value in self.method.options().items())
-        return f"{self.oracle!r}, gradient={self.gradient!r}" + (f", {method}" if method else "")
+        return f"{self.oracle!r}, method={self.gradient!r}" + (f", {method}" if method else "")

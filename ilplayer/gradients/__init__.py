@@ -7,7 +7,7 @@ the constraints ``A, b``; ``blackbox`` (`Blackbox`), ``identity`` (`Identity`) a
 and ``frank-wolfe`` (`FrankWolfe`) for ``c`` only. The sampling methods draw their noise
 from a [`Perturbation`][ilplayer.gradients.Perturbation], which the perturbed Fenchel-Young loss
 takes too. A method is an object holding its options;
-the layer's ``gradient=`` takes one, or its name as a shortcut ([`METHODS`][ilplayer.gradients.METHODS]). A new method
+the layer's ``method=`` takes one, or its name as a shortcut ([`METHODS`][ilplayer.gradients.METHODS]). A new method
 is a `GradientMethod` subclass in a module here, added to `METHODS`.
 """
 
@@ -33,7 +33,7 @@ from ilplayer.gradients.perturbed import Perturbed, perturbed_gradient, perturbe
 METHODS: dict[str, type[GradientMethod]] = {
     m.name: m for m in (CombOptNet, Blackbox, Identity, Perturbed, IMLE, AdaptiveIMLE, FrankWolfe)
 }
-"""Every gradient method by the name the layer's ``gradient=`` takes."""
+"""Every gradient method by the name the layer's ``method=`` takes."""
 GRADIENTS = tuple(METHODS)
 COST_METHODS = tuple(name for name, method in METHODS.items() if not method.constraint_gradients)
 

@@ -4,7 +4,7 @@ is given to run with (the oracle's solves, the thread setting, the cost map).
 A method is an object that holds its own options (``CombOptNet(tau=0.5)``,
 ``Perturbed(sigma=1.0, samples=8)``); `GradientMethod.apply` runs the forward solve(s)
 through the layer and attaches the method's backward. The layer names them by string as a
-shortcut (``gradient="blackbox"``).
+shortcut (``method="blackbox"``).
 """
 
 from __future__ import annotations
@@ -288,7 +288,7 @@ def _check_signal(
         return
     run.warned.add("no-signal")
     warn_at_user_line(
-        f"ILPLayer(gradient={method.name!r}): the backward pass gave the whole batch an all-zero "
+        f"ILPLayer(method={method.name!r}): the backward pass gave the whole batch an all-zero "
         f"gradient although the loss's gradient was not zero. {method.no_signal_hint}.",
         NoSignalWarning,
     )

@@ -33,7 +33,7 @@ def blackbox_gradient(
 
 @dataclass(frozen=True)
 class Blackbox(GradientMethod):
-    """``gradient="blackbox"``: ``lambd`` is the interpolation step (PyEPO's name; the layer's
+    """``method="blackbox"``: ``lambd`` is the interpolation step (PyEPO's name; the layer's
     ``lambd`` keyword; Vlastelica et al. use 10-20)."""
 
     lambd: float = 10.0

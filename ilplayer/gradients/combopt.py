@@ -204,7 +204,7 @@ def combopt_backward(
 
 @dataclass(frozen=True)
 class CombOptNet(GradientMethod):
-    """``gradient="combopt"`` (Paulus et al., 2021): gradients for ``c``, ``A`` and ``b``.
+    """``method="combopt"`` (Paulus et al., 2021): gradients for ``c``, ``A`` and ``b``.
 
     Args:
         tau: soft-min temperature of supplementary A.1 (the paper uses 0.5); ``None`` for the
@@ -223,7 +223,7 @@ class CombOptNet(GradientMethod):
     no_signal_hint: ClassVar[str] = (
         "CombOptNet's gradient vanishes when no target y - Delta is feasible and different from "
         "y -- typical of a loss on the objective (such as regret) over tight or equality-like "
-        "constraints. For learning costs use gradient='blackbox', 'identity' or 'perturbed', or "
+        "constraints. For learning costs use method='blackbox', 'identity' or 'perturbed', or "
         "the losses ilplayer.losses.SPOPlus and FenchelYoung"
     )
 
@@ -260,10 +260,10 @@ class CombOptNet(GradientMethod):
             # distances of integer points; with continuous variables the constraint gradient
             # is not derived: refuse it rather than return something that looks like one.
             raise ValueError(
-                "integrality: gradient='combopt' gives gradients for A and b on pure-integer "
+                "integrality: method='combopt' gives gradients for A and b on pure-integer "
                 "programs only, and this one has continuous variables; detach A and b (its "
                 "cost gradient works on mixed-integer programs), or learn the costs with a "
-                "cost method (gradient='blackbox', 'identity', 'perturbed', or the losses)"
+                "cost method (method='blackbox', 'identity', 'perturbed', or the losses)"
             )
         y64, status, _ = run.solve(problem)
         # The backward is torch maths on dense rows: a sparse A (solved sparse) is densified here.

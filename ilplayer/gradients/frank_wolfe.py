@@ -120,7 +120,7 @@ def face_projection(
 
 @dataclass(frozen=True)
 class FrankWolfe(GradientMethod):
-    """``gradient="frank-wolfe"``: the forward returns ``argmin_{mu in conv(Y)} c·mu + lambd/2
+    """``method="frank-wolfe"``: the forward returns ``argmin_{mu in conv(Y)} c·mu + lambd/2
     |mu|^2`` by away-step Frank-Wolfe (to a gap of ``tol`` or ``max_iter`` steps, PyEPO's
     defaults), each step one batch of solves; the backward ``-P dy / lambd``."""
 

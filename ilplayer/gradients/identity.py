@@ -24,7 +24,7 @@ def identity_gradient(dy: torch.Tensor, has_solution: torch.Tensor) -> torch.Ten
 
 @dataclass(frozen=True)
 class Identity(GradientMethod):
-    """``gradient="identity"``: ``dc = -dy`` on the instances with a solution."""
+    """``method="identity"``: ``dc = -dy`` on the instances with a solution."""
 
     name: ClassVar[str] = "identity"
     no_signal_hint: ClassVar[str] = "No instance of the batch had a solution to move"

@@ -30,7 +30,7 @@ __all__ = ["IMLE", "AdaptiveIMLE"]
 
 @dataclass(frozen=True)
 class IMLE(Perturbation, GradientMethod):
-    """``gradient="imle"``: I-MLE over its [`Perturbation`][ilplayer.gradients.Perturbation]
+    """``method="imle"``: I-MLE over its [`Perturbation`][ilplayer.gradients.Perturbation]
     (by default ``samples=10`` draws of Sum-of-Gamma noise, ``kappa`` 5, ``iterations`` 10
     terms, of scale ``sigma``; any noise of [`NOISES`][ilplayer.gradients.perturbation.NOISES]
     is accepted) and the finite-difference step ``lambd`` (PyEPO's defaults: 10 samples,
@@ -123,7 +123,7 @@ class IMLE(Perturbation, GradientMethod):
 
 @dataclass(frozen=True)
 class AdaptiveIMLE(IMLE):
-    """``gradient="aimle"``: I-MLE whose step is ``alpha |c| / |dy|`` (norms over the batch),
+    """``method="aimle"``: I-MLE whose step is ``alpha |c| / |dy|`` (norms over the batch),
     ``alpha`` (from 1) raised by ``alpha_step`` after a backward whose gradient, averaged over
     recent ones, has zero entries, lowered otherwise (PyEPO's AIMLE). ``lambd`` is unused."""
 

@@ -61,7 +61,7 @@ def perturbed_gradient(
 
 @dataclass(frozen=True)
 class Perturbed(Perturbation, GradientMethod):
-    """``gradient="perturbed"``: the forward returns the mean of the solutions of its
+    """``method="perturbed"``: the forward returns the mean of the solutions of its
     [`Perturbation`][ilplayer.gradients.Perturbation] (``samples`` draws of scale ``sigma``,
     ``noise="additive"`` or ``"multiplicative"``: the costs times ``exp(sigma Z - sigma^2 / 2)``,
     signs kept, PyEPO's DPOMul), solved as one batch; ``seed`` fixes the noise stream (one per

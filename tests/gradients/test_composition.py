@@ -139,8 +139,8 @@ def test_a_loss_takes_the_oracle_and_solves_with_the_programs_rows():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"gradient": "perturbed", "tau": 0.5}, "tau applies to gradient='combopt' only"),
-        ({"gradient": "blackbox", "sigma": 1.0}, "sigma applies to"),
+        ({"method": "perturbed", "tau": 0.5}, "tau applies to method='combopt' only"),
+        ({"method": "blackbox", "sigma": 1.0}, "sigma applies to"),
         ({"solvr": "highs"}, "unexpected keyword argument 'solvr'"),
         ({"gradient": "combopt", "method": "perturbed"}, "give the gradient method once"),
     ],
@@ -160,10 +160,24 @@ def test_an_oracle_takes_no_shortcut_keywords_beside_it():
 
 
 def test_positional_bounds_keep_working():
-    layer = ilplayer.ILPLayer(-1, 2, solver="bruteforce", gradient="identity")
+    layer = ilplayer.ILPLayer(-1, 2, solver="bruteforce", method="identity")
     assert (layer.oracle.program.lb, layer.oracle.program.ub) == (-1, 2)
     with pytest.raises(TypeError, match="multiple values for argument 'lb'"):
         ilplayer.ILPLayer(0, 1, lb=0)
+
+
+def test_one_keyword_names_the_method_in_both_forms_and_the_old_one_still_works():
+    oracle = Oracle(Program(lb=0, ub=1), solver="bruteforce")
+    assert ilplayer.ILPLayer(oracle, method=Perturbed()).gradient == "perturbed"
+    assert ilplayer.ILPLayer(oracle=oracle, method="blackbox").gradient == "blackbox"
+    assert ilplayer.ILPLayer(0, 1, method="blackbox").gradient == "blackbox"
+    with pytest.raises(TypeError, match="multiple values for argument 'method'"):
+        ilplayer.ILPLayer(oracle, "identity", method="blackbox")
+    with pytest.raises(TypeError, match="positionally; got 3 positional"):
+        ilplayer.ILPLayer(0, 1, "blackbox")
+    with pytest.warns(FutureWarning, match=r"ILPLayer\(gradient='blackbox'\) is ILPLayer\(method="):
+        old = ilplayer.ILPLayer(0, 1, gradient="blackbox", lambd=3.0)
+    assert old.gradient == "blackbox" and old.method.lambd == 3.0
 
 
 def test_copies_of_a_composed_layer_build_their_own_backend():

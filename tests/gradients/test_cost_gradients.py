@@ -32,11 +32,11 @@ def costs(seed: int = 0, batch: int = 5) -> torch.Tensor:
 def test_identity_gradient_is_minus_the_incoming_one_and_plus_when_maximising():
     c = costs().requires_grad_()
     dy = torch.randn(5, 4, dtype=torch.float64)
-    y = ilplayer.ILPLayer(0, 1, gradient="identity")(c, A, B)
+    y = ilplayer.ILPLayer(0, 1, method="identity")(c, A, B)
     assert torch.equal(y, argmin(c.detach()))
     (dc,) = torch.autograd.grad(y, c, dy)
     assert torch.equal(dc, -dy)
-    y = ilplayer.ILPLayer(0, 1, gradient="identity", sense="max")(c, A, B)
+    y = ilplayer.ILPLayer(0, 1, method="identity", sense="max")(c, A, B)
     assert torch.equal(y, argmin(-c.detach()))  # the maximiser
     (dc,) = torch.autograd.grad(y, c, dy)
     assert torch.equal(dc, dy)
@@ -45,7 +45,7 @@ def test_identity_gradient_is_minus_the_incoming_one_and_plus_when_maximising():
 def test_blackbox_gradient_matches_the_interpolation_formula():
     c = costs(1).requires_grad_()
     dy = torch.randn(5, 4, dtype=torch.float64)
-    layer = ilplayer.ILPLayer(0, 1, gradient="blackbox", blackbox_lambda=3.0)
+    layer = ilplayer.ILPLayer(0, 1, method="blackbox", blackbox_lambda=3.0)
     y = layer(c, A, B)
     (dc,) = torch.autograd.grad(y, c, dy)
     moved = argmin(c.detach() + 3.0 * dy)
@@ -54,7 +54,7 @@ def test_blackbox_gradient_matches_the_interpolation_formula():
 
 def test_perturbed_forward_is_a_mean_of_solutions_and_its_gradient_the_score_estimate():
     c = costs(2).requires_grad_()
-    layer = ilplayer.ILPLayer(0, 1, gradient="perturbed", sigma=0.5, samples=16, seed=7)
+    layer = ilplayer.ILPLayer(0, 1, method="perturbed", sigma=0.5, samples=16, seed=7)
     y = layer(c, A, B)
     assert ((y >= 0) & (y <= 1)).all() and (y.sum(-1) <= 2 + 1e-9).all()
     # the same noise again: a fresh generator with the same seed, each row's samples together
@@ -128,7 +128,7 @@ def test_an_input_that_requires_grad_but_gets_none_is_named_once_per_layer(gradi
     A_learnt, b_learnt = A.clone().requires_grad_(), B.clone().requires_grad_()
     A_eq = torch.ones(1, 4, dtype=torch.float64, requires_grad=True)
     b_eq = torch.ones(1, dtype=torch.float64)
-    layer = ilplayer.ILPLayer(0, 1, gradient=gradient)
+    layer = ilplayer.ILPLayer(0, 1, method=gradient)
     with pytest.warns(ilplayer.errors.NoGradientWarning) as caught:
         layer(costs(12), A_learnt, b_learnt, A_eq, b_eq).sum().backward()
     messages = [str(w.message) for w in caught if w.category is ilplayer.errors.NoGradientWarning]
@@ -136,7 +136,7 @@ def test_an_input_that_requires_grad_but_gets_none_is_named_once_per_layer(gradi
     assert [m.split(" requires grad")[0].split(": ")[-1] for m in messages] == expected
     assert all(w.filename == __file__ for w in caught)
     if gradient != "combopt":
-        assert "only gradient='combopt' gives one" in messages[0]
+        assert "only method='combopt' gives one" in messages[0]
     assert "no method gives one" in messages[-1]
     with warnings.catch_warnings():
         warnings.simplefilter(
@@ -144,7 +144,7 @@ def test_an_input_that_requires_grad_but_gets_none_is_named_once_per_layer(gradi
         )  # once per layer and argument
         layer(costs(13), A_learnt, b_learnt, A_eq, b_eq)
         with torch.no_grad():  # nothing is lost where no gradient is wanted
-            ilplayer.ILPLayer(0, 1, gradient=gradient)(costs(13), A_learnt, b_learnt, A_eq, b_eq)
+            ilplayer.ILPLayer(0, 1, method=gradient)(costs(13), A_learnt, b_learnt, A_eq, b_eq)
 
 
 def test_a_regret_loss_through_combopt_warns_once_that_it_carries_no_signal():
@@ -155,7 +155,7 @@ def test_a_regret_loss_through_combopt_warns_once_that_it_carries_no_signal():
     c_pred = torch.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=torch.float64, requires_grad=True)
     layer = ilplayer.ILPLayer(0, 1)
     with pytest.warns(
-        ilplayer.errors.NoSignalWarning, match="gradient='blackbox', 'identity' or 'perturbed'"
+        ilplayer.errors.NoSignalWarning, match="method='blackbox', 'identity' or 'perturbed'"
     ) as caught:
         (c_true * layer(c_pred, A_eq, b_eq)).sum().backward()
     assert not c_pred.grad.any()
@@ -165,7 +165,7 @@ def test_a_regret_loss_through_combopt_warns_once_that_it_carries_no_signal():
         (c_true * layer(c_pred, A_eq, b_eq)).sum().backward()
     # the same loss through the blackbox gradient moves the costs
     c_pred.grad = None
-    (c_true * ilplayer.ILPLayer(0, 1, gradient="blackbox")(c_pred, A_eq, b_eq)).sum().backward()
+    (c_true * ilplayer.ILPLayer(0, 1, method="blackbox")(c_pred, A_eq, b_eq)).sum().backward()
     assert c_pred.grad.any()
 
 
@@ -178,18 +178,18 @@ def test_layer_reports_objectives_in_its_sense_and_refuses_bad_settings():
     assert ilplayer.ILPLayer(0, 1, sense="MAX").sense == "max"  # any case, like solver names
     for kwargs, message in (
         ({"sense": "maximise"}, "sense must be 'min' or 'max'"),
-        ({"gradient": "spo"}, "gradient must be one of"),
-        ({"sigma": 0, "gradient": "perturbed"}, "sigma must be a positive number"),
-        ({"samples": 0, "gradient": "perturbed"}, "samples must be a positive integer"),
-        ({"blackbox_lambda": -1, "gradient": "blackbox"}, "lambd must be a positive number"),
-        ({"blackbox_lambda": 5}, "blackbox_lambda applies to gradient='blackbox' only"),
+        ({"method": "spo"}, "method must be one of"),
+        ({"sigma": 0, "method": "perturbed"}, "sigma must be a positive number"),
+        ({"samples": 0, "method": "perturbed"}, "samples must be a positive integer"),
+        ({"blackbox_lambda": -1, "method": "blackbox"}, "lambd must be a positive number"),
+        ({"blackbox_lambda": 5}, "blackbox_lambda applies to method='blackbox' only"),
         (
-            {"seed": 0, "gradient": "blackbox"},
-            "seed applies to gradient='perturbed' or 'imle' or 'aimle' only",
+            {"seed": 0, "method": "blackbox"},
+            "seed applies to method='perturbed' or 'imle' or 'aimle' only",
         ),
-        ({"samples": 4, "gradient": "identity"}, "samples applies to gradient='perturbed'"),
-        ({"tau": 1.0, "gradient": "perturbed"}, "tau applies to gradient='combopt' only"),
-        ({"basis": "canonical", "gradient": "blackbox"}, "basis applies to gradient='combopt'"),
+        ({"samples": 4, "method": "identity"}, "samples applies to method='perturbed'"),
+        ({"tau": 1.0, "method": "perturbed"}, "tau applies to method='combopt' only"),
+        ({"basis": "canonical", "method": "blackbox"}, "basis applies to method='combopt'"),
     ):
         with pytest.raises(ValueError, match=message):
             ilplayer.ILPLayer(0, 1, **kwargs)
@@ -203,14 +203,14 @@ def test_cost_methods_solve_their_extra_batches_on_every_executor(executor, grad
     c = costs(11, batch=6).requires_grad_()
     options = {"samples": 4, "seed": 0} if gradient == "perturbed" else {}
     layer = ilplayer.ILPLayer(
-        0, 1, solver="highs", gradient=gradient, executor=executor, workers=2, **options
+        0, 1, solver="highs", method=gradient, executor=executor, workers=2, **options
     )
     try:
         y = layer(c, A, B)
         (dc,) = torch.autograd.grad(y, c, torch.ones_like(y))
     finally:
         layer.close()
-    reference = ilplayer.ILPLayer(0, 1, gradient=gradient, **options)
+    reference = ilplayer.ILPLayer(0, 1, method=gradient, **options)
     (expected,) = torch.autograd.grad(reference(c, A, B), c, torch.ones_like(y))
     torch.testing.assert_close(dc, expected)  # same answers, same gradient, whatever the pool
 
@@ -224,10 +224,10 @@ def test_perturbed_samples_repeat_per_instance_constraints():
         c_pred, y_true, A.expand(5, -1, -1).numpy(), B.expand(5, -1).numpy()
     )
     torch.testing.assert_close(per_instance, shared)
-    layer = ilplayer.ILPLayer(0, 1, gradient="perturbed", samples=4, seed=1)
+    layer = ilplayer.ILPLayer(0, 1, method="perturbed", samples=4, seed=1)
     torch.testing.assert_close(
         layer(c_pred, A.expand(5, -1, -1), B.expand(5, -1)),
-        ilplayer.ILPLayer(0, 1, gradient="perturbed", samples=4, seed=1)(c_pred, A, B),
+        ilplayer.ILPLayer(0, 1, method="perturbed", samples=4, seed=1)(c_pred, A, B),
     )
     with pytest.raises(ValueError, match=r"c must have shape \(10, 4\) for 2 copies"):
         ilplayer.core.validation.validate_problem(c_pred, A, B, 0, 1).repeat(2, c_pred)
@@ -239,14 +239,14 @@ def test_a_method_object_is_the_same_as_its_name_with_the_layers_keywords():
     c = costs(14).requires_grad_()
     pairs = [
         (
-            ilplayer.ILPLayer(0, 1, gradient="perturbed", sigma=0.5, samples=4, seed=1),
-            ilplayer.ILPLayer(0, 1, gradient=Perturbed(sigma=0.5, samples=4, seed=1)),
+            ilplayer.ILPLayer(0, 1, method="perturbed", sigma=0.5, samples=4, seed=1),
+            ilplayer.ILPLayer(0, 1, method=Perturbed(sigma=0.5, samples=4, seed=1)),
         ),
         (
-            ilplayer.ILPLayer(0, 1, gradient="blackbox", blackbox_lambda=3.0),
-            ilplayer.ILPLayer(0, 1, gradient=Blackbox(lambd=3.0)),
+            ilplayer.ILPLayer(0, 1, method="blackbox", blackbox_lambda=3.0),
+            ilplayer.ILPLayer(0, 1, method=Blackbox(lambd=3.0)),
         ),
-        (ilplayer.ILPLayer(0, 1, tau=None), ilplayer.ILPLayer(0, 1, gradient=CombOptNet(tau=None))),
+        (ilplayer.ILPLayer(0, 1, tau=None), ilplayer.ILPLayer(0, 1, method=CombOptNet(tau=None))),
     ]
     weights = torch.arange(4.0, dtype=torch.float64)
     for by_name, by_object in pairs:
@@ -259,11 +259,11 @@ def test_a_method_object_is_the_same_as_its_name_with_the_layers_keywords():
     with pytest.raises(
         ValueError, match="sigma is an option of the gradient method: set it on the object"
     ):
-        ilplayer.ILPLayer(0, 1, gradient=Perturbed(), sigma=2.0)
+        ilplayer.ILPLayer(0, 1, method=Perturbed(), sigma=2.0)
     with pytest.raises(ValueError, match="sigma must be a positive number"):
         Perturbed(sigma=-1)
-    with pytest.raises(ValueError, match="gradient must be one of"):
-        ilplayer.ILPLayer(0, 1, gradient=object())
+    with pytest.raises(ValueError, match="method must be one of"):
+        ilplayer.ILPLayer(0, 1, method=object())
 
 
 def test_lambd_is_one_name_for_the_step_of_every_method_that_has_one():
@@ -275,13 +275,11 @@ def test_lambd_is_one_name_for_the_step_of_every_method_that_has_one():
         ("frank-wolfe", FrankWolfe, 0.5),
         ("imle", IMLE, 2.0),
     ):
-        layer = ilplayer.ILPLayer(lb=0, ub=1, gradient=gradient, lambd=value)
+        layer = ilplayer.ILPLayer(lb=0, ub=1, method=gradient, lambd=value)
         assert isinstance(layer.method, kind) and layer.method.lambd == value
-    assert (
-        ilplayer.ILPLayer(lb=0, ub=1, gradient="blackbox", blackbox_lambda=4.0).method.lambd == 4.0
-    )
+    assert ilplayer.ILPLayer(lb=0, ub=1, method="blackbox", blackbox_lambda=4.0).method.lambd == 4.0
     with pytest.raises(ValueError, match="both set blackbox's lambd: give one"):
-        ilplayer.ILPLayer(lb=0, ub=1, gradient="blackbox", lambd=3.0, blackbox_lambda=4.0)
+        ilplayer.ILPLayer(lb=0, ub=1, method="blackbox", lambd=3.0, blackbox_lambda=4.0)
     with pytest.raises(ValueError, match="lambd"):
         ilplayer.ILPLayer(lb=0, ub=1, lambd=1.0)  # CombOptNet has no such step
 

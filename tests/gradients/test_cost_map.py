@@ -96,7 +96,7 @@ def test_perturbed_layer_draws_its_noise_per_edge():
         solver="highs",
         integrality=p.integrality,
         cost_map=embed,
-        gradient=Perturbed(sigma=sigma, samples=samples, seed=3),
+        method=Perturbed(sigma=sigma, samples=samples, seed=3),
     )
     y = layer(c, **constraints)
     dy = torch.randn(y.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
@@ -119,7 +119,7 @@ def test_fenchel_young_loss_and_gradient_per_edge():
     c_pred = edge_costs(5, seed=2).requires_grad_()
     y_true = best_tours(edge_costs(5, seed=5))
     layer = ilplayer.ILPLayer(
-        p.lb, p.ub, solver="gurobi", integrality=p.integrality, cost_map=embed, gradient="identity"
+        p.lb, p.ub, solver="gurobi", integrality=p.integrality, cost_map=embed, method="identity"
     )
     loss = FenchelYoung(layer, sigma=1.0, samples=7, seed=11)(c_pred, y_true, **constraints)
     loss.backward()
@@ -141,7 +141,7 @@ def test_cost_losses_in_the_edges_space(loss_name):
     p, constraints, embed = program("mtz")
     c_pred, c_true = edge_costs(4, seed=6).requires_grad_(), edge_costs(4, seed=7)
     layer = ilplayer.ILPLayer(
-        p.lb, p.ub, solver="scip", integrality=p.integrality, cost_map=embed, gradient="identity"
+        p.lb, p.ub, solver="scip", integrality=p.integrality, cost_map=embed, method="identity"
     )
     if loss_name == "spo+":
         loss = SPOPlus(layer)(c_pred, c_true, **constraints)
@@ -170,7 +170,7 @@ def test_the_map_travels_with_copies_and_pickles():
     require("highs")
     p, constraints, embed = program()
     layer = ilplayer.ILPLayer(
-        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, gradient="blackbox"
+        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, method="blackbox"
     )
     c = edge_costs(3)
     for other in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
@@ -186,7 +186,7 @@ def test_a_pool_holds_decisions_per_edge():
     p, constraints, embed = program()
     known = best_tours(edge_costs(20, seed=8))
     layer = ilplayer.ILPLayer(
-        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, gradient="identity"
+        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, method="identity"
     )
     spo = SPOPlus(layer, solve_ratio=0.0, pool=known)
     c_pred, c_true = edge_costs(4, seed=9).requires_grad_(), edge_costs(4, seed=10)
@@ -198,7 +198,7 @@ def test_a_pool_holds_decisions_per_edge():
         solver="highs",
         integrality=p.integrality,
         cost_map=2 * embed,
-        gradient="identity",
+        method="identity",
     )
     with pytest.raises(ValueError, match="cost map"):
         SPOPlus(other, pool=spo.pool_rule)(c_pred, c_true, **constraints)
@@ -219,11 +219,11 @@ def test_bad_maps_are_refused_by_name():
     with pytest.raises(ValueError, match="cost_map must be finite"):
         solve(cost_map=embed * float("nan"))
     with pytest.raises(
-        ValueError, match="cost_map: gradient='combopt' works in the program's own variables"
+        ValueError, match="cost_map: method='combopt' works in the program's own variables"
     ):
         ilplayer.ILPLayer(p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed)
     layer = ilplayer.ILPLayer(
-        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, gradient="identity"
+        p.lb, p.ub, solver="highs", integrality=p.integrality, cost_map=embed, method="identity"
     )
     with pytest.raises(ValueError, match="CaVE: the layer has a cost_map"):
         CaVE(layer)

@@ -1,4 +1,4 @@
-"""gradient="frank-wolfe" (PyEPO's RFWO) and RegularizedFenchelYoung (RFY) against the exact
+"""method="frank-wolfe" (PyEPO's RFWO) and RegularizedFenchelYoung (RFY) against the exact
 Euclidean projection onto the hull of the feasible points (a non-negative least squares here)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_frank_wolfe_layer_is_the_projection_and_its_face_gradient(sense):
         solver="highs",
         executor="serial",
         sense=sense,
-        gradient=FrankWolfe(lambd=lam, tol=1e-12, max_iter=5000),
+        method=FrankWolfe(lambd=lam, tol=1e-12, max_iter=5000),
     )
     c, _ = data(4, seed=3)
     pred = c.clone().requires_grad_(True)
@@ -110,9 +110,7 @@ def test_frank_wolfe_agrees_across_backends(backend):
     c, _ = data(3, seed=5)
     results = []
     for name, ex in ((backend, executor), ("bruteforce", "serial")):
-        layer = ILPLayer(
-            0, 1, solver=name, executor=ex, gradient=FrankWolfe(tol=1e-9, max_iter=2000)
-        )
+        layer = ILPLayer(0, 1, solver=name, executor=ex, method=FrankWolfe(tol=1e-9, max_iter=2000))
         pred = c.clone().requires_grad_(True)
         mu = layer(pred, Ai, Bi)
         results.append((mu.detach(), torch.autograd.grad(mu.sum(), pred)[0]))

@@ -1,4 +1,4 @@
-"""I-MLE and adaptive I-MLE (gradient="imle" | "aimle") against a reference written out here
+"""I-MLE and adaptive I-MLE (method="imle" | "aimle") against a reference written out here
 with the exhaustive optimum, in both senses; the noise against PyEPO's sampler."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_imle_matches_the_reference(sense, two_sides):
         solver="highs",
         executor="serial",
         sense=sense,
-        gradient=IMLE(sigma=sigma, samples=samples, lambd=lam, two_sides=two_sides, seed=seed),
+        method=IMLE(sigma=sigma, samples=samples, lambd=lam, two_sides=two_sides, seed=seed),
     )
     c, _ = data(4, seed=6)
     dy = torch.randn(4, N, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
@@ -72,7 +72,7 @@ def test_imle_matches_the_reference(sense, two_sides):
 def test_aimle_step_and_alpha_follow_pyepo():
     require("highs")
     method = AdaptiveIMLE(samples=3, seed=0)
-    layer = ILPLayer(0, 1, solver="highs", executor="serial", gradient=method)
+    layer = ILPLayer(0, 1, solver="highs", executor="serial", method=method)
     c, _ = data(4, seed=2)
     dy = torch.randn(4, N, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
     lam = float(torch.linalg.vector_norm(c) / torch.linalg.vector_norm(dy))  # alpha = 1
@@ -86,18 +86,18 @@ def test_aimle_step_and_alpha_follow_pyepo():
     nonzero = float((got.abs() > 1e-7).double().mean())
     expected_alpha = 1.0 + 1e-3 if 0.9 + 0.1 * nonzero < 1 else 1.0 - 1e-3
     assert method.alpha == pytest.approx(expected_alpha)
-    assert "gradient='aimle'" in repr(layer)
+    assert "method='aimle'" in repr(layer)
 
 
 def test_imle_options_are_checked_and_shared_keywords_apply():
     with pytest.raises(ValueError, match="lambd must be a positive number"):
         IMLE(lambd=0)
     with pytest.raises(ValueError, match="samples must be a positive integer"):
-        ILPLayer(0, 1, solver="highs", gradient="imle", samples=0)
-    layer = ILPLayer(0, 1, solver="highs", gradient="aimle", sigma=0.5, samples=4, seed=1)
+        ILPLayer(0, 1, solver="highs", method="imle", samples=0)
+    layer = ILPLayer(0, 1, solver="highs", method="aimle", sigma=0.5, samples=4, seed=1)
     assert (layer.method.sigma, layer.method.samples, layer.method.seed) == (0.5, 4, 1)
-    with pytest.raises(ValueError, match="noise applies to gradient='perturbed' only"):
-        ILPLayer(0, 1, solver="highs", gradient="imle", noise="multiplicative")
+    with pytest.raises(ValueError, match="noise applies to method='perturbed' only"):
+        ILPLayer(0, 1, solver="highs", method="imle", noise="multiplicative")
 
 
 def test_imle_backward_is_torch_on_the_meta_device():
@@ -151,7 +151,7 @@ def _imle_gradients(backend: str, executor: str) -> list[torch.Tensor]:
         IMLE(samples=3, lambd=1.0, seed=0),
         AdaptiveIMLE(samples=3, two_sides=True, seed=0),
     ):
-        layer = ILPLayer(0, 1, solver=backend, executor=executor, gradient=method)
+        layer = ILPLayer(0, 1, solver=backend, executor=executor, method=method)
         pred = c.clone().requires_grad_(True)
         grads.append(torch.autograd.grad(layer(pred, Ai, Bi), pred, dy)[0])
         layer.close()

@@ -29,6 +29,7 @@ LAYERS = [
     ("gradients",),  # the gradient methods
     ("metrics",),  # the scores, the post-hoc regret among them
     ("losses",),  # the losses
+    ("keywords",),  # the layer's arguments and its keyword shortcut
     ("layer", "cvxpy_layer"),  # ILPLayer and solve(); cvxpy problems as layers
     ("testing",),  # the conformance kit, the fuzzers, the instance families
     ("learning",),  # learning constraints from observations

@@ -91,7 +91,7 @@ def test_a_model_with_a_layer_copies_with_its_gradients_and_noise_stream(gradien
     options = {"seed": 3, "samples": 4} if gradient == "perturbed" else {}
     model = torch.nn.Sequential(
         torch.nn.Linear(8, 8).double(),
-        ilplayer.ILPLayer(0, 1, solver=backend, gradient=gradient, **options),
+        ilplayer.ILPLayer(0, 1, solver=backend, method=gradient, **options),
     )
     layer = model[1]
 
@@ -109,7 +109,7 @@ def test_a_model_with_a_layer_copies_with_its_gradients_and_noise_stream(gradien
         assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1])
     fresh = torch.nn.Sequential(
         torch.nn.Linear(8, 8).double(),
-        ilplayer.ILPLayer(0, 1, solver=backend, gradient=gradient, **options),
+        ilplayer.ILPLayer(0, 1, solver=backend, method=gradient, **options),
     )
     fresh.load_state_dict(model.state_dict())
     assert torch.equal(fresh[0].weight, model[0].weight)

@@ -89,7 +89,7 @@ def test_regret_through_equalities_learns_with_blackbox_and_spo_plus():
     rng = np.random.default_rng(1)
     c_true = torch.from_numpy(rng.uniform(0, 1, (8, 4)))
     c_pred = torch.from_numpy(rng.uniform(0, 1, (8, 4))).requires_grad_()
-    layer = ilplayer.ILPLayer(0, 1, gradient="blackbox", blackbox_lambda=5.0)
+    layer = ilplayer.ILPLayer(0, 1, method="blackbox", blackbox_lambda=5.0)
     (c_true * layer(c_pred, *NO_ROWS, A_EQ, B_EQ)).sum().backward()
     assert c_pred.grad.any()
     c_pred.grad = None

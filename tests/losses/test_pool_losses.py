@@ -84,7 +84,7 @@ def test_layer_pool_follows_the_reference_rule_in_training_only():
         1,
         solver="highs",
         executor="serial",
-        gradient="identity",
+        method="identity",
         pool=PoolRule(ratio, FEASIBLE[:3], seed=seed),
     )
     reference_pool, draws = {tuple(p) for p in FEASIBLE[:3].tolist()}, np.random.RandomState(seed)
@@ -114,14 +114,14 @@ def test_layer_pool_follows_the_reference_rule_in_training_only():
 def test_pool_refuses_other_constraints_and_per_instance_rows():
     require("highs")
     layer = ILPLayer(
-        0, 1, solver="highs", executor="serial", gradient="identity", solve_ratio=0.0, pool=FEASIBLE
+        0, 1, solver="highs", executor="serial", method="identity", solve_ratio=0.0, pool=FEASIBLE
     )
     c, _ = data(3)
     layer(c, A, B)
     with pytest.raises(ValueError, match="differ from those of the pool"):
         layer(c, A, B + 0.1)
     with pytest.raises(ValueError, match="shared by the batch"):
-        ILPLayer(0, 1, solver="highs", gradient="identity", solve_ratio=0.0)(
+        ILPLayer(0, 1, solver="highs", method="identity", solve_ratio=0.0)(
             c, A.expand(3, 2, N), B.expand(3, 2)
         )
 
@@ -278,7 +278,7 @@ def test_multiplicative_perturbed_layer_gradient():
         1,
         solver="highs",
         executor="serial",
-        gradient="perturbed",
+        method="perturbed",
         sigma=sigma,
         samples=samples,
         seed=5,
@@ -297,7 +297,7 @@ def test_multiplicative_perturbed_layer_gradient():
     expected = ((y_s * dy).sum(-1)[..., None] * noise).mean(0) / (sigma * c)
     torch.testing.assert_close(got, expected)
     assert "noise='multiplicative'" in repr(layer)
-    with pytest.raises(ValueError, match="noise applies to gradient='perturbed' only"):
+    with pytest.raises(ValueError, match="noise applies to method='perturbed' only"):
         ILPLayer(0, 1, solver="highs", noise="multiplicative")
 
 
@@ -350,7 +350,7 @@ def test_perturbed_variance_reduction_is_pyepos_leave_one_out_baseline():
         1,
         solver="highs",
         executor="serial",
-        gradient=Perturbed(sigma=sigma, samples=samples, seed=2, variance_reduction=True),
+        method=Perturbed(sigma=sigma, samples=samples, seed=2, variance_reduction=True),
     )
     c, _ = data(3, seed=4)
     pred = c.clone().requires_grad_(True)

@@ -121,9 +121,7 @@ def test_pure_integer_backends_refuse_clearly(backend):
     with pytest.raises(ValueError, match=r"lb/ub: variable 1 has an infinite bound.*finite box"):
         ilplayer.solve(c, A, B, lb=0, ub=[4, np.inf], solver=backend)
     with pytest.raises(ValueError, match="integrality"):
-        ilplayer.ILPLayer(lb=0, ub=4, solver=backend, integrality=MIXED, gradient="identity")(
-            c, A, B
-        )
+        ilplayer.ILPLayer(lb=0, ub=4, solver=backend, integrality=MIXED, method="identity")(c, A, B)
 
 
 def test_capabilities_are_listed():
@@ -230,7 +228,7 @@ def test_cost_gradients_on_mixed_programs(gradient):
     require("highs")
     weights, capacity, c_true = _knapsack_milp()
     layer = ilplayer.ILPLayer(
-        lb=0, ub=1, solver="highs", sense="max", gradient=gradient, integrality=[1, 0] * 4
+        lb=0, ub=1, solver="highs", sense="max", method=gradient, integrality=[1, 0] * 4
     )
     c = c_true.clone().requires_grad_(True)
     with warnings.catch_warnings():
@@ -247,7 +245,7 @@ def test_combopt_refuses_constraint_gradients_with_continuous_variables():
     weights, capacity, c_true = _knapsack_milp()
     layer = ilplayer.ILPLayer(lb=0, ub=1, solver="highs", integrality=[1, 0] * 4)
     with pytest.raises(
-        ValueError, match=r"integrality: gradient='combopt' gives gradients for A and b"
+        ValueError, match=r"integrality: method='combopt' gives gradients for A and b"
     ):
         layer(c_true, weights.requires_grad_(True), capacity)
 
@@ -257,7 +255,7 @@ def test_losses_on_mixed_programs(loss):
     require("highs")
     weights, capacity, c_true = _knapsack_milp()
     layer = ilplayer.ILPLayer(
-        lb=0, ub=1, solver="highs", sense="max", gradient="identity", integrality=[1, 0] * 4
+        lb=0, ub=1, solver="highs", sense="max", method="identity", integrality=[1, 0] * 4
     )
     c_pred = torch.zeros_like(c_true, requires_grad=True)
     if loss == "spo+":
