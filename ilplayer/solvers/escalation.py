@@ -5,6 +5,7 @@ an infeasible program from an unbounded one (`infeasible_or_unbounded`)."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 from typing import Any
 
@@ -13,12 +14,32 @@ import numpy as np
 from ilplayer.core.records import Status
 from ilplayer.solvers.shortcuts import ModelHooks
 
-__all__ = ["CHECK_NODES", "Switch", "capped_nodes", "in_turns", "infeasible_or_unbounded"]
+__all__ = [
+    "CHECK_FACTOR",
+    "CHECK_MIN_SECONDS",
+    "CHECK_NODES",
+    "Switch",
+    "capped_nodes",
+    "check_seconds",
+    "in_turns",
+    "infeasible_or_unbounded",
+]
 
 
 # Branch-and-bound nodes for the zero-cost check that tells an unbounded instance from an
 # infeasible one (`infeasible_or_unbounded`): the fuzz families' checks end at the root.
 CHECK_NODES = 1
+# ... and its seconds: CHECK_FACTOR times the solve that called for it, at least
+# CHECK_MIN_SECONDS. The root node alone of a solver's own settings (presolve, cuts,
+# heuristics) took over ten times what the solvers' defaults take to say "infeasible or
+# unbounded" on lattice programs (docs/records/solvers.md, "A time limit for the check").
+CHECK_FACTOR = 4.0
+CHECK_MIN_SECONDS = 0.005
+
+
+def check_seconds(spent: float) -> float:
+    """The time limit of the feasibility check after a solve of ``spent`` seconds."""
+    return max(CHECK_FACTOR * spent, CHECK_MIN_SECONDS)
 
 
 class Switch:
@@ -50,19 +71,34 @@ class Switch:
 
 
 @contextlib.contextmanager
-def capped_nodes(model: Any, forms: list[Any], read: Any, write: Any, nodes: int) -> Any:
+def capped_nodes(
+    model: Any,
+    forms: list[Any],
+    read: Any,
+    write: Any,
+    nodes: int,
+    seconds: tuple[Any, Any, float] | None = None,
+) -> Any:
     """A backend's ``node_limit``: each native model of ``forms`` (read and write its node
-    limit; a negative one is none) at most ``nodes`` inside, ``model`` off its speed-setting
-    switch (``model.tuned``), both restored after."""
+    limit; a negative one is none) at most ``nodes`` inside, and with ``seconds = (read, write,
+    limit)`` at most ``limit`` seconds (its own time limit kept where shorter), ``model`` off its
+    speed-setting switch (``model.tuned``), all restored after."""
     before = [read(form) for form in forms]
+    times = [] if seconds is None else [seconds[0](form) for form in forms]
     tuned, model.tuned = model.tuned, False
     for form, value in zip(forms, before):
         write(form, nodes if value < 0 else min(value, nodes))
+    if seconds is not None:
+        for form, value in zip(forms, times):
+            seconds[1](form, min(value, seconds[2]))
     try:
         yield
     finally:
         for form, value in zip(forms, before):
             write(form, value)
+        if seconds is not None:
+            for form, value in zip(forms, times):
+                seconds[1](form, value)
         model.tuned = tuned
 
 
@@ -88,17 +124,27 @@ def in_turns(tries: list[Any], time_limit: float | None, first_slice: float = 0.
         slice_ *= 2
 
 
-def infeasible_or_unbounded(hooks: ModelHooks, model: Any, n: int) -> Status:
+def infeasible_or_unbounded(
+    hooks: ModelHooks, model: Any, n: int, spent: float | None = None
+) -> Status:
     """The status of an instance its solver called unbounded, or "infeasible or unbounded":
     ``UNBOUNDED`` when the same model with zero costs has a point, ``INFEASIBLE`` when it has
     none, ``INFEASIBLE_OR_UNBOUNDED`` when that check was not settled within ``CHECK_NODES``
-    branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context) or the time
-    limit. (A MIP solver's "unbounded" may speak of its relaxation's ray alone; with a feasible
-    point and rational data the MILP is unbounded too.) Finding that point can be as hard as
-    any integer program, where the solver's own answer, "infeasible or unbounded", took
-    milliseconds: unchecked, it ran into every time limit (`milp_cases.lattice_case`)."""
+    branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context), within
+    `check_seconds` of the ``spent`` seconds the solve before it took (when its ``node_limit``
+    takes ``seconds``), or the time limit. (A MIP solver's "unbounded" may speak of its
+    relaxation's ray alone; with a feasible point and rational data the MILP is unbounded
+    too.) Finding that point can be as hard as any integer program, where the solver's own
+    answer, "infeasible or unbounded", took milliseconds: unchecked, it ran into every time
+    limit (`milp_cases.lattice_case`)."""
     limit = getattr(hooks, "node_limit", None)
-    with limit(model, CHECK_NODES) if limit is not None else contextlib.nullcontext():
+    if limit is None:
+        context: Any = contextlib.nullcontext()
+    elif spent is not None and "seconds" in inspect.signature(limit).parameters:
+        context = limit(model, CHECK_NODES, seconds=check_seconds(spent))
+    else:
+        context = limit(model, CHECK_NODES)
+    with context:
         code, _ = hooks.solve_instance(model, np.zeros(n))
     if code in (Status.OPTIMAL, Status.TIME_LIMIT):  # a point: feasible
         return Status.UNBOUNDED

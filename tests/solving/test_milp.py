@@ -536,6 +536,66 @@ def test_a_feasibility_check_cut_short_leaves_the_status_open():
         assert hooks.limits == [CHECK_NODES]
 
 
+def test_the_feasibility_check_gets_a_time_limit_from_the_solve_before_it():
+    from ilplayer.solvers.escalation import (
+        CHECK_MIN_SECONDS,
+        check_seconds,
+        infeasible_or_unbounded,
+    )
+
+    class Hooks:
+        name = "stub-timed-check"
+
+        def __init__(self):
+            self.limits = []
+
+        @contextlib.contextmanager
+        def node_limit(self, model, nodes, seconds=None):
+            self.limits.append((nodes, seconds))
+            yield
+
+        def solve_instance(self, model, c, start=None):
+            return Status.TIME_LIMIT_NO_SOLUTION, None
+
+    hooks = Hooks()
+    assert infeasible_or_unbounded(hooks, None, 3, spent=0.5) == Status.INFEASIBLE_OR_UNBOUNDED
+    assert infeasible_or_unbounded(hooks, None, 3) == Status.INFEASIBLE_OR_UNBOUNDED
+    assert hooks.limits == [(1, check_seconds(0.5)), (1, None)]
+    assert check_seconds(0.5) == 2.0 and check_seconds(0.0) == CHECK_MIN_SECONDS
+
+
+# Each backend's native time limit, read from the model(s) node_limit caps.
+NATIVE_TIME_LIMIT = {
+    "gurobi": lambda solver, model: [solver.mip_of(model).getParamInfo("TimeLimit")[2]],
+    "highs": lambda solver, model: [model.highs.getOptionValue("time_limit")[1]],
+    "scip": lambda solver, model: [model.scip.getParam("limits/time")],
+}
+
+
+@pytest.mark.parametrize("backend", sorted(NATIVE_TIME_LIMIT))
+def test_node_limit_caps_the_native_time_limit_inside_and_restores_it(backend):
+    require(backend)
+    case = lattice_case(11)
+    solver = ilplayer.get_solver(backend, time_limit=20.0)
+    batch = ILPBatch(
+        c=case.c,
+        A=case.A,
+        b=case.b,
+        lb=case.lb,
+        ub=case.ub,
+        A_eq=case.A_eq,
+        b_eq=case.b_eq,
+        integrality=case.integrality,
+    )
+    model = solver.build_model(batch)
+    read = NATIVE_TIME_LIMIT[backend]
+    assert read(solver, model) == [20.0]
+    with solver.node_limit(model, 1, seconds=0.25):
+        assert read(solver, model) == [0.25] and not model.tuned
+    assert read(solver, model) == [20.0]
+    solver.close()
+
+
 def test_the_switch_sends_a_streak_of_instances_to_the_solvers_own_settings_doubling_with_each_hard_one():
     from ilplayer.solvers.escalation import Switch
 

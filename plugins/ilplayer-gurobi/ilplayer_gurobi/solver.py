@@ -348,7 +348,9 @@ class GurobiSolver(PersistentModelSolver):
             batch = model.batch
             finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
             return (
-                Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))
+                Status.INFEASIBLE
+                if finite
+                else infeasible_or_unbounded(self, model, len(c), gmodel.getAttr("Runtime"))
             ), None
         if status in (grb.TIME_LIMIT, grb.NODE_LIMIT):  # a limit stopped the search
             return (
@@ -356,7 +358,7 @@ class GurobiSolver(PersistentModelSolver):
             )
         raise RuntimeError(f"Gurobi ended with status code {status}")
 
-    def node_limit(self, model: GurobiModel, nodes: int) -> Any:
+    def node_limit(self, model: GurobiModel, nodes: int, seconds: float | None = None) -> Any:
         """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
         ``FINISH``); for the core's feasibility check of an unbounded instance."""
         return capped_nodes(
@@ -365,6 +367,13 @@ class GurobiSolver(PersistentModelSolver):
             lambda mip: mip.getParamInfo("NodeLimit")[2],
             lambda mip, value: mip.setParam("NodeLimit", value),
             nodes,
+            None
+            if seconds is None
+            else (
+                lambda mip: mip.getParamInfo("TimeLimit")[2],
+                lambda mip, value: mip.setParam("TimeLimit", value),
+                seconds,
+            ),
         )
 
     def _escalate(self, model: GurobiModel, spent: float) -> None:

@@ -162,6 +162,14 @@ def run_highs(highs: Any, hs: Any) -> Any:
     return status
 
 
+def _time_limit(highs: Any) -> float:
+    return float(highs.getOptionValue("time_limit")[1])
+
+
+def _set_time_limit(highs: Any, seconds: float) -> None:
+    highs.setOptionValue("time_limit", seconds)
+
+
 CLASH_FIX = (
     "ortools and highspy 1.13-1.15 each ship a libhighs.so.1; highspy 1.16 links HiGHS "
     "into its own module and lives beside ortools: pip install 'ilplayer[all]' "
@@ -542,23 +550,21 @@ class HighsSolver(PersistentModelSolver):
             model.highs
         )  # infeasible on the exact rows, or a point off the core's terms: the band decides
         highs.changeColsCost(len(model.columns), model.columns, c)
-        if self.time_limit is not None:
-            highs.setOptionValue(
-                "time_limit", max(self.time_limit - (time.perf_counter() - began), 1e-3)
-            )
+        limit = highs.getOptionValue("time_limit")[1]  # the time limit, or the check's (inf: none)
+        highs.setOptionValue("time_limit", max(limit - (time.perf_counter() - began), 1e-3))
         try:
             return self._run(highs), highs
         finally:
-            if self.time_limit is not None:
-                highs.setOptionValue("time_limit", self.time_limit)
+            highs.setOptionValue("time_limit", limit)
 
     def solve_instance(
         self, model: HighsModel, c: np.ndarray, start: np.ndarray | None = None
     ) -> tuple[Status, np.ndarray | None]:
         highs, columns = model.highs, model.columns
         hs = self._highspy
+        entered = time.perf_counter()
         if not model.starts and c.any() and self._relaxation_unbounded(model, c):
-            return infeasible_or_unbounded(self, model, len(c)), None
+            return infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered), None
         highs.changeColsCost(len(columns), columns, c)
         # A known feasible point (the pool's best under these costs) always becomes an
         # objective cutoff, and a MIP start only while recent starts were mostly optimal. An
@@ -610,7 +616,7 @@ class HighsSolver(PersistentModelSolver):
             status in (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible)
             and not model.starts
         ):  # a finite box is never unbounded
-            return infeasible_or_unbounded(self, model, len(c)), None
+            return infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered), None
         if status in no_point:
             return Status.INFEASIBLE, None
         if status in (
@@ -622,7 +628,7 @@ class HighsSolver(PersistentModelSolver):
             )
         raise RuntimeError(f"HiGHS ended with model status {highs.modelStatusToString(status)}")
 
-    def node_limit(self, model: HighsModel, nodes: int) -> Any:
+    def node_limit(self, model: HighsModel, nodes: int, seconds: float | None = None) -> Any:
         """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
         HiGHS' own settings); for the core's feasibility check of an unbounded instance."""
         forms = [model.highs, self._exact_mip(model)] if model.exact_first else [model.highs]
@@ -632,4 +638,5 @@ class HighsSolver(PersistentModelSolver):
             lambda highs: highs.getOptionValue("mip_max_nodes")[1],
             lambda highs, value: highs.setOptionValue("mip_max_nodes", value),
             nodes,
+            None if seconds is None else (_time_limit, _set_time_limit, seconds),
         )

@@ -3,6 +3,7 @@ with ``freeTransform`` between instances; the solve releases the GIL (``optimize
 
 from __future__ import annotations
 
+import contextlib
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -93,6 +94,7 @@ class ScipModel:
     tuned: bool = True  # on the speed settings; an instance past ESCALATE_NODES solved on ``own``
     own: tuple[Any, list[Any], list[Any]] | None = None  # the banded rows on SCIP's own settings
     switch: Switch = field(default_factory=Switch)  # which settings the next instance starts on
+    check_seconds: float | None = None  # inside the feasibility check: its time limit (node_limit)
 
 
 def _free_model(model: ScipModel) -> None:
@@ -342,8 +344,11 @@ class ScipSolver(PersistentModelSolver):
 
             return attempt
 
+        limits = [x for x in (self.time_limit, model.check_seconds) if x is not None]
         return in_turns(
-            [on(model.exact), on((model.scip, model.y, model.terms))], self.time_limit, FIRST_SLICE
+            [on(model.exact), on((model.scip, model.y, model.terms))],
+            min(limits) if limits else None,
+            FIRST_SLICE,
         )
 
     def _escalate(
@@ -367,8 +372,9 @@ class ScipSolver(PersistentModelSolver):
         finite = bool(
             np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()
         )  # never unbounded
+        entered = time.perf_counter()
         if not finite and c.any() and self._relaxation_unbounded(model, c):
-            return infeasible_or_unbounded(self, model, len(c)), None
+            return infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered), None
         if batch.unbounded_integers:
             status, point, no_bound = self._race(model, c, start)
         else:  # the start is added once the objective is the instance's own
@@ -391,7 +397,9 @@ class ScipSolver(PersistentModelSolver):
             return Status.INFEASIBLE, None
         if status in ("inforunbd", "unbounded") or (status == "gaplimit" and no_bound):
             return (
-                Status.INFEASIBLE if finite else infeasible_or_unbounded(self, model, len(c))
+                Status.INFEASIBLE
+                if finite
+                else infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered)
             ), None
         if status in ("timelimit", "nodelimit"):  # a limit stopped the search
             return (
@@ -401,18 +409,35 @@ class ScipSolver(PersistentModelSolver):
             )
         raise RuntimeError(f"SCIP ended with status {status!r}")
 
-    def node_limit(self, model: ScipModel, nodes: int) -> Any:
-        """At most ``nodes`` branch-and-bound nodes per solve of ``model`` inside (no switch to
-        SCIP's own settings); for the core's feasibility check of an unbounded instance."""
+    @contextlib.contextmanager
+    def node_limit(self, model: ScipModel, nodes: int, seconds: float | None = None) -> Any:
+        """At most ``nodes`` branch-and-bound nodes (and ``seconds``) per solve of ``model``
+        inside (no switch to SCIP's own settings); for the core's feasibility check of an
+        unbounded instance."""
         if model.batch.unbounded_integers and model.exact is None:
             model.exact = self._scip_model(model.batch, banded=False)
         forms = [form[0] for form in ((model.scip,), model.exact) if form is not None]
         for scip_model in forms:
             self._to_problem_stage(scip_model)
-        return capped_nodes(
-            model,
-            forms,
-            lambda scip_model: scip_model.getParam("limits/nodes"),
-            lambda scip_model, value: scip_model.setParam("limits/nodes", value),
-            nodes,
+        times = (
+            None
+            if seconds is None
+            else (
+                lambda scip_model: scip_model.getParam("limits/time"),
+                lambda scip_model, value: scip_model.setParam("limits/time", value),
+                seconds,
+            )
         )
+        model.check_seconds = seconds
+        try:
+            with capped_nodes(
+                model,
+                forms,
+                lambda scip_model: scip_model.getParam("limits/nodes"),
+                lambda scip_model, value: scip_model.setParam("limits/nodes", value),
+                nodes,
+                times,
+            ):
+                yield
+        finally:
+            model.check_seconds = None
