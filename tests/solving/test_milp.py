@@ -564,6 +564,26 @@ def test_the_feasibility_check_gets_a_time_limit_from_the_solve_before_it():
     assert check_seconds(0.5) == 2.0 and check_seconds(0.0) == CHECK_MIN_SECONDS
 
 
+def test_the_feasibility_verdict_is_kept_per_model():
+    from ilplayer.solvers.escalation import infeasible_or_unbounded
+
+    class Model:  # a native model (any object that takes a weak reference)
+        pass
+
+    class Hooks:
+        name = "stub-counting-check"
+        checks = 0
+
+        def solve_instance(self, model, c, start=None):
+            self.checks += 1
+            return Status.OPTIMAL, np.zeros(len(c))
+
+    hooks, first, second = Hooks(), Model(), Model()
+    assert [infeasible_or_unbounded(hooks, first, 2) for _ in range(3)] == [Status.UNBOUNDED] * 3
+    assert hooks.checks == 1  # the zero-cost question does not depend on the costs
+    assert infeasible_or_unbounded(hooks, second, 2) == Status.UNBOUNDED and hooks.checks == 2
+
+
 # Each backend's native time limit, read from the model(s) node_limit caps.
 NATIVE_TIME_LIMIT = {
     "gurobi": lambda solver, model: [solver.mip_of(model).getParamInfo("TimeLimit")[2]],
