@@ -16,6 +16,7 @@ backend only through [`ModelHooks`][ilplayer.solvers.shortcuts.ModelHooks].
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from typing import Any, Protocol, Union, cast
@@ -168,6 +169,8 @@ def answer_batch(
     status = np.full(k, int(Status.ERROR), dtype=np.int8)
     failures: list[tuple[int, str]] = []
     relaxed = {} if gate is None else _relaxed_answers(hooks, model, batch, gate)
+    if k and len(relaxed) == k and all(point is not None for point in relaxed.values()):
+        return _all_relaxed(hooks, model, batch, relaxed, pool, searches)
     searched: dict[int, tuple[np.ndarray | None, np.ndarray | None]] = {}  # i -> (answer, start)
     for i in range(k):
         if searches is not None and pool is not None and i % SEARCH_CHUNK == 0:
@@ -213,6 +216,29 @@ def answer_batch(
         np.nan,
     )
     return SolveResult(y=y, status=status, objective=objective)
+
+
+def _all_relaxed(
+    hooks: ModelHooks,
+    model: Any,
+    batch: ILPBatch,
+    relaxed: dict[int, np.ndarray | None],
+    pool: WarmStartPool | None,
+    searches: SearchGate | None,
+) -> SolveResult:
+    """`answer_batch` when the relaxations answered every instance (a network's rows, every
+    batch): the answers at once, the search gate told of each chunk as the loop would."""
+    k = len(batch.c)
+    if searches is not None and pool is not None:
+        for _ in range(0, k, SEARCH_CHUNK):
+            with contextlib.suppress(Exception):  # as in the loop: the search only saves time
+                search_chunk(hooks, model, batch, [], pool, searches)
+    y = np.array([relaxed[i] for i in range(k)], dtype=np.float64)
+    if pool is not None:  # a relaxation's answer is rounded already
+        for point in y:
+            pool.add(point)
+    status = np.full(k, int(Status.OPTIMAL), dtype=np.int8)
+    return SolveResult(y=y, status=status, objective=np.einsum("kn,kn->k", batch.c, y))
 
 
 def search_chunk(
