@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-import weakref
 from typing import Any
 
 import numpy as np
@@ -139,23 +138,18 @@ def infeasible_or_unbounded(
     answer, "infeasible or unbounded", took milliseconds: unchecked, it ran into every time
     limit (`milp_cases.lattice_case`). The verdict is kept per model: the instances after the
     first get it without a check."""
-    known = _VERDICTS.get(id(model))
-    if known is not None and known[0]() is model:  # the rows' feasibility does not change
-        return known[1]
+    known = getattr(model, VERDICT, None)
+    if known is not None:  # the rows' feasibility does not change
+        return known
     verdict = _feasibility_check(hooks, model, n, spent)
-    try:
-        if len(_VERDICTS) > 1024:  # drop the verdicts of models gone
-            for key in [key for key, (ref, _) in list(_VERDICTS.items()) if ref() is None]:
-                _VERDICTS.pop(key, None)
-        _VERDICTS[id(model)] = (weakref.ref(model), verdict)
-    except TypeError:  # a model that takes no weak reference: checked every time
-        pass
+    with contextlib.suppress(AttributeError, TypeError):  # a model that holds no attributes
+        setattr(model, VERDICT, verdict)
     return verdict
 
 
-# The feasibility check's verdict per native model: one check answers every instance of it
-# (the zero-cost question does not depend on the costs).
-_VERDICTS: dict[int, tuple[Any, Status]] = {}
+# The attribute of a native model that holds its feasibility check's verdict: one check answers
+# every instance of it (the zero-cost question does not depend on the costs).
+VERDICT = "ilplayer_feasibility"
 
 
 def _feasibility_check(hooks: ModelHooks, model: Any, n: int, spent: float | None) -> Status:

@@ -313,9 +313,6 @@ class GurobiSolver(PersistentModelSolver):
             found[i] = answer
         return found
 
-    def solve_relaxation(self, model: GurobiModel, c: np.ndarray) -> np.ndarray | None:
-        return self.solve_relaxations(model, c[None])[0]
-
     def solve_instance(
         self, model: GurobiModel, c: np.ndarray, start: np.ndarray | None = None
     ) -> tuple[Status, np.ndarray | None]:

@@ -115,6 +115,24 @@ _banner_lock = threading.Lock()
 _banner_hidden = False
 
 
+def pass_as_mip(
+    hs: Any, highs: Any, lp: Any, integer: np.ndarray, what: str, rows: Any = None
+) -> None:
+    """Pass the relaxation ``lp`` to ``highs`` as the MIP: its ``integer`` columns integral and,
+    with ``rows = (lower, upper)``, those row bounds instead of its own; ``lp`` left as it was."""
+    exact = lp.row_lower_, lp.row_upper_
+    if rows is not None:
+        lp.row_lower_, lp.row_upper_ = rows
+    lp.integrality_ = [
+        hs.HighsVarType.kInteger if flag else hs.HighsVarType.kContinuous for flag in integer
+    ]
+    try:
+        if highs.passModel(lp) != hs.HighsStatus.kOk:
+            raise RuntimeError(f"HiGHS rejected {what}")
+    finally:
+        (lp.row_lower_, lp.row_upper_), lp.integrality_ = exact, []
+
+
 def new_highs(hs: Any) -> Any:
     """A ``Highs`` object that prints nothing and never calls back into Python.
 
@@ -321,23 +339,14 @@ class HighsSolver(PersistentModelSolver):
             highs = new_highs(hs)
             for key, value in options.items():
                 highs.setOptionValue(key, value)
-            exact = lp.row_lower_, lp.row_upper_
             band_eq = batch.row_band(FEASIBILITY_TOL, equalities=True)
-            lp.row_lower_ = np.concatenate(
-                [np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq - band_eq]
+            banded = (
+                np.concatenate(
+                    [np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq - band_eq]
+                ),
+                np.concatenate([batch.b + batch.row_band(FEASIBILITY_TOL), batch.b_eq + band_eq]),
             )
-            lp.row_upper_ = np.concatenate(
-                [batch.b + batch.row_band(FEASIBILITY_TOL), batch.b_eq + band_eq]
-            )
-            lp.integrality_ = [
-                hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
-                for integer in batch.integrality
-            ]
-            try:
-                if highs.passModel(lp) != hs.HighsStatus.kOk:
-                    raise RuntimeError("HiGHS rejected the model")
-            finally:
-                (lp.row_lower_, lp.row_upper_), lp.integrality_ = exact, []
+            pass_as_mip(hs, highs, lp, batch.integrality, "the model", rows=banded)
             return highs
 
         def make_relaxation() -> Any:
@@ -497,15 +506,7 @@ class HighsSolver(PersistentModelSolver):
             for key, value in self._own_options(self._model_options(lp.num_col_)).items():
                 if key != "mip_feasibility_tolerance" or key in self.params:
                     highs.setOptionValue(key, value)
-            lp.integrality_ = [
-                hs.HighsVarType.kInteger if integer else hs.HighsVarType.kContinuous
-                for integer in model.integer
-            ]
-            try:
-                if highs.passModel(lp) != hs.HighsStatus.kOk:
-                    raise RuntimeError("HiGHS rejected the model on the exact rows")
-            finally:
-                lp.integrality_ = []
+            pass_as_mip(hs, highs, lp, model.integer, "the model on the exact rows")
             model.exact = highs
         return model.exact
 
