@@ -130,9 +130,12 @@ def infeasible_or_unbounded(
     """The status of an instance its solver called unbounded, or "infeasible or unbounded":
     ``UNBOUNDED`` when the same model with zero costs has a point, ``INFEASIBLE`` when it has
     none, ``INFEASIBLE_OR_UNBOUNDED`` when that check was not settled within ``CHECK_NODES``
-    branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context), within
-    `check_seconds` of the ``spent`` seconds the solve before it took (when its ``node_limit``
-    takes ``seconds``), or the time limit. (A MIP solver's "unbounded" may speak of its
+    branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context) or the time
+    limit. ``spent``: the seconds a MIP solve took to answer "infeasible or unbounded" itself;
+    then the check also ends within `check_seconds` of it (when the backend's ``node_limit``
+    takes ``seconds``), since a cut-short check gives the solver's own answer. Without it (the
+    solver said "unbounded", or only the relaxation was solved) the check is not timed: its
+    status must not depend on the machine's load. (A MIP solver's "unbounded" may speak of its
     relaxation's ray alone; with a feasible point and rational data the MILP is unbounded
     too.) Finding that point can be as hard as any integer program, where the solver's own
     answer, "infeasible or unbounded", took milliseconds: unchecked, it ran into every time

@@ -347,7 +347,12 @@ class GurobiSolver(PersistentModelSolver):
             return (
                 Status.INFEASIBLE
                 if finite
-                else infeasible_or_unbounded(self, model, len(c), gmodel.getAttr("Runtime"))
+                else infeasible_or_unbounded(
+                    self,
+                    model,
+                    len(c),
+                    gmodel.getAttr("Runtime") if status == grb.INF_OR_UNBD else None,
+                )
             ), None
         if status in (grb.TIME_LIMIT, grb.NODE_LIMIT):  # a limit stopped the search
             return (

@@ -565,7 +565,7 @@ class HighsSolver(PersistentModelSolver):
         hs = self._highspy
         entered = time.perf_counter()
         if not model.starts and c.any() and self._relaxation_unbounded(model, c):
-            return infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered), None
+            return infeasible_or_unbounded(self, model, len(c)), None
         highs.changeColsCost(len(columns), columns, c)
         # A known feasible point (the pool's best under these costs) always becomes an
         # objective cutoff, and a MIP start only while recent starts were mostly optimal. An
@@ -617,7 +617,9 @@ class HighsSolver(PersistentModelSolver):
             status in (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible)
             and not model.starts
         ):  # a finite box is never unbounded
-            return infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered), None
+            undecided = status == hs.HighsModelStatus.kUnboundedOrInfeasible
+            spent = time.perf_counter() - entered if undecided else None
+            return infeasible_or_unbounded(self, model, len(c), spent), None
         if status in no_point:
             return Status.INFEASIBLE, None
         if status in (

@@ -374,7 +374,7 @@ class ScipSolver(PersistentModelSolver):
         )  # never unbounded
         entered = time.perf_counter()
         if not finite and c.any() and self._relaxation_unbounded(model, c):
-            return infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered), None
+            return infeasible_or_unbounded(self, model, len(c)), None
         if batch.unbounded_integers:
             status, point, no_bound = self._race(model, c, start)
         else:  # the start is added once the objective is the instance's own
@@ -399,7 +399,12 @@ class ScipSolver(PersistentModelSolver):
             return (
                 Status.INFEASIBLE
                 if finite
-                else infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered)
+                else infeasible_or_unbounded(
+                    self,
+                    model,
+                    len(c),
+                    time.perf_counter() - entered if status == "inforunbd" else None,
+                )
             ), None
         if status in ("timelimit", "nodelimit"):  # a limit stopped the search
             return (
