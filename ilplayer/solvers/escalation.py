@@ -33,13 +33,15 @@ CHECK_NODES = 1
 # CHECK_MIN_SECONDS. The root node alone of a solver's own settings (presolve, cuts,
 # heuristics) took over ten times what the solvers' defaults take to say "infeasible or
 # unbounded" on lattice programs (docs/records/solvers.md, "A time limit for the check").
+# A backend whose every solve costs more (SCIP) sets its own floor, ``check_min_seconds``: many
+# times its fixed cost per solve, so that a busy machine does not cut a small model's check.
 CHECK_FACTOR = 4.0
 CHECK_MIN_SECONDS = 0.005
 
 
-def check_seconds(spent: float) -> float:
+def check_seconds(spent: float, floor: float = CHECK_MIN_SECONDS) -> float:
     """The time limit of the feasibility check after a solve of ``spent`` seconds."""
-    return max(CHECK_FACTOR * spent, CHECK_MIN_SECONDS)
+    return max(CHECK_FACTOR * spent, floor)
 
 
 class Switch:
@@ -131,16 +133,17 @@ def infeasible_or_unbounded(
     ``UNBOUNDED`` when the same model with zero costs has a point, ``INFEASIBLE`` when it has
     none, ``INFEASIBLE_OR_UNBOUNDED`` when that check was not settled within ``CHECK_NODES``
     branch-and-bound nodes (a backend with a ``node_limit(model, nodes)`` context) or the time
-    limit. ``spent``: the seconds a MIP solve took to answer "infeasible or unbounded" itself;
-    then the check also ends within `check_seconds` of it (when the backend's ``node_limit``
-    takes ``seconds``), since a cut-short check gives the solver's own answer. Without it (the
-    solver said "unbounded", or only the relaxation was solved) the check is not timed: its
-    status must not depend on the machine's load. (A MIP solver's "unbounded" may speak of its
-    relaxation's ray alone; with a feasible point and rational data the MILP is unbounded
-    too.) Finding that point can be as hard as any integer program, where the solver's own
-    answer, "infeasible or unbounded", took milliseconds: unchecked, it ran into every time
-    limit (`milp_cases.lattice_case`). The verdict is kept per model: the instances after the
-    first get it without a check."""
+    limit. ``spent``: the seconds of the solve that could not decide (a MIP solve that said
+    "infeasible or unbounded", or the LP relaxation alone); then the check also ends within
+    `check_seconds` of it (when the backend's ``node_limit`` takes ``seconds``), at least the
+    backend's ``check_min_seconds`` where it has one. Without it (the MIP solver said
+    "unbounded": a check cut short would leave open what it decided) only the node limit and the
+    time limit bound the check. (A MIP solver's "unbounded" may speak of its relaxation's ray
+    alone; with a feasible point and rational data the MILP is unbounded too.) Finding that
+    point can be as hard as any integer program, where the solver's own answer, "infeasible or
+    unbounded", took milliseconds: unchecked, it ran into every time limit
+    (`milp_cases.lattice_case`). The verdict is kept per model: the instances after the first
+    get it without a check."""
     known = getattr(model, VERDICT, None)
     if known is not None:  # the rows' feasibility does not change
         return known
@@ -160,7 +163,8 @@ def _feasibility_check(hooks: ModelHooks, model: Any, n: int, spent: float | Non
     if limit is None:
         context: Any = contextlib.nullcontext()
     elif spent is not None and "seconds" in inspect.signature(limit).parameters:
-        context = limit(model, CHECK_NODES, seconds=check_seconds(spent))
+        floor = getattr(hooks, "check_min_seconds", CHECK_MIN_SECONDS)
+        context = limit(model, CHECK_NODES, seconds=check_seconds(spent, floor))
     else:
         context = limit(model, CHECK_NODES)
     with context:

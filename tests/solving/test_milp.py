@@ -562,6 +562,10 @@ def test_the_feasibility_check_gets_a_time_limit_from_the_solve_before_it():
     assert infeasible_or_unbounded(hooks, None, 3) == Status.INFEASIBLE_OR_UNBOUNDED
     assert hooks.limits == [(1, check_seconds(0.5)), (1, None)]
     assert check_seconds(0.5) == 2.0 and check_seconds(0.0) == CHECK_MIN_SECONDS
+    hooks.check_min_seconds = 0.02  # a backend whose every solve costs more sets its own floor
+    hooks.limits.clear()
+    infeasible_or_unbounded(hooks, None, 3, spent=0.0)
+    assert hooks.limits == [(1, 0.02)]
 
 
 def test_the_feasibility_verdict_is_kept_per_model():

@@ -565,7 +565,7 @@ class HighsSolver(PersistentModelSolver):
         hs = self._highspy
         entered = time.perf_counter()
         if not model.starts and c.any() and self._relaxation_unbounded(model, c):
-            return infeasible_or_unbounded(self, model, len(c)), None
+            return infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered), None
         highs.changeColsCost(len(columns), columns, c)
         # A known feasible point (the pool's best under these costs) always becomes an
         # objective cutoff, and a MIP start only while recent starts were mostly optimal. An

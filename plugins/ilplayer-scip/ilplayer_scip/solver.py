@@ -126,6 +126,9 @@ class ScipSolver(PersistentModelSolver):
     """
 
     name = "scip"
+    # The feasibility check's least time limit (escalation.check_seconds): each SCIP solve
+    # transforms and presolves the model anew, several times the others' fixed cost.
+    check_min_seconds = 0.02
     solves_relaxations = False
     gives_multipliers = True
     capabilities = frozenset(
@@ -374,7 +377,7 @@ class ScipSolver(PersistentModelSolver):
         )  # never unbounded
         entered = time.perf_counter()
         if not finite and c.any() and self._relaxation_unbounded(model, c):
-            return infeasible_or_unbounded(self, model, len(c)), None
+            return infeasible_or_unbounded(self, model, len(c), time.perf_counter() - entered), None
         if batch.unbounded_integers:
             status, point, no_bound = self._race(model, c, start)
         else:  # the start is added once the objective is the instance's own
