@@ -15,16 +15,15 @@ from ilplayer.core.validation import validate_problem
 from ilplayer.errors import NoGradientWarning, warn_at_user_line
 from ilplayer.gradients import METHODS, CombOptNet, GradientMethod, MethodRun
 from ilplayer.keywords import layer_parts
-from ilplayer.oracle import UNBUILT, Oracle
+from ilplayer.oracle import Oracle
+from ilplayer.parallel.backend import Backend
 from ilplayer.parallel.backend_cache import cached_backend
 from ilplayer.parallel.dispatch import solve_problem
-from ilplayer.parallel.executors import Backend, ExecutorLike
+from ilplayer.parallel.executors import ExecutorLike
 from ilplayer.program import check_sense
 from ilplayer.solvers.contract import Solver
 
 __all__ = ["ILPLayer", "solve"]
-
-_UNBUILT = UNBUILT  # the name that layers pickled before the oracle held their backend refer to
 
 
 def solve(

@@ -19,8 +19,11 @@ from ilplayer.core.decision_pool import PoolRule, fingerprint, pool_rule
 from ilplayer.core.tensors import check_finite
 from ilplayer.core.transforms import untraced
 from ilplayer.core.validation import validate_problem
+
+# UNBUILT: the name the pickles of ilplayer 0.1.0 look the unbuilt pool up by.
+from ilplayer.parallel.backend import UNBUILT, Backend  # noqa: F401
 from ilplayer.parallel.dispatch import solve_problem
-from ilplayer.parallel.executors import Backend, ExecutorLike, make_executor
+from ilplayer.parallel.executors import ExecutorLike
 from ilplayer.parallel.workers import BatchExecutor
 from ilplayer.program import Program
 from ilplayer.solvers.contract import Solver
@@ -38,16 +41,6 @@ def as_input(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.dtype != object:
         return torch.from_numpy(value)
     return value
-
-
-class _Unbuilt:
-    """The pool an oracle builds on its next solve; copies and pickles as itself."""
-
-    def __reduce__(self) -> str:
-        return "UNBUILT"
-
-
-UNBUILT: Any = _Unbuilt()
 
 
 class Oracle:
@@ -106,19 +99,7 @@ class Oracle:
             raise TypeError(f"program must be an ilplayer.Program, got {type(program).__name__}")
         self.program = program
         self.pool_rule = pool_rule(solve_ratio, pool)
-        # What the oracle builds from (the recipe and the executor settings: kept by its copies)
-        # and what it built (the solver and pool it owns: not copied, built again on use).
-        self._executor_settings = (
-            executor if isinstance(executor, str) or executor is None else None,
-            workers,
-            mp_context,
-        )
-        backend = Backend.build(solver, solver_options, executor, workers, mp_context)
-        self.recipe = backend.recipe
-        self._solver: Solver | None = backend.solver
-        self._owns_solver = backend.owns_solver
-        self._executor: BatchExecutor | None = backend.executor
-        self._owns_executor = executor is None or isinstance(executor, str)
+        self.backend = Backend.build(solver, solver_options, executor, workers, mp_context)
 
     @classmethod
     def from_pyepo(cls, optmodel: Any, solver: str | Solver = "highs", **options: Any) -> Oracle:
@@ -144,20 +125,19 @@ class Oracle:
 
     @property
     def solver(self) -> Solver:
-        """The backend; built again after ``close`` or in a copy, on first use."""
-        if self._solver is None:
-            assert self.recipe is not None, "a solver the oracle built has its recipe"
-            self._solver = self.recipe.create()
-        return self._solver
+        """The backend's solver; built again after ``close`` or in a copy, on first use."""
+        return self.backend.solver
 
     @property
     def executor(self) -> BatchExecutor | None:
         """The worker pool (None: solved in the calling thread); built again after ``close``
         or in a copy, on first use."""
-        if self._executor is UNBUILT:
-            executor, workers, mp_context = self._executor_settings
-            self._executor = make_executor(executor, workers, self.solver, self.recipe, mp_context)
-        return self._executor
+        return self.backend.executor
+
+    @property
+    def recipe(self) -> Any:
+        """How the backend's solver is built (here or in a worker)."""
+        return self.backend.recipe
 
     def rows(
         self, c: Any, A: Any = None, b: Any = None, A_eq: Any = None, b_eq: Any = None
@@ -286,38 +266,38 @@ class Oracle:
 
     def _solve(self, problem: ProblemTensors) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``problem`` with this oracle's backend and pool: ``(y float64, status, objective)``."""
-        return solve_problem(problem, Backend(self.recipe, self.solver, self.executor))
+        return solve_problem(problem, self.backend)
 
     def __getstate__(self) -> dict[str, Any]:
         """The settings without what the oracle built: native models, pools and workers are
         rebuilt by the copy (``pickle``, ``torch.save``)."""
-        if not self._owns_executor:
-            raise TypeError(
-                "a layer or oracle given your own executor object cannot be pickled (a pool is "
-                "not data); build it with executor='threads', 'processes', 'ray' or 'serial' "
-                "to save it, or copy it with copy.deepcopy, whose copy shares your pool"
-            )
-        return self._state(memo=None)
+        self.backend.shareable()
+        return self._state()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        if "backend" not in state:  # ilplayer 0.1.0 kept the backend's parts in five fields
+            state = dict(state)
+            name, workers, mp_context = state.pop("_executor_settings")
+            state["backend"] = Backend(
+                state.pop("recipe"),
+                state.pop("_solver"),
+                state.pop("_executor"),
+                owns_solver=state.pop("_owns_solver"),
+                owns_executor=state.pop("_owns_executor"),
+                executor_settings=(name, workers, mp_context),
+            )
         self.__dict__.update(state)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Oracle:
         """A copy that builds its own backend and pool; your own executor object is shared."""
         copied = type(self).__new__(type(self))
         memo[id(self)] = copied
-        copied.__setstate__(copy.deepcopy(self._state(memo), memo))
+        copied.__setstate__(copy.deepcopy(self._state(), memo))
         return copied
 
-    def _state(self, memo: dict[int, Any] | None) -> dict[str, Any]:
+    def _state(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_templates", None)  # validated batches (a first batch's costs): rebuilt on use
-        if self._owns_solver:
-            state["_solver"] = None
-        if self._owns_executor:
-            state["_executor"] = UNBUILT
-        elif memo is not None:
-            memo[id(self._executor)] = self._executor  # the user's pool: shared, not copied
         return state
 
     def __enter__(self) -> Oracle:
@@ -329,26 +309,8 @@ class Oracle:
     def close(self) -> None:
         """Stop the worker pool and release the backend's native models (for what the oracle
         created itself). Safe to call twice; a later solve builds them again."""
-        if self._owns_executor:
-            executor, self._executor = self._executor, UNBUILT
-            if executor is not None and executor is not UNBUILT:
-                executor.close()
-        if self._owns_solver and self._solver is not None:
-            solver, self._solver = self._solver, None
-            solver.close()
+        self.backend.close()
 
     def __repr__(self) -> str:
-        built = self._executor is not UNBUILT
-        executor = (
-            (self._executor.kind if self._executor is not None else "serial")
-            if built
-            else (self._executor_settings[0] or "auto")
-        )
-        solver = (
-            self._solver.name
-            if self._solver is not None
-            else self.recipe.spec.name
-            if self.recipe
-            else None
-        )
+        solver, executor = self.backend.names()
         return f"Oracle({self.program!r}, solver={solver!r}, executor={executor!r})"

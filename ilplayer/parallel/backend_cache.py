@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from ilplayer.parallel.executors import Backend
+from ilplayer.parallel.backend import Backend
 from ilplayer.parallel.workers import frozen
 
 __all__ = ["CACHE_SIZE", "cached_backend", "release_solvers"]

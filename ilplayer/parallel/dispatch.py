@@ -29,7 +29,7 @@ from ilplayer.core.records import (
 )
 from ilplayer.core.threads import library_threads, one_blas_thread
 from ilplayer.errors import SolverFailureWarning
-from ilplayer.parallel.executors import Backend
+from ilplayer.parallel.backend import Backend
 from ilplayer.solvers.contract import Solver
 
 __all__ = [

@@ -13,11 +13,9 @@ from __future__ import annotations
 import concurrent.futures
 import math
 import multiprocessing
-import time
 import warnings
 import weakref
-from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
 
 import numpy as np
 
@@ -34,13 +32,11 @@ from ilplayer.parallel.workers import (
     default_workers,
     ping,
     run_task,
-    solve_task,
 )
 from ilplayer.solvers.contract import Solver
 
 __all__ = [
     "EXECUTORS",
-    "Backend",
     "ExecutorLike",
     "FuturesExecutor",
     "make_executor",
@@ -291,86 +287,3 @@ def make_executor(
             )
         return FuturesExecutor(kind="processes", workers=count, mp_context=method)
     return RayExecutor(workers=workers)
-
-
-@dataclass
-class Backend:
-    """A backend resolved once: its `SolverRecipe` (how to build it, here or in a
-    worker), this thread's solver, and the executor whose workers build their own from the recipe
-    (None: solved in the calling thread). What `ilplayer.parallel.dispatch.solve_problem` takes."""
-
-    recipe: SolverRecipe | None
-    solver: Solver
-    executor: BatchExecutor | None = None
-    owns_solver: bool = False
-    owns_executor: bool = False
-
-    @classmethod
-    def build(
-        cls,
-        solver: str | Solver,
-        options: dict[str, Any] | None,
-        executor: ExecutorLike,
-        workers: int | None = None,
-        mp_context: str | None = None,
-    ) -> Backend:
-        """``solver`` (a name, resolved here once, or a Solver object used as it is) with its
-        ``options`` and the workers_ ``executor`` names (or yours, used as it is)."""
-        if options is not None and not isinstance(options, dict):
-            raise TypeError(
-                "solver_options must be a dict of keyword options for the backend, e.g. "
-                f"{{'time_limit': 10}}; got {type(options).__name__}"
-            )
-        if isinstance(solver, Solver):
-            if options:
-                raise ValueError("solver_options only apply when solver is given by name")
-            recipe, built = SolverRecipe.from_solver(solver), solver
-        else:
-            recipe = SolverRecipe.from_name(solver, options)
-            built = recipe.create()
-        try:
-            workers_ = make_executor(executor, workers, built, recipe, mp_context)
-        except BaseException:
-            if built is not solver:
-                built.close()
-            raise
-        return cls(
-            recipe,
-            built,
-            workers_,
-            owns_solver=built is not solver,
-            owns_executor=workers_ is not None and (executor is None or isinstance(executor, str)),
-        )
-
-    def solve_groups(
-        self, groups: list[tuple[np.ndarray, ILPBatch]]
-    ) -> list[tuple[np.ndarray, ILPBatch, SolveResult | TaskFailure]]:
-        """Every group ``(rows, batch)`` solved, in this thread or on the executor's workers
-        (an ``auto`` executor decides from what it measured), each with its result or the
-        failure of its task (one failing group must not sink the batch)."""
-        auto = self.executor.auto if self.executor is not None else None
-        parallel = self.executor is not None and bool(groups) and (auto is None or auto.parallel())
-        start = time.perf_counter()
-        if not parallel:
-            tasks = [[group] for group in groups]
-            outcomes: list = [solve_task(self.solver, task) for task in tasks]
-        else:
-            assert self.executor is not None and self.recipe is not None, (
-                "make_executor refuses parallel executors without a recipe"
-            )
-            tasks = plan_tasks(groups, self.executor.workers)
-            outcomes = self.executor.run(self.recipe, tasks)
-        if auto is not None and groups:
-            auto.record(parallel, time.perf_counter() - start, sum(len(r) for r, _ in groups))
-        solved = []
-        for task, outcome in zip(tasks, outcomes):
-            results = [outcome] * len(task) if isinstance(outcome, TaskFailure) else outcome
-            solved += [(rows, batch, result) for (rows, batch), result in zip(task, results)]
-        return solved
-
-    def close(self) -> None:
-        """Stop the pool and release the solver, for what this backend built itself."""
-        if self.owns_executor and self.executor is not None:
-            self.executor.close()
-        if self.owns_solver:
-            self.solver.close()

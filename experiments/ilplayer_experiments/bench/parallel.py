@@ -18,8 +18,9 @@ from ilplayer.core.batch import ProblemTensors
 from ilplayer.core.records import Capability, ILPBatch, TaskFailure
 from ilplayer.core.threads import one_blas_thread
 from ilplayer.core.validation import validate_problem
+from ilplayer.parallel.backend import Backend
 from ilplayer.parallel.dispatch import backend_groups, solve_problem
-from ilplayer.parallel.executors import Backend, make_executor, plan_tasks
+from ilplayer.parallel.executors import make_executor, plan_tasks
 from ilplayer.parallel.malloc import keep_freed_memory
 from ilplayer.parallel.workers import (
     SolverRecipe,
