@@ -131,15 +131,7 @@ class CostLoss(torch.nn.Module):
         if transformed(host):  # under torch.func even a copy of a plain tensor is wrapped
             return
         values = host.numpy()
-        n = values.shape[-1]
-        as_row = lambda bound: np.broadcast_to(
-            np.asarray(bound.cpu() if isinstance(bound, torch.Tensor) else bound, dtype=np.float64),
-            (n,),
-        )
-        lb, ub = as_row(program.lb), as_row(program.ub)
-        integer = (
-            np.ones(n, bool) if program.integrality is None else as_row(program.integrality) != 0
-        )
+        lb, ub, integer = self._box_rows(values.shape[-1])
         tol = 1e-6
         outside = (values < lb - tol) | (values > ub + tol)
         fractional = integer & (np.abs(values - np.rint(values)) > tol)
@@ -153,6 +145,24 @@ class CostLoss(torch.nn.Module):
                     f"y_true must be the program's decisions, {what}: row {i}, variable {j} is "
                     f"{values[i, j]:g} ({int(bad.sum())} such entries)"
                 )
+
+    def _box_rows(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The program's ``lb``, ``ub`` and integer mask as rows of ``n``, read once per
+        program and width (a Program is immutable), not per batch."""
+        program = self.oracle.program
+        kept = self.__dict__.get("_box")
+        if kept is not None and kept[0] is program and kept[1] == n:
+            return kept[2]
+        as_row = lambda bound: np.broadcast_to(
+            np.asarray(bound.cpu() if isinstance(bound, torch.Tensor) else bound, dtype=np.float64),
+            (n,),
+        )
+        integer = (
+            np.ones(n, bool) if program.integrality is None else as_row(program.integrality) != 0
+        )
+        rows = (as_row(program.lb), as_row(program.ub), integer)
+        self.__dict__["_box"] = (program, n, rows)
+        return rows
 
     def solve(
         self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1

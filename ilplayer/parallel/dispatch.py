@@ -233,34 +233,40 @@ def solve_problem(
             f"{solver.name!r} needs the values; solve on cpu or an accelerator (a gradient method's "
             "backward runs on meta by itself, given solutions)"
         )
-    if Capability.DEVICE_TENSORS in solver.capabilities:
-        try:
-            with (
-                library_threads()
-            ):  # torch's enumeration: as many threads as the machine has cores free
-                y, status, objective = solver.solve_tensors(problem)
-        except Exception as exc:
-            warnings.warn(
-                f"solver {solver.name!r} failed on the whole batch: {type(exc).__name__}: {exc}",
-                SolverFailureWarning,
-                stacklevel=2,
-            )
-            y = torch.zeros(problem.c.shape, dtype=torch.float64, device=device)
-            status = torch.full(
-                (problem.batch_size,), int(Status.ERROR), dtype=torch.int8, device=device
-            )
-            objective = torch.full(
-                (problem.batch_size,), float("nan"), dtype=torch.float64, device=device
-            )
-    else:
+    if Capability.DEVICE_TENSORS not in solver.capabilities:
         # The host-side products (box optima, the answer check; n x m x B) run on one BLAS
         # thread: OpenBLAS' two threads made each one many times slower on a busy machine
         # (docs/records/defaults.md, "Threads and processes").
         with one_blas_thread():
             y_np, status_np, objective_np = _solve_host(problem, backend)
-        y = torch.from_numpy(y_np).to(device)
-        status = torch.from_numpy(status_np).to(device)
-        objective = torch.from_numpy(objective_np).to(device)
+        # The placeholder goes in on the host: a few NumPy operations, where the same on
+        # tensors costs a dispatch each.
+        unsolved = ~has_solution(status_np)
+        if unsolved.any():
+            y_np[unsolved] = placeholder_solution(problem.lb, problem.ub, problem.integrality)
+        return (
+            torch.from_numpy(y_np).to(device),
+            torch.from_numpy(status_np).to(device),
+            torch.from_numpy(objective_np).to(device),
+        )
+    try:
+        with (
+            library_threads()
+        ):  # torch's enumeration: as many threads as the machine has cores free
+            y, status, objective = solver.solve_tensors(problem)
+    except Exception as exc:
+        warnings.warn(
+            f"solver {solver.name!r} failed on the whole batch: {type(exc).__name__}: {exc}",
+            SolverFailureWarning,
+            stacklevel=2,
+        )
+        y = torch.zeros(problem.c.shape, dtype=torch.float64, device=device)
+        status = torch.full(
+            (problem.batch_size,), int(Status.ERROR), dtype=torch.int8, device=device
+        )
+        objective = torch.full(
+            (problem.batch_size,), float("nan"), dtype=torch.float64, device=device
+        )
     solved = has_solution(status)
     placeholder = torch.from_numpy(
         placeholder_solution(problem.lb, problem.ub, problem.integrality)
