@@ -18,6 +18,7 @@ __all__ = [
     "CHECK_FACTOR",
     "CHECK_MIN_SECONDS",
     "CHECK_NODES",
+    "LOADED_SHARE",
     "Switch",
     "capped_nodes",
     "check_seconds",
@@ -37,6 +38,9 @@ CHECK_NODES = 1
 # times its fixed cost per solve, so that a busy machine does not cut a small model's check.
 CHECK_FACTOR = 4.0
 CHECK_MIN_SECONDS = 0.005
+# A timed check cut short while the process ran for less than this share of its wall time was
+# cut by the machine's load: it runs again on the node limit alone.
+LOADED_SHARE = 0.5
 
 
 def check_seconds(spent: float, floor: float = CHECK_MIN_SECONDS) -> float:
@@ -136,12 +140,13 @@ def infeasible_or_unbounded(
     limit. ``spent``: the seconds of the solve that could not decide (a MIP solve that said
     "infeasible or unbounded", or the LP relaxation alone); then the check also ends within
     `check_seconds` of it (when the backend's ``node_limit`` takes ``seconds``), at least the
-    backend's ``check_min_seconds`` where it has one. Without it (the MIP solver said
-    "unbounded": a check cut short would leave open what it decided) only the node limit and the
-    time limit bound the check. (A MIP solver's "unbounded" may speak of its relaxation's ray
-    alone; with a feasible point and rational data the MILP is unbounded too.) Finding that
-    point can be as hard as any integer program, where the solver's own answer, "infeasible or
-    unbounded", took milliseconds: unchecked, it ran into every time limit
+    backend's ``check_min_seconds`` where it has one; a check the clock cut while the machine's
+    load kept the process off the CPU runs again on the node limit alone. Without it (the MIP
+    solver said "unbounded": a check cut short would leave open what it decided) only the node
+    limit and the time limit bound the check. (A MIP solver's "unbounded" may speak of its
+    relaxation's ray alone; with a feasible point and rational data the MILP is unbounded too.)
+    Finding that point can be as hard as any integer program, where the solver's own answer,
+    "infeasible or unbounded", took milliseconds: unchecked, it ran into every time limit
     (`milp_cases.lattice_case`). The verdict is kept per model: the instances after the first
     get it without a check."""
     known = getattr(model, VERDICT, None)
@@ -160,15 +165,34 @@ VERDICT = "ilplayer_feasibility"
 
 def _feasibility_check(hooks: ModelHooks, model: Any, n: int, spent: float | None) -> Status:
     limit = getattr(hooks, "node_limit", None)
+    seconds = 0.0
+    timed = (
+        limit is not None and spent is not None and "seconds" in inspect.signature(limit).parameters
+    )
     if limit is None:
         context: Any = contextlib.nullcontext()
-    elif spent is not None and "seconds" in inspect.signature(limit).parameters:
+    elif timed and spent is not None:
         floor = getattr(hooks, "check_min_seconds", CHECK_MIN_SECONDS)
-        context = limit(model, CHECK_NODES, seconds=check_seconds(spent, floor))
+        seconds = check_seconds(spent, floor)
+        context = limit(model, CHECK_NODES, seconds=seconds)
     else:
         context = limit(model, CHECK_NODES)
+    wall, cpu = time.perf_counter(), time.process_time()
     with context:
         code, _ = hooks.solve_instance(model, np.zeros(n))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if (
+        limit is not None
+        and timed
+        and code == Status.TIME_LIMIT_NO_SOLUTION
+        and wall >= 0.9 * seconds
+        and cpu < LOADED_SHARE * wall
+    ):
+        # The clock ran out while this process had the CPU for less than that share of the
+        # time: the machine's load, not the check's work, cut it. Again on the node limit
+        # alone, so that a busy machine does not change the status.
+        with limit(model, CHECK_NODES):
+            code, _ = hooks.solve_instance(model, np.zeros(n))
     if code in (Status.OPTIMAL, Status.TIME_LIMIT):  # a point: feasible
         return Status.UNBOUNDED
     if code == Status.INFEASIBLE:

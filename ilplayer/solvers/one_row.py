@@ -8,10 +8,15 @@ flip lowering ``a·y`` by ``|a_j| (u_j - l_j)``. The optimal ``lam`` is the flip
 Sorting the flips gives every instance's LP optimum (a vertex: one variable off its bounds) and
 multiplier at once, without the backend's LP: CombOptNet's one-row knapsacks get a new row
 every step, and building the LP cost more than solving the instances.
+
+A pure-integer one-row program in a small box (`by_two_lists`) needs neither: the knapsack
+backend's two lists (meet in the middle) answer it exactly, in less time than the relaxation
+and the search around it.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -19,11 +24,21 @@ import numpy as np
 from ilplayer.core.matrices import is_sparse
 from ilplayer.core.records import ILPBatch, Status
 from ilplayer.solvers.block_lps import integral_answers
+from ilplayer.solvers.bruteforce import head_size
 from ilplayer.solvers.shortcuts import ModelHooks, Multipliers
 
-__all__ = ["OneRowRelaxations", "one_row_optima", "solved_in_closed_form"]
+__all__ = [
+    "TWO_LISTS_HALF_POINTS",
+    "OneRowRelaxations",
+    "by_two_lists",
+    "one_row_optima",
+    "solved_in_closed_form",
+]
 
 INTEGRAL_TOL = 1e-9  # an LP optimum this close to integers answers the instance
+# The largest half of a box that the two lists answer (binary n <= 18, [-5, 5]^4): past it the
+# lists' tables cost more than the relaxation and the search (docs/records/solvers.md).
+TWO_LISTS_HALF_POINTS = 512
 
 
 def solved_in_closed_form(batch: ILPBatch) -> bool:
@@ -35,6 +50,22 @@ def solved_in_closed_form(batch: ILPBatch) -> bool:
         and not is_sparse(batch.A)
         and bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all())
     )
+
+
+def by_two_lists(batch: ILPBatch) -> bool:
+    """Whether a batch that `solved_in_closed_form` is answered exactly by the knapsack
+    backend's two lists instead: pure integer, integral bounds, and halves of at most
+    `TWO_LISTS_HALF_POINTS` box points."""
+    if not batch.pure_integer:
+        return False
+    lb, ub = batch.lb, batch.ub
+    if not (np.array_equal(lb, np.round(lb)) and np.array_equal(ub, np.round(ub))):
+        return False
+    sizes = [int(u - l + 1) for l, u in zip(lb.tolist(), ub.tolist())]
+    if math.prod(sizes) > TWO_LISTS_HALF_POINTS**2:
+        return False
+    head = head_size(sizes)
+    return max(math.prod(sizes[:head]), math.prod(sizes[head:])) <= TWO_LISTS_HALF_POINTS
 
 
 def one_row_optima(

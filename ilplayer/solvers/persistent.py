@@ -16,7 +16,8 @@ from ilplayer.core.matrices import is_sparse
 from ilplayer.core.records import ILPBatch, SolveResult, Status
 from ilplayer.solvers.contract import Solver
 from ilplayer.solvers.gates import RelaxationGate, SearchGate
-from ilplayer.solvers.one_row import OneRowRelaxations, solved_in_closed_form
+from ilplayer.solvers.knapsack import KnapsackSolver
+from ilplayer.solvers.one_row import OneRowRelaxations, by_two_lists, solved_in_closed_form
 from ilplayer.solvers.shortcuts import ModelHooks, Multipliers, WarmStartPool, answer_batch
 
 __all__ = ["PersistentModelSolver"]
@@ -201,11 +202,14 @@ class PersistentModelSolver(Solver):
         return self.warm_start and self.accepts_start
 
     def solve(self, batch: ILPBatch) -> SolveResult:
+        one_row = solved_in_closed_form(batch)
+        if one_row and by_two_lists(batch):  # a small box: exact by two lists, no model at all
+            return self._two_lists().solve(batch)
         key = self.model_key(batch)
         model = self.model_for(batch, key)
         hooks: ModelHooks = self
         relaxes, multiplies = self.solves_relaxations, self.gives_multipliers
-        if solved_in_closed_form(batch):  # one row: the relaxation without the backend's LP
+        if one_row:  # the relaxation in closed form, without the backend's LP
             hooks, relaxes, multiplies = OneRowRelaxations(self, batch), True, True
         pool = gate = searches = None
         if self.uses_starts():
@@ -221,7 +225,15 @@ class PersistentModelSolver(Solver):
             searches = self._search_gates.setdefault(key, SearchGate(self.search_min_rate))
         return answer_batch(hooks, model, batch, pool, gate, searches)
 
+    def _two_lists(self) -> KnapsackSolver:
+        """The knapsack backend that answers small one-row boxes (its point tables kept)."""
+        kept = self.__dict__.get("_one_row_lists")
+        if kept is None:
+            kept = self.__dict__["_one_row_lists"] = KnapsackSolver()
+        return kept
+
     def close(self) -> None:
+        self.__dict__.pop("_one_row_lists", None)
         self._warm_starts.clear()
         self._gates.clear()
         self._search_gates.clear()

@@ -568,6 +568,40 @@ def test_the_feasibility_check_gets_a_time_limit_from_the_solve_before_it():
     assert hooks.limits == [(1, 0.02)]
 
 
+def test_a_check_cut_short_by_the_machines_load_runs_again_on_the_node_limit():
+    from ilplayer.solvers.escalation import infeasible_or_unbounded
+
+    class Hooks:
+        """A check that needs longer than its time limit, asleep as a process the machine
+        does not run."""
+
+        name = "stub-loaded-check"
+
+        def __init__(self):
+            self.limits, self.seconds = [], None
+
+        @contextlib.contextmanager
+        def node_limit(self, model, nodes, seconds=None):
+            self.limits.append((nodes, seconds))
+            self.seconds = seconds
+            try:
+                yield
+            finally:
+                self.seconds = None
+
+        def solve_instance(self, model, c, start=None):
+            if self.seconds is None:
+                return Status.OPTIMAL, np.zeros(len(c))  # no time limit: the point is found
+            time.sleep(2 * self.seconds)
+            return Status.TIME_LIMIT_NO_SOLUTION, None
+
+    asleep = Hooks()
+    assert infeasible_or_unbounded(asleep, None, 3, spent=0.01) == Status.UNBOUNDED
+    assert [seconds is None for _, seconds in asleep.limits] == [False, True]
+    # (A check whose own work runs out the clock keeps the solver's own answer: the time
+    # limit's test above; a busy stub here would depend on this machine's load.)
+
+
 def test_the_feasibility_verdict_is_kept_per_model():
     from ilplayer.solvers.escalation import infeasible_or_unbounded
 

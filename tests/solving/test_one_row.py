@@ -9,7 +9,7 @@ from scipy.optimize import linprog
 
 import ilplayer
 from ilplayer.core.records import ILPBatch
-from ilplayer.solvers.one_row import one_row_optima, solved_in_closed_form
+from ilplayer.solvers.one_row import by_two_lists, one_row_optima, solved_in_closed_form
 from tests.host_solvers import require
 
 
@@ -65,11 +65,13 @@ def test_closed_form_only_for_one_dense_row_in_a_finite_box():
 def test_one_row_programs_answer_as_exhaustive_enumeration(backend):
     require(backend)
     rng = np.random.default_rng(11)
-    for step in range(12):  # a new row every step, as a learned (A, b) moves
-        n = int(rng.integers(3, 9))
+    for step in range(16):  # a new row every step, as a learned (A, b) moves
+        n = int(rng.integers(3, 9)) if step < 12 else 7
         integer_data = backend == "cpsat" or step % 2 == 0
         a = rng.integers(-5, 6, n).astype(float) if integer_data else rng.normal(size=n)
+        # small boxes go to the two lists, [-3, 3]^7 through the relaxation and the search
         lb, ub = (0.0, 1.0) if step % 3 else (-2.0, 2.0)
+        lb, ub = (-3.0, 3.0) if step >= 12 else (lb, ub)
         b = float(rng.integers(0, 6)) if integer_data else float(rng.normal() + 1)
         c = rng.integers(-4, 5, (16, n)).astype(float) if integer_data else rng.normal(size=(16, n))
         args = (torch.tensor(c), torch.tensor(a[None]), torch.tensor([b]))
@@ -81,3 +83,50 @@ def test_one_row_programs_answer_as_exhaustive_enumeration(backend):
         objective = (torch.tensor(c) * y).sum(1)[solved]
         expected = (torch.tensor(c) * y_ref).sum(1)[solved]
         assert torch.allclose(objective, expected, atol=1e-9)
+
+
+def test_small_pure_integer_boxes_go_to_the_two_lists():
+    def batch(n, lb, ub, integrality=None):
+        return ILPBatch(
+            c=np.ones((1, n)),
+            A=np.ones((1, n)),
+            b=np.ones(1),
+            lb=np.full(n, lb),
+            ub=np.full(n, ub),
+            integrality=integrality,
+        )
+
+    assert by_two_lists(batch(16, 0.0, 1.0))  # halves of 256 points
+    assert by_two_lists(batch(4, -5.0, 5.0))  # 11^2 a half
+    assert not by_two_lists(batch(20, 0.0, 1.0))  # halves of 1,024: the relaxation is cheaper
+    assert not by_two_lists(batch(3, 0.0, 1.5))  # a bound that is no integer
+    assert not by_two_lists(batch(3, 0.0, 1.0, integrality=np.array([1, 0, 1])))
+
+
+@pytest.mark.parametrize("backend", ["highs", "gurobi", "scip"])
+def test_the_two_lists_answer_without_a_native_model(backend):
+    require(backend)
+    solver = ilplayer.get_solver(backend)
+    rng = np.random.default_rng(3)
+    small = ILPBatch(
+        c=rng.normal(size=(8, 10)),
+        A=rng.normal(size=(1, 10)),
+        b=np.ones(1),
+        lb=np.zeros(10),
+        ub=np.ones(10),
+    )
+    result = solver.solve(small)
+    expected = ilplayer.get_solver("bruteforce").solve(small)
+    assert np.array_equal(result.status, expected.status)
+    assert np.allclose(result.objective, expected.objective)
+    assert not solver._models  # no model built: the two lists answered
+    large = ILPBatch(
+        c=rng.normal(size=(8, 20)),
+        A=rng.normal(size=(1, 20)),
+        b=np.ones(1),
+        lb=np.zeros(20),
+        ub=np.ones(20),
+    )
+    solver.solve(large)
+    assert solver._models  # the relaxation and the search keep a model per row
+    solver.close()

@@ -415,11 +415,12 @@ def test_an_integral_lp_relaxation_answers_without_the_mip_and_a_fractional_one_
         for cost in batch.c
     ]
     assert np.allclose(result.objective, best)
-    # a knapsack whose LP optimum takes half an item must reach the MIP
+    # a knapsack whose LP optimum takes half an item must reach the MIP (a second, redundant
+    # row: the core answers one-row programs itself)
     knapsack = ilplayer.core.records.ILPBatch(
         c=np.array([[-3.0, -2.0, -2.0]]),
-        A=np.array([[2.0, 2.0, 2.0]]),
-        b=np.array([3.0]),
+        A=np.array([[2.0, 2.0, 2.0], [0.0, 1.0, 0.0]]),
+        b=np.array([3.0, 1.0]),
         lb=np.zeros(3),
         ub=np.ones(3),
         A_eq=np.zeros((0, 3)),
@@ -454,8 +455,9 @@ def test_relaxations_solved_together_match_the_oracle_block_by_block(backend):
     rng = np.random.default_rng(2)
     knapsacks = ilplayer.core.records.ILPBatch(
         c=-rng.uniform(0, 1, size=(41, 5)),
-        A=np.array([[2.0, 3.0, 4.0, 5.0, 3.0]]),
-        b=np.array([7.0]),
+        # a second, redundant row: the core answers one-row programs itself
+        A=np.array([[2.0, 3.0, 4.0, 5.0, 3.0], [0.0, 1.0, 0.0, 0.0, 0.0]]),
+        b=np.array([7.0, 1.0]),
         lb=np.zeros(5),
         ub=np.ones(5),
         A_eq=np.zeros((0, 5)),
