@@ -3,6 +3,7 @@ worker process), one model per ``(A, b)``; only the objective changes between in
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -313,10 +314,31 @@ class GurobiSolver(PersistentModelSolver):
             found[i] = answer
         return found
 
+    def _relaxation_unbounded(self, model: GurobiModel, c: np.ndarray) -> bool:
+        """Whether the LP relaxation under the costs ``c`` is unbounded (or, rows without a
+        point, infeasible). Asked before the MIP of a model with an infinite bound: Gurobi 13's
+        presolve called unbounded MILPs optimal at a finite objective (`ilplayer fuzz --milp`
+        seeds 960450 and 961132; with presolve off it said unbounded). A feasible MILP with an
+        unbounded relaxation is unbounded itself (rational data, Meyer 1974); the zero-cost
+        check decides feasibility."""
+        lp, x, size = self._block_lp(model, 1)
+        costs = np.zeros((size, len(c)))
+        costs[0] = c  # the other copies at zero costs: bounded whatever their rows
+        x.Obj = costs.ravel()
+        lp.optimize()
+        return lp.Status in (self._gp.GRB.UNBOUNDED, self._gp.GRB.INF_OR_UNBD)
+
     def solve_instance(
         self, model: GurobiModel, c: np.ndarray, start: np.ndarray | None = None
     ) -> tuple[Status, np.ndarray | None]:
         grb = self._gp.GRB
+        batch = model.batch
+        finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
+        if not finite and c.any():
+            began = time.perf_counter()
+            if self._relaxation_unbounded(model, c):
+                spent = time.perf_counter() - began
+                return infeasible_or_unbounded(self, model, len(c), spent), None
         gmodel = self.mip_of(model)
         x = model.x
         if start is not None:  # a MIP start; it stays set for the solves after it
@@ -342,8 +364,6 @@ class GurobiSolver(PersistentModelSolver):
         if status == grb.INFEASIBLE:
             return Status.INFEASIBLE, None
         if status in (grb.INF_OR_UNBD, grb.UNBOUNDED):
-            batch = model.batch
-            finite = np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()  # never unbounded
             return (
                 Status.INFEASIBLE
                 if finite
