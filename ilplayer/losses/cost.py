@@ -147,22 +147,17 @@ class CostLoss(torch.nn.Module):
                 )
 
     def _box_rows(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The program's ``lb``, ``ub`` and integer mask as rows of ``n``, read once per
-        program and width (a Program is immutable), not per batch."""
-        program = self.oracle.program
-        kept = self.__dict__.get("_box")
-        if kept is not None and kept[0] is program and kept[1] == n:
-            return kept[2]
-        as_row = lambda bound: np.broadcast_to(
-            np.asarray(bound.cpu() if isinstance(bound, torch.Tensor) else bound, dtype=np.float64),
-            (n,),
-        )
-        integer = (
-            np.ones(n, bool) if program.integrality is None else as_row(program.integrality) != 0
-        )
-        rows = (as_row(program.lb), as_row(program.ub), integer)
-        self.__dict__["_box"] = (program, n, rows)
-        return rows
+        """The program's ``lb``, ``ub`` and integer mask as rows of ``n``, once per program."""
+        program, kept = self.oracle.program, self.__dict__.get("_box")
+        if kept is None or kept[0] is not program or kept[1] != n:
+            as_row = lambda bound: np.broadcast_to(
+                np.asarray(bound.cpu() if isinstance(bound, torch.Tensor) else bound, float), (n,)
+            )
+            integer = program.integrality
+            integer = np.ones(n, bool) if integer is None else as_row(integer) != 0
+            rows = (as_row(program.lb), as_row(program.ub), integer)
+            kept = self.__dict__["_box"] = (program, n, rows)
+        return kept[2]
 
     def solve(
         self, c: torch.Tensor, A: Any, b: Any, A_eq: Any, b_eq: Any, copies: int = 1
