@@ -165,25 +165,22 @@ VERDICT = "ilplayer_feasibility"
 
 def _feasibility_check(hooks: ModelHooks, model: Any, n: int, spent: float | None) -> Status:
     limit = getattr(hooks, "node_limit", None)
-    seconds = 0.0
-    timed = (
-        limit is not None and spent is not None and "seconds" in inspect.signature(limit).parameters
-    )
+    seconds = None  # the check's time limit, where the backend's node_limit takes one
+    if limit is not None and spent is not None and "seconds" in inspect.signature(limit).parameters:
+        seconds = check_seconds(spent, getattr(hooks, "check_min_seconds", CHECK_MIN_SECONDS))
     if limit is None:
         context: Any = contextlib.nullcontext()
-    elif timed and spent is not None:
-        floor = getattr(hooks, "check_min_seconds", CHECK_MIN_SECONDS)
-        seconds = check_seconds(spent, floor)
-        context = limit(model, CHECK_NODES, seconds=seconds)
-    else:
+    elif seconds is None:
         context = limit(model, CHECK_NODES)
+    else:
+        context = limit(model, CHECK_NODES, seconds=seconds)
     wall, cpu = time.perf_counter(), time.process_time()
     with context:
         code, _ = hooks.solve_instance(model, np.zeros(n))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     if (
         limit is not None
-        and timed
+        and seconds is not None
         and code == Status.TIME_LIMIT_NO_SOLUTION
         and wall >= 0.9 * seconds
         and cpu < LOADED_SHARE * wall

@@ -108,25 +108,20 @@ def test_the_two_lists_answer_without_a_native_model(backend):
     require(backend)
     solver = ilplayer.get_solver(backend)
     rng = np.random.default_rng(3)
-    small = ILPBatch(
-        c=rng.normal(size=(8, 10)),
-        A=rng.normal(size=(1, 10)),
+    row = lambda n: ILPBatch(
+        c=rng.normal(size=(8, n)),
+        A=rng.normal(size=(1, n)),
         b=np.ones(1),
-        lb=np.zeros(10),
-        ub=np.ones(10),
+        lb=np.zeros(n),
+        ub=np.ones(n),
     )
+    small = row(10)
     result = solver.solve(small)
     expected = ilplayer.get_solver("bruteforce").solve(small)
     assert np.array_equal(result.status, expected.status)
     assert np.allclose(result.objective, expected.objective)
     assert not solver._models  # no model built: the two lists answered
-    large = ILPBatch(
-        c=rng.normal(size=(8, 20)),
-        A=rng.normal(size=(1, 20)),
-        b=np.ones(1),
-        lb=np.zeros(20),
-        ub=np.ones(20),
-    )
+    large = row(20)
     solver.solve(large)
     assert solver._models  # the relaxation and the search keep a model per row
     solver.close()
