@@ -31,6 +31,7 @@ from ilplayer.core.threads import library_threads, one_blas_thread
 from ilplayer.errors import SolverFailureWarning
 from ilplayer.parallel.backend import Backend
 from ilplayer.solvers.contract import Solver
+from ilplayer.solvers.paths import network_of, shortest_paths
 
 __all__ = [
     "backend_groups",
@@ -133,7 +134,8 @@ def backend_groups(
 ) -> tuple[list[tuple[np.ndarray, ILPBatch]], np.ndarray, np.ndarray, np.ndarray]:
     """What of ``problem`` a backend with ``capabilities`` is asked: its groups sharing
     ``(A, b)`` (each ``(rows, batch)``), without the instances decided here (all-zero rows that
-    make one infeasible, a box optimum that meets the rows); and ``(y, status, objective)`` for
+    make one infeasible, a box optimum that meets the rows, a shortest path on an acyclic graph:
+    `ilplayer.solvers.paths`); and ``(y, status, objective)`` for
     the whole batch, filled in for those decided instances (``Status.ERROR`` elsewhere)."""
     B, n = problem.batch_size, problem.num_variables
     y = np.zeros((B, n))
@@ -154,6 +156,10 @@ def backend_groups(
             if decided.all():
                 continue
             rows, reduced = rows[~decided], reduced.with_rows(c=reduced.c[~decided])
+        network = network_of(reduced)
+        if network is not None:  # a shortest path on an acyclic graph: no backend needed
+            y[rows], status[rows], objective[rows] = shortest_paths(reduced, network)
+            continue
         groups.append((rows, reduced if native_equalities else reduced.equalities_as_rows()))
     return groups, y, status, objective
 
