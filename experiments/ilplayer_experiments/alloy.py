@@ -348,4 +348,23 @@ def run_alloy(
                         + f" ({took:.0f} s)"
                     )
             record = save_runs(path, settings, records, ("factor",))
+    plot_alloy(record, path.with_suffix(".png"))
     return record
+
+
+def plot_alloy(record: dict[str, Any], path: str | Path) -> Path:
+    """The record's post-hoc regret against the penalty factor, mean and std over its splits."""
+    from ilplayer_experiments.plots import plot_post_hoc
+
+    rows = [
+        {
+            "method": row["method"],
+            "factor": row["factor"],
+            "post_hoc_regret": row["post_hoc_regret_mean"],
+            "std": row["post_hoc_regret_std"],
+        }
+        for row in record["summary"]
+    ]
+    kind = "whole units" if record["integer"] else "the LP"
+    title = f"Brass alloy ({kind}), {record['solver']}, {record['runs']} splits"
+    return plot_post_hoc({"rows": rows}, path, title)

@@ -119,9 +119,9 @@ def plot_protocol(cells: Sequence[dict], path: str | Path, title: str) -> Path:
     return _save(figure, path)
 
 
-def plot_post_hoc(record: dict, path: str | Path) -> Path:
-    """Post-hoc regret against the penalty factor, one line per method (the std over penalty
-    draws as bars), the published figures dashed."""
+def plot_post_hoc(record: dict, path: str | Path, title: str | None = None) -> Path:
+    """Post-hoc regret against the penalty factor, one line per method (the std as bars: over
+    penalty draws, or over splits), the published figures dashed."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -152,7 +152,7 @@ def plot_post_hoc(record: dict, path: str | Path) -> Path:
         yscale="log",
         xlabel="penalty factor f",
         ylabel="post-hoc regret (test mean)",
-        title=f"Nurse scheduling, setting {record['setting']}, {record['solver']}",
+        title=title or f"Nurse scheduling, setting {record['setting']}, {record['solver']}",
     )
     factors = [0.25, 0.5, 1, 2, 4, 8]
     axis.set_xticks(factors, [f"{f:g}" for f in factors])

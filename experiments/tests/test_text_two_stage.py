@@ -121,6 +121,7 @@ def test_the_alloy_command_scores_every_method(tmp_path):
         "odece",
     ]
     assert all(row["post_hoc_regret"] >= -1e-6 for row in record["rows"])
+    assert (tmp_path / "alloy.png").stat().st_size > 0  # the plot beside the record
     with pytest.raises(ValueError, match="needs whole units"):
         alloy.run_alloy(
             tmp_path, methods=("combopt",), runs=1, train=6, test=3, factors=(1.0,), epochs=1
