@@ -381,9 +381,19 @@ def test_a_node_limit_in_params_keeps_the_speed_settings_and_turns_the_switch_of
     assert GurobiSolver().build_model(batch).tuned
 
 
-def test_scips_turns_on_banded_and_exact_rows_keep_to_the_time_limit():
+def test_scips_turns_on_banded_and_exact_rows_keep_to_the_time_limit(monkeypatch):
+    """Neither form settles this slab (SCIP's own defaults ran 8 s into their limit): the turns
+    end at the time limit, each form's search begun once and resumed turn after turn."""
     require("scip")
-    case = slab_case(5, False)  # neither SCIP's banded nor its exact rows settle it
+    from ilplayer_scip.solver import ScipSolver
+
+    begun, runs = [], []
+    begin, run = ScipSolver._begin, ScipSolver._run
+    monkeypatch.setattr(
+        ScipSolver, "_begin", lambda self, m, *a: (begun.append(id(m)), begin(self, m, *a))[1]
+    )
+    monkeypatch.setattr(ScipSolver, "_run", lambda self, *a: (runs.append(1), run(self, *a))[1])
+    case = slab_case(0, False)
     began = time.perf_counter()
     _, status = ilplayer.solve(
         case.c,
@@ -398,6 +408,7 @@ def test_scips_turns_on_banded_and_exact_rows_keep_to_the_time_limit():
     )
     assert Status.names(status) == ["time_limit_no_solution"]
     assert time.perf_counter() - began < 3.0
+    assert len(begun) == len(set(begun)) == 2 and len(runs) >= 4  # two forms, several turns
 
 
 def test_unbounded_integers_marks_the_models_that_keep_the_solvers_defaults():

@@ -313,15 +313,33 @@ class ScipSolver(PersistentModelSolver):
     ) -> tuple[str, np.ndarray | None, bool]:
         """One SCIP solve under the costs ``c`` (and ``limit`` seconds, when given): its status,
         its best point (None: none found) and whether it ended without a dual bound."""
-        self._to_problem_stage(scip_model)
-        scip_model.setObjective(self._scip.Expr(dict(zip(terms, c.tolist()))))
+        self._begin(scip_model, y, terms, c, start)
         if limit is not None:
             scip_model.setParam("limits/time", limit)
+        try:
+            return self._run(scip_model, y)
+        finally:
+            scip_model.freeTransform()  # back to the problem stage for the next start and costs
+
+    def _begin(
+        self,
+        scip_model: Any,
+        y: list[Any],
+        terms: list[Any],
+        c: np.ndarray,
+        start: np.ndarray | None,
+    ) -> None:
+        """The costs ``c`` and the ``start`` set on a model in the problem stage."""
+        self._to_problem_stage(scip_model)
+        scip_model.setObjective(self._scip.Expr(dict(zip(terms, c.tolist()))))
         if start is not None:
             sol = scip_model.createSol()
             for var, value in zip(y, start.tolist()):
                 scip_model.setSolVal(sol, var, value)
             scip_model.addSol(sol, free=True)
+
+    def _run(self, scip_model: Any, y: list[Any]) -> tuple[str, np.ndarray | None, bool]:
+        """The solve begun (or stopped at its time limit) taken on to its limits."""
         scip_model.optimizeNogil()
         status = scip_model.getStatus()
         # With no dual bound, SCIP may stop at its gap limit on an unbounded program
@@ -331,22 +349,32 @@ class ScipSolver(PersistentModelSolver):
         if scip_model.getNSols() > 0:
             best = scip_model.getBestSol()
             point = np.array([scip_model.getSolVal(best, v) for v in y])
-        scip_model.freeTransform()  # back to the problem stage for the next start and objective
         return status, point, no_bound
 
     def _race(
         self, model: ScipModel, c: np.ndarray, start: np.ndarray | None
     ) -> tuple[str, np.ndarray | None, bool]:
-        """`_optimize` on the exact rows (as SCIP's defaults see them) and the banded ones in turn
-        (see FIRST_SLICE), until one answers or the time limit is spent; a time-limit status
-        keeps the best point found."""
+        """The exact rows (as SCIP's defaults see them) and the banded ones in turn (see
+        FIRST_SLICE), until one answers or the time limit is spent; a time-limit status keeps
+        the best point found. Each form's search goes on where its last turn stopped (SCIP
+        resumes a solve at a higher time limit): begun anew each turn, the turns had cost
+        several times the better form's own time (docs/records/solvers.md, "SCIP's turns
+        resume their searches")."""
         if model.exact is None:
             model.exact = self._scip_model(model.batch, banded=False)
+        forms = [model.exact, (model.scip, model.y, model.terms)]
         best: list[np.ndarray | None] = [None]
 
         def on(form: tuple[Any, list[Any], list[Any]]) -> Any:
+            scip_model, y, terms = form
+            given = [0.0]  # the form's time limit so far, all its turns together
+
             def attempt(limit: float) -> tuple[bool, tuple[str, np.ndarray | None, bool]]:
-                status, point, no_bound = self._optimize(*form, c, start, limit)
+                if not given[0]:
+                    self._begin(scip_model, y, terms, c, start)
+                given[0] += limit
+                scip_model.setParam("limits/time", given[0])
+                status, point, no_bound = self._run(scip_model, y)
                 if status != "timelimit":
                     return True, (status, point, no_bound)
                 if point is not None and (best[0] is None or c @ point < c @ best[0]):
@@ -356,11 +384,15 @@ class ScipSolver(PersistentModelSolver):
             return attempt
 
         limits = [x for x in (self.time_limit, model.check_seconds) if x is not None]
-        return in_turns(
-            [on(model.exact), on((model.scip, model.y, model.terms))],
-            min(limits) if limits else None,
-            FIRST_SLICE,
-        )
+        before = [form[0].getParam("limits/time") for form in forms]
+        try:
+            return in_turns(
+                [on(form) for form in forms], min(limits) if limits else None, FIRST_SLICE
+            )
+        finally:
+            for (scip_model, _, _), limit in zip(forms, before):
+                self._to_problem_stage(scip_model)
+                scip_model.setParam("limits/time", limit)
 
     def _escalate(
         self, model: ScipModel, c: np.ndarray, start: np.ndarray | None, spent: float
