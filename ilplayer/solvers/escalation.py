@@ -158,12 +158,26 @@ def infeasible_or_unbounded(
     return verdict
 
 
+def _relaxation_has_a_point(hooks: ModelHooks, model: Any, n: int) -> bool:
+    """Whether the zero-cost LP relaxation's optimum is integral (an answer of the backend's
+    ``solve_relaxations``): a point of the program, found for the price of one LP, where the
+    check's MIP spent its whole time floor on the root of a program this small."""
+    if not getattr(hooks, "solves_relaxations", False):
+        return False
+    try:
+        return hooks.solve_relaxations(model, np.zeros((1, n)))[0] is not None
+    except Exception:  # the relaxation only saves time: the MIP still decides
+        return False
+
+
 # The attribute of a native model that holds its feasibility check's verdict: one check answers
 # every instance of it (the zero-cost question does not depend on the costs).
 VERDICT = "ilplayer_feasibility"
 
 
 def _feasibility_check(hooks: ModelHooks, model: Any, n: int, spent: float | None) -> Status:
+    if _relaxation_has_a_point(hooks, model, n):
+        return Status.UNBOUNDED
     limit = getattr(hooks, "node_limit", None)
     seconds = None  # the check's time limit, where the backend's node_limit takes one
     if limit is not None and spent is not None and "seconds" in inspect.signature(limit).parameters:
