@@ -80,6 +80,7 @@ def run_fuzz(args: argparse.Namespace) -> int:
         failed |= not report.correct
         print(
             f"{name}: {report.instances} instances, {report.count('wrong-optimal')} wrong optimal, "
+            f"{report.count('beats-oracle')} better than the oracle (a checked point), "
             f"{report.count('false-infeasible')} false infeasible, "
             f"{100 * report.not_optimal_fraction:.2f} % not optimal on feasible ones "
             f"({report.seconds:.0f} s)",

@@ -144,6 +144,7 @@ class FuzzReport:
             "instances": self.instances,
             "feasible": self.feasible,
             "wrong_optimal": self.count("wrong-optimal"),
+            "beats_oracle": self.count("beats-oracle"),
             "false_infeasible": self.count("false-infeasible"),
             "false_unbounded": self.count("false-unbounded"),
             "not_optimal": self.count("not-optimal"),

@@ -18,6 +18,7 @@ from ilplayer.core.records import ILPBatch
 from ilplayer.losses import FenchelYoung, SPOPlus
 from ilplayer.solvers.block_lps import integral_answer, integral_answers
 from ilplayer.testing.milp_cases import (
+    MilpCase,
     lattice_case,
     milp_case,
     milp_cases_for,
@@ -291,6 +292,32 @@ def test_judge_counts_a_false_unbounded_as_wrong():
         case, reference, np.zeros_like(case.c), np.array([Status.UNBOUNDED], np.int8)
     )
     assert verdicts == ["false-unbounded"]
+
+
+def test_a_checked_point_better_than_the_oracle_is_not_a_wrong_answer():
+    """Case 991008's third instance: scipy's HiGHS answered -44.57 where Gurobi and ilplayer's
+    HiGHS (from a pooled start) found -52.07 with a point that meets the rows. Here: max y,
+    y <= 5 in [0, 10], an oracle that says -3."""
+    from ilplayer.testing.milp_fuzz import MilpOracle
+
+    case = MilpCase(
+        seed=0,
+        c=np.array([[-1.0]]),
+        A=np.array([[1.0]]),
+        b=np.array([5.0]),
+        lb=np.array([0.0]),
+        ub=np.array([10.0]),
+        integrality=np.array([True]),
+        A_eq=np.zeros((0, 1)),
+        b_eq=np.zeros(0),
+    )
+    optimal = np.array([Status.OPTIMAL], np.int8)
+    short = MilpOracle(["optimal"], np.array([-3.0]), np.array([-3.0]), ["optimal"])
+    assert judge_milp(case, short, np.array([[5.0]]), optimal) == ["beats-oracle"]
+    assert judge_milp(case, short, np.array([[7.0]]), optimal) == ["wrong-optimal"]  # off the row
+    assert judge_milp(case, short, np.array([[4.5]]), optimal) == ["wrong-optimal"]  # not integer
+    right = MilpOracle(["optimal"], np.array([-5.0]), np.array([-5.0]), ["optimal"])
+    assert judge_milp(case, right, np.array([[5.0]]), optimal) == ["ok"]
 
 
 def _scipy_defaults(case):
@@ -646,6 +673,34 @@ def test_the_feasibility_verdict_is_kept_per_model():
     assert [infeasible_or_unbounded(hooks, first, 2) for _ in range(3)] == [Status.UNBOUNDED] * 3
     assert hooks.checks == 1  # the zero-cost question does not depend on the costs
     assert infeasible_or_unbounded(hooks, second, 2) == Status.UNBOUNDED and hooks.checks == 2
+
+
+def test_an_integral_zero_cost_relaxation_answers_the_check_without_its_mip():
+    from ilplayer.solvers.escalation import infeasible_or_unbounded
+
+    class Model:
+        pass
+
+    class Hooks:
+        name = "stub-relaxing-check"
+        solves_relaxations = True
+
+        def __init__(self, relaxed):
+            self.relaxed, self.mips = relaxed, 0
+
+        def solve_relaxations(self, model, c):
+            assert not c.any()  # the zero-cost question
+            return [self.relaxed]
+
+        def solve_instance(self, model, c, start=None):
+            self.mips += 1
+            return Status.INFEASIBLE, None
+
+    integral = Hooks(np.zeros(2))
+    assert infeasible_or_unbounded(integral, Model(), 2) == Status.UNBOUNDED and not integral.mips
+    fractional = Hooks(None)  # no integral optimum: the MIP decides
+    assert infeasible_or_unbounded(fractional, Model(), 2) == Status.INFEASIBLE
+    assert fractional.mips == 1
 
 
 # Each backend's native time limit, read from the model(s) node_limit caps.
