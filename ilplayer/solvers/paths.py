@@ -96,13 +96,16 @@ def _network(batch: ILPBatch) -> Network | None:
     layers = _layers(tail, head, batch.num_equalities)
     if layers is None:
         return None
+    # Each layer's arcs in, padded: the arcs sorted by head, each node's run of them.
+    by_head = np.argsort(head, kind="stable")
+    arriving = np.bincount(head, minlength=batch.num_equalities)
+    first = np.concatenate([[0], np.cumsum(arriving)[:-1]])
     padded = []
     for layer in layers[1:]:
-        arriving = [np.flatnonzero(head == node) for node in layer.tolist()]
-        arcs = np.full((len(layer), max(len(a) for a in arriving)), -1)
-        for row, a in enumerate(arriving):
-            arcs[row, : len(a)] = a
-        padded.append((layer, arcs))
+        width = np.arange(int(arriving[layer].max()))
+        at = first[layer][:, None] + width[None, :]
+        inside = width[None, :] < arriving[layer][:, None]
+        padded.append((layer, np.where(inside, by_head[np.minimum(at, len(head) - 1)], -1)))
     return Network(tail, int(sources[0]), int(sinks[0]), tuple(padded))
 
 
