@@ -546,6 +546,13 @@ def _add_two_stage(experiment: Any) -> None:
         "--seed", type=int, default=0, help="the generator's and training's seed (default 0)"
     )
     mkp.add_argument(
+        "--runs",
+        type=positive_int,
+        default=1,
+        help="data sets of this many seeds from --seed, each generated and trained anew, and "
+        "the mean and std over them in mkp-seeds.json (sizes only; default 1)",
+    )
+    mkp.add_argument(
         "--epochs",
         action="append",
         default=[],

@@ -442,19 +442,23 @@ def _run_two_stage(args: argparse.Namespace) -> int:
         raise SystemExit(f"--epochs: {unknown}: only {', '.join(sorted(trained))} train for epochs")
     if args.task == "mkp":
         from ilplayer_experiments.knapsack_capacities import run_capacities
-        from ilplayer_experiments.multi_knapsack import run_mkp
+        from ilplayer_experiments.multi_knapsack import run_mkp, run_mkp_seeds
 
-        run = run_capacities if args.predict == "capacities" else run_mkp
-        run(
-            args.out,
+        options = dict(
             methods=tuple(args.methods),
             solver=args.solver,
             train=args.train,
             test=args.test,
-            seed=args.seed,
             epochs=epochs,
             report=report,
         )
+        if args.runs > 1:
+            if args.predict == "capacities":
+                raise SystemExit("--runs: only with --predict sizes")
+            run_mkp_seeds(args.out, runs=args.runs, first_seed=args.seed, **options)
+            return 0
+        run = run_capacities if args.predict == "capacities" else run_mkp
+        run(args.out, seed=args.seed, **options)
         return 0
     from ilplayer_experiments.nurse_scheduling import FACTORS
     from ilplayer_experiments.two_stage_runs import run_nsp

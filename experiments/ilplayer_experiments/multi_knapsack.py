@@ -22,6 +22,7 @@ from ilplayer.losses import FeasibilityLoss, PostHocRegretLoss, RelaxedPostHocLo
 from ilplayer.metrics.two_stage import TwoStage
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
+from ilplayer_experiments.two_stage_models import resumed
 from ilplayer_experiments.two_stage_runs import BASELINES, batches, regressor
 
 ITEMS, DIMENSIONS, FEATURES = 50, 3, 10
@@ -214,19 +215,33 @@ def run_mkp(
     report: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Every method on one generated data set: post-hoc regret (items dropped free), its
-    normalised form and the infeasibility rate of the Stage-1 packings; ``mkp-seed{S}.json``."""
+    normalised form and the infeasibility rate of the Stage-1 packings; ``mkp-seed{S}.json``.
+    A method that record already holds with the same settings is kept, not run again."""
     unknown = sorted(set(methods) - set(MKP_METHODS))
     if unknown:
         raise ValueError(f"methods: unknown {unknown}; choose from {list(MKP_METHODS)}")
     epochs = {"combopt": 3, "post-hoc": 3, "relaxed": 3, "odece": 3, **(epochs or {})}
+    settings = {
+        "task": "mkp",
+        "seed": seed,
+        "solver": solver,
+        "train": train,
+        "test": test,
+        "epochs": epochs,
+        "items": ITEMS,
+        "dimensions": DIMENSIONS,
+        "features": FEATURES,
+    }
+    path = Path(out) / f"mkp-seed{seed}.json"
+    rows = resumed(path, settings)
+    done = {row["method"] for row in rows}
     data = generate(train, test, seed)
     program = program_of(data)
     c, capacity = torch.as_tensor(program.c), torch.from_numpy(data.capacity)
     true_sizes = torch.from_numpy(data.sizes_test)
-    rows = []
     with TwoStage(program, solver) as stages, Oracle(program, solver=solver) as oracle:
         optimal = stages.optimal_values(c.expand(test, -1), true_sizes, capacity)
-        for method in methods:
+        for method in (method for method in methods if method not in done):
             started = time.perf_counter()
             predicted = _predict(method, data, program, solver, epochs, seed)
             y1, _ = oracle(c.expand(test, -1), predicted, capacity)
@@ -246,19 +261,37 @@ def run_mkp(
                 f"mkp {method}: post-hoc regret {scores.mean:.3f} (normalised {100 * scores.normalised:.2f} %), "
                 f"Stage 1 infeasible {100 * scores.infeasibility_rate:.1f} % ({trained:.0f} s)"
             )
-    record = {
-        "task": "mkp",
-        "seed": seed,
-        "solver": solver,
-        "train": train,
-        "test": test,
-        "epochs": epochs,
-        "items": ITEMS,
-        "dimensions": DIMENSIONS,
-        "features": FEATURES,
-        "rows": rows,
-    }
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"mkp-seed{seed}.json").write_text(json.dumps(record, indent=1))
+            record = {**settings, "rows": rows}
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(record, indent=1))
+    return {**settings, "rows": rows}
+
+
+def run_mkp_seeds(
+    out: str | Path = "results/mkp",
+    runs: int = 10,
+    first_seed: int = 0,
+    report: Callable[[str], None] = print,
+    **options: Any,
+) -> dict[str, Any]:
+    """`run_mkp` on the data sets of ``runs`` seeds from ``first_seed`` (each generated and
+    trained anew; what a seed's record holds is kept), then every method's mean and std over
+    them, written to ``mkp-seeds.json``."""
+    records = [
+        run_mkp(out, seed=seed, report=report, **options)
+        for seed in range(first_seed, first_seed + runs)
+    ]
+    rows = [row for record in records for row in record["rows"]]
+    summary = []
+    for method in dict.fromkeys(row["method"] for row in rows):
+        mine = [row for row in rows if row["method"] == method]
+        summary.append({"method": method, "runs": len(mine)})
+        for name in ("post_hoc_regret", "normalised", "infeasibility_rate", "train_s", "size_mse"):
+            values = [row[name] for row in mine]
+            summary[-1].update(
+                {f"{name}_mean": float(np.mean(values)), f"{name}_std": float(np.std(values))}
+            )
+    record = {key: value for key, value in records[0].items() if key not in ("seed", "rows")}
+    record = {**record, "seeds": [r["seed"] for r in records], "summary": summary}
+    Path(out, "mkp-seeds.json").write_text(json.dumps(record, indent=1))
     return record
