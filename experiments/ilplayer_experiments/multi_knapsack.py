@@ -281,6 +281,14 @@ def run_mkp_seeds(
         run_mkp(out, seed=seed, report=report, **options)
         for seed in range(first_seed, first_seed + runs)
     ]
+    record = summarise_seeds(records)
+    Path(out, "mkp-seeds.json").write_text(json.dumps(record, indent=1))
+    return record
+
+
+def summarise_seeds(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The settings of ``run_mkp`` records of several seeds and every method's mean and std
+    over them."""
     rows = [row for record in records for row in record["rows"]]
     summary = []
     for method in dict.fromkeys(row["method"] for row in rows):
@@ -291,7 +299,5 @@ def run_mkp_seeds(
             summary[-1].update(
                 {f"{name}_mean": float(np.mean(values)), f"{name}_std": float(np.std(values))}
             )
-    record = {key: value for key, value in records[0].items() if key not in ("seed", "rows")}
-    record = {**record, "seeds": [r["seed"] for r in records], "summary": summary}
-    Path(out, "mkp-seeds.json").write_text(json.dumps(record, indent=1))
-    return record
+    settings = {key: value for key, value in records[0].items() if key not in ("seed", "rows")}
+    return {**settings, "seeds": [record["seed"] for record in records], "summary": summary}
