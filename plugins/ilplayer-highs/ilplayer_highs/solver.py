@@ -235,6 +235,10 @@ class HighsModel:
     exact: Any = None  # the MIP on the exact rows (made on first use)
     batch: ILPBatch | None = None  # the constraint set (``exact_first`` models)
     made: dict[str, Any] = field(default_factory=dict)
+    # The relaxation's statuses under the costs of the last batch's relaxations (one at a time):
+    # the relaxation's answer and the test for an unbounded relaxation before the MIP ask the
+    # same LP of each instance.
+    relaxed: dict[bytes, Any] = field(default_factory=dict)
 
     @property
     def highs(self) -> Any:
@@ -415,6 +419,7 @@ class HighsSolver(PersistentModelSolver):
 
     def solve_relaxations(self, model: HighsModel, c: np.ndarray) -> list[np.ndarray | None]:
         if len(c) < MIN_BLOCK:
+            model.relaxed = {}
             return [self.solve_relaxation(model, row) for row in c]
         optimal = self._highspy.HighsModelStatus.kOptimal
         highs, columns = self._block_lp(model)
@@ -459,6 +464,10 @@ class HighsSolver(PersistentModelSolver):
         feasibility."""
         columns, relaxation = model.columns, model.relaxation
         hs = self._highspy
+        unbounded = (hs.HighsModelStatus.kUnbounded, hs.HighsModelStatus.kUnboundedOrInfeasible)
+        known = model.relaxed.pop(np.asarray(c, dtype=np.float64).tobytes(), None)
+        if known in (*unbounded, hs.HighsModelStatus.kOptimal, hs.HighsModelStatus.kInfeasible):
+            return known in unbounded  # the relaxation's answer just ran this LP
         relaxation.changeColsCost(len(columns), columns, c)
         run_highs(relaxation, hs)
         status = relaxation.getModelStatus()
@@ -478,7 +487,9 @@ class HighsSolver(PersistentModelSolver):
         columns, relaxation = model.columns, model.relaxation
         relaxation.changeColsCost(len(columns), columns, c)
         run_highs(relaxation, self._highspy)
-        if relaxation.getModelStatus() != self._highspy.HighsModelStatus.kOptimal:
+        status = relaxation.getModelStatus()
+        model.relaxed[np.asarray(c, dtype=np.float64).tobytes()] = status
+        if status != self._highspy.HighsModelStatus.kOptimal:
             return None
         return integral_answer(
             np.array(relaxation.getSolution().col_value), model.integer, INTEGRAL_LP_TOL
