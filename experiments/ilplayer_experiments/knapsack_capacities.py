@@ -31,6 +31,7 @@ from ilplayer_experiments.multi_knapsack import (
     MKP_METHODS,
     NOISE,
     fit_on,
+    record_settings,
 )
 from ilplayer_experiments.two_stage_runs import BASELINES, regressor
 
@@ -209,18 +210,7 @@ def run_capacities(
                 f"{100 * scores.normalised:.2f} %), Stage 1 infeasible {100 * scores.infeasibility_rate:.1f} % "
                 f"({trained:.0f} s)"
             )
-    record = {
-        "task": "mkp-capacities",
-        "seed": seed,
-        "solver": solver,
-        "train": train,
-        "test": test,
-        "epochs": epochs,
-        "items": ITEMS,
-        "dimensions": DIMENSIONS,
-        "features": FEATURES,
-        "rows": rows,
-    }
+    record = {**record_settings("mkp-capacities", seed, solver, train, test, epochs), "rows": rows}
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"mkp-capacities-seed{seed}.json").write_text(json.dumps(record, indent=1))

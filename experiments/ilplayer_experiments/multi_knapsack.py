@@ -22,7 +22,7 @@ from ilplayer.losses import FeasibilityLoss, PostHocRegretLoss, RelaxedPostHocLo
 from ilplayer.metrics.two_stage import TwoStage
 from ilplayer.oracle import Oracle
 from ilplayer.program import Program
-from ilplayer_experiments.two_stage_models import resumed
+from ilplayer_experiments.two_stage_models import resumed, summarise
 from ilplayer_experiments.two_stage_runs import BASELINES, batches, regressor
 
 ITEMS, DIMENSIONS, FEATURES = 50, 3, 10
@@ -204,6 +204,23 @@ def _predict(
         return net(torch.from_numpy(data.x_test))
 
 
+def record_settings(
+    task: str, seed: int, solver: str, train: int, test: int, epochs: dict[str, int]
+) -> dict[str, Any]:
+    """What a multidimensional-knapsack record says of its run (beside its rows)."""
+    return {
+        "task": task,
+        "seed": seed,
+        "solver": solver,
+        "train": train,
+        "test": test,
+        "epochs": epochs,
+        "items": ITEMS,
+        "dimensions": DIMENSIONS,
+        "features": FEATURES,
+    }
+
+
 def run_mkp(
     out: str | Path = "results/mkp",
     methods: Sequence[str] = MKP_METHODS,
@@ -221,17 +238,7 @@ def run_mkp(
     if unknown:
         raise ValueError(f"methods: unknown {unknown}; choose from {list(MKP_METHODS)}")
     epochs = {"combopt": 3, "post-hoc": 3, "relaxed": 3, "odece": 3, **(epochs or {})}
-    settings = {
-        "task": "mkp",
-        "seed": seed,
-        "solver": solver,
-        "train": train,
-        "test": test,
-        "epochs": epochs,
-        "items": ITEMS,
-        "dimensions": DIMENSIONS,
-        "features": FEATURES,
-    }
+    settings = record_settings("mkp", seed, solver, train, test, epochs)
     path = Path(out) / f"mkp-seed{seed}.json"
     rows = resumed(path, settings)
     done = {row["method"] for row in rows}
@@ -290,14 +297,7 @@ def summarise_seeds(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The settings of ``run_mkp`` records of several seeds and every method's mean and std
     over them."""
     rows = [row for record in records for row in record["rows"]]
-    summary = []
-    for method in dict.fromkeys(row["method"] for row in rows):
-        mine = [row for row in rows if row["method"] == method]
-        summary.append({"method": method, "runs": len(mine)})
-        for name in ("post_hoc_regret", "normalised", "infeasibility_rate", "train_s", "size_mse"):
-            values = [row[name] for row in mine]
-            summary[-1].update(
-                {f"{name}_mean": float(np.mean(values)), f"{name}_std": float(np.std(values))}
-            )
+    names = ("post_hoc_regret", "normalised", "infeasibility_rate", "train_s", "size_mse")
+    summary = summarise(rows, (), names)
     settings = {key: value for key, value in records[0].items() if key not in ("seed", "rows")}
     return {**settings, "seeds": [record["seed"] for record in records], "summary": summary}

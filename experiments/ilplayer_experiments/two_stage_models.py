@@ -129,9 +129,14 @@ def fine_tune(
     return best[1]
 
 
-def summarise(rows: list[dict[str, Any]], cell: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Mean and std over the runs of the post-hoc regret, infeasibility rate and training time,
-    per method and ``cell`` (the rows' keys that name a setting)."""
+SUMMARISED = ("post_hoc_regret", "infeasibility_rate", "train_s")
+
+
+def summarise(
+    rows: list[dict[str, Any]], cell: tuple[str, ...], names: tuple[str, ...] = SUMMARISED
+) -> list[dict[str, Any]]:
+    """Mean and std over the runs of each of ``names`` (the post-hoc regret, infeasibility rate
+    and training time), per method and ``cell`` (the rows' keys that name a setting)."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["method"], *(row[key] for key in cell)), []).append(row)
@@ -142,7 +147,7 @@ def summarise(rows: list[dict[str, Any]], cell: tuple[str, ...]) -> list[dict[st
             "runs": len(group),
             **{
                 f"{name}_{stat}": float(fn([row[name] for row in group]))
-                for name in ("post_hoc_regret", "infeasibility_rate", "train_s")
+                for name in names
                 for stat, fn in (("mean", np.mean), ("std", np.std))
             },
         }
