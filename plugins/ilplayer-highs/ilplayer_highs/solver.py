@@ -290,6 +290,7 @@ class HighsSolver(PersistentModelSolver):
         probe = new_highs(self._highspy)
         # HiGHS' own values of what the speed settings change, for the instances finished on them
         self._own = {key: probe.getOptionValue(key)[1] for key in (*SPEED_OPTIONS, "mip_max_nodes")}
+        self._jumps_off: set[int] = set()  # the models of a check in progress (`node_limit`)
         for key, value in options.items():  # validate names and values once, up front
             found, current = probe.getOptionValue(key)
             if found != self._highspy.HighsStatus.kOk:
@@ -544,7 +545,7 @@ class HighsSolver(PersistentModelSolver):
         if (
             status == self._highspy.HighsModelStatus.kSolutionLimit
             and highs.getInfo().primal_solution_status != 2  # no point
-            and not highs.getOptionValue(FEASIBILITY_JUMP)[1]
+            and id(highs) in self._jumps_off
         ):
             highs.setOptionValue(FEASIBILITY_JUMP, True)
             try:
@@ -670,9 +671,11 @@ class HighsSolver(PersistentModelSolver):
         HiGHS' feasibility-jump heuristic is off, and `_run` turns it on again only for a run
         that found no point: it was most of the check's time on small programs."""
         forms = [model.highs, self._exact_mip(model)] if model.exact_first else [model.highs]
-        jumps = [highs.getOptionValue(FEASIBILITY_JUMP)[1] for highs in forms]
-        for highs in forms:
+        # The forms whose jump the check turns off (not one a user's params turned off already).
+        off = [highs for highs in forms if highs.getOptionValue(FEASIBILITY_JUMP)[1]]
+        for highs in off:
             highs.setOptionValue(FEASIBILITY_JUMP, False)
+            self._jumps_off.add(id(highs))
         try:
             with capped_nodes(
                 model,
@@ -684,5 +687,6 @@ class HighsSolver(PersistentModelSolver):
             ):
                 yield
         finally:
-            for highs, jump in zip(forms, jumps):
-                highs.setOptionValue(FEASIBILITY_JUMP, jump)
+            for highs in off:
+                highs.setOptionValue(FEASIBILITY_JUMP, True)
+                self._jumps_off.discard(id(highs))

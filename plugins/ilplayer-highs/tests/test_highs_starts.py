@@ -138,3 +138,29 @@ def test_large_mixed_programs_agree_with_gurobi():
         y_ref, status_ref = ilplayer.solve(c, solver="gurobi", executor="serial", **problem)
         assert (status == 0).all() and (status_ref == 0).all()
         assert np.allclose((c * y).sum(1), (c * y_ref).sum(1), rtol=1e-7, atol=1e-6), family
+
+
+@pytest.mark.parametrize("user_off", [False, True], ids=["defaults", "params turn it off"])
+def test_the_check_turns_the_feasibility_jump_off_and_back_unless_params_did(user_off):
+    """Inside `node_limit` (the core's feasibility check) the jump is off and its models are
+    the ones `_run` may run again with it; after, as before. A user's own setting is theirs:
+    never turned on for a rerun."""
+    from ilplayer.core.records import ILPBatch
+
+    jump = highs_solver.FEASIBILITY_JUMP
+    solver = ilplayer.get_solver("highs", params={jump: False} if user_off else None)
+    batch = ILPBatch(
+        c=np.ones((1, 2)),
+        A=np.array([[1.0, 1.0]]),
+        b=np.array([3.0]),
+        lb=np.array([0.0, -np.inf]),
+        ub=np.array([5.0, np.inf]),
+    )
+    model = solver.model_for(batch)
+    forms = [model.highs, solver._exact_mip(model)] if model.exact_first else [model.highs]
+    with solver.node_limit(model, 1):
+        assert [form.getOptionValue(jump)[1] for form in forms] == [False] * len(forms)
+        assert solver._jumps_off == (set() if user_off else {id(form) for form in forms})
+    assert [form.getOptionValue(jump)[1] for form in forms] == [not user_off] * len(forms)
+    assert solver._jumps_off == set()
+    solver.close()
