@@ -13,6 +13,7 @@ a few NumPy operations per layer, where a backend solves an LP per instance.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = ["Network", "network_of", "shortest_paths"]
 
 _KEPT = 64  # the graphs of the last constraint sets seen (a program's rows: one)
 _graphs: OrderedDict[bytes, Network | None] = OrderedDict()
+_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -120,12 +122,15 @@ def network_of(batch: ILPBatch) -> Network | None:
     ):
         return None
     key = _key(batch)
-    if key in _graphs:
-        _graphs.move_to_end(key)
-        return _graphs[key]
-    network = _graphs[key] = _network(batch)
-    while len(_graphs) > _KEPT:
-        _graphs.popitem(last=False)
+    with _lock:  # oracles in several threads share the kept graphs
+        if key in _graphs:
+            _graphs.move_to_end(key)
+            return _graphs[key]
+    network = _network(batch)
+    with _lock:
+        _graphs[key] = network
+        while len(_graphs) > _KEPT:
+            _graphs.popitem(last=False)
     return network
 
 
