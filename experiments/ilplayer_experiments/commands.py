@@ -106,6 +106,7 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
             "margin_pos",
             "margin_neg",
             "cycle_epochs",
+            "time_limit",
         ):
             overrides[key] = float(value)
         elif key in (

@@ -31,8 +31,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from ilplayer import Status
 from ilplayer.core.seeding import derive_seed, torch_generator
 from ilplayer.learning.constraints import StaticConstraints
+from ilplayer.learning.defaults import takes_time_limit
 from ilplayer_experiments.cache import cached
 
 __all__ = [
@@ -231,6 +233,9 @@ def permutation_fraction(y: torch.Tensor) -> float:
 METHODS = ("combopt", "bbgm")
 
 
+_TIMED_OUT = torch.tensor([int(Status.TIME_LIMIT), int(Status.TIME_LIMIT_NO_SOLUTION)])
+
+
 def train_matching(
     train: MatchingData,
     val: MatchingData,
@@ -244,6 +249,7 @@ def train_matching(
     backbone_lr: float = 1e-3,
     tau: float | None = 0.5,
     blackbox_lambda: float = 20.0,
+    time_limit: float | None = None,
     seed: int = 0,
     solver: str | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
@@ -251,7 +257,9 @@ def train_matching(
     """The supplementary's schedule: ``epochs`` of ``iterations`` random batches, validation
     after each; the best validation epoch is evaluated on ``test``. ``lr`` is the paper's rate
     for the constraints; the backbone, trained from scratch here (the paper fine-tuned a
-    pretrained VGG at 2.5e-6), learns at ``backbone_lr``.
+    pretrained VGG at 2.5e-6), learns at ``backbone_lr``. ``time_limit`` (seconds per instance,
+    where the backend takes one) answers a learned program the solver does not close in time
+    with its incumbent: the history and summary say how often (``timed_out``).
 
     Returns ``(summary, history)``; the summary holds the test accuracy of the best epoch.
     """
@@ -270,13 +278,21 @@ def train_matching(
         init_seed = derive_seed(seed, 2)
         constraints = StaticConstraints(m, n, 0, 1, seed=init_seed, dtype=torch.float64)
         groups.append({"params": list(constraints.parameters()), "lr": lr})
-        layer = ILPLayer(0, 1, solver=solver or preferred_backend(2**n), tau=tau)
+        solver = solver or preferred_backend(2**n)
+        limited = time_limit is not None and takes_time_limit(solver)
+        options = {"time_limit": time_limit} if limited else {}
+        layer = ILPLayer(0, 1, solver=solver, tau=tau, solver_options=options)
     optimizer = torch.optim.Adam(groups)
     g = torch_generator(seed, 3)
 
     def through_layer(c: torch.Tensor) -> torch.Tensor:
         assert layer is not None and constraints is not None  # method == "combopt"
         return layer(c, *constraints())
+
+    def timed_out() -> float:
+        """The share of the last solve's instances the time limit stopped."""
+        assert layer is not None and layer.last_status is not None
+        return torch.isin(layer.last_status, _TIMED_OUT).double().mean().item()
 
     def predict(data: MatchingData) -> torch.Tensor:
         c = backbone(data.source.double(), data.target.double())
@@ -291,7 +307,7 @@ def train_matching(
     best_accuracy, best_epoch, best_state = -1.0, 0, {}
     try:
         for epoch in range(epochs):
-            total = 0.0
+            total, stopped = 0.0, 0.0
             for _ in range(iterations):
                 batch = train.subset(torch.randint(len(train), (batch_size,), generator=g))
                 c = backbone(batch.source.double(), batch.target.double())
@@ -301,6 +317,7 @@ def train_matching(
                 else:
                     y = through_layer(c)
                     loss = torch.nn.functional.mse_loss(y - 0.5, batch.y - 0.5)
+                    stopped += timed_out()
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
@@ -308,6 +325,8 @@ def train_matching(
             with torch.no_grad():
                 val_accuracy = matching_accuracy(predict(val), val.y)
             record = {"epoch": epoch + 1, "loss": total / iterations, "accuracy": val_accuracy}
+            if method == "combopt":  # training and validation instances the limit stopped
+                record.update(timed_out=stopped / iterations, val_timed_out=timed_out())
             history.append(record)
             if val_accuracy > best_accuracy:
                 best_accuracy, best_epoch = val_accuracy, epoch + 1
@@ -323,6 +342,7 @@ def train_matching(
             "permutation_fraction": permutation_fraction(y_test),
             "best_epoch": best_epoch,
             "untrained_assignment_accuracy": matching_accuracy(untrained, test.y),
+            **({"timed_out": timed_out()} if method == "combopt" else {}),
         }
     finally:
         if layer is not None:

@@ -4,6 +4,7 @@ a short training run of each method."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 import torch
@@ -159,3 +160,24 @@ def test_matching_command_takes_hyper_parameter_overrides(tmp_path, monkeypatch,
     assert record["variant"] == {"backbone_lr": 0.01, "epochs": 1, "iterations": 3}
     assert record["hyperparameters"]["iterations"] == 3
     assert "matching synthetic p=3 bbgm seed 0" in capsys.readouterr().out
+
+
+def test_a_time_limit_reaches_the_training_solves_and_the_history_counts_them():
+    # the history and summary say which share of the instances the limit stopped: all of them
+    # at a nanosecond, none at 5 s (p = 4 closes at once); enumeration takes no limit
+    train = matching.make_dataset(4, 40, seed=1)
+    val = matching.make_dataset(4, 20, split="val", seed=1)
+    test = matching.make_dataset(4, 20, split="test", seed=1)
+    for solver, limit, share in (
+        ("highs", 1e-9, 1.0),
+        ("highs", 5.0, 0.0),
+        ("bruteforce", 1e-9, 0.0),
+    ):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # no incumbent at 1e-9: no gradient signal
+            summary, history = matching.train_matching(
+                train, val, test, epochs=2, iterations=3, seed=0, solver=solver, time_limit=limit
+            )
+        stopped = [[row["timed_out"], row["val_timed_out"]] for row in history]
+        assert stopped == [[share, share]] * 2 and summary["timed_out"] == share, (solver, limit)
+        assert 0.0 <= summary["accuracy"] <= 1.0
