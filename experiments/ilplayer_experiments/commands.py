@@ -107,6 +107,7 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
             "margin_neg",
             "cycle_epochs",
             "time_limit",
+            "test_time_limit",
         ):
             overrides[key] = float(value)
         elif key in (

@@ -236,6 +236,33 @@ METHODS = ("combopt", "bbgm")
 _TIMED_OUT = torch.tensor([int(Status.TIME_LIMIT), int(Status.TIME_LIMIT_NO_SOLUTION)])
 
 
+def _test_at_limit(
+    c: torch.Tensor,
+    constraints: StaticConstraints,
+    test: MatchingData,
+    solver: str,
+    tau: float | None,
+    limit: float,
+) -> dict[str, float]:
+    """The test pairs' accuracy, permutations and share stopped with the costs ``c`` and the
+    learned ``constraints``, each instance given ``limit`` seconds."""
+    from ilplayer.layer import ILPLayer
+
+    layer = ILPLayer(0, 1, solver=solver, tau=tau, solver_options={"time_limit": limit})
+    try:
+        with torch.no_grad():
+            y = layer(c, *constraints())
+        assert layer.last_status is not None
+        return {
+            "time_limit": limit,
+            "accuracy": matching_accuracy(y, test.y),
+            "permutation_fraction": permutation_fraction(y),
+            "timed_out": torch.isin(layer.last_status, _TIMED_OUT).double().mean().item(),
+        }
+    finally:
+        layer.close()
+
+
 def train_matching(
     train: MatchingData,
     val: MatchingData,
@@ -250,6 +277,7 @@ def train_matching(
     tau: float | None = 0.5,
     blackbox_lambda: float = 20.0,
     time_limit: float | None = None,
+    test_time_limit: float | None = None,
     seed: int = 0,
     solver: str | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
@@ -260,6 +288,8 @@ def train_matching(
     pretrained VGG at 2.5e-6), learns at ``backbone_lr``. ``time_limit`` (seconds per instance,
     where the backend takes one) answers a learned program the solver does not close in time
     with its incumbent: the history and summary say how often (``timed_out``).
+    ``test_time_limit`` solves the test pairs once more at that limit, with the best epoch's
+    model (the summary's ``longer_limit``): what the incumbents cost.
 
     Returns ``(summary, history)``; the summary holds the test accuracy of the best epoch.
     """
@@ -271,6 +301,7 @@ def train_matching(
     backbone = MatchingBackbone(descriptor_dim=train.source.shape[-1]).double()
     groups = [{"params": list(backbone.parameters()), "lr": backbone_lr}]
     layer = constraints = None
+    limited = False
     if method == "combopt":
         from ilplayer.layer import ILPLayer
         from ilplayer.solvers.registry import preferred_backend
@@ -336,7 +367,7 @@ def train_matching(
         learned.load_state_dict(best_state)
         with torch.no_grad():
             y_test = predict(test)
-        summary = {
+        summary: dict[str, Any] = {
             "accuracy": matching_accuracy(y_test, test.y),
             "exact_match": (y_test.round() == test.y).all(dim=-1).double().mean().item(),
             "permutation_fraction": permutation_fraction(y_test),
@@ -344,6 +375,12 @@ def train_matching(
             "untrained_assignment_accuracy": matching_accuracy(untrained, test.y),
             **({"timed_out": timed_out()} if method == "combopt" else {}),
         }
+        if method == "combopt" and test_time_limit is not None and limited:
+            assert constraints is not None and solver is not None
+            c = backbone(test.source.double(), test.target.double()).detach()
+            summary["longer_limit"] = _test_at_limit(
+                c, constraints, test, solver, tau, test_time_limit
+            )
     finally:
         if layer is not None:
             layer.close()

@@ -178,7 +178,7 @@ def plot_matching(records: Sequence[dict], path: str | Path, title: str) -> Path
         variant = ", ".join(
             f"{key}={value}"
             for key, value in sorted(record.get("variant", {}).items())
-            if key != "epochs"
+            if key not in ("epochs", "test_time_limit")  # neither changes the training
         )
         label = record["method"] + (f" ({variant})" if variant else "")
         series.setdefault(label, {}).setdefault(record["p"], []).append(100 * record["accuracy"])

@@ -181,3 +181,18 @@ def test_a_time_limit_reaches_the_training_solves_and_the_history_counts_them():
         stopped = [[row["timed_out"], row["val_timed_out"]] for row in history]
         assert stopped == [[share, share]] * 2 and summary["timed_out"] == share, (solver, limit)
         assert 0.0 <= summary["accuracy"] <= 1.0
+    # the test pairs once more at a longer limit: none stopped there
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary, _ = matching.train_matching(
+            train,
+            val,
+            test,
+            epochs=1,
+            iterations=2,
+            solver="highs",
+            time_limit=1e-9,
+            test_time_limit=5.0,
+        )
+    assert summary["timed_out"] == 1.0 and summary["longer_limit"]["timed_out"] == 0.0
+    assert summary["longer_limit"]["time_limit"] == 5.0
