@@ -236,6 +236,12 @@ METHODS = ("combopt", "bbgm")
 _TIMED_OUT = torch.tensor([int(Status.TIME_LIMIT), int(Status.TIME_LIMIT_NO_SOLUTION)])
 
 
+def _timed_out(layer: Any) -> float:
+    """The share of ``layer``'s last solve's instances the time limit stopped."""
+    assert layer is not None and layer.last_status is not None
+    return torch.isin(layer.last_status, _TIMED_OUT).double().mean().item()
+
+
 def _test_at_limit(
     c: torch.Tensor,
     constraints: StaticConstraints,
@@ -252,12 +258,11 @@ def _test_at_limit(
     try:
         with torch.no_grad():
             y = layer(c, *constraints())
-        assert layer.last_status is not None
         return {
             "time_limit": limit,
             "accuracy": matching_accuracy(y, test.y),
             "permutation_fraction": permutation_fraction(y),
-            "timed_out": torch.isin(layer.last_status, _TIMED_OUT).double().mean().item(),
+            "timed_out": _timed_out(layer),
         }
     finally:
         layer.close()
@@ -320,11 +325,6 @@ def train_matching(
         assert layer is not None and constraints is not None  # method == "combopt"
         return layer(c, *constraints())
 
-    def timed_out() -> float:
-        """The share of the last solve's instances the time limit stopped."""
-        assert layer is not None and layer.last_status is not None
-        return torch.isin(layer.last_status, _TIMED_OUT).double().mean().item()
-
     def predict(data: MatchingData) -> torch.Tensor:
         c = backbone(data.source.double(), data.target.double())
         if method == "bbgm":
@@ -348,7 +348,7 @@ def train_matching(
                 else:
                     y = through_layer(c)
                     loss = torch.nn.functional.mse_loss(y - 0.5, batch.y - 0.5)
-                    stopped += timed_out()
+                    stopped += _timed_out(layer)
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
@@ -357,7 +357,7 @@ def train_matching(
                 val_accuracy = matching_accuracy(predict(val), val.y)
             record = {"epoch": epoch + 1, "loss": total / iterations, "accuracy": val_accuracy}
             if method == "combopt":  # training and validation instances the limit stopped
-                record.update(timed_out=stopped / iterations, val_timed_out=timed_out())
+                record.update(timed_out=stopped / iterations, val_timed_out=_timed_out(layer))
             history.append(record)
             if val_accuracy > best_accuracy:
                 best_accuracy, best_epoch = val_accuracy, epoch + 1
@@ -373,7 +373,7 @@ def train_matching(
             "permutation_fraction": permutation_fraction(y_test),
             "best_epoch": best_epoch,
             "untrained_assignment_accuracy": matching_accuracy(untrained, test.y),
-            **({"timed_out": timed_out()} if method == "combopt" else {}),
+            **({"timed_out": _timed_out(layer)} if method == "combopt" else {}),
         }
         if method == "combopt" and test_time_limit is not None and limited:
             assert constraints is not None and solver is not None
