@@ -11,7 +11,8 @@ every step, and building the LP cost more than solving the instances.
 
 A pure-integer one-row program in a small box (`by_two_lists`) needs neither: the knapsack
 backend's two lists (meet in the middle) answer it exactly, in less time than the relaxation
-and the search around it.
+and the search around it. In a larger box (`MIP_TWO_LISTS_HALF_POINTS`) the two lists still
+answer an instance that the relaxation and the search leave open, in place of the backend's MIP.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ilplayer.solvers.bruteforce import head_size
 from ilplayer.solvers.shortcuts import ModelHooks, Multipliers
 
 __all__ = [
+    "MIP_TWO_LISTS_HALF_POINTS",
     "TWO_LISTS_HALF_POINTS",
     "OneRowRelaxations",
     "by_two_lists",
@@ -39,6 +41,11 @@ INTEGRAL_TOL = 1e-9  # an LP optimum this close to integers answers the instance
 # The largest half of a box that the two lists answer (binary n <= 18, [-5, 5]^4): past it the
 # lists' tables cost more than the relaxation and the search (docs/records/solvers.md).
 TWO_LISTS_HALF_POINTS = 512
+# The largest half for which the two lists answer, in place of the backend's MIP, an instance the
+# relaxation and the search leave open (binary n <= 28, [-5, 5]^8): on near-alike knapsack
+# items a small fraction of a branch and bound's time (docs/records/solvers.md, "HiGHS' node
+# budget").
+MIP_TWO_LISTS_HALF_POINTS = 2**14
 
 
 def solved_in_closed_form(batch: ILPBatch) -> bool:
@@ -52,20 +59,20 @@ def solved_in_closed_form(batch: ILPBatch) -> bool:
     )
 
 
-def by_two_lists(batch: ILPBatch) -> bool:
+def by_two_lists(batch: ILPBatch, half_points: int = TWO_LISTS_HALF_POINTS) -> bool:
     """Whether a batch that `solved_in_closed_form` is answered exactly by the knapsack
     backend's two lists instead: pure integer, integral bounds, and halves of at most
-    `TWO_LISTS_HALF_POINTS` box points."""
+    ``half_points`` box points."""
     if not batch.pure_integer:
         return False
     lb, ub = batch.lb, batch.ub
     if not (np.array_equal(lb, np.round(lb)) and np.array_equal(ub, np.round(ub))):
         return False
     sizes = [int(u - l + 1) for l, u in zip(lb.tolist(), ub.tolist())]
-    if math.prod(sizes) > TWO_LISTS_HALF_POINTS**2:
+    if math.prod(sizes) > half_points**2:
         return False
     head = head_size(sizes)
-    return max(math.prod(sizes[:head]), math.prod(sizes[head:])) <= TWO_LISTS_HALF_POINTS
+    return max(math.prod(sizes[:head]), math.prod(sizes[head:])) <= half_points
 
 
 def one_row_optima(
@@ -108,10 +115,11 @@ def one_row_optima(
 class OneRowRelaxations:
     """The hooks `answer_batch` asks of a backend, for one batch whose relaxation has the closed
     form (`solved_in_closed_form`): the relaxations and their multipliers from
-    `one_row_optima`, the MIP from the backend's own ``solve_instance``."""
+    `one_row_optima`, the MIP from ``lists`` (a `KnapsackSolver`, given where the box is small
+    enough: `MIP_TWO_LISTS_HALF_POINTS`) or else the backend's own ``solve_instance``."""
 
-    def __init__(self, backend: ModelHooks, batch: ILPBatch) -> None:
-        self.backend, self.batch = backend, batch
+    def __init__(self, backend: ModelHooks, batch: ILPBatch, lists: Any = None) -> None:
+        self.backend, self.batch, self.lists = backend, batch, lists
         self._solved: tuple[dict[bytes, int], tuple[np.ndarray, ...]] | None = None
 
     @property
@@ -146,4 +154,8 @@ class OneRowRelaxations:
     def solve_instance(
         self, model: Any, c: np.ndarray, start: np.ndarray | None = None
     ) -> tuple[Status, np.ndarray | None]:
-        return self.backend.solve_instance(model, c, start)
+        if self.lists is None:
+            return self.backend.solve_instance(model, c, start)
+        result = self.lists.solve(self.batch.with_rows(c=np.asarray(c, dtype=np.float64)[None]))
+        code = Status(int(result.status[0]))
+        return code, result.y[0] if code == Status.OPTIMAL else None

@@ -125,3 +125,44 @@ def test_the_two_lists_answer_without_a_native_model(backend):
     solver.solve(large)
     assert solver._models  # the relaxation and the search keep a model per row
     solver.close()
+
+
+@pytest.mark.parametrize("backend", ["highs", "gurobi", "scip"])
+def test_the_two_lists_answer_in_place_of_the_mip_in_larger_boxes(backend, monkeypatch):
+    # What the relaxation and the search leave open in a box of halves up to
+    # MIP_TWO_LISTS_HALF_POINTS goes to the two lists, never to the backend's MIP; the answers
+    # are the MIP's own (the fallback turned off), on near-tie knapsacks and on random rows.
+    import ilplayer.solvers.persistent as persistent
+    from ilplayer.testing.milp_cases import tie_knapsack_case
+
+    require(backend)
+    rng = np.random.default_rng(5)
+    batches = []
+    for seed in range(6):
+        case = tie_knapsack_case(seed, items=int(rng.integers(20, 27)))
+        n = case.A.shape[1]
+        c = np.vstack([case.c, case.c + 1e-4 * rng.normal(size=(3, n))])
+        batches.append(ILPBatch(c=c, A=case.A, b=case.b, lb=case.lb, ub=case.ub))
+    for n in (6, 7, 8):  # [-5, 5]^n: halves of up to 11^4
+        a = rng.normal(size=(1, n))
+        box = dict(lb=np.full(n, -5.0), ub=np.full(n, 5.0))
+        batches.append(ILPBatch(c=rng.normal(size=(6, n)), A=a, b=np.ones(1), **box))
+    solver = ilplayer.get_solver(backend)
+    asked = []
+    native = type(solver).solve_instance
+    monkeypatch.setattr(
+        type(solver),
+        "solve_instance",
+        lambda self, *args: (asked.append(1), native(self, *args))[1],
+    )
+    results = [solver.solve(batch) for batch in batches]
+    assert not asked  # every instance left open went to the two lists
+    solver.close()
+    monkeypatch.setattr(persistent, "MIP_TWO_LISTS_HALF_POINTS", 0)
+    plain = ilplayer.get_solver(backend)
+    for batch, result in zip(batches, results):
+        expected = plain.solve(batch)
+        assert np.array_equal(result.status, expected.status)
+        assert np.allclose(result.objective, expected.objective, atol=1e-7)
+    assert asked  # without the fallback the MIP answers some
+    plain.close()
