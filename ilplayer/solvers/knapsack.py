@@ -8,7 +8,9 @@ tail point that still fits (Horowitz and Sahni's two lists). That is about 2·sq
 points per instance instead of all of them: 30 binaries are two lists of 32,768, where
 ``bruteforce`` would price a billion points and a branch-and-bound solver may search deep on
 near-alike items (a knapsack whose items all weigh about the same). Runs on the tensors'
-device, in float64.
+device, in float64; a host batch (`solve`) runs the same steps in NumPy, whose small-array
+operations cost a fraction of torch's dispatch on the CPU (a training batch is a few dozen of
+them).
 """
 
 from __future__ import annotations
@@ -64,18 +66,17 @@ class KnapsackSolver(Solver):
         self.feasibility_tol = float(feasibility_tol)
         self._tables: tuple[tuple, tuple[int, torch.Tensor, torch.Tensor]] | None = None
 
-    def _check(
-        self, A: torch.Tensor, equalities: int, lb: np.ndarray, ub: np.ndarray
-    ) -> torch.Tensor:
-        """The mask of ``A``'s rows with a non-zero coefficient (in any instance); refuses more
-        than one, any equality, and halves past ``max_half_points``."""
+    def _check(self, A: Any, equalities: int, lb: np.ndarray, ub: np.ndarray) -> Any:
+        """The mask of ``A``'s rows (a tensor or an array) with a non-zero coefficient (in any
+        instance), of ``A``'s kind; refuses more than one, any equality, and halves past
+        ``max_half_points``."""
         if equalities:
             raise ValueError(
                 f"A_eq: {equalities} equality row(s); solver 'knapsack' solves programs of one "
                 "inequality row (use a MIP backend, see ilplayer.available_solvers(), or 'bruteforce')"
             )
-        used = (A != 0).any(dim=-1)
-        used = used.any(dim=0) if used.dim() > 1 else used  # (m,): in any instance
+        used = (A != 0).any(-1)
+        used = used.any(0) if used.ndim > 1 else used  # (m,): in any instance
         if int(used.sum()) > 1:
             raise ValueError(
                 f"A: {int(used.sum())} rows with non-zero coefficients; solver 'knapsack' solves "
@@ -161,7 +162,7 @@ class KnapsackSolver(Solver):
         tails: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Best (cost, head point, tail point) per instance of one chunk."""
-        tail_weight, order = (a[:, head:] @ tails).sort(dim=1)  # (B, N_tail), lightest first
+        tail_weight, order = (a[:, head:] @ tails).sort(dim=1, stable=True)  # lightest first
         tail_cost = (c[:, head:] @ tails).gather(1, order)
         cheapest, at = tail_cost.cummin(dim=1)  # least cost among the lightest k
         room = cap[:, None] - a[:, :head] @ heads + self.feasibility_tol  # (B, N_head)
@@ -175,11 +176,32 @@ class KnapsackSolver(Solver):
         return best, chosen, order.gather(1, position[:, None]).squeeze(1)
 
     def solve(self, batch: ILPBatch) -> SolveResult:
-        t = lambda array: torch.from_numpy(dense(array).copy())
-        y, status, objective = self._solve(
-            t(batch.c), t(batch.A), t(batch.b), batch.lb, batch.ub, int(batch.A_eq.shape[-2])
+        c, A, b = batch.c, dense(batch.A), batch.b
+        used = self._check(A, int(batch.A_eq.shape[-2]), batch.lb, batch.ub)
+        k = len(c)
+        # An all-zero row holds or fails whatever y is: 0 <= b. The other row, if any, is the knapsack's.
+        holds = (b[~used] >= -self.feasibility_tol).all()
+        row = int(np.flatnonzero(used)[0]) if used.any() else None
+        a = np.zeros_like(c) if row is None else np.broadcast_to(A[row], c.shape)
+        cap = np.full(k, 0.0 if row is None else float(b[row]))
+        lb, ub = (torch.from_numpy(np.asarray(v, dtype=np.int64)) for v in (batch.lb, batch.ub))
+        head, head_points, tail_points = self._halves(lb, ub)
+        heads, tails = head_points.numpy(), tail_points.numpy()
+        best, chosen, tail_index = np.empty(k), np.empty(k, np.int64), np.empty(k, np.int64)
+        step = max(1, _CHUNK_ELEMENTS // max(heads.shape[1], tails.shape[1]))
+        for first in range(0, k, step):
+            part = slice(first, first + step)
+            best[part], chosen[part], tail_index[part] = _match_host(
+                c[part], a[part], cap[part], head, heads, tails, self.feasibility_tol
+            )
+        found = np.isfinite(best) & holds
+        y = np.concatenate([heads[:, chosen].T, tails[:, tail_index].T], axis=1)
+        y[~found] = batch.lb  # no solution: the box's first point, as bruteforce gives
+        return SolveResult(
+            y=y,
+            status=np.where(found, int(Status.OPTIMAL), int(Status.INFEASIBLE)).astype(np.int8),
+            objective=np.where(found, np.einsum("kn,kn->k", c, y), np.nan),
         )
-        return SolveResult(y=y.numpy(), status=status.numpy(), objective=objective.numpy())
 
     def solve_tensors(self, problem: ProblemTensors) -> tuple[Any, Any, Any]:
         return self._solve(
@@ -188,3 +210,37 @@ class KnapsackSolver(Solver):
 
     def close(self) -> None:
         self._tables = None
+
+
+def _match_host(
+    c: np.ndarray,
+    a: np.ndarray,
+    cap: np.ndarray,
+    head: int,
+    heads: np.ndarray,
+    tails: np.ndarray,
+    tol: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`KnapsackSolver._match` in NumPy: the same steps and the same choice among ties."""
+    tail_weight = a[:, head:] @ tails
+    order = np.argsort(tail_weight, axis=1, kind="stable")  # lightest first
+    tail_weight = np.take_along_axis(tail_weight, order, 1)
+    tail_cost = np.take_along_axis(c[:, head:] @ tails, order, 1)
+    cheapest = np.minimum.accumulate(tail_cost, axis=1)  # least cost among the lightest k
+    # where it was reached, the last of equals (as torch's cummin)
+    at = np.maximum.accumulate(
+        np.where(tail_cost <= cheapest, np.arange(tail_cost.shape[1]), 0), axis=1
+    )
+    room = cap[:, None] - a[:, :head] @ heads + tol  # (B, N_head)
+    fits = (
+        np.stack(  # heaviest tail point that fits
+            [np.searchsorted(w, r, side="right") for w, r in zip(tail_weight, room)]
+        )
+        - 1
+    )
+    cost = c[:, :head] @ heads + np.take_along_axis(cheapest, np.maximum(fits, 0), 1)
+    cost[fits < 0] = np.inf
+    rows = np.arange(len(c))
+    chosen = cost.argmin(axis=1)
+    position = at[rows, np.maximum(fits[rows, chosen], 0)]
+    return cost[rows, chosen], chosen, order[rows, position]

@@ -97,3 +97,34 @@ def test_combopt_trains_through_it():
         t.grad is not None and torch.isfinite(t.grad).all() for t in (c, A, b)
     )
     assert np.isin(y.detach().numpy(), [0.0, 1.0]).all()
+
+
+def test_the_host_and_the_tensor_paths_give_the_same_answers():
+    # `solve` (an ILPBatch on the host, NumPy) and `solve_tensors` (torch, any device) take
+    # the same steps: the same points, ties included (integer costs and weights), on boxes of
+    # every sign, rows of zeros that hold or fail, and infeasible rows.
+    from ilplayer.core.records import ILPBatch
+    from ilplayer.core.validation import validate_problem
+
+    rng = np.random.default_rng(8)
+    solver = ilplayer.get_solver("knapsack")
+    for trial in range(300):
+        n, m = int(rng.integers(1, 9)), int(rng.integers(1, 4))
+        lb = rng.integers(-3, 1, n).astype(float)
+        ub = lb + rng.integers(0, 4, n)
+        integer = trial % 2 == 0
+        draw = (
+            (lambda *s: rng.integers(-3, 4, s).astype(float))
+            if integer
+            else (lambda *s: rng.normal(size=s))
+        )
+        A = np.zeros((m, n))
+        A[int(rng.integers(m))] = draw(n)
+        b = draw(m) + (2.0 if trial % 5 else -20.0)  # a fifth of them infeasible
+        batch = ILPBatch(c=draw(6, n), A=A, b=b, lb=lb, ub=ub)
+        host = solver.solve(batch)
+        problem = validate_problem(torch.tensor(batch.c), torch.tensor(A), torch.tensor(b), lb, ub)
+        y, status, objective = (t.numpy() for t in solver.solve_tensors(problem))
+        assert np.array_equal(host.status, status), trial
+        assert np.array_equal(host.y, y), trial
+        assert np.allclose(host.objective, objective, equal_nan=True), trial
