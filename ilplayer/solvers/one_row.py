@@ -26,6 +26,7 @@ from ilplayer.core.matrices import is_sparse
 from ilplayer.core.records import ILPBatch, Status
 from ilplayer.solvers.block_lps import integral_answers
 from ilplayer.solvers.bruteforce import head_size
+from ilplayer.solvers.reduced_costs import reduced_box
 from ilplayer.solvers.shortcuts import ModelHooks, Multipliers
 
 __all__ = [
@@ -68,6 +69,12 @@ def by_two_lists(batch: ILPBatch, half_points: int = TWO_LISTS_HALF_POINTS) -> b
     lb, ub = batch.lb, batch.ub
     if not (np.array_equal(lb, np.round(lb)) and np.array_equal(ub, np.round(ub))):
         return False
+    return halves_fit(lb, ub, half_points)
+
+
+def halves_fit(lb: np.ndarray, ub: np.ndarray, half_points: int) -> bool:
+    """Whether both halves of the integral box ``[lb, ub]`` (as the two lists split it) hold
+    at most ``half_points`` points."""
     sizes = [int(u - l + 1) for l, u in zip(lb.tolist(), ub.tolist())]
     if math.prod(sizes) > half_points**2:
         return False
@@ -154,8 +161,37 @@ class OneRowRelaxations:
     def solve_instance(
         self, model: Any, c: np.ndarray, start: np.ndarray | None = None
     ) -> tuple[Status, np.ndarray | None]:
-        if self.lists is None:
+        box = None if self.lists is None else self._box_for_lists(c, start)
+        if box is None:
             return self.backend.solve_instance(model, c, start)
-        result = self.lists.solve(self.batch.with_rows(c=np.asarray(c, dtype=np.float64)[None]))
+        lo, hi = box
+        result = self.lists.solve(
+            ILPBatch(
+                c=np.asarray(c, dtype=np.float64)[None],
+                A=self.batch.A,
+                b=self.batch.b,
+                lb=lo,
+                ub=hi,
+            )
+        )
         code = Status(int(result.status[0]))
         return code, result.y[0] if code == Status.OPTIMAL else None
+
+    def _box_for_lists(
+        self, c: np.ndarray, start: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The box the two lists search for this instance in place of the MIP, or None: with a
+        feasible ``start``, the sub-box of the points at least as good (`reduced_box`, under the
+        relaxation's multiplier), else the whole box; None where its halves exceed
+        `MIP_TWO_LISTS_HALF_POINTS`."""
+        batch = self.batch
+        if not by_two_lists(batch, half_points=1 << 62):  # pure integer, integral bounds
+            return None
+        box = (batch.lb, batch.ub)
+        if start is not None and batch.checked_points(start[None])[1][0]:
+            _, lam, feasible = self._optima(c[None])
+            if feasible[0]:
+                a = np.asarray(batch.A, dtype=np.float64)
+                reduced = reduced_box(c, start, a, batch.b, batch.lb, batch.ub, lam)
+                box = box if reduced is None else reduced
+        return box if halves_fit(*box, MIP_TWO_LISTS_HALF_POINTS) else None

@@ -17,12 +17,7 @@ from ilplayer.core.records import ILPBatch, SolveResult, Status
 from ilplayer.solvers.contract import Solver
 from ilplayer.solvers.gates import RelaxationGate, SearchGate
 from ilplayer.solvers.knapsack import KnapsackSolver
-from ilplayer.solvers.one_row import (
-    MIP_TWO_LISTS_HALF_POINTS,
-    OneRowRelaxations,
-    by_two_lists,
-    solved_in_closed_form,
-)
+from ilplayer.solvers.one_row import OneRowRelaxations, by_two_lists, solved_in_closed_form
 from ilplayer.solvers.shortcuts import ModelHooks, Multipliers, WarmStartPool, answer_batch
 
 __all__ = ["PersistentModelSolver"]
@@ -215,8 +210,8 @@ class PersistentModelSolver(Solver):
         hooks: ModelHooks = self
         relaxes, multiplies = self.solves_relaxations, self.gives_multipliers
         if one_row:  # the relaxation in closed form, without the backend's LP
-            lists = self._two_lists() if by_two_lists(batch, MIP_TWO_LISTS_HALF_POINTS) else None
-            hooks, relaxes, multiplies = OneRowRelaxations(self, batch, lists), True, True
+            hooks = OneRowRelaxations(self, batch, self._two_lists())
+            relaxes, multiplies = True, True
         pool = gate = searches = None
         if self.uses_starts():
             pool = self._warm_starts.setdefault(

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["search_around", "search_many"]
+__all__ = ["reduced_box", "search_around", "search_many"]
 
 
 def search_around(
@@ -126,6 +126,38 @@ def search_many(
     for row, point in _best_points(levels, grown, b_eq, tol):
         answers[levels.active[row]] = point
     return answers
+
+
+def reduced_box(
+    c: np.ndarray,
+    start: np.ndarray,
+    A: np.ndarray,
+    b: np.ndarray,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    lam: np.ndarray,
+    tol: float = 1e-6,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(lo, hi)``: the sub-box holding every box point that meets ``A y <= b + tol`` at a cost
+    of at most ``c.start`` (reduced-cost fixing with the multipliers ``lam`` (m,), clipped at 0):
+    each variable at most as many steps from its cheap end as the budget pays for. Holds the
+    optimum and ``start``; None when the budget is not positive (no room left by rounding)."""
+    n = len(c)
+    d, up, _, _, budget = _budgets(
+        np.asarray(c, dtype=np.float64)[None],
+        np.asarray(start, dtype=np.float64)[None],
+        (A, b, np.maximum(np.asarray(lam, dtype=np.float64), 0.0)[None]),
+        (np.zeros((0, n)), np.zeros(0), np.zeros((1, 0))),
+        (lb, ub),
+        tol,
+    )
+    if not budget[0] > 0:
+        return None
+    weight = np.abs(d[0])
+    with np.errstate(divide="ignore"):
+        reach = np.where(weight > 0, np.floor(budget[0] / weight), np.inf)
+    reach = np.minimum(reach, ub - lb)
+    return np.where(up[0], ub - reach, lb), np.where(up[0], ub, lb + reach)
 
 
 class _Levels(NamedTuple):

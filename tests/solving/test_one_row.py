@@ -132,7 +132,7 @@ def test_the_two_lists_answer_in_place_of_the_mip_in_larger_boxes(backend, monke
     # What the relaxation and the search leave open in a box of halves up to
     # MIP_TWO_LISTS_HALF_POINTS goes to the two lists, never to the backend's MIP; the answers
     # are the MIP's own (the fallback turned off), on near-tie knapsacks and on random rows.
-    import ilplayer.solvers.persistent as persistent
+    import ilplayer.solvers.one_row as one_row
     from ilplayer.testing.milp_cases import tie_knapsack_case
 
     require(backend)
@@ -158,7 +158,7 @@ def test_the_two_lists_answer_in_place_of_the_mip_in_larger_boxes(backend, monke
     results = [solver.solve(batch) for batch in batches]
     assert not asked  # every instance left open went to the two lists
     solver.close()
-    monkeypatch.setattr(persistent, "MIP_TWO_LISTS_HALF_POINTS", 0)
+    monkeypatch.setattr(one_row, "MIP_TWO_LISTS_HALF_POINTS", 0)
     plain = ilplayer.get_solver(backend)
     for batch, result in zip(batches, results):
         expected = plain.solve(batch)
@@ -166,3 +166,43 @@ def test_the_two_lists_answer_in_place_of_the_mip_in_larger_boxes(backend, monke
         assert np.allclose(result.objective, expected.objective, atol=1e-7)
     assert asked  # without the fallback the MIP answers some
     plain.close()
+
+
+@pytest.mark.parametrize("backend", ["highs", "gurobi", "scip"])
+def test_the_two_lists_search_the_reduced_box_where_the_search_gives_up(backend, monkeypatch):
+    # [-5, 5]^16 has halves of 11^8 points, too many for the lists, but around a feasible start
+    # the multiplier's reduced costs leave a small box that holds the optimum: the MIP is
+    # asked for fewer instances, and every answer is the MIP's own (the fallback turned off).
+    import ilplayer.solvers.one_row as one_row
+    from ilplayer.testing.instances import family_batch
+
+    require(backend)
+    batches = [family_batch("dense m=1", 8, seed=1000 + s, n=16) for s in range(40)]
+
+    def run() -> tuple[list[np.ndarray], int]:
+        oracle = ilplayer.Oracle(
+            ilplayer.Program(lb=-5.0, ub=5.0), solver=backend, executor="serial"
+        )
+        solver = oracle.backend.solver
+        asked = []
+        native = type(solver).solve_instance
+        monkeypatch.setattr(
+            type(solver),
+            "solve_instance",
+            lambda self, *args: (asked.append(1), native(self, *args))[1],
+        )
+        objectives = []
+        for batch in batches:
+            c = torch.tensor(batch.c)
+            y, status = oracle(c, torch.tensor(batch.A), torch.tensor(batch.b))
+            assert (status == 0).all()
+            objectives.append((c * y).sum(1).numpy())
+        oracle.close()
+        monkeypatch.setattr(type(solver), "solve_instance", native)
+        return objectives, len(asked)
+
+    with_lists, asked_with = run()
+    monkeypatch.setattr(one_row, "MIP_TWO_LISTS_HALF_POINTS", 0)
+    without, asked_without = run()
+    assert asked_with < asked_without
+    np.testing.assert_allclose(np.concatenate(with_lists), np.concatenate(without), atol=1e-9)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import ilplayer
 from ilplayer import Status
 from ilplayer.plugin_api import ILPBatch, PersistentModelSolver
-from ilplayer.solvers.reduced_costs import rows_all, search_around, search_many
+from ilplayer.solvers.reduced_costs import reduced_box, rows_all, search_around, search_many
 from ilplayer.solvers.rounding import rounded_point, rounded_points
 from tests.host_solvers import EnumerationSolver
 
@@ -38,6 +38,25 @@ def _instance(rng):
         & np.all(np.abs(points @ A_eq.T - b_eq) <= 1e-6, axis=1)
     ]
     return n, lb, ub, A, b, A_eq, b_eq, feasible
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_reduced_box_holds_every_feasible_point_as_good_as_the_start(seed):
+    # reduced-cost fixing is valid for any multipliers >= 0: the start and every feasible
+    # point no worse than it lie in the box, whatever the rows and the costs' signs
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        n, lb, ub, A, b, _, _, feasible = _instance(rng)
+        feasible = feasible[np.all(feasible @ A.T <= b + 1e-6, axis=1)]
+        c = rng.normal(size=n) * (rng.random(n) < 0.8)
+        start = feasible[rng.integers(len(feasible))]
+        lam = rng.exponential(1.0, len(A)) * (rng.random(len(A)) < 0.6)
+        box = reduced_box(c, start, A, b, lb.astype(float), ub.astype(float), lam)
+        assert box is not None
+        lo, hi = box
+        assert np.all((lb <= lo) & (lo <= hi) & (hi <= ub))
+        as_good = feasible[feasible @ c <= c @ start + 1e-12]
+        assert np.all((lo <= as_good) & (as_good <= hi)), (c, start, lam)
 
 
 @pytest.mark.parametrize("seed", range(4))
