@@ -284,7 +284,8 @@ def _add_matching_and_sudoku(experiment: Any) -> None:
         help="override a hyper-parameter: lr (constraints), backbone_lr, tau, "
         "blackbox_lambda, iterations, batch_size, time_limit (seconds per solve; an "
         "instance past it is answered by the incumbent), test_time_limit (the test pairs "
-        "solved once more at that limit) (repeatable)",
+        "solved once more at that limit), lr_decay (every rate times this after each epoch) "
+        "(repeatable)",
     )
     match.add_argument("--out", default="results")
     sudoku = experiment.add_parser(

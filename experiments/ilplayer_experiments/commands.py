@@ -108,6 +108,7 @@ def parse_ablation(items: list[str]) -> dict[str, object]:
             "cycle_epochs",
             "time_limit",
             "test_time_limit",
+            "lr_decay",
         ):
             overrides[key] = float(value)
         elif key in (

@@ -283,6 +283,7 @@ def train_matching(
     blackbox_lambda: float = 20.0,
     time_limit: float | None = None,
     test_time_limit: float | None = None,
+    lr_decay: float = 1.0,
     seed: int = 0,
     solver: str | None = None,
     on_epoch: Callable[[dict[str, float]], None] | None = None,
@@ -294,7 +295,9 @@ def train_matching(
     where the backend takes one) answers a learned program the solver does not close in time
     with its incumbent: the history and summary say how often (``timed_out``).
     ``test_time_limit`` solves the test pairs once more at that limit, with the best epoch's
-    model (the summary's ``longer_limit``): what the incumbents cost.
+    model (the summary's ``longer_limit``): what the incumbents cost. ``lr_decay`` multiplies
+    every rate by that factor after each epoch (1: constant rates, the paper's); each epoch's
+    record holds the constraints' rate it trained at (``lr``).
 
     Returns ``(summary, history)``; the summary holds the test accuracy of the best epoch.
     """
@@ -318,7 +321,10 @@ def train_matching(
         limited = time_limit is not None and takes_time_limit(solver)
         options = {"time_limit": time_limit} if limited else {}
         layer = ILPLayer(0, 1, solver=solver, tau=tau, solver_options=options)
+    if not 0.0 < lr_decay <= 1.0:
+        raise ValueError(f"lr_decay must be in (0, 1], got {lr_decay!r}")
     optimizer = torch.optim.Adam(groups)
+    decay = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=lr_decay)
     g = torch_generator(seed, 3)
 
     def through_layer(c: torch.Tensor) -> torch.Tensor:
@@ -338,7 +344,7 @@ def train_matching(
     best_accuracy, best_epoch, best_state = -1.0, 0, {}
     try:
         for epoch in range(epochs):
-            total, stopped = 0.0, 0.0
+            total, stopped, rate = 0.0, 0.0, optimizer.param_groups[-1]["lr"]
             for _ in range(iterations):
                 batch = train.subset(torch.randint(len(train), (batch_size,), generator=g))
                 c = backbone(batch.source.double(), batch.target.double())
@@ -355,9 +361,12 @@ def train_matching(
                 total += loss.item()
             with torch.no_grad():
                 val_accuracy = matching_accuracy(predict(val), val.y)
+            decay.step()
             record = {"epoch": epoch + 1, "loss": total / iterations, "accuracy": val_accuracy}
-            if method == "combopt":  # training and validation instances the limit stopped
-                record.update(timed_out=stopped / iterations, val_timed_out=_timed_out(layer))
+            if method == "combopt":  # the constraints' rate, the instances the limit stopped
+                record.update(
+                    lr=rate, timed_out=stopped / iterations, val_timed_out=_timed_out(layer)
+                )
             history.append(record)
             if val_accuracy > best_accuracy:
                 best_accuracy, best_epoch = val_accuracy, epoch + 1

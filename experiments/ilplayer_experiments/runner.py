@@ -245,6 +245,7 @@ MATCHING_DEFAULTS = dict(
     blackbox_lambda=20.0,
     time_limit=None,
     test_time_limit=None,
+    lr_decay=1.0,
 )
 # On real photographs the constraints learn at 5e-3: at the paper's 1e-4, 4 000 Adam steps move
 # the random constraints too little to carve out the assignment polytope (docs/records/matching.md).

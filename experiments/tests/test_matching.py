@@ -196,3 +196,20 @@ def test_a_time_limit_reaches_the_training_solves_and_the_history_counts_them():
         )
     assert summary["timed_out"] == 1.0 and summary["longer_limit"]["timed_out"] == 0.0
     assert summary["longer_limit"]["time_limit"] == 5.0
+
+
+def test_lr_decay_lowers_every_rate_after_each_epoch_and_the_history_says_the_rate():
+    train = matching.make_dataset(3, 20, seed=2)
+    val = matching.make_dataset(3, 10, split="val", seed=2)
+    test = matching.make_dataset(3, 10, split="test", seed=2)
+    _, history = matching.train_matching(
+        train, val, test, epochs=3, iterations=2, lr=1e-2, lr_decay=0.5, solver="bruteforce"
+    )
+    assert [row["lr"] for row in history] == pytest.approx([1e-2, 5e-3, 2.5e-3])
+    _, constant = matching.train_matching(
+        train, val, test, epochs=2, iterations=2, lr=1e-2, solver="bruteforce"
+    )
+    assert [row["lr"] for row in constant] == [1e-2, 1e-2]
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="lr_decay"):
+            matching.train_matching(train, val, test, epochs=1, iterations=1, lr_decay=bad)
