@@ -214,10 +214,10 @@ class HighsModel:
     the search) never builds them: with a new constraint set each step that cost as much as
     the answers."""
 
-    make_mip: Any  # () -> the MIP
-    make_relaxation: Any  # () -> the LP relaxation
+    make_mip: Any  # (lp) -> the MIP
+    make_relaxation: Any  # (lp) -> the LP relaxation
+    make_lp: Any  # () -> the relaxation's HighsLp, which the others are made from
     columns: np.ndarray
-    lp: Any
     integer: np.ndarray
     equalities: int
     starts: bool
@@ -242,15 +242,21 @@ class HighsModel:
     relaxed: dict[bytes, Any] = field(default_factory=dict)
 
     @property
+    def lp(self) -> Any:
+        if "lp" not in self.made:
+            self.made["lp"] = self.make_lp()
+        return self.made["lp"]
+
+    @property
     def highs(self) -> Any:
         if "mip" not in self.made:
-            self.made["mip"] = self.make_mip()
+            self.made["mip"] = self.make_mip(self.lp)
         return self.made["mip"]
 
     @property
     def relaxation(self) -> Any:
         if "relaxation" not in self.made:
-            self.made["relaxation"] = self.make_relaxation()
+            self.made["relaxation"] = self.make_relaxation(self.lp)
         return self.made["relaxation"]
 
 
@@ -329,27 +335,32 @@ class HighsSolver(PersistentModelSolver):
             options = self._own_options(options)
         elif "mip_max_nodes" not in self.params:
             options["mip_max_nodes"] = ESCALATE_NODES
+
         # Inequalities, then equalities as rows with both sides (in the MIP b_eq -/+ the
         # tolerance). The LP relaxation is on the exact rows (no tolerance band: within the band
         # a vertex sits 1e-6 off the integers), solved first.
-        import scipy.sparse as sparse
+        def make_lp() -> Any:
+            import scipy.sparse as sparse
 
-        matrix = sparse.csc_matrix(stack_rows(batch.A, batch.A_eq))  # sparse input stays sparse
-        matrix.eliminate_zeros()
-        m, n = matrix.shape
-        lp = hs.HighsLp()
-        lp.num_col_, lp.num_row_ = n, m
-        lp.col_cost_ = np.zeros(n)
-        lp.col_lower_ = np.where(np.isfinite(batch.lb), batch.lb, -hs.kHighsInf)
-        lp.col_upper_ = np.where(np.isfinite(batch.ub), batch.ub, hs.kHighsInf)
-        lp.row_lower_ = np.concatenate([np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq])
-        lp.row_upper_ = np.concatenate([batch.b, batch.b_eq])
-        lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
-        lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
-        lp.a_matrix_.value_ = matrix.data.astype(np.float64)
+            matrix = sparse.csc_matrix(stack_rows(batch.A, batch.A_eq))  # sparse stays sparse
+            matrix.eliminate_zeros()
+            m, n = matrix.shape
+            lp = hs.HighsLp()
+            lp.num_col_, lp.num_row_ = n, m
+            lp.col_cost_ = np.zeros(n)
+            lp.col_lower_ = np.where(np.isfinite(batch.lb), batch.lb, -hs.kHighsInf)
+            lp.col_upper_ = np.where(np.isfinite(batch.ub), batch.ub, hs.kHighsInf)
+            lp.row_lower_ = np.concatenate(
+                [np.full(batch.num_constraints, -hs.kHighsInf), batch.b_eq]
+            )
+            lp.row_upper_ = np.concatenate([batch.b, batch.b_eq])
+            lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
+            lp.a_matrix_.start_ = matrix.indptr.astype(np.int32)
+            lp.a_matrix_.index_ = matrix.indices.astype(np.int32)
+            lp.a_matrix_.value_ = matrix.data.astype(np.float64)
+            return lp
 
-        def make_mip() -> Any:
+        def make_mip(lp: Any) -> Any:
             highs = new_highs(hs)
             for key, value in options.items():
                 highs.setOptionValue(key, value)
@@ -363,7 +374,7 @@ class HighsSolver(PersistentModelSolver):
             pass_as_mip(hs, highs, lp, batch.integrality, "the model", rows=banded)
             return highs
 
-        def make_relaxation() -> Any:
+        def make_relaxation(lp: Any) -> Any:
             relaxation = new_highs(hs)
             for key, value in {**RELAXATION_OPTIONS, **self.options}.items():
                 if not key.startswith("mip_"):
@@ -377,8 +388,8 @@ class HighsSolver(PersistentModelSolver):
         return HighsModel(
             make_mip=make_mip,
             make_relaxation=make_relaxation,
-            columns=np.arange(n, dtype=np.int32),
-            lp=lp,
+            make_lp=make_lp,
+            columns=np.arange(batch.num_variables, dtype=np.int32),
             integer=batch.integrality,
             equalities=batch.num_equalities,
             starts=bool(np.isfinite(batch.lb).all() and np.isfinite(batch.ub).all()),
